@@ -1,0 +1,102 @@
+# gpuprobed — build, test, demo, bench, install.
+#
+#   make          build build/gpuprobed, the simulated GPU and the test workloads
+#   make deps     install every Debian package the build and the tests need (idempotent)
+#   make test     deps + build + unit tests + end-to-end tests (root: real BPF)
+#   make demo     deps + build + trace the bundled demo workload into ./profile_output/
+#   make bench    deps + build + overhead benchmark (writes build/bench/performance.md)
+#   make install  PREFIX=/usr/local DESTDIR=
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+
+BUILD    ?= build
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+CC       := gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+PYTHON   ?= /usr/bin/python3
+VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
+
+WARN     := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-missing-field-initializers
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 $(WARN) -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
+            -Iinclude -Isrc -I$(BUILD) -DGP_VERSION='"$(VERSION)"'
+LDLIBS   := -lbpf -lelf -lz -ljansson -liberty -lm
+
+# Debian packages the build, the tests, the demo and the bench need.
+DEB_PACKAGES := make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
+                libiberty-dev libcmocka-dev python3 python3-pytest bpftrace pkg-config procps
+
+# ---- BPF: vmlinux.h -> .bpf.o -> .skel.h ---------------------------------
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
+BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -Iinclude -Ibpf -I$(BUILD)
+
+$(BUILD)/vmlinux.h:
+	@mkdir -p $(@D)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) include/gpuprobed/events.h include/gpuprobed/api.h | $(BUILD)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+.SECONDARY: $(BPF_OBJS)
+$(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
+
+# ---- userspace -----------------------------------------------------------
+SRCS      := $(wildcard src/*.c src/*/*.c)
+OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS))
+# Everything but main(): what unit tests link against.
+LIB_OBJS  := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
+
+$(BUILD)/obj/%.o: src/%.c | $(BPF_SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/gpuprobed: $(OBJS)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+-include $(OBJS:.o=.d)
+
+.PHONY: all gpuprobed deps test unit e2e demo bench install clean check-root
+all: gpuprobed simgpu workloads
+gpuprobed: $(BUILD)/gpuprobed
+
+# ---- areas with their own fragments --------------------------------------
+include tests/simgpu/simgpu.mk
+include tests/workloads/workloads.mk
+include tests/unit/unit.mk
+include tests/e2e/e2e.mk
+include scripts/bench.mk
+
+# ---- set-up --------------------------------------------------------------
+# Installs only what is missing; a second run does nothing.
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${db:Status-Status}\n' $$p 2>/dev/null | grep -qx installed || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "make deps: installing:" $$missing; \
+		if [ "$$(id -u)" != 0 ]; then echo "make deps: must run as root to install packages (try: sudo make deps)" >&2; exit 1; fi; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "make deps: all $(words $(DEB_PACKAGES)) packages present"; fi
+
+test: deps
+	$(MAKE) all unit-build
+	$(MAKE) unit
+	$(MAKE) e2e
+
+demo: deps
+	$(MAKE) all
+	scripts/demo.sh $(BUILD)
+
+install: $(BUILD)/gpuprobed
+	install -D -m 0755 $(BUILD)/gpuprobed $(DESTDIR)$(PREFIX)/sbin/gpuprobed
+	install -D -m 0644 docs/gpuprobed.8 $(DESTDIR)$(PREFIX)/share/man/man8/gpuprobed.8
+
+clean:
+	rm -rf $(BUILD)

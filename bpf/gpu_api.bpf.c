@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * gpu_api.bpf.c — the two generic programs behind every row of api.h's table
+ * (CUDA runtime today; the driver and NCCL use the same pair): one uprobe at
+ * entry, one uretprobe at return, told apart per API by the attach cookie.
+ *
+ * Entry saves the arguments and the entry time in per-thread task storage
+ * (a stack of frames, so nested traced calls on one thread neither collide
+ * nor double count); return matches its frame by stack pointer (at return,
+ * sp == entry sp + 8 on x86-64), and emits one fixed-size record into the
+ * ring buffer without waking the consumer, which polls on a timer. Every
+ * loss is counted in "drops"; every probe hit in "probe_hits".
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "gpuprobed/events.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by userspace before load. */
+const volatile bool filter_tgid = false;    /* only tgids in traced_tgids (system-wide probes) */
+const volatile __u64 wakeup_threshold = 0;  /* force a wakeup once this many bytes wait; 0 = never */
+
+struct gp_frame {
+	__u64 ts;
+	__u64 sp;
+	__u64 cookie;
+	__u32 flags; /* GP_EVF_* known at entry */
+	__u32 pad;
+	__u64 args[GP_MAX_ARGS];
+};
+
+struct gp_task_state {
+	__u32 depth;      /* live frames */
+	__u32 overflowed; /* entries not recorded for lack of a frame; their returns are expected */
+	struct gp_frame frames[GP_MAX_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20); /* resized by userspace */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct gp_task_state);
+} task_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, GP_BPF_DROP_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+/* [2 * probe] entry hits, [2 * probe + 1] return hits. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2 * GP_MAX_PROBES);
+	__type(key, __u32);
+	__type(value, __u64);
+} probe_hits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced_tgids SEC(".maps");
+
+_Static_assert((GP_MAX_DEPTH & (GP_MAX_DEPTH - 1)) == 0, "GP_MAX_DEPTH must be a power of two");
+
+/*
+ * The frame index, masked where the verifier can see it: without the
+ * barrier clang drops the mask once it has proven depth < GP_MAX_DEPTH on
+ * another register, and the verifier rejects the access.
+ */
+static __always_inline struct gp_frame *frame_at(struct gp_task_state *st, __u32 i)
+{
+	asm volatile("" : "+r"(i));
+	return &st->frames[i & (GP_MAX_DEPTH - 1)];
+}
+
+static __always_inline void count(void *map, __u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(map, &idx);
+
+	if (v)
+		*v += 1; /* per-CPU: no atomics needed */
+}
+
+static __always_inline bool tgid_traced(void)
+{
+	__u32 tgid;
+
+	if (!filter_tgid)
+		return true;
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	return bpf_map_lookup_elem(&traced_tgids, &tgid) != NULL;
+}
+
+SEC("uprobe")
+int gp_api_enter(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 sp = ctx->sp;
+	struct gp_task_state *st;
+	struct gp_frame *f;
+	__u32 depth;
+	__u16 ck;
+
+	if (!tgid_traced())
+		return 0;
+	count(&probe_hits, 2 * (__u32)GP_COOKIE_PROBE(cookie));
+
+	st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		count(&drops, GP_DROP_TASK_STORAGE);
+		return 0;
+	}
+
+	/*
+	 * Frames whose sp is not above ours belong to calls that already left
+	 * without their return being seen (longjmp, exception, detach race):
+	 * the stack grows down, so a live caller's frame has a higher sp.
+	 */
+	depth = st->depth;
+	for (int i = 0; i < GP_MAX_DEPTH; i++) {
+		if (depth == 0 || frame_at(st, depth - 1)->sp > sp)
+			break;
+		depth--;
+		count(&drops, GP_DROP_MISSED_RETURN);
+	}
+	if (depth >= GP_MAX_DEPTH) {
+		st->depth = depth;
+		st->overflowed++;
+		count(&drops, GP_DROP_DEPTH_OVERFLOW);
+		return 0;
+	}
+
+	f = frame_at(st, depth);
+	f->sp = sp;
+	f->cookie = cookie;
+	f->flags = 0;
+	/* x86-64 SysV integer arguments (libbpf 1.1 has no PT_REGS_PARM6) */
+	f->args[0] = ctx->di;
+	f->args[1] = ctx->si;
+	f->args[2] = ctx->dx;
+	f->args[3] = ctx->cx;
+	f->args[4] = ctx->r8;
+	f->args[5] = ctx->r9;
+	f->args[6] = 0;
+	f->args[7] = 0;
+
+	ck = GP_COOKIE_FLAGS(cookie);
+	if (ck & GP_CK_STACK2) {
+		if (bpf_probe_read_user(&f->args[6], 2 * sizeof(__u64), (void *)(sp + 8))) {
+			f->flags |= GP_EVF_ARGS_PARTIAL;
+			count(&drops, GP_DROP_ARG_READ);
+		}
+	} else if (ck & GP_CK_LAUNCH_CFG) {
+		/* gridDim, blockDim, dynamicSmemBytes, stream: the first 40 bytes of cudaLaunchConfig_t */
+		if (bpf_probe_read_user(&f->args[3], 5 * sizeof(__u64), (void *)f->args[0])) {
+			f->flags |= GP_EVF_ARGS_PARTIAL;
+			count(&drops, GP_DROP_ARG_READ);
+		}
+	}
+	st->depth = depth + 1;
+	/* Last, so that this handler's own cost is outside the measured call. */
+	f->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("uretprobe")
+int gp_api_exit(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 entry_sp = ctx->sp - 8;
+	struct gp_task_state *st;
+	struct gp_api_call *rec;
+	struct gp_frame *f = NULL;
+	__u32 depth, rb_flags = BPF_RB_NO_WAKEUP;
+
+	if (!tgid_traced())
+		return 0;
+	count(&probe_hits, 2 * (__u32)GP_COOKIE_PROBE(cookie) + 1);
+
+	st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, 0);
+	if (!st) {
+		count(&drops, GP_DROP_RETURN_NO_ENTRY);
+		return 0;
+	}
+
+	/* Find our frame from the top; frames above it never returned. */
+	depth = st->depth;
+	for (int k = 0; k < GP_MAX_DEPTH; k++) {
+		if (depth == 0)
+			break;
+		struct gp_frame *top = frame_at(st, depth - 1);
+
+		if (top->sp == entry_sp && top->cookie == cookie) {
+			f = top;
+			break;
+		}
+		if (top->sp > entry_sp)
+			break; /* a caller's frame: ours is not on the stack */
+		depth--;
+		count(&drops, GP_DROP_MISSED_RETURN);
+	}
+	if (!f) {
+		st->depth = depth;
+		if (st->overflowed)
+			st->overflowed--; /* already counted as depth_overflow */
+		else
+			count(&drops, GP_DROP_RETURN_NO_ENTRY);
+		return 0;
+	}
+	st->depth = depth - 1;
+
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		count(&drops, GP_DROP_RINGBUF_FULL);
+		return 0;
+	}
+	rec->hdr.type = GP_EV_API_CALL;
+	rec->hdr.size = sizeof(*rec);
+	rec->hdr.tgid = bpf_get_current_pid_tgid() >> 32;
+	rec->hdr.tid = (__u32)bpf_get_current_pid_tgid();
+	rec->hdr.flags = f->flags;
+	rec->hdr.ts_ns = f->ts;
+	rec->dur_ns = now - f->ts;
+	rec->ret_addr = ctx->ip; /* the uretprobe restored ip to the call site */
+	rec->ret = (__s32)ctx->ax;
+	rec->api = GP_COOKIE_API(cookie);
+	rec->probe = GP_COOKIE_PROBE(cookie);
+	rec->out = 0;
+	__builtin_memcpy(rec->args, f->args, sizeof(rec->args));
+	if ((GP_COOKIE_FLAGS(cookie) & GP_CK_OUT_ARG0) && rec->ret == 0) {
+		if (bpf_probe_read_user(&rec->out, sizeof(rec->out), (void *)f->args[0]) == 0) {
+			rec->hdr.flags |= GP_EVF_OUT_VALID;
+		} else {
+			rec->hdr.flags |= GP_EVF_ARGS_PARTIAL;
+			count(&drops, GP_DROP_ARG_READ);
+		}
+	}
+	if (wakeup_threshold && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_threshold)
+		rb_flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(rec, rb_flags);
+	return 0;
+}

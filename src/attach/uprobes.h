@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * uprobes.h — placing and removing the probe pairs (entry uprobe + return
+ * uretprobe) of every API of a family on one library file, by file offset
+ * from the file's symbol index (never by name: libbpf would re-parse the ELF
+ * for each symbol). Aliases at one address are probed once. Every probe is
+ * recorded so that reports list exactly what was touched, and detach leaves
+ * nothing behind.
+ *
+ * Two mechanisms: uprobe_multi links (one pair of links per file and
+ * process, kernel >= 6.6; the programs must be loaded with that attach
+ * type) or, on older kernels, one perf-event link per function and
+ * direction.
+ */
+#ifndef GP_UPROBES_H
+#define GP_UPROBES_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "gpuprobed/api.h"
+#include "symbolize/elf_syms.h"
+
+struct bpf_program;
+struct bpf_link;
+
+struct gp_probe {
+	unsigned idx;          /* cookie probe index; hit counters [2*idx], [2*idx+1] */
+	enum gp_api_id api;
+	pid_t pid;             /* 0: every process that maps the file */
+	char *target;          /* the library's path as the process maps it */
+	__u64 offset;          /* file offset of the function */
+	struct bpf_link *enter, *exit; /* perf-event mechanism only */
+};
+
+struct gp_uprobes {
+	bool multi;            /* uprobe_multi links */
+	struct bpf_program *enter_prog, *exit_prog;
+	struct gp_probe *v;
+	size_t n, cap;
+	int *link_fds;         /* uprobe_multi links */
+	size_t nlinks, cap_links;
+};
+
+void gp_uprobes_init(struct gp_uprobes *u, struct bpf_program *enter_prog,
+		     struct bpf_program *exit_prog, bool multi);
+
+/*
+ * Probe every API of family found in elf. attach_path is how the kernel can
+ * open the file (e.g. /proc/PID/root/<path>); display_path names it in
+ * reports and messages. pid 0 probes every process. Returns the number of
+ * probe pairs placed (0 when the file exports none of them), or -errno
+ * after a message when they could not be placed.
+ */
+int gp_uprobes_attach_file(struct gp_uprobes *u, pid_t pid, const char *attach_path,
+			   const char *display_path, const struct gp_elf_syms *elf,
+			   enum gp_family family);
+
+/* Remove every probe (the kernel drops the breakpoints); the records stay. */
+void gp_uprobes_detach_all(struct gp_uprobes *u);
+
+/* Detach what is still attached and free the bookkeeping. */
+void gp_uprobes_free(struct gp_uprobes *u);
+
+#endif

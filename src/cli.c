@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* cli.c — parse and validate gpuprobed's command line (see cli.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "log.h"
+
+static const char usage_text[] =
+	"Usage: gpuprobed [OPTIONS] --pid PID [--pid PID...]\n"
+	"\n"
+	"Trace the CUDA runtime calls of running processes with eBPF uprobes, without\n"
+	"touching them, and write report.md and report.json into the output directory\n"
+	"when every target has exited, --duration has passed, or on Ctrl-C.\n"
+	"\n"
+	"Targets:\n"
+	"  -p, --pid PID          trace this process (repeatable, up to 64)\n"
+	"\n"
+	"Options:\n"
+	"  -d, --duration SEC     stop after SEC seconds (decimals allowed)\n"
+	"  -o, --output DIR       write reports into DIR (default ./profile_output)\n"
+	"      --ringbuf-mb N     ring buffer size in MiB, a power of two (default 16)\n"
+	"      --poll-ms N        drain the ring buffer every N ms (default 10)\n"
+	"      --no-uprobe-multi  one perf-event link per probed function, as on kernels\n"
+	"                         before 6.6 (slower to attach and to detach)\n"
+	"  -v, --verbose          more messages (-vv: libbpf's too)\n"
+	"  -h, --help             this text\n"
+	"  -V, --version          print the version\n"
+	"\n"
+	"Needs root (CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE). Exit status: 0 on success,\n"
+	"1 on a runtime failure, 2 on bad usage. See gpuprobed(8) and docs/report-format.md.\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("gpuprobed: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nTry 'gpuprobed --help' for more information.\n", stderr);
+	return GP_EXIT_USAGE;
+}
+
+static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static char *join_argv(int argc, char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+int gp_cli_parse(int argc, char **argv, struct gp_options *o)
+{
+	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF },
+		{ "poll-ms", required_argument, NULL, OPT_POLL },
+		{ "no-uprobe-multi", no_argument, NULL, OPT_NO_MULTI },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	unsigned long v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->out_dir = "./profile_output";
+	o->ringbuf_mb = 16;
+	o->poll_ms = 10;
+	opterr = 0; /* our own messages, one line each */
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":p:d:o:vhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (!parse_uint(optarg, INT_MAX, &v) || v == 0)
+				return usage_error("--pid: '%s' is not a process id", optarg);
+			if (o->npids == GP_MAX_PIDS)
+				return usage_error("--pid: more than %s processes", "64");
+			for (int i = 0; i < o->npids; i++)
+				if (o->pids[i] == (pid_t)v)
+					return usage_error("--pid %s given twice", optarg);
+			o->pids[o->npids++] = (pid_t)v;
+			break;
+		case 'd': {
+			char *end;
+			double d;
+
+			errno = 0;
+			d = strtod(optarg, &end);
+			if (errno || *end || !*optarg || !isfinite(d) || d <= 0 || d > 1e9)
+				return usage_error("--duration: '%s' is not a positive number of seconds",
+						   optarg);
+			o->duration_s = d;
+			break;
+		}
+		case 'o':
+			if (!*optarg)
+				return usage_error("--output: empty directory name%s", "");
+			o->out_dir = optarg;
+			break;
+		case OPT_RINGBUF:
+			if (!parse_uint(optarg, 4096, &v) || v == 0 || (v & (v - 1)))
+				return usage_error("--ringbuf-mb: '%s' is not a power of two between 1 and 4096",
+						   optarg);
+			o->ringbuf_mb = (unsigned)v;
+			break;
+		case OPT_POLL:
+			if (!parse_uint(optarg, 1000, &v) || v == 0)
+				return usage_error("--poll-ms: '%s' is not between 1 and 1000", optarg);
+			o->poll_ms = (unsigned)v;
+			break;
+		case OPT_NO_MULTI:
+			o->no_uprobe_multi = true;
+			break;
+		case 'v':
+			o->verbosity++;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return GP_EXIT_OK;
+		case 'V':
+			printf("gpuprobed %s\n", GP_VERSION);
+			return GP_EXIT_OK;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (!o->npids)
+		return usage_error("no target: give --pid PID%s", "");
+	o->command_line = join_argv(argc, argv);
+	if (!o->command_line) {
+		gp_err("out of memory");
+		return GP_EXIT_FAILURE;
+	}
+	return -1;
+}
+
+void gp_cli_free(struct gp_options *o)
+{
+	free(o->command_line);
+	o->command_line = NULL;
+}

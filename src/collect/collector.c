@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* collector.c — ring buffer -> model (see collector.h). */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <search.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect/collector.h"
+
+static int cmp_tid(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void name_thread(struct gp_collector *c, __u32 tgid, __u32 tid)
+{
+	char path[64], name[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", tgid, tid);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(name, sizeof(name), f))
+			name[strcspn(name, "\n")] = '\0';
+		fclose(f);
+	}
+	if (name[0])
+		gp_model_thread_name(c->model, tgid, tid, name);
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct gp_collector *c = ctx;
+	const struct gp_event_hdr *h = data;
+
+	c->records++;
+	c->bytes += size;
+	gp_model_ingest(c->model, data, size); /* malformed records are counted there */
+	if (size >= sizeof(*h) && h->tid != c->last_tid) {
+		void *key = (void *)(uintptr_t)h->tid;
+
+		c->last_tid = h->tid;
+		if (!tfind(key, &c->known_tids, cmp_tid)) {
+			if (tsearch(key, &c->known_tids, cmp_tid))
+				name_thread(c, h->tgid, h->tid);
+		}
+	}
+	return 0;
+}
+
+int gp_collector_init(struct gp_collector *c, int ringbuf_fd, struct gp_model *model)
+{
+	memset(c, 0, sizeof(*c));
+	c->model = model;
+	c->rb = ring_buffer__new(ringbuf_fd, on_record, c, NULL);
+	if (!c->rb)
+		return -errno;
+	return 0;
+}
+
+int gp_collector_fd(const struct gp_collector *c)
+{
+	return ring_buffer__epoll_fd(c->rb);
+}
+
+int gp_collector_drain(struct gp_collector *c)
+{
+	return ring_buffer__consume(c->rb);
+}
+
+static void no_free(void *p)
+{
+	(void)p;
+}
+
+void gp_collector_fini(struct gp_collector *c)
+{
+	ring_buffer__free(c->rb);
+	c->rb = NULL;
+	tdestroy(c->known_tids, no_free);
+	c->known_tids = NULL;
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* main.c — gpuprobed's entry point: parse the command line, run the session. */
+#include "cli.h"
+#include "log.h"
+#include "session.h"
+
+int main(int argc, char **argv)
+{
+	struct gp_options opt;
+	int status = gp_cli_parse(argc, argv, &opt);
+
+	if (status >= 0)
+		return status;
+	if (opt.verbosity >= 2)
+		gp_log_level = LOG_DEBUG;
+	else if (opt.verbosity == 1)
+		gp_log_level = LOG_INFO;
+	status = gp_session_run(&opt);
+	gp_cli_free(&opt);
+	return status;
+}

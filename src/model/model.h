@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * model.h — the public face of the model: the per-process state that every
+ * record (live from the ring buffer, or later from a capture file) is folded
+ * into, and that every sink reads. Pure C, no I/O: the collector feeds it,
+ * the sinks read it, unit tests drive it directly.
+ *
+ * All times are CLOCK_MONOTONIC nanoseconds (the clock of gp_event_hdr.ts_ns)
+ * unless a name says otherwise.
+ */
+#ifndef GP_MODEL_H
+#define GP_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "gpuprobed/api.h"
+#include "gpuprobed/events.h"
+
+struct gp_model;
+
+/*
+ * Names things the model cannot name by itself, because that needs the live
+ * process (its /proc/PID/maps) or the ELF files. Called synchronously while
+ * a record is ingested, at most once per distinct (tgid, func, ret_addr).
+ */
+struct gp_resolver {
+	void *ctx;
+	/*
+	 * Name of the kernel launched by a launch call whose first argument was
+	 * func and which returns to ret_addr. Fills name (demangled, NUL-ended)
+	 * and mangled (may be empty when the symbol is not mangled). Returns 0,
+	 * or -ENOENT when no name can be found.
+	 */
+	int (*kernel_name)(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr,
+			   char *name, size_t name_len, char *mangled, size_t mangled_len);
+};
+
+/* What the session was: printed at the top of every report. */
+struct gp_session_info {
+	const char *tool_version;
+	const char *command_line;  /* gpuprobed's own argv, joined */
+	const char *mode;          /* "pid", "name", "launch", "all", "daemon" */
+	const char *hostname;
+	const char *kernel_release;
+	__u64 start_mono_ns;       /* session start, CLOCK_MONOTONIC */
+	__u64 start_realtime_ns;   /* the same instant, CLOCK_REALTIME */
+};
+
+struct gp_model *gp_model_new(const struct gp_resolver *resolver); /* NULL + errno on failure */
+void gp_model__free(struct gp_model *m);                            /* NULL is a no-op */
+
+void gp_model_set_session(struct gp_model *m, const struct gp_session_info *info);
+void gp_model_set_session_end(struct gp_model *m, __u64 end_mono_ns);
+
+/*
+ * A traced process. traced_from_start: gpuprobed was attached before the
+ * process could make its first traced call, so every allocation and pinned
+ * range it made has been seen (otherwise "pageable" means "outside every
+ * pinned range allocated while traced", and reports say so).
+ */
+int gp_model_process_add(struct gp_model *m, __u32 pid, const char *comm, const char *cmdline,
+			 __u64 attach_mono_ns, bool traced_from_start);
+int gp_model_process_exited(struct gp_model *m, __u32 pid, __u64 exit_mono_ns);
+int gp_model_library_add(struct gp_model *m, __u32 pid, const char *path, enum gp_family family,
+			 bool is_static);
+int gp_model_thread_name(struct gp_model *m, __u32 pid, __u32 tid, const char *name);
+
+/*
+ * Instrumentation: a probe pair (uprobe at entry, uretprobe at return) with
+ * index idx (the cookie's probe index) on symbol in target (a file path).
+ * Hits are what the kernel counted, independent of any loss downstream.
+ */
+int gp_model_probe_add(struct gp_model *m, unsigned idx, const char *target, const char *symbol,
+		       __u64 file_offset, enum gp_api_id api);
+int gp_model_probe_hits(struct gp_model *m, unsigned idx, __u64 entry_hits, __u64 return_hits);
+
+/*
+ * Named loss counters from outside the model (BPF's per-cause drops, the
+ * collector's own). Set, not added: callers pass totals. The model adds its
+ * own (malformed records, records for unknown processes...).
+ */
+void gp_model_drop_set(struct gp_model *m, const char *name, __u64 count);
+
+/*
+ * The drops{} name of an in-kernel loss counter (enum gp_bpf_drop in
+ * events.h): "ringbuf_full", "depth_overflow", "missed_return",
+ * "return_without_entry", "task_storage", "arg_read"; NULL if out of range.
+ * Every report lists these (at 0 until set) and the model's own counters.
+ */
+const char *gp_bpf_drop_name(enum gp_bpf_drop d);
+
+/*
+ * Fold one record in. data/len is exactly one record as it came from the
+ * ring buffer. Returns 0, or -EINVAL for a malformed record (counted in
+ * drops as "malformed_records", never fatal).
+ */
+int gp_model_ingest(struct gp_model *m, const void *data, size_t len);
+
+/* Sinks (src/output/). Each returns 0 or -errno. */
+int gp_report_json_write(const struct gp_model *m, FILE *out);
+int gp_report_md_write(const struct gp_model *m, FILE *out);
+
+#endif /* GP_MODEL_H */

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * symbolizer.c — see symbolizer.h. Demangling is libiberty's cplus_demangle.
+ * Processes and files are few (tens), so they live in small arrays searched
+ * linearly; lookups within a file are binary searches in elf_syms.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <libiberty/demangle.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolize/symbolizer.h"
+
+struct sym_proc {
+	pid_t pid;
+	struct gp_maps *maps;
+};
+
+struct sym_file {
+	__u64 dev, ino;
+	struct gp_elf_syms *elf; /* NULL: could not be read (remembered, not retried) */
+};
+
+struct gp_symbolizer {
+	struct sym_proc *procs;
+	size_t nprocs, cap_procs;
+	struct sym_file *files;
+	size_t nfiles, cap_files;
+};
+
+struct gp_symbolizer *gp_symbolizer_new(void)
+{
+	return calloc(1, sizeof(struct gp_symbolizer));
+}
+
+void gp_symbolizer__free(struct gp_symbolizer *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nprocs; i++)
+		gp_maps__free(s->procs[i].maps);
+	for (i = 0; i < s->nfiles; i++)
+		gp_elf_syms__free(s->files[i].elf);
+	free(s->procs);
+	free(s->files);
+	free(s);
+}
+
+static struct sym_proc *find_proc(struct gp_symbolizer *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (s->procs[i].pid == pid)
+			return &s->procs[i];
+	return NULL;
+}
+
+int gp_symbolizer_snapshot(struct gp_symbolizer *s, pid_t pid)
+{
+	struct sym_proc *p = find_proc(s, pid);
+	struct gp_maps *maps;
+	int err = gp_maps_read(pid, &maps);
+
+	if (err)
+		return err;
+	if (!p) {
+		if (s->nprocs == s->cap_procs) {
+			size_t nc = s->cap_procs ? 2 * s->cap_procs : 8;
+			struct sym_proc *np = realloc(s->procs, nc * sizeof(*np));
+
+			if (!np) {
+				gp_maps__free(maps);
+				return -ENOMEM;
+			}
+			s->procs = np;
+			s->cap_procs = nc;
+		}
+		p = &s->procs[s->nprocs++];
+		p->pid = pid;
+		p->maps = NULL;
+	}
+	gp_maps__free(p->maps);
+	p->maps = maps;
+	return 0;
+}
+
+const struct gp_maps *gp_symbolizer_maps(struct gp_symbolizer *s, pid_t pid)
+{
+	struct sym_proc *p = find_proc(s, pid);
+
+	return p ? p->maps : NULL;
+}
+
+const struct gp_elf_syms *gp_symbolizer_elf(struct gp_symbolizer *s, pid_t pid,
+					    const struct gp_map *m)
+{
+	struct sym_file *f = NULL;
+	char path[4200];
+	size_t i;
+
+	if (!m->inode || m->path[0] != '/') {
+		errno = ENOENT;
+		return NULL;
+	}
+	for (i = 0; i < s->nfiles; i++)
+		if (s->files[i].dev == m->dev && s->files[i].ino == m->inode) {
+			f = &s->files[i];
+			if (!f->elf)
+				errno = ENOENT;
+			return f->elf;
+		}
+	if (s->nfiles == s->cap_files) {
+		size_t nc = s->cap_files ? 2 * s->cap_files : 16;
+		struct sym_file *nf = realloc(s->files, nc * sizeof(*nf));
+
+		if (!nf)
+			return NULL;
+		s->files = nf;
+		s->cap_files = nc;
+	}
+	f = &s->files[s->nfiles++];
+	f->dev = m->dev;
+	f->ino = m->inode;
+	/* map_files reaches the very file mapped (deleted, or in another mount namespace). */
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	f->elf = gp_elf_syms__open(path);
+	if (!f->elf) {
+		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
+		f->elf = gp_elf_syms__open(path);
+	}
+	if (!f->elf)
+		f->elf = gp_elf_syms__open(m->path);
+	if (!f->elf)
+		errno = ENOENT;
+	return f->elf;
+}
+
+int gp_symbolizer_lookup(struct gp_symbolizer *s, pid_t pid, __u64 addr, struct gp_sym_result *r)
+{
+	struct sym_proc *p = find_proc(s, pid);
+	const struct gp_map *m = p && p->maps ? gp_maps_find(p->maps, addr) : NULL;
+	const struct gp_elf_syms *elf;
+	const struct gp_elf_sym *sym;
+	__u64 vaddr;
+
+	if (!m || !m->inode) {
+		/* Mapped after our snapshot (dlopen)? Look again while it lives. */
+		if (gp_symbolizer_snapshot(s, pid))
+			return -ENOENT;
+		p = find_proc(s, pid);
+		m = gp_maps_find(p->maps, addr);
+		if (!m || !m->inode)
+			return -ENOENT;
+	}
+	memset(r, 0, sizeof(*r));
+	r->file = m->path;
+	r->file_offset = addr - m->start + m->offset;
+	elf = gp_symbolizer_elf(s, pid, m);
+	if (!elf || gp_elf_offset_to_vaddr(elf, r->file_offset, &vaddr))
+		return -ENOENT;
+	sym = gp_elf_syms_at(elf, vaddr);
+	if (!sym)
+		return -ENOENT;
+	r->symbol = sym->name;
+	r->sym_offset = vaddr - sym->addr;
+	return 0;
+}
+
+int gp_stub_kernel_mangled(const char *sym, char *out, size_t len)
+{
+	static const char stub[] = "__device_stub_";
+	const char *at = strstr(sym, "__device_stub__");
+	const char *d = at;
+	size_t ident_len = 0, mult = 1, klen;
+
+	if (!at)
+		return -ENOENT;
+	/* The identifier's length is the decimal number right before it. */
+	while (d > sym && isdigit((unsigned char)d[-1])) {
+		ident_len += (size_t)(d[-1] - '0') * mult;
+		mult *= 10;
+		d--;
+	}
+	if (d == at)
+		ident_len = strlen(at); /* not mangled: the whole rest */
+	if (ident_len <= sizeof(stub) - 1 || ident_len > strlen(at))
+		return -ENOENT;
+	/* "__device_stub__Z12plain_kernelPf" -> "_Z12plain_kernelPf" */
+	klen = ident_len - (sizeof(stub) - 1);
+	if (klen + 1 > len)
+		return -ENOSPC;
+	memcpy(out, at + sizeof(stub) - 1, klen);
+	out[klen] = '\0';
+	return 0;
+}
+
+void gp_demangle(const char *mangled, char *out, size_t len)
+{
+	char *d = NULL;
+
+	if (!len)
+		return;
+	if (mangled[0] == '_' && mangled[1] == 'Z')
+		d = cplus_demangle(mangled, DMGL_PARAMS | DMGL_ANSI | DMGL_TYPES);
+	snprintf(out, len, "%s", d ? d : mangled);
+	free(d);
+}
+
+static int name_from_symbol(const char *sym, bool allow_plain, char *name, size_t name_len,
+			    char *mangled, size_t mangled_len)
+{
+	char buf[1024];
+
+	if (gp_stub_kernel_mangled(sym, buf, sizeof(buf)) == 0) {
+		snprintf(mangled, mangled_len, "%s", buf);
+		gp_demangle(buf, name, name_len);
+		return 0;
+	}
+	if (!allow_plain)
+		return -ENOENT;
+	snprintf(mangled, mangled_len, "%s", (sym[0] == '_' && sym[1] == 'Z') ? sym : "");
+	gp_demangle(sym, name, name_len);
+	return 0;
+}
+
+int gp_symbolizer_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, char *name,
+			      size_t name_len, char *mangled, size_t mangled_len)
+{
+	struct gp_symbolizer *s = ctx;
+	struct gp_sym_result r;
+
+	/* nvcc's stubs: the launch returns into __device_stub__<kernel>. */
+	if (ret_addr && gp_symbolizer_lookup(s, (pid_t)tgid, ret_addr, &r) == 0 &&
+	    name_from_symbol(r.symbol, false, name, name_len, mangled, mangled_len) == 0)
+		return 0;
+	/*
+	 * Older layouts and hand-written launches pass the host function itself:
+	 * the first argument is then the address of a function symbol (at its start).
+	 */
+	if (func && gp_symbolizer_lookup(s, (pid_t)tgid, func, &r) == 0 && r.sym_offset == 0)
+		return name_from_symbol(r.symbol, true, name, name_len, mangled, mangled_len);
+	return -ENOENT;
+}

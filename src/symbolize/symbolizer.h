@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * symbolizer.h — addresses of traced processes to functions and kernel names.
+ * Keeps a /proc/PID/maps snapshot per process (taken at attach, refreshed
+ * when an address falls outside it while the process lives) and one ELF
+ * symbol index per file (dev, inode), read lazily through
+ * /proc/PID/map_files so deleted files and other mount namespaces work.
+ */
+#ifndef GP_SYMBOLIZER_H
+#define GP_SYMBOLIZER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "symbolize/elf_syms.h"
+#include "symbolize/proc_maps.h"
+
+struct gp_symbolizer;
+
+struct gp_sym_result {
+	const char *file;     /* mapped path */
+	const char *symbol;   /* raw (mangled) function name, NULL if unknown */
+	__u64 sym_offset;     /* addr - symbol start */
+	__u64 file_offset;    /* addr's offset in the file */
+};
+
+struct gp_symbolizer *gp_symbolizer_new(void);
+void gp_symbolizer__free(struct gp_symbolizer *s);
+
+/* Snapshot (or re-snapshot) pid's maps. 0 or -errno. */
+int gp_symbolizer_snapshot(struct gp_symbolizer *s, pid_t pid);
+/* The latest snapshot of pid, or NULL. */
+const struct gp_maps *gp_symbolizer_maps(struct gp_symbolizer *s, pid_t pid);
+
+/*
+ * The symbol index of the file mapped by m in pid (cached per dev/inode).
+ * NULL with errno on failure.
+ */
+const struct gp_elf_syms *gp_symbolizer_elf(struct gp_symbolizer *s, pid_t pid,
+					    const struct gp_map *m);
+
+/* Symbolize addr in pid. 0, or -ENOENT (unmapped / anonymous / no symbol). */
+int gp_symbolizer_lookup(struct gp_symbolizer *s, pid_t pid, __u64 addr, struct gp_sym_result *r);
+
+/*
+ * gp_resolver.kernel_name (model.h): the kernel launched from ret_addr with
+ * first argument func. ctx is a struct gp_symbolizer.
+ */
+int gp_symbolizer_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, char *name,
+			      size_t name_len, char *mangled, size_t mangled_len);
+
+/*
+ * From the symbol of an nvcc launch stub ("_Z32__device_stub__Z12plain_kernelPfPf",
+ * "_ZL37__device_stub__Z11gemm_kernelIfEvPT_iPfi") the kernel's mangled name
+ * ("_Z12plain_kernelPf"). 0, or -ENOENT when sym is not a stub.
+ */
+int gp_stub_kernel_mangled(const char *sym, char *out, size_t len);
+
+/* Demangle a C++ name into out (a copy of the input when it is not mangled). */
+void gp_demangle(const char *mangled, char *out, size_t len);
+
+#endif
