@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * simgpu_test.h — helpers shared by the simulator's cmocka tests: the
+ * clock, CPU time of the calling thread, tolerance checks, and a macro
+ * that asserts a CUDA call's result with its name in the message.
+ */
+#ifndef SIMGPU_TEST_H
+#define SIMGPU_TEST_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "cuda_runtime_api.h"
+
+static inline double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static inline double thread_cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+#define CK(call)                                                                                 \
+	do {                                                                                     \
+		cudaError_t ck_e_ = (call);                                                      \
+		if (ck_e_ != cudaSuccess)                                                        \
+			fail_msg("%s = %d (%s)", #call, (int)ck_e_, cudaGetErrorName(ck_e_));    \
+	} while (0)
+
+#define CK_ERR(call, want)                                                                       \
+	do {                                                                                     \
+		cudaError_t ck_e_ = (call);                                                      \
+		if (ck_e_ != (want))                                                             \
+			fail_msg("%s = %d (%s), want %d (%s)", #call, (int)ck_e_,                \
+				 cudaGetErrorName(ck_e_), (int)(want), cudaGetErrorName(want));  \
+	} while (0)
+
+/* |got - want| <= tol * want */
+#define ASSERT_NEAR(got, want, tol)                                                              \
+	do {                                                                                     \
+		double an_g_ = (got), an_w_ = (want);                                            \
+		if (an_g_ < an_w_ * (1.0 - (tol)) || an_g_ > an_w_ * (1.0 + (tol)))             \
+			fail_msg("%s = %.3f, want %.3f +- %.0f%%", #got, an_g_, an_w_,           \
+				 (tol) * 100.0);                                                 \
+	} while (0)
+
+#define ASSERT_BETWEEN(got, lo, hi)                                                              \
+	do {                                                                                     \
+		double ab_g_ = (got);                                                            \
+		if (ab_g_ < (lo) || ab_g_ > (hi))                                                \
+			fail_msg("%s = %.3f, want in [%.3f, %.3f]", #got, ab_g_, (double)(lo),   \
+				 (double)(hi));                                                  \
+	} while (0)
+
+/* Runs the statements up to 3 times and checks the fastest run against
+ * want +- tol ms: scheduling noise (a late wakeup on a busy or virtual
+ * machine) only ever adds time, so the best run is the model's. */
+#define ASSERT_TIMED(want, tol, ...)                                                             \
+	do {                                                                                     \
+		double at_best_ = 1e300;                                                         \
+		for (int at_i_ = 0; at_i_ < 3; at_i_++) {                                        \
+			double at_t0_ = now_ms(), at_d_;                                         \
+			__VA_ARGS__;                                                             \
+			at_d_ = now_ms() - at_t0_;                                               \
+			if (at_d_ < at_best_)                                                    \
+				at_best_ = at_d_;                                                \
+			if (at_d_ <= (want) * (1.0 + (tol)))                                     \
+				break;                                                           \
+		}                                                                                \
+		ASSERT_NEAR(at_best_, (want), (tol));                                            \
+	} while (0)
+
+/* TRY_TIMING(...) runs a scenario up to 3 times, until every WITHIN()
+ * check in it holds; then fails with the last miss. The same reasoning:
+ * late wakeups are noise, the model is never early. */
+#define TRY_TIMING(...)                                                                          \
+	do {                                                                                     \
+		char tt_msg_[256] = "";                                                          \
+		int tt_ok_ = 0;                                                                  \
+		for (int tt_i_ = 0; tt_i_ < 3 && !tt_ok_; tt_i_++) {                             \
+			tt_ok_ = 1;                                                              \
+			__VA_ARGS__;                                                             \
+		}                                                                                \
+		if (!tt_ok_)                                                                     \
+			fail_msg("%s", tt_msg_);                                                 \
+	} while (0)
+
+#define WITHIN(got, lo, hi)                                                                      \
+	do {                                                                                     \
+		double w_ = (got);                                                               \
+		if (tt_ok_ && (w_ < (lo) || w_ > (hi))) {                                        \
+			tt_ok_ = 0;                                                              \
+			snprintf(tt_msg_, sizeof(tt_msg_), "%s = %.3f, want in [%.3f, %.3f]", #got, \
+				 w_, (double)(lo), (double)(hi));                                \
+		}                                                                                \
+	} while (0)
+
+#endif /* SIMGPU_TEST_H */
