@@ -70,17 +70,18 @@ int gp_model_thread_name(struct gp_model *m, __u32 pid, __u32 tid, const char *n
 
 /*
  * Instrumentation: a probe pair (uprobe at entry, uretprobe at return) with
- * index idx (the cookie's probe index) on symbol in target (a file path).
+ * index idx (the cookie's probe index) on symbol in target (a file path),
+ * firing for process pid only (0: for every process that maps target).
  * Hits are what the kernel counted, independent of any loss downstream.
  */
-int gp_model_probe_add(struct gp_model *m, unsigned idx, const char *target, const char *symbol,
-		       __u64 file_offset, enum gp_api_id api);
+int gp_model_probe_add(struct gp_model *m, unsigned idx, const char *target, __u32 pid,
+		       const char *symbol, __u64 file_offset, enum gp_api_id api);
 int gp_model_probe_hits(struct gp_model *m, unsigned idx, __u64 entry_hits, __u64 return_hits);
 
 /*
  * Named loss counters from outside the model (BPF's per-cause drops, the
  * collector's own). Set, not added: callers pass totals. The model adds its
- * own (malformed records, records for unknown processes...).
+ * own (malformed records, allocations whose pointer could not be read).
  */
 void gp_model_drop_set(struct gp_model *m, const char *name, __u64 count);
 

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * ingest.c — gp_model_ingest(): validates one record, folds it into the API
+ * statistics and the calling thread, and hands it to the aggregator its
+ * shape belongs to (memory, transfers, kernels, streams).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model_internal.h"
+
+static struct gp_api_stats *api_stats_get(struct gp_process *p, enum gp_api_id api)
+{
+	if (!p->api[api])
+		p->api[api] = calloc(1, sizeof(*p->api[api]));
+	return p->api[api];
+}
+
+static void count_error(struct gp_api_stats *st, __s32 code)
+{
+	st->errors++;
+	for (size_t i = 0; i < st->ncodes; i++) {
+		if (st->codes[i].code == code) {
+			st->codes[i].count++;
+			return;
+		}
+	}
+
+	struct gp_errcount *codes = realloc(st->codes, (st->ncodes + 1) * sizeof(*codes));
+
+	if (!codes)
+		return; /* the error still counts; only its code is lost */
+	st->codes = codes;
+	codes[st->ncodes++] = (struct gp_errcount){ .code = code, .count = 1 };
+}
+
+static void count_thread(struct gp_process *p, const struct gp_api_call *c)
+{
+	struct gp_thread *t = gp_process_thread_get(p, c->hdr.tid);
+
+	if (!t)
+		return;
+	if (!t->calls || c->hdr.ts_ns < t->first_ns)
+		t->first_ns = c->hdr.ts_ns;
+	if (c->hdr.ts_ns + c->dur_ns > t->last_ns)
+		t->last_ns = c->hdr.ts_ns + c->dur_ns;
+	t->calls++;
+	t->host_ns += c->dur_ns;
+	if (c->ret)
+		t->errors++;
+	if (gp_apis[c->api].shape == GP_SHAPE_SET_DEVICE && !c->ret)
+		t->device = (__s32)c->args[0]; /* int in edi: the low 32 bits of rdi */
+}
+
+static __s32 thread_device(struct gp_process *p, __u32 tid)
+{
+	const struct gp_thread *t = gp_u64map_get(&p->threads, tid);
+
+	return t ? t->device : -1;
+}
+
+static void memory_call(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c)
+{
+	const struct gp_api_info *a = &gp_apis[c->api];
+	enum gp_alloc_kind kind = (a->attr & GP_A_MEM_PINNED)    ? GP_AK_PINNED
+				  : (a->attr & GP_A_MEM_MANAGED) ? GP_AK_MANAGED
+								 : GP_AK_DEVICE;
+
+	if (c->ret) /* a failed allocation or free changes nothing */
+		return;
+	switch (a->shape) {
+	case GP_SHAPE_ALLOC:
+	case GP_SHAPE_ALLOC_ASYNC:
+		if (!(c->hdr.flags & GP_EVF_OUT_VALID)) {
+			gp_model_drop_add(m, "alloc_out_unread", 1);
+			return;
+		}
+		if (!c->out) /* size 0 may return NULL: nothing to track */
+			return;
+		gp_memory_alloc(p, c, kind, c->out, c->args[1], thread_device(p, c->hdr.tid));
+		return;
+	case GP_SHAPE_HOST_REGISTER:
+		gp_memory_alloc(p, c, GP_AK_REGISTERED, c->args[0], c->args[1], thread_device(p, c->hdr.tid));
+		return;
+	case GP_SHAPE_FREE:
+	case GP_SHAPE_FREE_ASYNC:
+		if (!c->args[0]) /* cudaFree(NULL) is a no-op (often used to create the context) */
+			return;
+		if (c->api == GP_API_CUDA_HOST_UNREGISTER)
+			kind = GP_AK_REGISTERED;
+		gp_memory_free(p, kind, c->args[0]);
+		return;
+	default:
+		return;
+	}
+}
+
+static int validate(const void *data, size_t len)
+{
+	const struct gp_api_call *c = data;
+
+	if (!data || len < sizeof(struct gp_event_hdr))
+		return -EINVAL;
+	if (c->hdr.type != GP_EV_API_CALL || c->hdr.size != sizeof(*c) || len < sizeof(*c))
+		return -EINVAL;
+	if (c->api <= GP_API_INVALID || c->api >= GP_API_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
+{
+	struct gp_api_call c;
+
+	if (validate(data, len)) {
+		gp_model_drop_add(m, "malformed_records", 1);
+		return -EINVAL;
+	}
+	memcpy(&c, data, sizeof(c)); /* ring-buffer records need not be aligned for us */
+
+	struct gp_process *p = gp_model_process_get(m, c.hdr.tgid);
+	struct gp_api_stats *st = p ? api_stats_get(p, c.api) : NULL;
+
+	if (!st)
+		return -ENOMEM;
+	gp_stats_add(&st->time, c.dur_ns);
+	if (c.ret)
+		count_error(st, c.ret);
+	p->api_calls++;
+	p->api_total_ns += c.dur_ns;
+	count_thread(p, &c);
+
+	const struct gp_api_info *a = &gp_apis[c.api];
+
+	switch (a->shape) {
+	case GP_SHAPE_ALLOC:
+	case GP_SHAPE_ALLOC_ASYNC:
+	case GP_SHAPE_FREE:
+	case GP_SHAPE_FREE_ASYNC:
+	case GP_SHAPE_HOST_REGISTER:
+		memory_call(m, p, &c);
+		break;
+	case GP_SHAPE_MEMCPY:
+	case GP_SHAPE_MEMCPY_2D:
+	case GP_SHAPE_MEMCPY_PEER:
+		gp_transfer_copy(p, &c);
+		break;
+	case GP_SHAPE_MEMSET:
+		gp_transfer_memset(p, &c);
+		break;
+	case GP_SHAPE_LAUNCH:
+	case GP_SHAPE_LAUNCH_EXC:
+	case GP_SHAPE_GRAPH_LAUNCH:
+		gp_kernel_launch(m, p, &c);
+		break;
+	case GP_SHAPE_GET_KERNEL:
+		gp_kernel_handle(p, &c);
+		break;
+	default:
+		break;
+	}
+	gp_stream_call(p, &c);
+	return 0;
+}

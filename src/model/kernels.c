@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * kernels.c — kernel and graph launches of one process. A launch site is a
+ * distinct (func, ret_addr); the resolver names each site once, and sites
+ * that resolve to the same demangled name share one kernel row. An nvcc 13
+ * kernel handle seen in __cudaGetKernel is named by its host function. Unresolved sites
+ * each get their own row with no name (never an address posing as a name).
+ * Grid/block/smem come from the x86-64 ABI layout documented in api.h.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model_internal.h"
+
+static __u64 site_hash(__u64 func, __u64 ret_addr)
+{
+	return func * 0x9e3779b97f4a7c15ULL ^ ret_addr;
+}
+
+static void site_chain_free(void *v)
+{
+	for (struct gp_ksite *s = v, *next; s; s = next) {
+		next = s->next;
+		free(s);
+	}
+}
+
+void gp_kernels_release(struct gp_process *p)
+{
+	for (size_t i = 0; i < p->nkernels; i++) {
+		free(p->kernels[i]->name);
+		free(p->kernels[i]->mangled);
+		free(p->kernels[i]);
+	}
+	free(p->kernels);
+	p->kernels = NULL;
+	p->nkernels = p->kernels_cap = 0;
+	gp_u64map_clear(&p->ksites, site_chain_free);
+	gp_u64map_clear(&p->khandles, NULL);
+	gp_u64map_clear(&p->graphs, free);
+}
+
+static struct gp_kernel *kernel_new(struct gp_process *p, __u64 func, __u64 ret_addr, const char *name,
+				    const char *mangled)
+{
+	struct gp_kernel *k = calloc(1, sizeof(*k));
+
+	if (!k)
+		return NULL;
+	k->func = func;
+	k->ret_addr = ret_addr;
+	if (name) {
+		k->name = strdup(name);
+		k->mangled = strdup(mangled);
+		if (!k->name || !k->mangled)
+			goto err;
+	}
+	if (p->nkernels == p->kernels_cap) {
+		size_t cap = p->kernels_cap ? p->kernels_cap * 2 : 16;
+		struct gp_kernel **ks = realloc(p->kernels, cap * sizeof(*ks));
+
+		if (!ks)
+			goto err;
+		p->kernels = ks;
+		p->kernels_cap = cap;
+	}
+	p->kernels[p->nkernels++] = k;
+	return k;
+err:
+	free(k->name);
+	free(k->mangled);
+	free(k);
+	return NULL;
+}
+
+void gp_kernel_handle(struct gp_process *p, const struct gp_api_call *c)
+{
+	/* __cudaGetKernel(&handle, hostFun): from now on launches pass handle */
+	if (!c->ret && (c->hdr.flags & GP_EVF_OUT_VALID) && c->out && c->args[1])
+		gp_u64map_put(&p->khandles, c->out, (void *)(uintptr_t)c->args[1]);
+}
+
+/* The kernel of a site the model has not seen: ask the resolver, merge by symbol. */
+static struct gp_kernel *kernel_for_new_site(struct gp_model *m, struct gp_process *p, __u64 func,
+					     __u64 ret_addr)
+{
+	char *name = m->name_buf, *mangled = m->mangled_buf;
+	void *host_fun = gp_u64map_get(&p->khandles, func);
+	int rc = -ENOENT;
+
+	if (m->has_resolver) {
+		name[0] = mangled[0] = '\0';
+		/* a known nvcc handle: name the host function it stands for */
+		rc = m->resolver.kernel_name(m->resolver.ctx, p->pid,
+					     host_fun ? (__u64)(uintptr_t)host_fun : func, ret_addr,
+					     name, GP_NAME_BUF, mangled, GP_NAME_BUF);
+		name[GP_NAME_BUF - 1] = mangled[GP_NAME_BUF - 1] = '\0';
+		if (!rc && !name[0]) /* a name must be something */
+			rc = -ENOENT;
+	}
+	if (rc)
+		return kernel_new(p, func, ret_addr, NULL, NULL);
+
+	/*
+	 * One row per demangled name: the stub path and the host-function path
+	 * can spell one kernel's symbol differently (internal linkage adds an
+	 * 'L': _ZN2mlL5scale... vs _ZN2ml5scale...).
+	 */
+	for (size_t i = 0; i < p->nkernels; i++) {
+		struct gp_kernel *k = p->kernels[i];
+
+		if (k->name && !strcmp(k->name, name))
+			return k;
+	}
+	return kernel_new(p, func, ret_addr, name, mangled);
+}
+
+static struct gp_kernel *kernel_of_site(struct gp_model *m, struct gp_process *p, __u64 func,
+					__u64 ret_addr)
+{
+	__u64 h = site_hash(func, ret_addr);
+	struct gp_ksite *head = gp_u64map_get(&p->ksites, h);
+
+	for (struct gp_ksite *s = head; s; s = s->next)
+		if (s->func == func && s->ret_addr == ret_addr)
+			return s->kernel;
+
+	struct gp_ksite *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->func = func;
+	s->ret_addr = ret_addr;
+	s->kernel = kernel_for_new_site(m, p, func, ret_addr);
+	s->next = head;
+	if (!s->kernel || gp_u64map_put(&p->ksites, h, s)) {
+		free(s);
+		return NULL;
+	}
+	s->kernel->sites++;
+	return s->kernel;
+}
+
+static void count_config(struct gp_kernel *k, const struct gp_kconfig *cfg)
+{
+	for (unsigned i = 0; i < k->nconfigs; i++) {
+		struct gp_kconfig *c = &k->configs[i];
+
+		if (!memcmp(c->grid, cfg->grid, sizeof(c->grid)) && !memcmp(c->block, cfg->block, sizeof(c->block)) &&
+		    c->smem == cfg->smem) {
+			c->launches++;
+			return;
+		}
+	}
+	if (k->nconfigs == GP_KERNEL_CONFIGS_MAX) {
+		k->config_other_launches++;
+		return;
+	}
+	k->configs[k->nconfigs] = *cfg;
+	k->configs[k->nconfigs++].launches = 1;
+}
+
+/* dim3 packed two per register: low 32 bits first. */
+static __u32 lo32(__u64 v)
+{
+	return (__u32)v;
+}
+
+static __u32 hi32(__u64 v)
+{
+	return (__u32)(v >> 32);
+}
+
+static void graph_launch(struct gp_process *p, const struct gp_api_call *c)
+{
+	struct gp_graph *g = gp_u64map_get(&p->graphs, c->args[0]);
+
+	if (!g) {
+		g = calloc(1, sizeof(*g));
+		if (!g)
+			return;
+		g->exec = c->args[0];
+		if (gp_u64map_put(&p->graphs, g->exec, g)) {
+			free(g);
+			return;
+		}
+	}
+	g->calls++;
+	g->host_ns += c->dur_ns;
+	if (c->ret)
+		g->errors++;
+	else
+		g->launches++;
+}
+
+void gp_kernel_launch(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c)
+{
+	const __u64 *a = c->args;
+	struct gp_kconfig cfg = { 0 };
+	__u64 func;
+
+	switch (gp_apis[c->api].shape) {
+	case GP_SHAPE_GRAPH_LAUNCH:
+		graph_launch(p, c);
+		return;
+	case GP_SHAPE_LAUNCH: /* (func, grid.xy, grid.z, block.xy, block.z, args, [sp+8] smem) */
+		func = a[0];
+		cfg = (struct gp_kconfig){ .grid = { lo32(a[1]), hi32(a[1]), lo32(a[2]) },
+					   .block = { lo32(a[3]), hi32(a[3]), lo32(a[4]) },
+					   .smem = a[6] };
+		break;
+	case GP_SHAPE_LAUNCH_EXC: /* (cfg, func, args); slots 3..7 = *cfg */
+		func = a[1];
+		cfg = (struct gp_kconfig){ .grid = { lo32(a[3]), hi32(a[3]), lo32(a[4]) },
+					   .block = { hi32(a[4]), lo32(a[5]), hi32(a[5]) },
+					   .smem = a[6] };
+		break;
+	default:
+		return;
+	}
+
+	struct gp_kernel *k = kernel_of_site(m, p, func, c->ret_addr);
+
+	if (!k)
+		return;
+	k->calls++;
+	k->host_ns += c->dur_ns;
+	if (c->ret) { /* nothing was enqueued: no launch, no configuration */
+		k->errors++;
+		return;
+	}
+	k->launches++;
+	/* LAUNCH reads smem from the stack, LAUNCH_EXC the whole config from memory */
+	if (c->hdr.flags & GP_EVF_ARGS_PARTIAL)
+		k->config_unread_launches++;
+	else
+		count_config(k, &cfg);
+}

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * memory.c — device, managed and pinned host allocations of one process:
+ * live ranges by address (for frees, transfer classification and leaks),
+ * alloc/free counters and live/peak bytes per device and in total.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "model/model_internal.h"
+
+const char *gp_alloc_kind_name(enum gp_alloc_kind k)
+{
+	switch (k) {
+	case GP_AK_DEVICE:
+		return "device";
+	case GP_AK_MANAGED:
+		return "managed";
+	case GP_AK_PINNED:
+		return "pinned";
+	case GP_AK_REGISTERED:
+		return "registered";
+	}
+	return "unknown";
+}
+
+static void free_alloc(struct gp_range *r)
+{
+	free(r); /* struct gp_alloc begins with its struct gp_range */
+}
+
+void gp_memory_release(struct gp_memory *mem)
+{
+	gp_ranges_clear(&mem->device_ranges, free_alloc);
+	gp_ranges_clear(&mem->host_ranges, free_alloc);
+	free(mem->devices);
+	mem->devices = NULL;
+	mem->ndevices = 0;
+}
+
+const struct gp_mem_counts *gp_memory_device(const struct gp_memory *mem, int device)
+{
+	size_t i = (size_t)(device + 1);
+
+	return device >= -1 && i < mem->ndevices ? &mem->devices[i] : NULL;
+}
+
+/* Counters of a device, created on first use; devices past GP_DEVICE_MAX share "not observed". */
+static struct gp_mem_counts *device_counts(struct gp_memory *mem, __s32 device)
+{
+	if (device < -1 || device >= GP_DEVICE_MAX)
+		device = -1;
+
+	size_t want = (size_t)device + 2;
+
+	if (want > mem->ndevices) {
+		struct gp_mem_counts *d = realloc(mem->devices, want * sizeof(*d));
+
+		if (!d)
+			return NULL;
+		for (size_t i = mem->ndevices; i < want; i++)
+			d[i] = (struct gp_mem_counts){ 0 };
+		mem->devices = d;
+		mem->ndevices = want;
+	}
+	return &mem->devices[device + 1];
+}
+
+static void counts_alloc(struct gp_mem_counts *mc, __u64 bytes)
+{
+	if (!mc)
+		return;
+	mc->alloc_calls++;
+	mc->alloc_bytes += bytes;
+	mc->live_bytes += bytes;
+	if (mc->live_bytes > mc->peak_bytes)
+		mc->peak_bytes = mc->live_bytes;
+}
+
+/* by_call: released by a free call we saw (else found stale: its free was missed). */
+static void counts_release(struct gp_mem_counts *mc, __u64 bytes, bool by_call)
+{
+	if (!mc)
+		return;
+	if (by_call) {
+		mc->free_calls++;
+		mc->freed_bytes += bytes;
+	}
+	mc->live_bytes -= bytes < mc->live_bytes ? bytes : mc->live_bytes;
+}
+
+/* Takes a live allocation out of the counters. */
+static void account_release(struct gp_memory *mem, const struct gp_alloc *a, bool by_call)
+{
+	switch (a->kind) {
+	case GP_AK_DEVICE:
+	case GP_AK_MANAGED:
+		counts_release(&mem->total, a->bytes, by_call);
+		counts_release(device_counts(mem, a->device), a->bytes, by_call);
+		break;
+	case GP_AK_PINNED:
+		counts_release(&mem->pinned, a->bytes, by_call);
+		break;
+	case GP_AK_REGISTERED:
+		if (by_call) {
+			mem->unregister_calls++;
+			mem->unregistered_bytes += a->bytes;
+		}
+		mem->registered_live_bytes -= a->bytes;
+		break;
+	}
+}
+
+static void evict_stale(struct gp_range *r, void *ctx)
+{
+	struct gp_memory *mem = ctx;
+
+	/* released so that live bytes do not grow with every missed free */
+	account_release(mem, (const struct gp_alloc *)r, false);
+	mem->stale_evictions++;
+	mem->stale_bytes += ((const struct gp_alloc *)r)->bytes;
+	free_alloc(r);
+}
+
+int gp_memory_alloc(struct gp_process *p, const struct gp_api_call *c, enum gp_alloc_kind kind,
+		    __u64 ptr, __u64 bytes, __s32 device)
+{
+	struct gp_memory *mem = &p->mem;
+	struct gp_alloc *a = calloc(1, sizeof(*a));
+	bool host = kind == GP_AK_PINNED || kind == GP_AK_REGISTERED;
+
+	if (!a)
+		return -ENOMEM;
+	a->ptr = ptr;
+	a->bytes = bytes;
+	a->ts_ns = c->hdr.ts_ns;
+	a->device = device;
+	a->tid = c->hdr.tid;
+	a->api = c->api;
+	a->kind = kind;
+
+	int err = gp_ranges_insert(host ? &mem->host_ranges : &mem->device_ranges, &a->r, ptr, bytes,
+				   evict_stale, mem);
+
+	if (err) {
+		free(a);
+		return err;
+	}
+	switch (kind) {
+	case GP_AK_MANAGED:
+		mem->managed_alloc_calls++;
+		mem->managed_alloc_bytes += bytes;
+		/* managed memory counts as device memory */
+		__attribute__((fallthrough));
+	case GP_AK_DEVICE:
+		counts_alloc(&mem->total, bytes);
+		counts_alloc(device_counts(mem, device), bytes);
+		break;
+	case GP_AK_PINNED:
+		counts_alloc(&mem->pinned, bytes);
+		break;
+	case GP_AK_REGISTERED:
+		mem->register_calls++;
+		mem->registered_bytes += bytes;
+		mem->registered_live_bytes += bytes;
+		break;
+	}
+	return 0;
+}
+
+void gp_memory_free(struct gp_process *p, enum gp_alloc_kind kind, __u64 ptr)
+{
+	struct gp_memory *mem = &p->mem;
+	bool host = kind == GP_AK_PINNED || kind == GP_AK_REGISTERED;
+	struct gp_range_set *set = host ? &mem->host_ranges : &mem->device_ranges;
+	struct gp_range *r = gp_ranges_find(set, ptr);
+	struct gp_alloc *a = (struct gp_alloc *)r;
+
+	/* cudaFreeHost frees only allocations, cudaHostUnregister only registrations */
+	if (a && a->r.start == ptr && (a->kind == GP_AK_REGISTERED) == (kind == GP_AK_REGISTERED)) {
+		gp_ranges_remove(set, ptr);
+		account_release(mem, a, true);
+		free_alloc(r);
+		return;
+	}
+	switch (kind) {
+	case GP_AK_DEVICE:
+	case GP_AK_MANAGED:
+		mem->untracked_frees++;
+		mem->total.free_calls++;
+		break;
+	case GP_AK_PINNED:
+		mem->pinned_untracked_frees++;
+		mem->pinned.free_calls++;
+		break;
+	case GP_AK_REGISTERED:
+		mem->untracked_unregisters++;
+		mem->unregister_calls++;
+		break;
+	}
+}
+
+struct live_ctx {
+	const struct gp_alloc **out;
+	size_t n;
+};
+
+static void collect_live(const struct gp_range *r, void *ctx)
+{
+	struct live_ctx *lc = ctx;
+	const struct gp_alloc *a = (const struct gp_alloc *)r;
+
+	if (a->kind != GP_AK_REGISTERED) /* a registration is not memory the process owns */
+		lc->out[lc->n++] = a;
+}
+
+int gp_memory_live(const struct gp_process *p, const struct gp_alloc ***out, size_t *n)
+{
+	size_t cap = p->mem.device_ranges.count + p->mem.host_ranges.count;
+	struct live_ctx lc = { NULL, 0 };
+
+	*out = NULL;
+	*n = 0;
+	if (!cap)
+		return 0;
+	lc.out = malloc(cap * sizeof(*lc.out));
+	if (!lc.out)
+		return -ENOMEM;
+	gp_ranges_walk(&p->mem.device_ranges, collect_live, &lc);
+	gp_ranges_walk(&p->mem.host_ranges, collect_live, &lc);
+	*out = lc.out;
+	*n = lc.n;
+	return 0;
+}

@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * model.c — the model's lifetime and its tables of things that are not
+ * per-call: session, processes (pid -> newest entry), threads, libraries,
+ * probes and named loss counters.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model_internal.h"
+
+static const char *const bpf_drop_names[GP_BPF_DROP_MAX] = {
+	[GP_DROP_RINGBUF_FULL] = "ringbuf_full",
+	[GP_DROP_DEPTH_OVERFLOW] = "depth_overflow",
+	[GP_DROP_MISSED_RETURN] = "missed_return",
+	[GP_DROP_RETURN_NO_ENTRY] = "return_without_entry",
+	[GP_DROP_TASK_STORAGE] = "task_storage",
+	[GP_DROP_ARG_READ] = "arg_read",
+};
+
+/* Counters the model keeps itself; present (at 0) in every report, like the BPF ones. */
+static const char *const model_drop_names[] = { "malformed_records", "alloc_out_unread" };
+
+const char *gp_bpf_drop_name(enum gp_bpf_drop d)
+{
+	return (unsigned)d < GP_BPF_DROP_MAX ? bpf_drop_names[d] : NULL;
+}
+
+/* strdup that maps NULL to "" so that readers never see NULL strings. */
+static char *dup_str(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+static int replace_str(char **dst, const char *src)
+{
+	char *s = dup_str(src);
+
+	if (!s)
+		return -ENOMEM;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+struct gp_model *gp_model_new(const struct gp_resolver *resolver)
+{
+	struct gp_model *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		goto err;
+	if (resolver && resolver->kernel_name) {
+		m->resolver = *resolver;
+		m->has_resolver = true;
+	}
+	m->name_buf = malloc(GP_NAME_BUF);
+	m->mangled_buf = malloc(GP_NAME_BUF);
+	if (!m->name_buf || !m->mangled_buf)
+		goto err;
+	for (unsigned i = 0; i < GP_BPF_DROP_MAX; i++)
+		gp_model_drop_set(m, bpf_drop_names[i], 0);
+	for (size_t i = 0; i < sizeof(model_drop_names) / sizeof(model_drop_names[0]); i++)
+		gp_model_drop_set(m, model_drop_names[i], 0);
+	if (m->ndrops != GP_BPF_DROP_MAX + sizeof(model_drop_names) / sizeof(model_drop_names[0]))
+		goto err;
+	return m;
+err:
+	gp_model__free(m);
+	errno = ENOMEM;
+	return NULL;
+}
+
+static void thread_free(void *v)
+{
+	struct gp_thread *t = v;
+
+	free(t->name);
+	free(t);
+}
+
+static void process_free(struct gp_process *p)
+{
+	for (unsigned i = 0; i < GP_API_MAX; i++) {
+		if (!p->api[i])
+			continue;
+		gp_stats_release(&p->api[i]->time);
+		free(p->api[i]->codes);
+		free(p->api[i]);
+	}
+	for (size_t i = 0; i < p->nlibs; i++)
+		free(p->libs[i].path);
+	free(p->libs);
+	gp_memory_release(&p->mem);
+	gp_kernels_release(p);
+	gp_u64map_clear(&p->streams, free);
+	gp_u64map_clear(&p->threads, thread_free);
+	free(p->comm);
+	free(p->cmdline);
+	free(p);
+}
+
+void gp_model__free(struct gp_model *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nprocs; i++)
+		process_free(m->procs[i]);
+	free(m->procs);
+	gp_u64map_clear(&m->by_pid, NULL);
+	for (unsigned i = 0; i < GP_MAX_PROBES; i++) {
+		if (!m->probes[i])
+			continue;
+		free(m->probes[i]->target);
+		free(m->probes[i]->symbol);
+		free(m->probes[i]);
+	}
+	for (size_t i = 0; i < m->ndrops; i++)
+		free(m->drops[i].name);
+	free(m->drops);
+	free(m->session.tool_version);
+	free(m->session.command_line);
+	free(m->session.mode);
+	free(m->session.hostname);
+	free(m->session.kernel_release);
+	free(m->name_buf);
+	free(m->mangled_buf);
+	free(m);
+}
+
+void gp_model_set_session(struct gp_model *m, const struct gp_session_info *info)
+{
+	/* an allocation failure leaves the previous value (or NULL, printed as "") */
+	replace_str(&m->session.tool_version, info->tool_version);
+	replace_str(&m->session.command_line, info->command_line);
+	replace_str(&m->session.mode, info->mode);
+	replace_str(&m->session.hostname, info->hostname);
+	replace_str(&m->session.kernel_release, info->kernel_release);
+	m->session.start_mono_ns = info->start_mono_ns;
+	m->session.start_realtime_ns = info->start_realtime_ns;
+	m->session.set = true;
+}
+
+void gp_model_set_session_end(struct gp_model *m, __u64 end_mono_ns)
+{
+	m->session.end_mono_ns = end_mono_ns;
+}
+
+static struct gp_process *process_new(struct gp_model *m, __u32 pid)
+{
+	struct gp_process *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->comm = dup_str(NULL);
+	p->cmdline = dup_str(NULL);
+	if (!p->comm || !p->cmdline)
+		goto err;
+	if (m->nprocs == m->procs_cap) {
+		size_t cap = m->procs_cap ? m->procs_cap * 2 : 8;
+		struct gp_process **procs = realloc(m->procs, cap * sizeof(*procs));
+
+		if (!procs)
+			goto err;
+		m->procs = procs;
+		m->procs_cap = cap;
+	}
+	if (gp_u64map_put(&m->by_pid, pid, p))
+		goto err;
+	m->procs[m->nprocs++] = p;
+	return p;
+err:
+	process_free(p);
+	return NULL;
+}
+
+struct gp_process *gp_model_process_get(struct gp_model *m, __u32 pid)
+{
+	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
+
+	return p ? p : process_new(m, pid);
+}
+
+int gp_model_process_add(struct gp_model *m, __u32 pid, const char *comm, const char *cmdline,
+			 __u64 attach_mono_ns, bool traced_from_start)
+{
+	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
+
+	if (!p || p->exited) /* an exited pid that comes back is a new process */
+		p = process_new(m, pid);
+	if (!p)
+		return -ENOMEM;
+	if (replace_str(&p->comm, comm) || replace_str(&p->cmdline, cmdline))
+		return -ENOMEM;
+	p->attach_ns = attach_mono_ns;
+	p->traced_from_start = traced_from_start;
+	return 0;
+}
+
+int gp_model_process_exited(struct gp_model *m, __u32 pid, __u64 exit_mono_ns)
+{
+	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
+
+	if (!p)
+		return -ENOENT;
+	p->exited = true;
+	p->exit_ns = exit_mono_ns;
+	return 0;
+}
+
+int gp_model_library_add(struct gp_model *m, __u32 pid, const char *path, enum gp_family family,
+			 bool is_static)
+{
+	struct gp_process *p = gp_model_process_get(m, pid);
+
+	if (!p)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nlibs; i++)
+		if (!strcmp(p->libs[i].path, path ? path : "") && p->libs[i].family == family)
+			return 0;
+
+	struct gp_library *libs = realloc(p->libs, (p->nlibs + 1) * sizeof(*libs));
+
+	if (!libs)
+		return -ENOMEM;
+	p->libs = libs;
+	libs[p->nlibs] = (struct gp_library){ .path = dup_str(path), .family = family, .is_static = is_static };
+	if (!libs[p->nlibs].path)
+		return -ENOMEM;
+	p->nlibs++;
+	return 0;
+}
+
+struct gp_thread *gp_process_thread_get(struct gp_process *p, __u32 tid)
+{
+	struct gp_thread *t = gp_u64map_get(&p->threads, tid);
+
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	t->device = -1;
+	if (gp_u64map_put(&p->threads, tid, t)) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+int gp_model_thread_name(struct gp_model *m, __u32 pid, __u32 tid, const char *name)
+{
+	struct gp_process *p = gp_model_process_get(m, pid);
+	struct gp_thread *t = p ? gp_process_thread_get(p, tid) : NULL;
+
+	if (!t)
+		return -ENOMEM;
+	return replace_str(&t->name, name);
+}
+
+int gp_model_probe_add(struct gp_model *m, unsigned idx, const char *target, __u32 pid,
+		       const char *symbol, __u64 file_offset, enum gp_api_id api)
+{
+	if (idx >= GP_MAX_PROBES)
+		return -EINVAL;
+
+	struct gp_probe *pr = m->probes[idx];
+
+	if (!pr) {
+		pr = calloc(1, sizeof(*pr));
+		if (!pr)
+			return -ENOMEM;
+		m->probes[idx] = pr;
+	}
+	if (replace_str(&pr->target, target) || replace_str(&pr->symbol, symbol))
+		return -ENOMEM;
+	pr->pid = pid;
+	pr->offset = file_offset;
+	pr->api = api;
+	return 0;
+}
+
+int gp_model_probe_hits(struct gp_model *m, unsigned idx, __u64 entry_hits, __u64 return_hits)
+{
+	if (idx >= GP_MAX_PROBES || !m->probes[idx])
+		return -ENOENT;
+	m->probes[idx]->entry_hits = entry_hits;
+	m->probes[idx]->return_hits = return_hits;
+	return 0;
+}
+
+static struct gp_drop *drop_find(const struct gp_model *m, const char *name)
+{
+	for (size_t i = 0; i < m->ndrops; i++)
+		if (!strcmp(m->drops[i].name, name))
+			return &m->drops[i];
+	return NULL;
+}
+
+static struct gp_drop *drop_get(struct gp_model *m, const char *name)
+{
+	struct gp_drop *d = drop_find(m, name);
+
+	if (d || !name)
+		return d;
+
+	struct gp_drop *drops = realloc(m->drops, (m->ndrops + 1) * sizeof(*drops));
+
+	if (!drops)
+		return NULL;
+	m->drops = drops;
+	d = &drops[m->ndrops];
+	d->name = strdup(name);
+	d->count = 0;
+	if (!d->name)
+		return NULL;
+	m->ndrops++;
+	return d;
+}
+
+void gp_model_drop_set(struct gp_model *m, const char *name, __u64 count)
+{
+	struct gp_drop *d = drop_get(m, name);
+
+	if (d)
+		d->count = count;
+}
+
+void gp_model_drop_add(struct gp_model *m, const char *name, __u64 n)
+{
+	struct gp_drop *d = drop_get(m, name);
+
+	if (d)
+		d->count += n;
+}
+
+__u64 gp_model_drop_get(const struct gp_model *m, const char *name)
+{
+	const struct gp_drop *d = drop_find(m, name);
+
+	return d ? d->count : 0;
+}

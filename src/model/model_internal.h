@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * model_internal.h — the model's state: one struct gp_process per traced
+ * process with its aggregators. Written only by the src/model files; the sinks in
+ * src/output/ read it (const) to build reports. Nothing here is ordered for
+ * printing: readers sort (docs/report-format.md states each order).
+ */
+#ifndef GP_MODEL_INTERNAL_H
+#define GP_MODEL_INTERNAL_H
+
+#include "model/model.h"
+#include "model/hist.h"
+#include "model/ranges.h"
+#include "model/u64map.h"
+
+#define GP_KERNEL_CONFIGS_MAX 16   /* distinct (grid, block, smem) kept per kernel */
+#define GP_DEVICE_MAX         1024 /* device ids tracked: -1 (not observed) .. GP_DEVICE_MAX - 1 */
+
+/* Stream keys: explicit handles are user addresses, so the top bit is free. */
+#define GP_STREAM_KEY_LEGACY      0ULL
+#define GP_STREAM_KEY_PER_THREAD  (1ULL << 63) /* | tid */
+#define GP_CUDA_STREAM_LEGACY     1ULL         /* cudaStreamLegacy */
+#define GP_CUDA_STREAM_PER_THREAD 2ULL         /* cudaStreamPerThread */
+
+/* ---- transfers ---------------------------------------------------------- */
+enum gp_dir { GP_DIR_HTOD, GP_DIR_DTOH, GP_DIR_DTOD, GP_DIR_HTOH, GP_DIR_PTOP, GP_DIR_DEFAULT, GP_DIR_MAX };
+enum gp_hostmem { GP_HM_PAGEABLE, GP_HM_PINNED, GP_HM_MANAGED, GP_HM_DEVICE, GP_HM_UNKNOWN, GP_HM_MAX };
+
+const char *gp_dir_name(enum gp_dir d);
+const char *gp_hostmem_name(enum gp_hostmem h);
+
+struct gp_xfer_row {
+	__u64 calls;
+	__u64 bytes;
+	__u64 min_bytes;
+	__u64 max_bytes;
+	__u64 total_ns; /* host time in the copy calls */
+	__u64 size_hist[GP_SIZE_BUCKETS];
+};
+
+struct gp_memset_row {
+	__u64 calls;
+	__u64 bytes;
+	__u64 total_ns;
+};
+
+/* ---- memory ------------------------------------------------------------- */
+enum gp_alloc_kind { GP_AK_DEVICE, GP_AK_MANAGED, GP_AK_PINNED, GP_AK_REGISTERED };
+
+const char *gp_alloc_kind_name(enum gp_alloc_kind k);
+
+struct gp_alloc {
+	struct gp_range r; /* first: the range sets hold struct gp_range * */
+	__u64 ptr;
+	__u64 bytes;
+	__u64 ts_ns;
+	__s32 device; /* -1: the allocating thread's device was not observed */
+	__u32 tid;
+	__u16 api;
+	__u8 kind; /* enum gp_alloc_kind */
+};
+
+struct gp_mem_counts {
+	__u64 alloc_calls;
+	__u64 free_calls;
+	__u64 alloc_bytes;
+	__u64 freed_bytes;
+	__u64 live_bytes;
+	__u64 peak_bytes;
+};
+
+struct gp_memory {
+	struct gp_range_set device_ranges; /* device + managed allocations */
+	struct gp_range_set host_ranges;   /* pinned allocations + host registrations */
+	struct gp_mem_counts total;        /* device + managed, all devices together */
+	struct gp_mem_counts *devices;     /* [device + 1], ndevices entries */
+	size_t ndevices;
+	__u64 managed_alloc_calls;
+	__u64 managed_alloc_bytes;
+	__u64 untracked_frees;     /* cudaFree* of a pointer not allocated while traced */
+	__u64 stale_evictions;     /* tracked range overlapped by a new allocation: its free was missed */
+	__u64 stale_bytes;         /* bytes of those; they leave live_bytes without a free call */
+	struct gp_mem_counts pinned; /* cudaMallocHost / cudaHostAlloc / cudaFreeHost */
+	__u64 pinned_untracked_frees;
+	__u64 register_calls;
+	__u64 unregister_calls;
+	__u64 registered_bytes;
+	__u64 unregistered_bytes;
+	__u64 registered_live_bytes;
+	__u64 untracked_unregisters;
+};
+
+/* ---- kernels ------------------------------------------------------------ */
+struct gp_kconfig {
+	__u32 grid[3];
+	__u32 block[3];
+	__u64 smem;
+	__u64 launches;
+};
+
+struct gp_kernel {
+	char *name;    /* demangled; NULL when unresolved */
+	char *mangled; /* "" when the symbol is not mangled; NULL when unresolved */
+	__u64 func;    /* first argument of the first launch site seen */
+	__u64 ret_addr;
+	__u32 sites;   /* distinct (func, ret_addr) that resolved to this kernel */
+	__u64 calls;    /* launch calls naming this kernel */
+	__u64 launches; /* of which succeeded: the kernel was enqueued */
+	__u64 errors;   /* of which failed */
+	__u64 host_ns;
+	struct gp_kconfig configs[GP_KERNEL_CONFIGS_MAX];
+	unsigned nconfigs;
+	__u64 config_other_launches;  /* launches whose config did not fit in configs[] */
+	__u64 config_unread_launches; /* launch configuration could not be read (arg_read) */
+};
+
+struct gp_ksite { /* one (func, ret_addr) launch site, chained on hash collision */
+	__u64 func;
+	__u64 ret_addr;
+	struct gp_kernel *kernel;
+	struct gp_ksite *next;
+};
+
+struct gp_graph {
+	__u64 exec;
+	__u64 calls;    /* cudaGraphLaunch calls */
+	__u64 launches; /* of which succeeded */
+	__u64 errors;
+	__u64 host_ns;
+};
+
+/* ---- streams, events, threads, API ------------------------------------- */
+struct gp_stream {
+	__u64 key;    /* GP_STREAM_KEY_* or the handle */
+	__u64 created;
+	__u64 destroyed;
+	__u64 kernels;
+	__u64 graph_launches;
+	__u64 copies;
+	__u64 copy_bytes;
+	__u64 memsets;
+	__u64 memset_bytes;
+	__u64 event_records;
+	__u64 event_waits;
+	__u64 sync_calls;
+	__u64 sync_ns;
+};
+
+struct gp_events {
+	__u64 created;
+	__u64 destroyed;
+	__u64 records;
+	__u64 sync_calls;
+	__u64 sync_ns;
+};
+
+struct gp_thread {
+	__u32 tid;
+	char *name;
+	__u64 calls;
+	__u64 errors;
+	__u64 host_ns;
+	__u64 first_ns; /* entry of the first traced call */
+	__u64 last_ns;  /* return of the last traced call */
+	__s32 device;   /* from the last successful cudaSetDevice; -1: not observed */
+};
+
+struct gp_errcount {
+	__s32 code;
+	__u64 count;
+};
+
+struct gp_api_stats {
+	struct gp_stats time; /* host-observed duration of each call */
+	__u64 errors;
+	struct gp_errcount *codes; /* distinct non-zero return codes */
+	size_t ncodes;
+};
+
+struct gp_library {
+	char *path;
+	enum gp_family family;
+	bool is_static;
+};
+
+/* ---- process ------------------------------------------------------------ */
+struct gp_process {
+	__u32 pid;
+	char *comm;
+	char *cmdline;
+	__u64 attach_ns;
+	__u64 exit_ns;
+	bool exited;
+	bool traced_from_start;
+
+	struct gp_library *libs;
+	size_t nlibs;
+
+	struct gp_api_stats *api[GP_API_MAX]; /* allocated with the API's first call */
+	__u64 api_total_ns;
+	__u64 api_calls;
+
+	struct gp_xfer_row xfer[GP_DIR_MAX][GP_HM_MAX][2]; /* [dir][host memory][sync] */
+	struct gp_memset_row memsets[2];                 /* [sync] */
+	struct gp_memory mem;
+
+	struct gp_kernel **kernels;
+	size_t nkernels, kernels_cap;
+	struct gp_u64map ksites;  /* hash(func, ret_addr) -> struct gp_ksite chain */
+	struct gp_u64map khandles; /* nvcc kernel handle -> host function (from __cudaGetKernel) */
+	struct gp_u64map graphs;  /* exec handle -> struct gp_graph */
+	struct gp_u64map streams; /* stream key -> struct gp_stream */
+	struct gp_events events;
+	struct gp_u64map threads; /* tid -> struct gp_thread */
+};
+
+struct gp_probe {
+	char *target;
+	__u32 pid; /* 0: every process mapping target */
+	char *symbol;
+	__u64 offset;
+	enum gp_api_id api;
+	__u64 entry_hits;
+	__u64 return_hits;
+};
+
+struct gp_drop {
+	char *name;
+	__u64 count;
+};
+
+struct gp_model {
+	struct gp_resolver resolver;
+	bool has_resolver;
+	char *name_buf;    /* resolver output buffers, GP_NAME_BUF bytes each */
+	char *mangled_buf;
+
+	struct {
+		char *tool_version, *command_line, *mode, *hostname, *kernel_release;
+		__u64 start_mono_ns, start_realtime_ns;
+		__u64 end_mono_ns; /* 0: not set */
+		bool set;
+	} session;
+
+	struct gp_process **procs; /* in creation order; a reused pid gets a new entry */
+	size_t nprocs, procs_cap;
+	struct gp_u64map by_pid;   /* pid -> its newest struct gp_process */
+
+	struct gp_probe *probes[GP_MAX_PROBES];
+	struct gp_drop *drops;
+	size_t ndrops;
+};
+
+#define GP_NAME_BUF 4096
+
+/* model.c */
+struct gp_process *gp_model_process_get(struct gp_model *m, __u32 pid); /* creates it; NULL on ENOMEM */
+struct gp_thread *gp_process_thread_get(struct gp_process *p, __u32 tid); /* creates it */
+void gp_model_drop_add(struct gp_model *m, const char *name, __u64 n);
+__u64 gp_model_drop_get(const struct gp_model *m, const char *name);
+
+/* memory.c */
+void gp_memory_release(struct gp_memory *mem);
+int gp_memory_alloc(struct gp_process *p, const struct gp_api_call *c, enum gp_alloc_kind kind,
+		    __u64 ptr, __u64 bytes, __s32 device);
+void gp_memory_free(struct gp_process *p, enum gp_alloc_kind kind, __u64 ptr);
+/* Live allocations of all kinds but registrations, by address; *out is malloc'ed (NULL when none). */
+int gp_memory_live(const struct gp_process *p, const struct gp_alloc ***out, size_t *n);
+const struct gp_mem_counts *gp_memory_device(const struct gp_memory *mem, int device); /* NULL if none */
+
+/* transfers.c */
+void gp_transfer_copy(struct gp_process *p, const struct gp_api_call *c);
+void gp_transfer_memset(struct gp_process *p, const struct gp_api_call *c);
+__u64 gp_transfer_bytes(const struct gp_api_call *c); /* bytes a copy or memset call names */
+
+/* kernels.c */
+void gp_kernel_launch(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c);
+void gp_kernel_handle(struct gp_process *p, const struct gp_api_call *c); /* __cudaGetKernel */
+void gp_kernels_release(struct gp_process *p);
+
+/* streams.c */
+__u64 gp_stream_key(__u64 handle, bool per_thread_variant, __u32 tid);
+struct gp_stream *gp_stream_get(struct gp_process *p, __u64 key); /* creates it; NULL on ENOMEM */
+void gp_stream_call(struct gp_process *p, const struct gp_api_call *c);
+
+/* cuda_errors.c */
+const char *gp_cuda_error_name(int code); /* NULL for codes it does not know */
+
+#endif /* GP_MODEL_INTERNAL_H */

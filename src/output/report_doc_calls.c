@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * report_doc_calls.c — the per-call sections of a process in the report
+ * document: the API table (nsys cuda_api_sum shape, host-observed times),
+ * transfers and memsets.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/report_doc.h"
+
+static int cmp_errcount(const void *a, const void *b)
+{
+	const struct gp_errcount *x = a, *y = b;
+
+	return (x->code > y->code) - (x->code < y->code);
+}
+
+static json_t *error_codes(struct doc *d, const struct gp_api_stats *st, enum gp_family fam)
+{
+	json_t *arr = arr_new(d);
+	struct gp_errcount *codes = st->ncodes ? malloc(st->ncodes * sizeof(*codes)) : NULL;
+
+	if (st->ncodes && !codes) {
+		d->failed = true;
+		return arr;
+	}
+	if (st->ncodes) {
+		memcpy(codes, st->codes, st->ncodes * sizeof(*codes));
+		qsort(codes, st->ncodes, sizeof(*codes), cmp_errcount);
+	}
+	for (size_t i = 0; i < st->ncodes; i++) {
+		json_t *o = obj_new(d);
+		const char *name = fam == GP_FAM_CUDART ? gp_cuda_error_name(codes[i].code) : NULL;
+		char num[16];
+
+		snprintf(num, sizeof(num), "%d", codes[i].code);
+		put(d, o, "code", j_s64(codes[i].code));
+		put(d, o, "name", j_str(name ? name : num));
+		put(d, o, "count", j_u64(codes[i].count));
+		push(d, arr, o);
+	}
+	free(codes);
+	return arr;
+}
+
+struct api_ref {
+	enum gp_api_id id;
+	const struct gp_api_stats *st;
+};
+
+/* nsys order: most total time first; then by name */
+static int cmp_api(const void *a, const void *b)
+{
+	const struct api_ref *x = a, *y = b;
+
+	if (x->st->time.sum != y->st->time.sum)
+		return x->st->time.sum > y->st->time.sum ? -1 : 1;
+	return strcmp(gp_apis[x->id].symbol, gp_apis[y->id].symbol);
+}
+
+json_t *doc_api(struct doc *d, const struct gp_process *p)
+{
+	json_t *arr = arr_new(d);
+	struct api_ref refs[GP_API_MAX];
+	size_t n = 0;
+
+	for (unsigned i = 1; i < GP_API_MAX; i++)
+		if (p->api[i] && p->api[i]->time.count)
+			refs[n++] = (struct api_ref){ (enum gp_api_id)i, p->api[i] };
+	qsort(refs, n, sizeof(refs[0]), cmp_api);
+	for (size_t i = 0; i < n; i++) {
+		const struct gp_stats *t = &refs[i].st->time;
+		const struct gp_api_info *a = &gp_apis[refs[i].id];
+		json_t *o = obj_new(d);
+
+		put(d, o, "name", j_str(a->symbol));
+		put(d, o, "family", j_str(gp_family_name(a->family)));
+		put(d, o, "calls", j_u64(t->count));
+		put(d, o, "errors", j_u64(refs[i].st->errors));
+		put(d, o, "error_codes", error_codes(d, refs[i].st, a->family));
+		put(d, o, "time_pct", j_real2(p->api_total_ns ? 100.0 * (double)t->sum / (double)p->api_total_ns : 0));
+		put(d, o, "total_ns", j_u64(t->sum));
+		put(d, o, "avg_ns", j_u64((t->sum + t->count / 2) / t->count));
+		put(d, o, "med_ns", j_u64(gp_stats_percentile(t, 50)));
+		put(d, o, "min_ns", j_u64(t->min));
+		put(d, o, "max_ns", j_u64(t->max));
+		put(d, o, "stddev_ns", j_u64((__u64)llround(gp_stats_stddev(t))));
+		put(d, o, "p99_ns", j_u64(gp_stats_percentile(t, 99)));
+		push(d, arr, o);
+	}
+	return arr;
+}
+
+static json_t *size_histogram(struct doc *d, const struct gp_xfer_row *row)
+{
+	json_t *arr = arr_new(d);
+
+	for (unsigned b = 0; b < GP_SIZE_BUCKETS; b++) {
+		if (!row->size_hist[b])
+			continue;
+
+		json_t *o = obj_new(d);
+		__u64 lo, hi;
+
+		gp_size_bucket_range(b, &lo, &hi);
+		put(d, o, "lo_bytes", j_u64(lo));
+		put(d, o, "hi_bytes", j_u64(hi));
+		put(d, o, "calls", j_u64(row->size_hist[b]));
+		push(d, arr, o);
+	}
+	return arr;
+}
+
+/* Achieved bandwidth of a synchronous row: bytes per second of host time, exact integer arithmetic. */
+static json_t *bandwidth(const struct gp_xfer_row *row, bool sync)
+{
+	if (!sync || !row->total_ns)
+		return json_null();
+
+	unsigned __int128 bps = (unsigned __int128)row->bytes * 1000000000u / row->total_ns;
+
+	return j_u64(bps > UINT64_MAX ? UINT64_MAX : (__u64)bps);
+}
+
+/* Rows ordered by direction (HtoD, DtoH, DtoD, HtoH, PtoP, Default), host memory, sync first. */
+json_t *doc_transfers(struct doc *d, const struct gp_process *p)
+{
+	json_t *arr = arr_new(d);
+
+	for (unsigned dir = 0; dir < GP_DIR_MAX; dir++) {
+		for (unsigned hm = 0; hm < GP_HM_MAX; hm++) {
+			for (int sync = 1; sync >= 0; sync--) {
+				const struct gp_xfer_row *row = &p->xfer[dir][hm][sync];
+
+				if (!row->calls)
+					continue;
+
+				json_t *o = obj_new(d);
+
+				put(d, o, "direction", j_str(gp_dir_name(dir)));
+				put(d, o, "host_memory", j_str(gp_hostmem_name(hm)));
+				put(d, o, "sync", json_boolean(sync));
+				put(d, o, "calls", j_u64(row->calls));
+				put(d, o, "bytes", j_u64(row->bytes));
+				put(d, o, "min_bytes", j_u64(row->min_bytes));
+				put(d, o, "max_bytes", j_u64(row->max_bytes));
+				put(d, o, "total_ns", j_u64(row->total_ns));
+				put(d, o, "bandwidth_bytes_per_s", bandwidth(row, sync));
+				put(d, o, "size_histogram", size_histogram(d, row));
+				push(d, arr, o);
+			}
+		}
+	}
+	return arr;
+}
+
+json_t *doc_memsets(struct doc *d, const struct gp_process *p)
+{
+	json_t *arr = arr_new(d);
+
+	for (int sync = 1; sync >= 0; sync--) {
+		const struct gp_memset_row *row = &p->memsets[sync];
+
+		if (!row->calls)
+			continue;
+
+		json_t *o = obj_new(d);
+
+		put(d, o, "sync", json_boolean(sync));
+		put(d, o, "calls", j_u64(row->calls));
+		put(d, o, "bytes", j_u64(row->bytes));
+		put(d, o, "total_ns", j_u64(row->total_ns));
+		push(d, arr, o);
+	}
+	return arr;
+}

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * report_doc_work.c — the sections of a process in the report document
+ * about GPU work and who issued it: kernels, graph launches, streams,
+ * events and threads.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/report_doc.h"
+
+static int cmp_u64(__u64 a, __u64 b)
+{
+	return (a > b) - (a < b);
+}
+
+/* Most launched first; then named before unknown, by name; then by site. */
+static int cmp_kernel(const void *a, const void *b)
+{
+	const struct gp_kernel *x = *(const struct gp_kernel *const *)a;
+	const struct gp_kernel *y = *(const struct gp_kernel *const *)b;
+	int c;
+
+	if (x->launches != y->launches)
+		return x->launches > y->launches ? -1 : 1;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	if (!x->name != !y->name)
+		return x->name ? -1 : 1;
+	if (x->name && (c = strcmp(x->name, y->name)))
+		return c;
+	if (x->name && (c = strcmp(x->mangled, y->mangled)))
+		return c;
+	return (c = cmp_u64(x->func, y->func)) ? c : cmp_u64(x->ret_addr, y->ret_addr);
+}
+
+static json_t *dim3(struct doc *d, const __u32 v[3])
+{
+	json_t *a = arr_new(d);
+
+	for (int i = 0; i < 3; i++)
+		push(d, a, j_u64(v[i]));
+	return a;
+}
+
+/* Most used first; then grid, block, smem. */
+static int cmp_config(const void *a, const void *b)
+{
+	const struct gp_kconfig *x = a, *y = b;
+	int c;
+
+	if (x->launches != y->launches)
+		return x->launches > y->launches ? -1 : 1;
+	if ((c = memcmp(x->grid, y->grid, sizeof(x->grid))) || (c = memcmp(x->block, y->block, sizeof(x->block))))
+		return c;
+	return cmp_u64(x->smem, y->smem);
+}
+
+static json_t *configs(struct doc *d, const struct gp_kernel *k)
+{
+	json_t *arr = arr_new(d);
+	struct gp_kconfig cfg[GP_KERNEL_CONFIGS_MAX];
+
+	memcpy(cfg, k->configs, k->nconfigs * sizeof(cfg[0]));
+	qsort(cfg, k->nconfigs, sizeof(cfg[0]), cmp_config);
+	for (unsigned i = 0; i < k->nconfigs; i++) {
+		json_t *o = obj_new(d);
+
+		put(d, o, "grid", dim3(d, cfg[i].grid));
+		put(d, o, "block", dim3(d, cfg[i].block));
+		put(d, o, "smem_bytes", j_u64(cfg[i].smem));
+		put(d, o, "launches", j_u64(cfg[i].launches));
+		push(d, arr, o);
+	}
+	return arr;
+}
+
+json_t *doc_kernels(struct doc *d, const struct gp_process *p)
+{
+	json_t *arr = arr_new(d);
+	const struct gp_kernel **ks = p->nkernels ? malloc(p->nkernels * sizeof(*ks)) : NULL;
+
+	if (!p->nkernels || !ks) {
+		d->failed |= p->nkernels && !ks;
+		return arr;
+	}
+	memcpy(ks, p->kernels, p->nkernels * sizeof(*ks));
+	qsort(ks, p->nkernels, sizeof(*ks), cmp_kernel);
+	for (size_t i = 0; i < p->nkernels; i++) {
+		const struct gp_kernel *k = ks[i];
+		json_t *o = obj_new(d);
+
+		put(d, o, "name", k->name ? j_str(k->name) : json_null());
+		put(d, o, "mangled", k->name ? j_str(k->mangled) : json_null());
+		put(d, o, "resolved", json_boolean(k->name != NULL));
+		put(d, o, "func", j_hex(k->func));
+		put(d, o, "ret_addr", j_hex(k->ret_addr));
+		put(d, o, "sites", j_u64(k->sites));
+		put(d, o, "calls", j_u64(k->calls));
+		put(d, o, "launches", j_u64(k->launches));
+		put(d, o, "errors", j_u64(k->errors));
+		put(d, o, "host_ns", j_u64(k->host_ns));
+		put(d, o, "configs", configs(d, k));
+		put(d, o, "config_other_launches", j_u64(k->config_other_launches));
+		put(d, o, "config_unread_launches", j_u64(k->config_unread_launches));
+		push(d, arr, o);
+	}
+	free(ks);
+	return arr;
+}
+
+static int cmp_graph(const void *a, const void *b)
+{
+	return cmp_u64((*(const struct gp_graph *const *)a)->exec, (*(const struct gp_graph *const *)b)->exec);
+}
+
+json_t *doc_graphs(struct doc *d, const struct gp_process *p)
+{
+	json_t *arr = arr_new(d);
+	size_t n;
+	struct gp_graph **gs = (struct gp_graph **)map_values(d, &p->graphs, &n);
+
+	if (n)
+		qsort(gs, n, sizeof(*gs), cmp_graph);
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = obj_new(d);
+
+		put(d, o, "exec", j_hex(gs[i]->exec));
+		put(d, o, "calls", j_u64(gs[i]->calls));
+		put(d, o, "launches", j_u64(gs[i]->launches));
+		put(d, o, "errors", j_u64(gs[i]->errors));
+		put(d, o, "host_ns", j_u64(gs[i]->host_ns));
+		push(d, arr, o);
+	}
+	free(gs);
+	return arr;
+}
+
+/* Legacy default first, then per-thread defaults by tid, then handles: the key order. */
+static int cmp_stream(const void *a, const void *b)
+{
+	const struct gp_stream *x = *(const struct gp_stream *const *)a;
+	const struct gp_stream *y = *(const struct gp_stream *const *)b;
+	bool xh = x->key != GP_STREAM_KEY_LEGACY && !(x->key & GP_STREAM_KEY_PER_THREAD);
+	bool yh = y->key != GP_STREAM_KEY_LEGACY && !(y->key & GP_STREAM_KEY_PER_THREAD);
+
+	if (xh != yh)
+		return xh ? 1 : -1;
+	return cmp_u64(x->key, y->key);
+}
+
+json_t *doc_streams(struct doc *d, const struct gp_process *p)
+{
+	json_t *arr = arr_new(d);
+	size_t n;
+	struct gp_stream **ss = (struct gp_stream **)map_values(d, &p->streams, &n);
+
+	if (n)
+		qsort(ss, n, sizeof(*ss), cmp_stream);
+	for (size_t i = 0; i < n; i++) {
+		const struct gp_stream *s = ss[i];
+		json_t *o = obj_new(d);
+		char label[64];
+		const char *kind;
+		bool per_thread = s->key != GP_STREAM_KEY_LEGACY && (s->key & GP_STREAM_KEY_PER_THREAD);
+		__u32 tid = (__u32)s->key;
+
+		if (s->key == GP_STREAM_KEY_LEGACY) {
+			kind = "legacy_default";
+			snprintf(label, sizeof(label), "legacy default");
+		} else if (per_thread) {
+			kind = "per_thread_default";
+			snprintf(label, sizeof(label), "per-thread default (tid %u)", tid);
+		} else {
+			kind = "handle";
+			snprintf(label, sizeof(label), "0x%llx", (unsigned long long)s->key);
+		}
+		put(d, o, "stream", j_str(label));
+		put(d, o, "kind", j_str(kind));
+		put(d, o, "handle", j_hex(per_thread || s->key == GP_STREAM_KEY_LEGACY ? 0 : s->key));
+		put(d, o, "tid", per_thread ? j_u64(tid) : json_null());
+		put(d, o, "created", j_u64(s->created));
+		put(d, o, "destroyed", j_u64(s->destroyed));
+		put(d, o, "kernels", j_u64(s->kernels));
+		put(d, o, "graph_launches", j_u64(s->graph_launches));
+		put(d, o, "copies", j_u64(s->copies));
+		put(d, o, "copy_bytes", j_u64(s->copy_bytes));
+		put(d, o, "memsets", j_u64(s->memsets));
+		put(d, o, "memset_bytes", j_u64(s->memset_bytes));
+		put(d, o, "event_records", j_u64(s->event_records));
+		put(d, o, "event_waits", j_u64(s->event_waits));
+		put(d, o, "sync_calls", j_u64(s->sync_calls));
+		put(d, o, "sync_ns", j_u64(s->sync_ns));
+		push(d, arr, o);
+	}
+	free(ss);
+	return arr;
+}
+
+json_t *doc_events(struct doc *d, const struct gp_process *p)
+{
+	json_t *o = obj_new(d);
+
+	put(d, o, "created", j_u64(p->events.created));
+	put(d, o, "destroyed", j_u64(p->events.destroyed));
+	put(d, o, "records", j_u64(p->events.records));
+	put(d, o, "sync_calls", j_u64(p->events.sync_calls));
+	put(d, o, "sync_ns", j_u64(p->events.sync_ns));
+	return o;
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+	return cmp_u64((*(const struct gp_thread *const *)a)->tid, (*(const struct gp_thread *const *)b)->tid);
+}
+
+json_t *doc_threads(struct doc *d, const struct gp_process *p)
+{
+	json_t *arr = arr_new(d);
+	size_t n;
+	struct gp_thread **ts = (struct gp_thread **)map_values(d, &p->threads, &n);
+
+	if (n)
+		qsort(ts, n, sizeof(*ts), cmp_thread);
+	for (size_t i = 0; i < n; i++) {
+		const struct gp_thread *t = ts[i];
+		json_t *o = obj_new(d);
+
+		put(d, o, "tid", j_u64(t->tid));
+		put(d, o, "name", j_str(t->name));
+		put(d, o, "calls", j_u64(t->calls));
+		put(d, o, "errors", j_u64(t->errors));
+		put(d, o, "host_ns", j_u64(t->host_ns));
+		put(d, o, "first_mono_ns", t->calls ? j_u64(t->first_ns) : json_null());
+		put(d, o, "last_mono_ns", t->calls ? j_u64(t->last_ns) : json_null());
+		put(d, o, "device", j_s64(t->device));
+		push(d, arr, o);
+	}
+	free(ts);
+	return arr;
+}

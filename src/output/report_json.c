@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * report_json.c — report.json: the report document (report.h) written as
+ * indented JSON, fields in a fixed order, so that the same model always
+ * gives the same bytes.
+ */
+#include <errno.h>
+
+#include "output/report.h"
+
+int gp_report_json_write(const struct gp_model *m, FILE *out)
+{
+	json_t *doc = gp_report_doc(m);
+	int err = 0;
+
+	if (!doc)
+		return -(errno ? errno : ENOMEM);
+	if (json_dumpf(doc, out, GP_REPORT_JSON_FLAGS) || fputc('\n', out) == EOF || fflush(out) || ferror(out))
+		err = -(errno ? errno : EIO);
+	json_decref(doc);
+	return err;
+}

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * report_md.c — report.md: the report document (report.h) rendered for
+ * people. Session header, then per process the API table in the nsys
+ * cuda_api_sum layout, errors, transfers, memory, kernels, streams and
+ * threads; then what was instrumented and every loss counter, even at zero.
+ * Per-process sections live in report_md_process.c.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "output/report_md.h"
+
+json_int_t md_int(const json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+const char *md_str(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "";
+}
+
+bool md_bool(const json_t *o, const char *key)
+{
+	return json_is_true(json_object_get(o, key));
+}
+
+char *md_n(char *buf, const json_t *o, const char *key)
+{
+	return md_snum(buf, md_int(o, key));
+}
+
+void md_rel_time(char *buf, size_t len, const json_t *doc, json_int_t mono_ns)
+{
+	json_int_t start = md_int(json_object_get(doc, "session"), "start_mono_ns");
+
+	if (start && mono_ns >= start)
+		snprintf(buf, len, "+%lld.%06lld s", (long long)((mono_ns - start) / 1000000000),
+			 (long long)((mono_ns - start) % 1000000000 / 1000));
+	else
+		snprintf(buf, len, "%lld ns (monotonic)", (long long)mono_ns);
+}
+
+int md_flush_table(struct md_table *t, FILE *out)
+{
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	err = md_table_print(t, out);
+	md_table__free(t);
+	return err;
+}
+
+static void session_header(const json_t *doc, FILE *out)
+{
+	const json_t *s = json_object_get(doc, "session");
+	const json_t *dur = json_object_get(s, "duration_ns");
+	char n[32];
+
+	fputs("# gpuprobed report\n\n", out);
+	fprintf(out, "- Tool: gpuprobed %s\n", md_str(s, "tool_version"));
+	fprintf(out, "- Command: `%s`\n", md_str(s, "command_line"));
+	fprintf(out, "- Mode: %s\n", md_str(s, "mode"));
+	fprintf(out, "- Host: %s (kernel %s)\n", md_str(s, "hostname"), md_str(s, "kernel_release"));
+	fprintf(out, "- Started: %s\n", *md_str(s, "start_utc") ? md_str(s, "start_utc") : "(unknown)");
+	if (json_is_integer(dur))
+		fprintf(out, "- Duration: %lld.%03lld s\n", (long long)(json_integer_value(dur) / 1000000000),
+			(long long)(json_integer_value(dur) % 1000000000 / 1000000));
+	else
+		fputs("- Duration: (session not ended)\n", out);
+	fprintf(out, "- Processes: %zu\n", json_array_size(json_object_get(doc, "processes")));
+	fprintf(out, "- Events lost or degraded: %s (see \"Loss counters\")\n\n", md_n(n, doc, "drops_total"));
+	fputs("Times are CLOCK_MONOTONIC; \"+s\" is seconds since the session started. All API times are "
+	      "host-observed: from the entry to the return of each call on the calling thread, not GPU "
+	      "execution time.\n\n",
+	      out);
+}
+
+/* The uretprobe row that follows an uprobe row of the same place, or NULL. */
+static const json_t *return_row(const json_t *arr, size_t i)
+{
+	const json_t *u = json_array_get(arr, i), *r = json_array_get(arr, i + 1);
+
+	if (!r || strcmp(md_str(u, "kind"), "uprobe") || strcmp(md_str(r, "kind"), "uretprobe") ||
+	    strcmp(md_str(u, "target"), md_str(r, "target")) || strcmp(md_str(u, "offset"), md_str(r, "offset")))
+		return NULL;
+	return r;
+}
+
+/* One table per target file; one row per probe pair (report.json has a row per probe). */
+static int instrumentation(const json_t *doc, FILE *out)
+{
+	static const char *const head[] = { "Symbol", "Offset", "Entry hits (uprobe)", "Return hits (uretprobe)" };
+	const json_t *arr = json_object_get(doc, "instrumentation");
+	struct md_table *t = NULL;
+	size_t n = json_array_size(arr);
+	const char *target = NULL;
+	long long group_pid = -1;
+	char h1[32], h2[32];
+	int err = 0;
+
+	fputs("## Instrumentation (what was touched)\n\n", out);
+	if (!n) {
+		fputs("No probes were placed.\n\n", out);
+		return 0;
+	}
+	fputs("Every probe gpuprobed placed; each is removed when it detaches. Hits are counted in the kernel, "
+	      "before any loss downstream.\n\n",
+	      out);
+	for (size_t i = 0; i < n; i++) {
+		const json_t *row = json_array_get(arr, i), *ret = return_row(arr, i);
+
+		long long pid = md_int(row, "pid");
+
+		if (!target || strcmp(target, md_str(row, "target")) || pid != group_pid) {
+			if (t) {
+				int e = md_flush_table(t, out);
+
+				err = err ? err : e;
+				fputc('\n', out);
+			}
+			target = md_str(row, "target");
+			group_pid = pid;
+			if (pid)
+				fprintf(out, "`%s` (pid %lld):\n\n", target, pid);
+			else
+				fprintf(out, "`%s` (every process):\n\n", target);
+			t = md_table_new(4, head, "llrr");
+			if (!t)
+				return -ENOMEM;
+		}
+		if (strcmp(md_str(row, "symbol"), md_str(row, "api")))
+			md_table_cell(t, "`%s` (%s)", md_str(row, "symbol"), md_str(row, "api"));
+		else
+			md_table_cell(t, "`%s`", md_str(row, "symbol"));
+		md_table_cell(t, "%s", md_str(row, "offset"));
+		if (ret) {
+			md_table_cell(t, "%s", md_n(h1, row, "hits"));
+			md_table_cell(t, "%s", md_n(h2, ret, "hits"));
+			i++;
+		} else if (!strcmp(md_str(row, "kind"), "uprobe")) {
+			md_table_cell(t, "%s", md_n(h1, row, "hits"));
+			md_table_cell(t, "—");
+		} else {
+			md_table_cell(t, "—");
+			md_table_cell(t, "%s", md_n(h2, row, "hits"));
+		}
+	}
+	int e = md_flush_table(t, out);
+
+	fputc('\n', out);
+	return err ? err : e;
+}
+
+static int loss_counters(const json_t *doc, FILE *out)
+{
+	static const char *const head[] = { "Counter", "Count" };
+	const json_t *drops = json_object_get(doc, "drops");
+	struct md_table *t = md_table_new(2, head, "lr");
+	const char *key;
+	const json_t *val;
+	char n[32];
+
+	fputs("## Loss counters\n\n", out);
+	json_object_foreach((json_t *)drops, key, val) {
+		if (!t)
+			break;
+		md_table_cell(t, "%s", key);
+		md_table_cell(t, "%s", md_snum(n, json_integer_value(val)));
+	}
+	if (t) {
+		md_table_cell(t, "**total**");
+		md_table_cell(t, "**%s**", md_n(n, doc, "drops_total"));
+	}
+	int err = md_flush_table(t, out);
+
+	fputs(md_int(doc, "drops_total") ? "\nSome events were lost or degraded: the numbers above undercount "
+					   "by at most these amounts.\n\n"
+					 : "\nNo event was lost.\n\n",
+	      out);
+	return err;
+}
+
+int gp_report_md_write(const struct gp_model *m, FILE *out)
+{
+	json_t *doc = gp_report_doc(m);
+	const json_t *proc;
+	size_t i;
+	int err = 0;
+
+	if (!doc)
+		return -(errno ? errno : ENOMEM);
+	session_header(doc, out);
+	json_array_foreach(json_object_get(doc, "processes"), i, proc) {
+		int e = md_process(doc, proc, out);
+
+		err = err ? err : e;
+	}
+	if (!json_array_size(json_object_get(doc, "processes")))
+		fputs("No traced process made a traced call.\n\n", out);
+	{
+		int e1 = instrumentation(doc, out), e2 = loss_counters(doc, out);
+
+		err = err ? err : e1 ? e1 : e2;
+	}
+	json_decref(doc);
+	if (!err && (fflush(out) || ferror(out)))
+		err = -(errno ? errno : EIO);
+	return err;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * report_md.h — shared by report_md*.c: reading the report document and
+ * printing its pieces as Markdown.
+ */
+#ifndef GP_REPORT_MD_H
+#define GP_REPORT_MD_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "output/md_table.h"
+#include "output/report.h"
+
+json_int_t md_int(const json_t *o, const char *key);  /* 0 when absent or null */
+const char *md_str(const json_t *o, const char *key); /* "" when absent or null */
+bool md_bool(const json_t *o, const char *key);
+char *md_n(char *buf, const json_t *o, const char *key); /* md_int with thousands separators */
+/* "+1.234567 s" since the session start (or the raw monotonic ns when unknown). */
+void md_rel_time(char *buf, size_t len, const json_t *doc, json_int_t mono_ns);
+/* Prints and frees t; -ENOMEM when t is NULL or failed. */
+int md_flush_table(struct md_table *t, FILE *out);
+
+/* One process: every section. 0 or -ENOMEM (the rest is still printed). */
+int md_process(const json_t *doc, const json_t *proc, FILE *out);
+
+/* report_md_work.c: sections of one process, each 0 or -ENOMEM. */
+int md_kernels(const json_t *p, FILE *out);
+int md_streams(const json_t *p, FILE *out);
+int md_threads(const json_t *doc, const json_t *p, FILE *out);
+
+#endif /* GP_REPORT_MD_H */

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * report_md_work.c — the sections of one process in report.md about GPU
+ * work and who issued it: kernel and graph launches, streams and events,
+ * threads.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "output/report_md.h"
+
+static void config_text(char *buf, size_t len, const json_t *k)
+{
+	const json_t *cfgs = json_object_get(k, "configs"), *c;
+	size_t i, used = 0, ncfg = json_array_size(cfgs);
+
+	buf[0] = '\0';
+	json_array_foreach(cfgs, i, c) {
+		const json_t *g = json_object_get(c, "grid"), *b = json_object_get(c, "block");
+
+		if (i == 3 || used >= len)
+			break;
+#define D(arr, at) (long long)json_integer_value(json_array_get(arr, at))
+		used += (size_t)snprintf(buf + used, len - used, "%s(%lld,%lld,%lld)×(%lld,%lld,%lld) smem %lld: %lld",
+					 i ? "; " : "", D(g, 0), D(g, 1), D(g, 2), D(b, 0), D(b, 1), D(b, 2),
+					 (long long)md_int(c, "smem_bytes"), (long long)md_int(c, "launches"));
+#undef D
+	}
+	if (ncfg > 3 && used < len)
+		snprintf(buf + used, len - used, "; +%zu more", ncfg - 3);
+}
+
+int md_kernels(const json_t *p, FILE *out)
+{
+	static const char *const head[] = { "Launches", "Errors", "Host time (ns)", "Grid×Block, smem: launches", "Kernel" };
+	static const char *const ghead[] = { "Graph exec", "Launches", "Errors", "Host time (ns)" };
+	const json_t *rows = json_object_get(p, "kernels"), *k;
+	size_t i;
+	char n[32], cfg[512];
+	int err = 0;
+
+	fputs("### Kernel launches\n\n", out);
+	if (!json_array_size(rows)) {
+		fputs("No kernel launch.\n\n", out);
+	} else {
+		struct md_table *t = md_table_new(5, head, "rrrll");
+
+		json_array_foreach(rows, i, k) {
+			if (!t)
+				break;
+			md_table_cell(t, "%s", md_n(n, k, "launches"));
+			md_table_cell(t, "%s", md_n(n, k, "errors"));
+			md_table_cell(t, "%s", md_n(n, k, "host_ns"));
+			config_text(cfg, sizeof(cfg), k);
+			md_table_cell(t, "%s", cfg);
+			if (md_bool(k, "resolved"))
+				md_table_cell(t, "`%s`", md_str(k, "name"));
+			else
+				md_table_cell(t, "(unknown kernel; func %s, called from %s)", md_str(k, "func"),
+					      md_str(k, "ret_addr"));
+		}
+		err = md_flush_table(t, out);
+		fputs("\nHost time is time spent in the launch calls, not kernel execution time.\n\n", out);
+	}
+	rows = json_object_get(p, "graph_launches");
+	if (!json_array_size(rows))
+		return err;
+
+	struct md_table *t = md_table_new(4, ghead, "lrrr");
+
+	fputs("Graph launches:\n\n", out);
+	json_array_foreach(rows, i, k) {
+		if (!t)
+			break;
+		md_table_cell(t, "%s", md_str(k, "exec"));
+		md_table_cell(t, "%s", md_n(n, k, "launches"));
+		md_table_cell(t, "%s", md_n(n, k, "errors"));
+		md_table_cell(t, "%s", md_n(n, k, "host_ns"));
+	}
+	int e = md_flush_table(t, out);
+
+	fputc('\n', out);
+	return err ? err : e;
+}
+
+int md_streams(const json_t *p, FILE *out)
+{
+	static const char *const head[] = { "Stream", "Created", "Destroyed", "Kernels", "Graphs", "Copies",
+					    "Copy bytes", "Memsets", "Event records", "Event waits",
+					    "Syncs", "Sync time (ns)" };
+	const json_t *rows = json_object_get(p, "streams"), *s, *ev = json_object_get(p, "events");
+	size_t i;
+	char n[32], n2[32], n3[32], n4[32], n5[32];
+	int err = 0;
+
+	fputs("### Streams\n\n", out);
+	if (json_array_size(rows)) {
+		struct md_table *t = md_table_new(12, head, "lrrrrrrrrrrr");
+
+		json_array_foreach(rows, i, s) {
+			if (!t)
+				break;
+			md_table_cell(t, "%s", md_str(s, "stream"));
+			md_table_cell(t, "%s", md_n(n, s, "created"));
+			md_table_cell(t, "%s", md_n(n, s, "destroyed"));
+			md_table_cell(t, "%s", md_n(n, s, "kernels"));
+			md_table_cell(t, "%s", md_n(n, s, "graph_launches"));
+			md_table_cell(t, "%s", md_n(n, s, "copies"));
+			md_table_cell(t, "%s", md_n(n, s, "copy_bytes"));
+			md_table_cell(t, "%s", md_n(n, s, "memsets"));
+			md_table_cell(t, "%s", md_n(n, s, "event_records"));
+			md_table_cell(t, "%s", md_n(n, s, "event_waits"));
+			md_table_cell(t, "%s", md_n(n, s, "sync_calls"));
+			md_table_cell(t, "%s", md_n(n, s, "sync_ns"));
+		}
+		err = md_flush_table(t, out);
+		fputc('\n', out);
+	} else {
+		fputs("No stream activity.\n\n", out);
+	}
+	fprintf(out, "Events: %s created, %s destroyed, %s recorded; %s cudaEventSynchronize calls blocked %s ns.\n\n",
+		md_n(n, ev, "created"), md_n(n2, ev, "destroyed"), md_n(n3, ev, "records"),
+		md_n(n4, ev, "sync_calls"), md_n(n5, ev, "sync_ns"));
+	return err;
+}
+
+int md_threads(const json_t *doc, const json_t *p, FILE *out)
+{
+	static const char *const head[] = { "TID", "Name", "Calls", "Errors", "Host time (ns)",
+					    "First call", "Last return", "Device" };
+	const json_t *rows = json_object_get(p, "threads"), *th;
+	size_t i;
+	char n[32], first[64], last[64];
+
+	fputs("### Threads\n\n", out);
+	if (!json_array_size(rows)) {
+		fputs("No thread made a traced call.\n\n", out);
+		return 0;
+	}
+
+	struct md_table *t = md_table_new(8, head, "llrrrllr");
+
+	json_array_foreach(rows, i, th) {
+		if (!t)
+			break;
+		bool seen = json_is_integer(json_object_get(th, "first_mono_ns"));
+
+		if (seen) {
+			md_rel_time(first, sizeof(first), doc, md_int(th, "first_mono_ns"));
+			md_rel_time(last, sizeof(last), doc, md_int(th, "last_mono_ns"));
+		}
+		md_table_cell(t, "%lld", (long long)md_int(th, "tid"));
+		md_table_cell(t, "%s", md_str(th, "name"));
+		md_table_cell(t, "%s", md_n(n, th, "calls"));
+		md_table_cell(t, "%s", md_n(n, th, "errors"));
+		md_table_cell(t, "%s", md_n(n, th, "host_ns"));
+		md_table_cell(t, "%s", seen ? first : "—");
+		md_table_cell(t, "%s", seen ? last : "—");
+		md_table_cell(t, "%lld", (long long)md_int(th, "device"));
+	}
+	int err = md_flush_table(t, out);
+
+	fputs("\nDevice: the thread's current device from its last successful cudaSetDevice; -1: never seen.\n\n",
+	      out);
+	return err;
+}

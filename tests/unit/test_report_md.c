@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * test_report_md.c — report.md: the sections a reader relies on are there
+ * (nsys-shaped API table labelled host-observed, transfers with the
+ * pageable caveat exactly when attached late, leaks vs live at end,
+ * unknown kernels labelled as such, instrumentation, loss counters even at
+ * zero), and the table/number helpers behave.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "records.h"
+#include "scenario.h"
+#include "output/md_table.h"
+
+static void has(const char *text, const char *needle)
+{
+	if (!strstr(text, needle))
+		fail_msg("report.md lacks \"%s\"", needle);
+}
+
+static void lacks(const char *text, const char *needle)
+{
+	if (strstr(text, needle))
+		fail_msg("report.md should not contain \"%s\"", needle);
+}
+
+/* The line containing needle, which must contain each of words in order. */
+static void line_has_in_order(const char *text, const char *needle, const char *const *words, size_t n)
+{
+	const char *at = strstr(text, needle), *eol;
+
+	if (!at)
+		fail_msg("no line with \"%s\"", needle);
+	while (at > text && at[-1] != '\n')
+		at--;
+	eol = strchr(at, '\n');
+	for (size_t i = 0; i < n; i++) {
+		const char *w = strstr(at, words[i]);
+
+		if (!w || (eol && w > eol))
+			fail_msg("\"%s\" missing or out of order in the line of \"%s\"", words[i], needle);
+		at = w + strlen(words[i]);
+	}
+}
+
+static void sections_of_a_running_process(void **state)
+{
+	static const char *const api_head[] = { "Time (%)", "Total Time (ns)", "Num Calls", "Avg (ns)",
+						"Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)",
+						"p99 (ns)", "Errors", "Name" };
+	struct gp_model *m = scenario_model(false, true);
+	char *md = sink_output(gp_report_md_write, m);
+
+	has(md, "# gpuprobed report");
+	has(md, "## Process 4242 — train");
+	has(md, "### CUDA API summary (host-observed)");
+	line_has_in_order(md, "| Time (%)", api_head, sizeof(api_head) / sizeof(api_head[0]));
+	has(md, "| cudaErrorMemoryAllocation");
+	has(md, "### Transfers");
+	has(md, "4.19"); /* GB/s of the synchronous 1 MiB HtoD copy */
+	lacks(md, "Caveat"); /* traced from start */
+	has(md, "#### Live at end of trace: 2 allocations");
+	lacks(md, "#### Leaks");
+	has(md, "`void scale<float>(float*, int)`");
+	has(md, "(unknown kernel; func 0xb2, called from 0x405678)");
+	has(md, "| legacy default");
+	has(md, "| 4243 | loader");
+	has(md, "## Instrumentation (what was touched)");
+	has(md, "`/opt/venv/lib/libcudart.so.13` (pid 4242):");
+	has(md, "| `cudaLaunchKernel` | 0x71c40 |                   4 |                       4 |");
+	has(md, "## Loss counters");
+	has(md, "| ringbuf_full         |     2 |");
+	free(md);
+	gp_model__free(m);
+}
+
+static void late_attach_and_exit(void **state)
+{
+	struct gp_model *m = scenario_model(true, false);
+	char *md = sink_output(gp_report_md_write, m);
+
+	has(md, "**Caveat:**");
+	has(md, "\"pageable\" means \"outside every pinned range allocated while traced\"");
+	has(md, "#### Leaks: 2 allocations, 1,114,112 bytes");
+	lacks(md, "Live at end of trace");
+	has(md, "- Exited at +");
+	free(md);
+	gp_model__free(m);
+}
+
+static void empty_report_still_shows_losses(void **state)
+{
+	struct gp_model *m = gp_model_new(NULL);
+	char *md = sink_output(gp_report_md_write, m);
+
+	has(md, "No traced process made a traced call.");
+	has(md, "No probes were placed.");
+	has(md, "## Loss counters");
+	has(md, "| malformed_records    |     0 |");
+	has(md, "| return_without_entry |     0 |");
+	has(md, "No event was lost.");
+	free(md);
+	gp_model__free(m);
+}
+
+static void table_and_numbers(void **state)
+{
+	static const char *const head[] = { "Name", "N" };
+	struct md_table *t = md_table_new(2, head, "lr");
+	char *buf = NULL, n[32];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(t);
+	md_table_cell(t, "a|b");
+	md_table_cell(t, "%d", 12345);
+	md_table_cell(t, "—");
+	md_table_cell(t, "7");
+	assert_int_equal(md_table_rows(t), 2);
+	assert_int_equal(md_table_print(t, f), 0);
+	fclose(f);
+	assert_string_equal(buf, "| Name |     N |\n"
+				 "| :--- | ----: |\n"
+				 "| a\\|b | 12345 |\n"
+				 "| —    |     7 |\n");
+	free(buf);
+	md_table__free(t);
+	md_table__free(NULL);
+
+	assert_string_equal(md_num(n, 0), "0");
+	assert_string_equal(md_num(n, 999), "999");
+	assert_string_equal(md_num(n, 1000), "1,000");
+	assert_string_equal(md_num(n, 1234567), "1,234,567");
+	assert_string_equal(md_num(n, UINT64_MAX), "18,446,744,073,709,551,615");
+	assert_string_equal(md_snum(n, -1234), "-1,234");
+	assert_string_equal(md_bytes(n, 17), "17 B");
+	assert_string_equal(md_bytes(n, 4096), "4 KiB");
+	assert_string_equal(md_bytes(n, 1536 * 1024), "1.5 MiB");
+	assert_string_equal(md_bytes(n, 1ULL << 63), "8 EiB");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(sections_of_a_running_process),
+		cmocka_unit_test(late_attach_and_exit),
+		cmocka_unit_test(empty_report_still_shows_losses),
+		cmocka_unit_test(table_and_numbers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
