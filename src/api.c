@@ -24,6 +24,7 @@ unsigned gp_shape_cookie_flags(enum gp_shape shape)
 	case GP_SHAPE_ALLOC_ASYNC:
 	case GP_SHAPE_STREAM_CREATE:
 	case GP_SHAPE_EVENT_CREATE:
+	case GP_SHAPE_GET_KERNEL:
 		return GP_CK_OUT_ARG0;
 	default:
 		return 0;

@@ -40,15 +40,6 @@
 #include "session.h"
 #include "symbolize/symbolizer.h"
 
-static const char *const bpf_drop_names[GP_BPF_DROP_MAX] = {
-	[GP_DROP_RINGBUF_FULL] = "ringbuf_full",
-	[GP_DROP_DEPTH_OVERFLOW] = "depth_overflow",
-	[GP_DROP_MISSED_RETURN] = "missed_return",
-	[GP_DROP_RETURN_NO_ENTRY] = "return_without_entry",
-	[GP_DROP_TASK_STORAGE] = "task_storage",
-	[GP_DROP_ARG_READ] = "arg_read",
-};
-
 struct session {
 	const struct gp_options *opt;
 	struct gp_loop_target targets[GP_MAX_PIDS];
@@ -193,7 +184,6 @@ static int load_bpf(struct session *s)
 	err = bpf_map__set_max_entries(s->skel->maps.events, (__u32)ring_bytes);
 	if (!err) {
 		s->skel->rodata->filter_tgid = false; /* probes are bound to each pid */
-		s->skel->rodata->wakeup_threshold = ring_bytes / 2;
 		err = gpu_api_bpf__load(s->skel);
 	}
 	if (err) {
@@ -271,8 +261,8 @@ static int attach_target(struct session *s, pid_t pid)
 		for (size_t k = first; k < s->probes.n; k++) {
 			const struct gp_probe *p = &s->probes.v[k];
 
-			gp_model_probe_add(s->model, p->idx, p->target, gp_apis[p->api].symbol,
-					   p->offset, p->api);
+			gp_model_probe_add(s->model, p->idx, p->target, (__u32)p->pid,
+					   gp_apis[p->api].symbol, p->offset, p->api);
 		}
 		gp_notice("pid %d (%s): %d probes on %s%s", (int)pid, comm, n, libs[i].map->path,
 			  libs[i].is_static ? " (runtime linked statically)" : "");
@@ -315,7 +305,7 @@ static void collect_counters(struct session *s)
 					 sizeof(*vals) * (size_t)ncpu, 0) == 0)
 			for (int c = 0; c < ncpu; c++)
 				total += vals[c];
-		gp_model_drop_set(s->model, bpf_drop_names[d], total);
+		gp_model_drop_set(s->model, gp_bpf_drop_name(d), total);
 	}
 	free(vals);
 }

@@ -44,6 +44,7 @@ enum gp_shape {
 	GP_SHAPE_EVENT_RECORD,      /* (event, stream) */
 	GP_SHAPE_EVENT,             /* (event) */
 	GP_SHAPE_SET_DEVICE,        /* (int device) */
+	GP_SHAPE_GET_KERNEL,        /* (cudaKernel_t *out, const void *hostFun); out read at return */
 	GP_SHAPE_MAX,
 };
 
@@ -107,7 +108,9 @@ enum gp_shape {
 	X(CUDA_EVENT_RECORD_PTSZ,         GP_FAM_CUDART, "cudaEventRecord_ptsz",          GP_SHAPE_EVENT_RECORD,     GP_A_ASYNC | GP_A_PTSZ) \
 	X(CUDA_EVENT_SYNCHRONIZE,         GP_FAM_CUDART, "cudaEventSynchronize",          GP_SHAPE_EVENT,            GP_A_SYNC_CALL) \
 	X(CUDA_DEVICE_SYNCHRONIZE,        GP_FAM_CUDART, "cudaDeviceSynchronize",         GP_SHAPE_NONE,             GP_A_SYNC_CALL) \
-	X(CUDA_SET_DEVICE,                GP_FAM_CUDART, "cudaSetDevice",                 GP_SHAPE_SET_DEVICE,       0)
+	X(CUDA_SET_DEVICE,                GP_FAM_CUDART, "cudaSetDevice",                 GP_SHAPE_SET_DEVICE,       0) \
+	/* nvcc 13 launch stubs: once per kernel, handle <- host function; names handle launches */ \
+	X(CUDA_GET_KERNEL,                GP_FAM_CUDART, "__cudaGetKernel",               GP_SHAPE_GET_KERNEL,       0)
 
 enum gp_api_id {
 	GP_API_INVALID = 0,

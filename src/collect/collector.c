@@ -63,11 +63,6 @@ int gp_collector_init(struct gp_collector *c, int ringbuf_fd, struct gp_model *m
 	return 0;
 }
 
-int gp_collector_fd(const struct gp_collector *c)
-{
-	return ring_buffer__epoll_fd(c->rb);
-}
-
 int gp_collector_drain(struct gp_collector *c)
 {
 	return ring_buffer__consume(c->rb);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * collector.h — drains the BPF ring buffer into the model. Never blocks the
- * producer: the BPF side does not wake us per record; we drain on a timer
- * (and when the BPF side forces a wakeup because the ring is half full).
+ * producer: the BPF side never wakes us; we drain on a timer (--poll-ms),
+ * so the ring must hold that long's worth of records: 16 MiB is ~140k
+ * records, 14 million calls a second at the default 10 ms. What does not
+ * fit is counted (ringbuf_full), never silently lost.
  * Names each new thread from /proc while it is alive.
  */
 #ifndef GP_COLLECTOR_H
@@ -25,8 +27,6 @@ struct gp_collector {
 
 /* ringbuf_fd: the BPF ring buffer map. 0 or -errno. */
 int gp_collector_init(struct gp_collector *c, int ringbuf_fd, struct gp_model *model);
-/* The fd that becomes readable when the BPF side forces a wakeup. */
-int gp_collector_fd(const struct gp_collector *c);
 /* Drain everything available. Records consumed, or -errno. */
 int gp_collector_drain(struct gp_collector *c);
 void gp_collector_fini(struct gp_collector *c);

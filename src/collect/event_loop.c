@@ -13,7 +13,7 @@
 #include "collect/event_loop.h"
 #include "log.h"
 
-enum { TAG_SIGNAL = -1, TAG_TIMER = -2, TAG_RING = -3 };
+enum { TAG_SIGNAL = -1, TAG_TIMER = -2 };
 
 static void stop_signals(sigset_t *set)
 {
@@ -92,8 +92,6 @@ int gp_loop_run(struct gp_loop_target *targets, int ntargets, double duration_s,
 		if ((err = watch(epfd, timerfd, TAG_TIMER)))
 			goto out;
 	}
-	if ((err = watch(epfd, gp_collector_fd(collector), TAG_RING)))
-		goto out;
 	for (int i = 0; i < ntargets; i++) {
 		if (targets[i].exited)
 			continue;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * event_loop.h — one epoll loop for a tracing session: the ring buffer is
- * drained every poll interval (and on a forced wakeup), signals arrive
+ * drained every poll interval, signals arrive
  * through a signalfd, --duration is a timerfd, and each target's pidfd says
  * when it exits.
  */

@@ -118,9 +118,47 @@ static int read_segments(Elf *elf, struct gp_elf_syms *e)
 	return 0;
 }
 
-/* Appends the defined function symbols of one symbol table. */
+struct sym_vec {
+	struct gp_elf_sym *v;
+	size_t n, cap;
+};
+
+static int sym_vec_push(struct sym_vec *vec, struct name_pool *pool, const GElf_Sym *s,
+			const char *name)
+{
+	size_t off;
+
+	if (vec->n == vec->cap) {
+		size_t nc = vec->cap ? vec->cap * 2 : 1024;
+		struct gp_elf_sym *nv = realloc(vec->v, nc * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		vec->v = nv;
+		vec->cap = nc;
+	}
+	off = pool_add(pool, name);
+	if (off == SIZE_MAX)
+		return -ENOMEM;
+	vec->v[vec->n++] = (struct gp_elf_sym){
+		.addr = s->st_value, .size = s->st_size,
+		.name = (const char *)(uintptr_t)off, /* fixed up once the pool stops moving */
+		.global = GELF_ST_BIND(s->st_info) != STB_LOCAL,
+	};
+	return 0;
+}
+
+/* "_ZZ29__device_stub__Z5saxpyifPKfPfifPKfPfE8__handle": the static handle of a launch stub. */
+static bool is_stub_handle(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 10 && !strcmp(name + n - 10, "E8__handle") && strstr(name, "__device_stub__");
+}
+
+/* Appends the defined function symbols (and stub handles) of one symbol table. */
 static int read_symtab(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct name_pool *pool,
-		       struct gp_elf_sym **syms, size_t *n, size_t *cap)
+		       struct sym_vec *funcs, struct sym_vec *handles)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t count, i;
@@ -131,32 +169,24 @@ static int read_symtab(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct name_pool *
 	for (i = 0; i < count; i++) {
 		GElf_Sym s;
 		const char *name;
-		size_t off;
+		int type, err;
 
 		if (!gelf_getsym(data, (int)i, &s))
 			continue;
-		if (GELF_ST_TYPE(s.st_info) != STT_FUNC || s.st_shndx == SHN_UNDEF || !s.st_value)
+		type = GELF_ST_TYPE(s.st_info);
+		if ((type != STT_FUNC && type != STT_OBJECT) || s.st_shndx == SHN_UNDEF || !s.st_value)
 			continue;
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
-		if (*n == *cap) {
-			size_t nc = *cap ? *cap * 2 : 1024;
-			struct gp_elf_sym *ns = realloc(*syms, nc * sizeof(**syms));
-
-			if (!ns)
-				return -ENOMEM;
-			*syms = ns;
-			*cap = nc;
-		}
-		off = pool_add(pool, name);
-		if (off == SIZE_MAX)
-			return -ENOMEM;
-		(*syms)[(*n)++] = (struct gp_elf_sym){
-			.addr = s.st_value, .size = s.st_size,
-			.name = (const char *)(uintptr_t)off, /* fixed up once the pool stops moving */
-			.global = GELF_ST_BIND(s.st_info) != STB_LOCAL,
-		};
+		if (type == STT_FUNC)
+			err = sym_vec_push(funcs, pool, &s, name);
+		else if (is_stub_handle(name))
+			err = sym_vec_push(handles, pool, &s, name);
+		else
+			continue;
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -164,8 +194,9 @@ static int read_symtab(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct name_pool *
 static int index_symbols(Elf *elf, struct gp_elf_syms *e)
 {
 	struct name_pool pool = { 0 };
-	struct gp_elf_sym *syms = NULL;
-	size_t n = 0, cap = 0, i, out;
+	struct sym_vec funcs = { 0 }, handles = { 0 };
+	struct gp_elf_sym *syms;
+	size_t n, i, out;
 	Elf_Scn *scn = NULL;
 	int err = 0;
 
@@ -176,13 +207,18 @@ static int index_symbols(Elf *elf, struct gp_elf_syms *e)
 			continue;
 		if (sh.sh_type == SHT_SYMTAB)
 			e->has_symtab = true;
-		err = read_symtab(elf, scn, &sh, &pool, &syms, &n, &cap);
+		err = read_symtab(elf, scn, &sh, &pool, &funcs, &handles);
 		if (err)
 			goto out;
 	}
+	syms = funcs.v;
+	n = funcs.n;
 	for (i = 0; i < n; i++)
 		syms[i].name = pool.buf + (uintptr_t)syms[i].name;
+	for (i = 0; i < handles.n; i++)
+		handles.v[i].name = pool.buf + (uintptr_t)handles.v[i].name;
 	qsort(syms, n, sizeof(*syms), cmp_addr);
+	qsort(handles.v, handles.n, sizeof(*handles.v), cmp_addr);
 	/* .symtab usually repeats .dynsym: keep one of each (addr, name). */
 	for (i = 0, out = 0; i < n; i++) {
 		if (out && syms[out - 1].addr == syms[i].addr && !strcmp(syms[out - 1].name, syms[i].name))
@@ -200,10 +236,13 @@ static int index_symbols(Elf *elf, struct gp_elf_syms *e)
 	qsort_r(e->by_name, n, sizeof(*e->by_name), cmp_name, syms);
 	e->syms = syms;
 	e->nsyms = n;
+	e->stub_handles = handles.v;
+	e->nstub_handles = handles.n;
 	e->names = pool.buf;
 	return 0;
 out:
-	free(syms);
+	free(funcs.v);
+	free(handles.v);
 	free(pool.buf);
 	return err;
 }
@@ -270,6 +309,7 @@ void gp_elf_syms__free(struct gp_elf_syms *e)
 		return;
 	free(e->path);
 	free(e->syms);
+	free(e->stub_handles);
 	free(e->by_name);
 	free(e->segs);
 	free(e->names);

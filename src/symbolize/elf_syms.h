@@ -35,6 +35,12 @@ struct gp_elf_syms {
 	struct gp_elf_sym *syms;  /* function symbols sorted by addr, then global first */
 	size_t nsyms;
 	__u32 *by_name;           /* indexes into syms, sorted by name */
+	/*
+	 * nvcc's per-kernel handle caches: the static locals
+	 * __device_stub__<kernel>::__handle (objects in .symtab), sorted by addr.
+	 */
+	struct gp_elf_sym *stub_handles;
+	size_t nstub_handles;
 	struct gp_elf_seg *segs;  /* PT_LOAD */
 	size_t nsegs;
 	char *names;              /* one pool for every name */

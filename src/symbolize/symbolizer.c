@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/uio.h>
 
 #include "symbolize/symbolizer.h"
 
@@ -66,6 +68,14 @@ int gp_symbolizer_snapshot(struct gp_symbolizer *s, pid_t pid)
 
 	if (err)
 		return err;
+	if (!maps->n && p && p->maps) {
+		/*
+		 * An exiting process has no maps left: keep what we saw while it
+		 * lived. (A first snapshot may be empty: a kernel thread.)
+		 */
+		gp_maps__free(maps);
+		return -ESRCH;
+	}
 	if (!p) {
 		if (s->nprocs == s->cap_procs) {
 			size_t nc = s->cap_procs ? 2 * s->cap_procs : 8;
@@ -147,15 +157,15 @@ int gp_symbolizer_lookup(struct gp_symbolizer *s, pid_t pid, __u64 addr, struct 
 	const struct gp_elf_sym *sym;
 	__u64 vaddr;
 
-	if (!m || !m->inode) {
+	if (!m) {
 		/* Mapped after our snapshot (dlopen)? Look again while it lives. */
 		if (gp_symbolizer_snapshot(s, pid))
 			return -ENOENT;
 		p = find_proc(s, pid);
 		m = gp_maps_find(p->maps, addr);
-		if (!m || !m->inode)
-			return -ENOENT;
 	}
+	if (!m || !m->inode)
+		return -ENOENT; /* anonymous memory (heap, JIT without a perf map): no symbol */
 	memset(r, 0, sizeof(*r));
 	r->file = m->path;
 	r->file_offset = addr - m->start + m->offset;
@@ -227,6 +237,45 @@ static int name_from_symbol(const char *sym, bool allow_plain, char *name, size_
 	return 0;
 }
 
+/*
+ * nvcc 13 stubs cache each kernel's handle in a static local,
+ * __device_stub__<kernel>::__handle, and pass it as cudaLaunchKernel's first
+ * argument (through a helper shared by every kernel of the translation unit,
+ * so the return address does not tell the kernels apart). Read those statics
+ * from the process — in the file the launch returns to — and find func.
+ */
+static int name_from_handle(struct gp_symbolizer *s, pid_t pid, __u64 func, __u64 ret_addr,
+			    char *name, size_t name_len, char *mangled, size_t mangled_len)
+{
+	const struct gp_maps *maps = gp_symbolizer_maps(s, pid);
+	const struct gp_map *m = maps ? gp_maps_find(maps, ret_addr) : NULL;
+	const struct gp_elf_syms *elf = m ? gp_symbolizer_elf(s, pid, m) : NULL;
+	__u64 vaddr, bias, vals[256];
+	struct iovec local, remote[256];
+
+	if (!func || !elf || !elf->nstub_handles ||
+	    gp_elf_offset_to_vaddr(elf, ret_addr - m->start + m->offset, &vaddr))
+		return -ENOENT;
+	bias = ret_addr - vaddr; /* load address of the file */
+	for (size_t first = 0; first < elf->nstub_handles; first += 256) {
+		size_t n = elf->nstub_handles - first < 256 ? elf->nstub_handles - first : 256;
+		ssize_t got;
+
+		for (size_t i = 0; i < n; i++) {
+			remote[i].iov_base = (void *)(uintptr_t)(bias + elf->stub_handles[first + i].addr);
+			remote[i].iov_len = sizeof(vals[0]);
+		}
+		local.iov_base = vals;
+		local.iov_len = n * sizeof(vals[0]);
+		got = process_vm_readv(pid, &local, 1, remote, n, 0);
+		for (size_t i = 0; got > 0 && i < (size_t)got / sizeof(vals[0]); i++)
+			if (vals[i] == func)
+				return name_from_symbol(elf->stub_handles[first + i].name, false, name,
+							name_len, mangled, mangled_len);
+	}
+	return -ENOENT;
+}
+
 int gp_symbolizer_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, char *name,
 			      size_t name_len, char *mangled, size_t mangled_len)
 {
@@ -243,5 +292,6 @@ int gp_symbolizer_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr,
 	 */
 	if (func && gp_symbolizer_lookup(s, (pid_t)tgid, func, &r) == 0 && r.sym_offset == 0)
 		return name_from_symbol(r.symbol, true, name, name_len, mangled, mangled_len);
-	return -ENOENT;
+	/* nvcc 13 with a working runtime: func is the handle cached in the stub. */
+	return name_from_handle(s, (pid_t)tgid, func, ret_addr, name, name_len, mangled, mangled_len);
 }

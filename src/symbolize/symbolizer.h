@@ -28,7 +28,10 @@ struct gp_sym_result {
 struct gp_symbolizer *gp_symbolizer_new(void);
 void gp_symbolizer__free(struct gp_symbolizer *s);
 
-/* Snapshot (or re-snapshot) pid's maps. 0 or -errno. */
+/*
+ * Snapshot (or re-snapshot) pid's maps. 0 or -errno; -ESRCH when the process
+ * is gone, or exiting (its maps read empty): the previous snapshot stays.
+ */
 int gp_symbolizer_snapshot(struct gp_symbolizer *s, pid_t pid);
 /* The latest snapshot of pid, or NULL. */
 const struct gp_maps *gp_symbolizer_maps(struct gp_symbolizer *s, pid_t pid);
@@ -45,7 +48,11 @@ int gp_symbolizer_lookup(struct gp_symbolizer *s, pid_t pid, __u64 addr, struct 
 
 /*
  * gp_resolver.kernel_name (model.h): the kernel launched from ret_addr with
- * first argument func. ctx is a struct gp_symbolizer.
+ * first argument func, tried in this order: ret_addr inside an nvcc launch
+ * stub (__device_stub__<kernel>); func the address of a function (the host
+ * function launched directly, older nvcc or hand-written launches); func an
+ * nvcc 13 kernel handle, found in the stubs' cached __handle statics read
+ * from the process. ctx is a struct gp_symbolizer.
  */
 int gp_symbolizer_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, char *name,
 			      size_t name_len, char *mangled, size_t mangled_len);
