@@ -231,8 +231,12 @@ int gp_api_exit(struct pt_regs *ctx)
 	}
 	rec->hdr.type = GP_EV_API_CALL;
 	rec->hdr.size = sizeof(*rec);
-	rec->hdr.tgid = bpf_get_current_pid_tgid() >> 32;
-	rec->hdr.tid = (__u32)bpf_get_current_pid_tgid();
+	{
+		__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+		rec->hdr.tgid = pid_tgid >> 32;
+		rec->hdr.tid = (__u32)pid_tgid;
+	}
 	rec->hdr.flags = f->flags;
 	rec->hdr.ts_ns = f->ts;
 	rec->dur_ns = now - f->ts;

@@ -1,5 +1,7 @@
-# make bench — overhead against the uprobe floor and against bpftrace (scripts/bench.sh).
+# make bench — overhead against the uprobe floor and against bpftrace, in one run
+# (scripts/bench.py); writes docs/performance.md.
+BENCH_ARGS ?=
 .PHONY: bench
 bench: deps
 	$(MAKE) all
-	scripts/bench.sh $(BUILD)
+	$(PYTHON) scripts/bench.py --build $(BUILD) $(BENCH_ARGS)

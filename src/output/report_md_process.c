@@ -306,13 +306,15 @@ static int memory(const json_t *doc, const json_t *p, FILE *out)
 	const char *list = md_bool(p, "exited") ? "leaks" : "live_at_end";
 	const json_t *total = json_object_get(mem, md_bool(p, "exited") ? "leaks_total" : "live_at_end_total");
 
+	const char *plural = md_int(total, "count") == 1 ? "" : "s";
+
 	if (md_bool(p, "exited"))
-		fprintf(out, "#### Leaks: %s allocations, %s bytes never freed before the process exited\n\n",
-			md_n(n, total, "count"), md_n(n2, total, "bytes"));
+		fprintf(out, "#### Leaks: %s allocation%s, %s bytes never freed before the process exited\n\n",
+			md_n(n, total, "count"), plural, md_n(n2, total, "bytes"));
 	else
-		fprintf(out, "#### Live at end of trace: %s allocations, %s bytes (the process is still running: "
+		fprintf(out, "#### Live at end of trace: %s allocation%s, %s bytes (the process is still running: "
 			"not leaks)\n\n",
-			md_n(n, total, "count"), md_n(n2, total, "bytes"));
+			md_n(n, total, "count"), plural, md_n(n2, total, "bytes"));
 	if (md_int(total, "count")) {
 		int e = alloc_list(doc, mem, list, md_bool(p, "exited") ? "leaks_total" : "live_at_end_total", out);
 

@@ -1,0 +1,217 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""make bench: gpuprobed's overhead per traced call, against the uprobe floor and bpftrace.
+
+One run, on this machine, side by side (each configuration repeated, medians):
+  untraced   the workload alone
+  floor      empty bpftrace uprobe+uretprobe at the sites gpuprobed probes in the loops
+  gpuprobed  gpuprobed --pid (its normal configuration)
+  bpftrace   bpftrace counting calls with a latency histogram at the same sites
+The workload (tests/workloads/bench_calls.c) times its own loops of
+cudaLaunchKernel and cudaMemcpyAsync. Added cost = traced - untraced.
+Writes docs/performance.md (and prints it); everything in that file from the line
+ANALYSIS_MARKER on is kept as it is (the measured explanation of the numbers).
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+APIS = ("cudaLaunchKernel", "cudaMemcpyAsync")
+ANALYSIS_MARKER = "<!-- analysis: kept by make bench -->"
+
+
+def log(msg):
+    print(f"bench: {msg}", file=sys.stderr, flush=True)
+
+
+def cpu_model():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def uprobe_count(pid):
+    """Uprobes (perf events) a process holds, from bpftool perf list."""
+    out = subprocess.run(["bpftool", "-j", "perf", "list"], capture_output=True, text=True).stdout
+    try:
+        return sum(1 for e in json.loads(out or "[]")
+                   if e.get("pid") == pid and e.get("fd_type") in ("uprobe", "uretprobe"))
+    except json.JSONDecodeError:
+        return 0
+
+
+class Run:
+    """Starts the workload waiting at its handshake; a tracer attaches; then it runs."""
+
+    def __init__(self, args, env):
+        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=env, text=True)
+        line = self.proc.stdout.readline()
+        if not line.startswith("READY"):
+            raise RuntimeError(f"workload did not start: {line!r} {self.proc.stderr.read()}")
+        self.pid = self.proc.pid
+
+    def go(self):
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+        out = self.proc.stdout.readline()
+        self.proc.stdin.close()
+        self.proc.wait(timeout=300)
+        return json.loads(out)
+
+
+def wait_for(pred, timeout, what):
+    end = time.time() + timeout
+    while time.time() < end:
+        if pred():
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"timed out waiting for {what}")
+
+
+def bpftrace_script(lib, kind):
+    if kind == "floor":
+        return "".join(f"uprobe:{lib}:{a} {{ }} uretprobe:{lib}:{a} {{ }}\n" for a in APIS)
+    return "".join(
+        f"uprobe:{lib}:{a} {{ @start_{i}[tid] = nsecs; }}\n"
+        f"uretprobe:{lib}:{a} /@start_{i}[tid]/ {{ @calls_{i} = count(); "
+        f"@lat_{i} = hist(nsecs - @start_{i}[tid]); delete(@start_{i}[tid]); }}\n"
+        for i, a in enumerate(APIS))
+
+
+def one_run(cfg, workload, lib, env, build, tmp):
+    run = Run([workload, "--wait", "--iters", str(cfg["iters"])], env)
+    tracer = None
+    try:
+        if cfg["name"] in ("floor", "bpftrace"):
+            script = os.path.join(tmp, f"{cfg['name']}.bt")
+            with open(script, "w") as f:
+                f.write(bpftrace_script(lib, cfg["name"]))
+            tracer = subprocess.Popen(["bpftrace", "-p", str(run.pid), script],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            wait_for(lambda: uprobe_count(tracer.pid) >= 2 * len(APIS), 60, "bpftrace to attach")
+        elif cfg["name"] == "gpuprobed":
+            tracer = subprocess.Popen([os.path.join(build, "gpuprobed"), "--pid", str(run.pid),
+                                       "-o", os.path.join(tmp, "out")],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            buf = ""
+            while "tracing" not in buf:
+                line = tracer.stderr.readline()
+                if not line:
+                    raise RuntimeError(f"gpuprobed did not start: {buf}")
+                buf += line
+        result = run.go()
+    finally:
+        if tracer:
+            if cfg["name"] != "gpuprobed":
+                tracer.terminate()
+            tracer.wait(timeout=60)
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--iters", type=int, default=200000)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("bench: needs root (uprobes)")
+    for tool in ("bpftrace", "bpftool"):
+        if not shutil.which(tool):
+            sys.exit(f"bench: {tool} not found (make deps installs it)")
+
+    workload = os.path.join(args.build, "workloads", "bench_calls")
+    real = "/usr/local/cuda/lib64/libcudart.so.13"
+    env = dict(os.environ)
+    if os.path.exists(real):
+        lib_dir, lib = os.path.dirname(real), os.path.realpath(real)
+        target = f"the real CUDA runtime ({lib}); without a GPU each call fails fast (error 35)"
+    else:
+        lib_dir = os.path.join(args.build, "simgpu")
+        lib = os.path.realpath(os.path.join(lib_dir, "libcudart.so.13"))
+        target = f"the simulated runtime ({lib}) with zero-time kernels and copies"
+        env.update(SIMGPU_KERNEL_US="0", SIMGPU_COPY_LATENCY_US="0")
+    env["LD_LIBRARY_PATH"] = lib_dir
+    log(f"target: {target}")
+
+    configs = [dict(name=n, iters=args.iters) for n in ("untraced", "floor", "gpuprobed", "bpftrace")]
+    samples = {c["name"]: {a: [] for a in APIS} for c in configs}
+    with tempfile.TemporaryDirectory() as tmp:
+        for rep in range(args.reps):
+            for cfg in configs:  # interleaved, so drift hits every configuration alike
+                r = one_run(cfg, workload, lib, env, args.build, tmp)
+                samples[cfg["name"]]["cudaLaunchKernel"].append(r["launch_ns"])
+                samples[cfg["name"]]["cudaMemcpyAsync"].append(r["memcpy_async_ns"])
+                log(f"rep {rep + 1}/{args.reps} {cfg['name']:9s} launch {r['launch_ns']:8.1f} ns"
+                    f"  memcpyAsync {r['memcpy_async_ns']:8.1f} ns")
+
+    med = {n: {a: statistics.median(v) for a, v in d.items()} for n, d in samples.items()}
+    rows = []
+    for a in APIS:
+        base = med["untraced"][a]
+        add = {n: med[n][a] - base for n in ("floor", "gpuprobed", "bpftrace")}
+        rows.append((a, base, add))
+
+    now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    lines = [
+        "# Performance: what gpuprobed costs a traced call",
+        "",
+        "Generated by `make bench` (scripts/bench.py); rerun it to refresh this page.",
+        "",
+        f"- date: {now}",
+        f"- kernel: {platform.release()}",
+        f"- CPU: {cpu_model()} ({os.cpu_count()} CPUs)",
+        f"- target library: {target}",
+        f"- workload: `bench_calls`, {args.iters:,} calls of each API per run, {args.reps} runs per "
+        "configuration (interleaved), medians",
+        "",
+        "Added cost per call = the workload's own ns/call under the tracer minus untraced.",
+        "The floor is empty bpftrace probes (entry + return) on the same functions: the price of a",
+        "uprobe + uretprobe pair itself. bpftrace counts calls and keeps a latency histogram.",
+        "",
+        "| API | untraced ns/call | floor +ns | gpuprobed +ns | bpftrace +ns | gpuprobed / floor | gpuprobed / bpftrace |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for a, base, add in rows:
+        lines.append(f"| `{a}` | {base:.0f} | {add['floor']:.0f} | {add['gpuprobed']:.0f} | "
+                     f"{add['bpftrace']:.0f} | {add['gpuprobed'] / add['floor']:.2f}x | "
+                     f"{add['gpuprobed'] / add['bpftrace']:.2f}x |")
+    lines += [
+        "",
+        "Targets (issue 3): gpuprobed <= 1.10x the floor, and below bpftrace.",
+        "",
+        "Raw samples (ns/call):",
+        "",
+        "```",
+        json.dumps(samples, indent=1),
+        "```",
+        "",
+    ]
+    text = "\n".join(lines)
+    kept = ""
+    if os.path.exists(args.out):
+        with open(args.out) as f:
+            old = f.read()
+        if ANALYSIS_MARKER in old:
+            kept = old[old.index(ANALYSIS_MARKER):]
+    with open(args.out, "w") as f:
+        f.write(text + ("\n" + kept if kept else ""))
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

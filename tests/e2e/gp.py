@@ -1,0 +1,318 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Helpers for the end-to-end tests: run workloads, run the real gpuprobed, compare.
+
+A workload (tests/workloads) starts with --wait: it prints "READY <pid>" and blocks
+until it reads a line, so gpuprobed attaches to an already-running process; then it
+does its traced work, writes its own reference (--ref) and prints "DONE".
+"""
+import json
+import os
+import select
+import signal
+import subprocess
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("GP_BUILD", os.path.join(ROOT, "build"))
+GPUPROBED = os.path.join(BUILD, "gpuprobed")
+SIMGPU = os.path.join(BUILD, "simgpu")
+WORKLOADS = os.path.join(BUILD, "workloads")
+REAL_CUDA_LIB = "/usr/local/cuda/lib64"
+
+
+class LineReader:
+    """Lines from a pipe with a timeout. Reads the fd itself: select() on a buffered
+    file object misses lines already pulled into Python's buffer."""
+
+    def __init__(self, fileobj):
+        self.fd = fileobj.fileno()
+        self.buf = b""
+        self.eof = False
+
+    def readline(self, timeout):
+        end = time.monotonic() + timeout
+        while b"\n" not in self.buf and not self.eof:
+            left = end - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([self.fd], [], [], left)
+            if ready:
+                chunk = os.read(self.fd, 65536)
+                self.eof = not chunk
+                self.buf += chunk
+        if b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            return line.decode(errors="replace") + "\n"
+        line, self.buf = self.buf, b""
+        return line.decode(errors="replace")  # "" at EOF
+
+    def rest(self):
+        chunks = [self.buf]
+        self.buf = b""
+        while not self.eof:
+            chunk = os.read(self.fd, 65536)
+            self.eof = not chunk
+            chunks.append(chunk)
+        return b"".join(chunks).decode(errors="replace")
+
+
+def sim_env(**knobs):
+    """Environment that runs a workload against the simulated GPU."""
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = SIMGPU
+    env.update({k: str(v) for k, v in knobs.items()})
+    return env
+
+
+class Workload:
+    """A workload started at its handshake, waiting for the go line."""
+
+    def __init__(self, name_or_path, tmp_path, args=(), env=None, hold=False, wait=True):
+        path = name_or_path if os.sep in name_or_path else os.path.join(WORKLOADS, name_or_path)
+        self.ref_path = os.path.join(str(tmp_path), f"ref-{os.path.basename(path)}-{time.monotonic_ns()}.json")
+        argv = [path, "--ref", self.ref_path, *args]
+        if wait:
+            argv.append("--wait")
+        if hold:
+            argv.append("--hold")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=env if env is not None else sim_env(),
+                                     text=True)
+        self.pid = self.proc.pid
+        self.stdout = LineReader(self.proc.stdout)
+        if wait:
+            line = self._readline(30)
+            if not line.startswith("READY"):
+                raise AssertionError(f"workload {path} did not start: {line!r}; stderr: {self.stderr_now()}")
+
+    def _readline(self, timeout):
+        line = self.stdout.readline(timeout)
+        if line is None:
+            raise AssertionError(f"workload {self.pid}: no output within {timeout} s")
+        return line
+
+    def stderr_now(self):
+        if self.proc.poll() is None:
+            return "(still running)"
+        return self.proc.stderr.read()
+
+    def release(self):
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+
+    def wait_done(self, timeout=120):
+        """Waits for DONE (the traced phase is over and the reference is written)."""
+        line = self._readline(timeout)
+        if line.strip() != "DONE":
+            raise AssertionError(f"workload {self.pid}: expected DONE, got {line!r}; stderr: {self.stderr_now()}")
+
+    def finish(self, timeout=120):
+        """Lets it exit (closes stdin) and checks it exited cleanly."""
+        try:
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        rc = self.proc.wait(timeout=timeout)
+        err = self.proc.stderr.read()
+        assert rc == 0, f"workload {self.pid} exited with {rc}: {err}"
+        return rc
+
+    def ref(self):
+        with open(self.ref_path) as f:
+            return json.load(f)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Tracer:
+    """The real gpuprobed, as root."""
+
+    def __init__(self, args, out_dir, env=None):
+        self.out_dir = str(out_dir)
+        self.proc = subprocess.Popen([GPUPROBED, *args, "-o", self.out_dir], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env=env if env is not None else dict(os.environ))
+        self.stderr = ""
+        self.err = LineReader(self.proc.stderr)
+
+    def wait_tracing(self, timeout=60):
+        """Waits for the line that says the probes are in place."""
+        end = time.monotonic() + timeout
+        while "tracing" not in self.stderr:
+            line = self.err.readline(max(0.0, end - time.monotonic()))
+            if line is None:
+                self.proc.kill()
+                raise AssertionError(f"gpuprobed did not start tracing: {self.stderr}")
+            if not line:
+                rc = self.proc.wait()
+                raise AssertionError(f"gpuprobed exited ({rc}) before tracing: {self.stderr}")
+            self.stderr += line
+
+    def signal(self, sig=signal.SIGINT):
+        self.proc.send_signal(sig)
+
+    def wait(self, timeout=120):
+        rc = self.proc.wait(timeout=timeout)
+        self.stderr += self.err.rest()
+        return rc
+
+    def report(self):
+        with open(os.path.join(self.out_dir, "report.json")) as f:
+            return json.load(f)
+
+    def report_md(self):
+        with open(os.path.join(self.out_dir, "report.md")) as f:
+            return f.read()
+
+
+def run_gpuprobed(args, timeout=60, env=None):
+    """gpuprobed run to completion: (exit status, stdout, stderr)."""
+    p = subprocess.run([GPUPROBED, *args], capture_output=True, text=True, timeout=timeout, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def trace(tmp_path, workload, args=(), env=None, tracer_args=()):
+    """Attach to a waiting workload, release it, let both finish. Returns (report, ref, tracer)."""
+    wl = Workload(workload, tmp_path, args=args, env=env)
+    try:
+        tr = Tracer(["--pid", str(wl.pid), *tracer_args], os.path.join(str(tmp_path), "out"))
+        tr.wait_tracing()
+        wl.release()
+        wl.wait_done()
+        wl.finish()
+        rc = tr.wait()
+        assert rc == 0, f"gpuprobed exited with {rc}: {tr.stderr}"
+        return tr.report(), wl.ref(), tr
+    finally:
+        wl.kill()
+
+
+def process(report, pid):
+    rows = [p for p in report["processes"] if p["pid"] == pid]
+    assert len(rows) == 1, f"pid {pid} not exactly once in {[p['pid'] for p in report['processes']]}"
+    return rows[0]
+
+
+def uprobe_links():
+    """uprobe_multi and perf-event links the kernel holds, system-wide (bpftool 7.1
+    predates uprobe_multi and prints its link type as the number 12)."""
+    out = subprocess.run(["bpftool", "-j", "link", "list"], capture_output=True, text=True, check=True).stdout
+    links = json.loads(out or "[]")
+    return [l for l in links if l.get("type") in ("uprobe_multi", 12, "perf_event")]
+
+
+def perf_uprobes_of(pid):
+    out = subprocess.run(["bpftool", "-j", "perf", "list"], capture_output=True, text=True, check=True).stdout
+    return [e for e in json.loads(out or "[]") if e.get("pid") == pid and e.get("fd_type") in ("uprobe", "uretprobe")]
+
+
+# ---- comparing a report with a workload's own reference -------------------------------
+
+KIND = {"device": "device", "managed": "managed", "pinned_host": "pinned"}
+
+
+def check_api(proc, ref):
+    got = {r["name"]: r for r in proc["cuda_api"]}
+    assert set(got) == set(ref["cuda_api"]), \
+        f"APIs differ: only in report {set(got) - set(ref['cuda_api'])}, only in workload {set(ref['cuda_api']) - set(got)}"
+    for name, want in ref["cuda_api"].items():
+        row = got[name]
+        assert (row["calls"], row["errors"]) == (want["calls"], want["errors"]), f"{name}: {row} != {want}"
+        codes = {str(e["code"]): e["count"] for e in row["error_codes"]}
+        assert codes == want["codes"], f"{name} error codes {codes} != {want['codes']}"
+
+
+def check_transfers(proc, ref):
+    got = {(t["direction"], t["host_memory"], t["sync"]): t for t in proc["transfers"]}
+    want = {(t["direction"], t["host_memory"], t["sync"]): t for t in ref["transfers"]}
+    assert set(got) == set(want), f"transfer rows differ: report {sorted(got)} workload {sorted(want)}"
+    for k, w in want.items():
+        g = got[k]
+        for f in ("calls", "bytes", "min_bytes", "max_bytes"):
+            assert g[f] == w[f], f"transfers {k} {f}: {g[f]} != {w[f]}"
+    calls = sum(m["calls"] for m in proc["memsets"])
+    nbytes = sum(m["bytes"] for m in proc["memsets"])
+    assert (calls, nbytes) == (ref["memsets"]["calls"], ref["memsets"]["bytes"]), "memsets"
+
+
+def check_memory(proc, ref, exact_peak=True):
+    mem, rdev, rman, rpin = proc["memory"], ref["memory"]["device"], ref["memory"]["managed"], ref["memory"]["pinned_host"]
+    assert mem["alloc_calls"] == rdev["alloc_calls"] + rman["alloc_calls"]
+    assert mem["alloc_bytes"] == rdev["alloc_bytes"] + rman["alloc_bytes"]
+    assert mem["managed_alloc_calls"] == rman["alloc_calls"]
+    assert mem["managed_alloc_bytes"] == rman["alloc_bytes"]
+    assert mem["free_calls"] == rdev["free_calls"] + rman["free_calls"] + ref["untracked_frees"]
+    assert mem["freed_bytes"] == rdev["freed_bytes"] + rman["freed_bytes"]
+    assert mem["live_bytes"] == rdev["live_bytes"] + rman["live_bytes"]
+    assert mem["untracked_frees"] == ref["untracked_frees"]
+    pin = mem["pinned_host"]
+    for f in ("alloc_calls", "free_calls", "alloc_bytes", "freed_bytes", "live_bytes"):
+        assert pin[f] == rpin[f], f"pinned_host {f}: {pin[f]} != {rpin[f]}"
+    devs = {str(d["device"]): d for d in mem["devices"]}
+    assert set(devs) == set(ref["devices"]), f"devices {sorted(devs)} != {sorted(ref['devices'])}"
+    for d, w in ref["devices"].items():
+        for f in ("alloc_bytes", "freed_bytes", "live_bytes"):
+            assert devs[d][f] == w[f], f"device {d} {f}: {devs[d][f]} != {w[f]}"
+    if exact_peak:
+        assert pin["peak_bytes"] == rpin["peak_bytes"]
+        for d, w in ref["devices"].items():
+            assert devs[d]["peak_bytes"] == w["peak_bytes"], f"device {d} peak"
+        if len(ref["devices"]) == 1:
+            assert mem["peak_bytes"] == next(iter(ref["devices"].values()))["peak_bytes"]
+    else:
+        # Concurrent threads: the order of allocations is the tracer's; bound the peak.
+        assert max(d["live_bytes"] for d in mem["devices"]) <= mem["peak_bytes"] <= mem["alloc_bytes"]
+
+
+def check_leaks(proc, ref):
+    live = {(int(a["ptr"], 16), a["bytes"], KIND[a["kind"]], a["device"]) for a in ref["live_allocations"]}
+    mem = proc["memory"]
+    if proc["exited"]:
+        got = {(int(a["ptr"], 16), a["bytes"], a["kind"], a["device"]) for a in mem["leaks"]}
+        assert got == live, f"leaks {sorted(got)} != workload's live allocations {sorted(live)}"
+        assert mem["leaks_total"] == {"count": len(live), "bytes": sum(a[1] for a in live)}
+        assert mem["live_at_end_total"]["count"] == 0
+    else:
+        got = {(int(a["ptr"], 16), a["bytes"], a["kind"], a["device"]) for a in mem["live_at_end"]}
+        assert got == live
+        assert mem["leaks_total"]["count"] == 0
+
+
+def check_kernels(proc, ref):
+    unresolved = [k for k in proc["kernels"] if not k["resolved"]]
+    assert not unresolved, f"unnamed kernels: {unresolved}"
+    got = {k["name"]: k["launches"] for k in proc["kernels"] if k["launches"]}
+    assert got == ref["kernels"], f"kernels {got} != {ref['kernels']}"
+
+
+def check_threads(proc, ref):
+    got = {str(t["tid"]): t["calls"] for t in proc["threads"] if t["calls"]}
+    assert got == ref["threads"], f"threads {got} != {ref['threads']}"
+
+
+def check_instrumentation(report, pid, ref):
+    """Kernel-side hit counters equal the calls: independent of the ring buffer."""
+    rows = [r for r in report["instrumentation"] if r["pid"] == pid]
+    for name, want in ref["cuda_api"].items():
+        hits = [(r["kind"], r["hits"]) for r in rows if r["api"] == name]
+        assert sorted(hits) == [("uprobe", want["calls"]), ("uretprobe", want["calls"])], f"{name}: {hits}"
+
+
+def check_no_loss(report):
+    assert report["drops_total"] == 0, f"drops: {report['drops']}"
+
+
+def check_all(report, ref, exact_peak=True):
+    proc = process(report, ref["pid"])
+    check_api(proc, ref)
+    check_transfers(proc, ref)
+    check_memory(proc, ref, exact_peak=exact_peak)
+    check_leaks(proc, ref)
+    check_kernels(proc, ref)
+    check_threads(proc, ref)
+    check_instrumentation(report, ref["pid"], ref)
+    check_no_loss(report)
+    return proc

@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Stopping (Ctrl-C, SIGTERM, --duration, the target exiting), detaching without a trace,
+several targets at once, and loss that is counted instead of hidden."""
+import os
+import signal
+import time
+
+import pytest
+
+import gp
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_detaches_everything_and_reports(tmp_path, sig):
+    before = len(gp.uprobe_links())
+    wl = gp.Workload("basic_ops", tmp_path, hold=True)
+    try:
+        tr = gp.Tracer(["--pid", str(wl.pid)], tmp_path / "out")
+        tr.wait_tracing()
+        assert len(gp.uprobe_links()) > before  # something really is attached
+        wl.release()
+        wl.wait_done()  # the workload is alive, holding, its work done
+        tr.signal(sig)
+        assert tr.wait() == 0, tr.stderr
+        assert len(gp.uprobe_links()) == before, "links left behind after the signal"
+        report, ref = tr.report(), wl.ref()
+        proc = gp.process(report, wl.pid)
+        assert not proc["exited"]
+        gp.check_api(proc, ref)
+        gp.check_leaks(proc, ref)  # still running: live at end, not leaks
+        gp.check_no_loss(report)
+        # the target is untouched: it goes on and exits normally
+        wl.finish()
+    finally:
+        wl.kill()
+
+
+def test_duration_stops_by_itself(tmp_path):
+    wl = gp.Workload("basic_ops", tmp_path, hold=True)
+    try:
+        t0 = time.monotonic()
+        tr = gp.Tracer(["--pid", str(wl.pid), "--duration", "1.5"], tmp_path / "out")
+        tr.wait_tracing()
+        wl.release()
+        wl.wait_done()
+        assert tr.wait(timeout=30) == 0, tr.stderr
+        assert 1.4 <= time.monotonic() - t0 < 15
+        assert "duration elapsed" in tr.stderr
+        gp.check_api(gp.process(tr.report(), wl.pid), wl.ref())
+        wl.finish()
+    finally:
+        wl.kill()
+
+
+def test_two_targets_in_one_report(tmp_path):
+    a = gp.Workload("basic_ops", tmp_path)
+    b = gp.Workload("multi_stream", tmp_path, args=("--threads", "3", "--iters", "20"))
+    try:
+        tr = gp.Tracer(["--pid", str(a.pid), "--pid", str(b.pid)], tmp_path / "out")
+        tr.wait_tracing()
+        for w in (a, b):
+            w.release()
+        for w in (a, b):
+            w.wait_done()
+            w.finish()
+        assert tr.wait() == 0, tr.stderr
+        report = tr.report()
+        assert sorted(p["pid"] for p in report["processes"]) == sorted([a.pid, b.pid])
+        gp.check_all(report, a.ref())
+        gp.check_all(report, b.ref(), exact_peak=False)
+        # each process has its own probes on the same library file
+        pids = {r["pid"] for r in report["instrumentation"]}
+        assert pids == {a.pid, b.pid}
+    finally:
+        a.kill()
+        b.kill()
+
+
+def test_ring_buffer_loss_is_counted_exactly(tmp_path):
+    """A 1 MiB ring drained once a second cannot hold a burst of 40,001 calls (20,000 launches,
+    20,000 copies, one synchronisation): the records that did not fit are counted, and
+    recorded + lost equals what the kernel saw, call for call."""
+    wl = gp.Workload("bench_calls", tmp_path, args=("--iters", "20000"),
+                     env=gp.sim_env(SIMGPU_KERNEL_US=0, SIMGPU_COPY_LATENCY_US=0))
+    try:
+        tr = gp.Tracer(["--pid", str(wl.pid), "--ringbuf-mb", "1", "--poll-ms", "1000"], tmp_path / "out")
+        tr.wait_tracing()
+        wl.release()
+        wl._readline(120)  # the workload's own timing line
+        wl.wait_done()
+        wl.finish()
+        assert tr.wait() == 0, tr.stderr
+    finally:
+        wl.kill()
+    report = tr.report()
+    proc = gp.process(report, wl.pid)
+    lost = report["drops"]["ringbuf_full"]
+    assert lost > 0, "expected a loss with a 1 MiB ring drained once a second"
+    recorded = sum(r["calls"] for r in proc["cuda_api"])
+    returns = sum(r["hits"] for r in report["instrumentation"] if r["kind"] == "uretprobe")
+    assert recorded + lost == returns
+    assert returns == 40001
+    assert report["drops_total"] == lost
+    assert "ringbuf_full" in tr.report_md()
+
+
+def test_perf_event_links_fallback(tmp_path):
+    """--no-uprobe-multi uses one perf-event link per probe (kernels before 6.6): same answer."""
+    report, ref, tr = gp.trace(tmp_path, "basic_ops", tracer_args=("--no-uprobe-multi",))
+    gp.check_all(report, ref)

@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Tracing the real CUDA runtime (libcudart.so.13 of the toolkit) and real nvcc-built programs.
+Without a GPU every call fails fast (cudaErrorInsufficientDriver, 35), but the uprobes fire: call
+counts and error codes must still be exact. Skipped, with the reason, where the toolkit is absent."""
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+import gp
+
+NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+
+
+def test_real_runtime_counts_and_error_codes(tmp_path, real_cudart):
+    env = dict(os.environ, LD_LIBRARY_PATH=real_cudart)
+    report, ref, _ = gp.trace(tmp_path, "basic_ops", env=env)
+    proc = gp.check_all(report, ref)
+    assert os.path.basename(proc["libraries"][0]["path"]).startswith("libcudart.so.13")
+    assert os.path.realpath(proc["libraries"][0]["path"]) == os.path.realpath(os.path.join(real_cudart, "libcudart.so.13"))
+    codes = {e["code"] for r in proc["cuda_api"] for e in r["error_codes"]}
+    assert proc["api_calls"] > 60 and proc["api_errors"] == proc["api_calls"], "every call fails without a GPU"
+    assert codes == {35}
+    assert all(e["name"] == "cudaErrorInsufficientDriver" for r in proc["cuda_api"] for e in r["error_codes"])
+
+
+def nvcc_build(tmp_path):
+    if not os.path.exists(NVCC):
+        pytest.skip("nvcc not installed (CUDA toolkit absent): cannot build a real CUDA program")
+    exe = tmp_path / "nvcc_kernels"
+    src = os.path.join(gp.ROOT, "tests", "workloads", "nvcc_kernels.cu")
+    subprocess.run([NVCC, "-cudart", "shared", "-o", str(exe), src], check=True, capture_output=True, timeout=300)
+    return str(exe)
+
+
+def trace_nvcc(tmp_path, exe, env):
+    wl = gp.Workload(exe, tmp_path, env=env)
+    try:
+        tr = gp.Tracer(["--pid", str(wl.pid)], tmp_path / "out")
+        tr.wait_tracing()
+        wl.release()
+        did = json.loads(wl._readline(60))
+        wl.wait_done()
+        wl.finish()
+        assert tr.wait() == 0, tr.stderr
+        return gp.process(tr.report(), wl.pid), did
+    finally:
+        wl.kill()
+
+
+SCALE = "void ml::scale<float>(float*, float, int)"
+SAXPY = "saxpy(int, float, float const*, float*)"
+
+
+def test_nvcc_launch_stubs_name_kernels_on_the_simulator(tmp_path):
+    """CUDA 13 stubs pass an opaque handle to cudaLaunchKernel: names come from the return
+    address in __device_stub__*; launches succeed on the simulator and are counted exactly."""
+    exe = nvcc_build(tmp_path)
+    proc, did = trace_nvcc(tmp_path, exe, gp.sim_env())
+    kernels = {k["name"]: k for k in proc["kernels"]}
+    assert set(kernels) == {SCALE, SAXPY}
+    assert kernels[SCALE]["launches"] == did["scale_ok"] == 5
+    assert kernels[SAXPY]["launches"] == did["saxpy_ok"] == 3
+    assert kernels[SCALE]["configs"] == [{"grid": [4, 2, 1], "block": [256, 1, 1], "smem_bytes": 128, "launches": 5}]
+    # the stub and the host function spell it _ZN2ml5scale... or _ZN2mlL5scale... (internal linkage)
+    assert kernels[SCALE]["mangled"] in ("_ZN2ml5scaleIfEEvPT_S1_i", "_ZN2mlL5scaleIfEEvPT_S1_i")
+    calls = {r["name"]: r["calls"] for r in proc["cuda_api"]}
+    assert calls["cudaLaunchKernel"] == 8  # __cudaLaunchKernel reaches it by a tail call: once each
+    assert calls["__cudaGetKernel"] == 2  # once per kernel: the stub caches the handle
+
+
+def test_nvcc_program_on_the_real_runtime(tmp_path, real_cudart):
+    exe = nvcc_build(tmp_path)
+    proc, did = trace_nvcc(tmp_path, exe, dict(os.environ, LD_LIBRARY_PATH=real_cudart))
+    kernels = {k["name"]: k for k in proc["kernels"]}
+    assert set(kernels) == {SCALE, SAXPY}
+    assert kernels[SCALE]["calls"] == kernels[SCALE]["errors"] == did["scale_err"] == 5
+    assert kernels[SAXPY]["calls"] == kernels[SAXPY]["errors"] == did["saxpy_err"] == 3
+    calls = {r["name"]: (r["calls"], r["errors"]) for r in proc["cuda_api"]}
+    assert calls["cudaLaunchKernel"] == (8, 8)
