@@ -26,8 +26,8 @@ CFLAGS   += -std=gnu11 $(WARN) -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
 LDLIBS   := -lbpf -lelf -lz -ljansson -liberty -lm
 
 # Debian packages the build, the tests, the demo and the bench need.
-DEB_PACKAGES := make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
-                libiberty-dev libcmocka-dev python3 python3-pytest bpftrace pkg-config procps
+DEB_PACKAGES := make gcc g++ clang libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
+                libiberty-dev libcmocka-dev python3 python3-pytest bpftrace
 
 # ---- BPF: vmlinux.h -> .bpf.o -> .skel.h ---------------------------------
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)

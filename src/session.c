@@ -51,6 +51,7 @@ struct session {
 	bool multi; /* uprobe_multi links */
 	struct gp_collector collector;
 	bool collector_ready;
+	__u64 bpf_drops; /* sum of the in-kernel loss counters, for the closing line */
 };
 
 static __u64 clock_ns(clockid_t clk)
@@ -250,8 +251,16 @@ static int attach_target(struct session *s, pid_t pid)
 		size_t first = s->probes.n;
 		int n;
 
-		snprintf(attach_path, sizeof(attach_path), "/proc/%d/root%s", (int)pid,
-			 libs[i].map->path);
+		/*
+		 * map_files reaches the very file mapped, even deleted or replaced
+		 * on disk since (a pip upgrade under a running job); the root path
+		 * works without CAP_SYS_ADMIN and through container mounts.
+		 */
+		snprintf(attach_path, sizeof(attach_path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+			 (unsigned long long)libs[i].map->start, (unsigned long long)libs[i].map->end);
+		if (access(attach_path, F_OK))
+			snprintf(attach_path, sizeof(attach_path), "/proc/%d/root%s", (int)pid,
+				 libs[i].map->path);
 		n = gp_uprobes_attach_file(&s->probes, pid, attach_path, libs[i].map->path,
 					   libs[i].elf, libs[i].family);
 		if (n < 0)
@@ -306,6 +315,7 @@ static void collect_counters(struct session *s)
 			for (int c = 0; c < ncpu; c++)
 				total += vals[c];
 		gp_model_drop_set(s->model, gp_bpf_drop_name(d), total);
+		s->bpf_drops += total;
 	}
 	free(vals);
 }
@@ -424,9 +434,9 @@ int gp_session_run(const struct gp_options *o)
 	gp_collector_drain(&s.collector);
 	collect_counters(&s);
 	gp_model_set_session_end(s.model, clock_ns(CLOCK_MONOTONIC));
-	gp_notice("%s after %.1f s: %llu calls recorded", err ? "event loop failed" : stop_text(why, signo),
-		  (double)(clock_ns(CLOCK_MONOTONIC) - t0) / 1e9,
-		  (unsigned long long)s.collector.records);
+	gp_notice("%s after %.1f s: %llu calls recorded%s", err ? "event loop failed" : stop_text(why, signo),
+		  (double)(clock_ns(CLOCK_MONOTONIC) - t0) / 1e9, (unsigned long long)s.collector.records,
+		  s.bpf_drops ? ", some lost or incomplete (see \"Loss counters\" in the report)" : ", none lost");
 	if (gp_write_reports(s.model, o->out_dir) == 0 && !err)
 		status = GP_EXIT_OK;
 out:

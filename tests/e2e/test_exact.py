@@ -60,3 +60,26 @@ def test_cpp_kernel_names_are_demangled(tmp_path):
     proc = gp.check_all(report, ref)
     mangled = {k["name"]: k["mangled"] for k in proc["kernels"]}
     assert mangled["void ml::gemm<float>(float*, float const*, int)"].startswith("_ZN2ml4gemmIfEEvPT_PKS1_i")
+
+
+def test_library_deleted_after_it_was_mapped(tmp_path):
+    """A runtime replaced on disk under a running job (a pip upgrade): the mapped copy is
+    probed through /proc/PID/map_files, and the counts are still exact."""
+    import shutil
+    libdir = tmp_path / "venv-lib"
+    libdir.mkdir()
+    for name in ("libcudart.so.13", "libsimgpu.so"):
+        shutil.copy2(os.path.join(gp.SIMGPU, name), libdir / name)
+    wl = gp.Workload("basic_ops", tmp_path, env=gp.sim_env(LD_LIBRARY_PATH=str(libdir)))
+    try:
+        os.unlink(libdir / "libcudart.so.13")
+        tr = gp.Tracer(["--pid", str(wl.pid)], tmp_path / "out")
+        tr.wait_tracing()
+        wl.release()
+        wl.wait_done()
+        wl.finish()
+        assert tr.wait() == 0, tr.stderr
+        proc = gp.check_all(tr.report(), wl.ref())
+        assert proc["libraries"][0]["path"] == str(libdir / "libcudart.so.13") + " (deleted)"
+    finally:
+        wl.kill()

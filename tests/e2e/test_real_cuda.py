@@ -26,12 +26,12 @@ def test_real_runtime_counts_and_error_codes(tmp_path, real_cudart):
     assert all(e["name"] == "cudaErrorInsufficientDriver" for r in proc["cuda_api"] for e in r["error_codes"])
 
 
-def nvcc_build(tmp_path):
+def nvcc_build(tmp_path, cudart="shared"):
     if not os.path.exists(NVCC):
         pytest.skip("nvcc not installed (CUDA toolkit absent): cannot build a real CUDA program")
-    exe = tmp_path / "nvcc_kernels"
+    exe = tmp_path / f"nvcc_kernels_{cudart}"
     src = os.path.join(gp.ROOT, "tests", "workloads", "nvcc_kernels.cu")
-    subprocess.run([NVCC, "-cudart", "shared", "-o", str(exe), src], check=True, capture_output=True, timeout=300)
+    subprocess.run([NVCC, "-cudart", cudart, "-o", str(exe), src], check=True, capture_output=True, timeout=300)
     return str(exe)
 
 
@@ -80,3 +80,15 @@ def test_nvcc_program_on_the_real_runtime(tmp_path, real_cudart):
     assert kernels[SAXPY]["calls"] == kernels[SAXPY]["errors"] == did["saxpy_err"] == 3
     calls = {r["name"]: (r["calls"], r["errors"]) for r in proc["cuda_api"]}
     assert calls["cudaLaunchKernel"] == (8, 8)
+
+
+def test_runtime_linked_statically(tmp_path):
+    """nvcc links cudart statically by default: the runtime's functions are local symbols of the
+    executable, which gpuprobed finds and probes (libraries[].static)."""
+    exe = nvcc_build(tmp_path, cudart="static")
+    proc, did = trace_nvcc(tmp_path, exe, dict(os.environ))
+    assert proc["libraries"] == [{"path": exe, "family": "cudart", "static": True}]
+    kernels = {k["name"]: k["calls"] for k in proc["kernels"]}
+    assert kernels == {SCALE: did["scale_ok"] + did["scale_err"], SAXPY: did["saxpy_ok"] + did["saxpy_err"]}
+    calls = {r["name"]: r["calls"] for r in proc["cuda_api"]}
+    assert calls["cudaLaunchKernel"] == 8 and calls["cudaMalloc"] == 1 and calls["cudaDeviceSynchronize"] == 1

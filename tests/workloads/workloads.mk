@@ -14,7 +14,7 @@ $(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | simg
 
 $(BUILD)/workloads/%: tests/workloads/%.cpp $(wildcard tests/workloads/*.h) | simgpu
 	@mkdir -p $(@D)
-	g++ -std=gnu++20 $(WL_FLAGS) $< -o $@ $(WL_LINK)
+	$(CXX) -std=gnu++20 $(WL_FLAGS) $< -o $@ $(WL_LINK)
 
 .PHONY: workloads
 workloads: $(WORKLOADS)
