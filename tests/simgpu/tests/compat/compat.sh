@@ -22,12 +22,12 @@ fails=0
 mkdir -p "$out"
 
 pass() { echo "PASS compat-$1"; }
-skip() { echo "SKIP compat-$1"; }
+skip_because() { echo "SKIP compat-$1"; }
 fail() { echo "FAIL compat-$1"; fails=$((fails + 1)); }
 
 # ---- toolkit headers, real library -------------------------------------------------
 if [ ! -f "$cuda/include/cuda_runtime_api.h" ]; then
-	skip "toolkit: no CUDA toolkit headers at $cuda/include (set CUDA_HOME)"
+	skip_because "toolkit: no CUDA toolkit headers at $cuda/include (set CUDA_HOME)"
 else
 	real=""
 	for d in "$cuda/lib64" "$cuda/lib" "$cuda/targets/x86_64-linux/lib"; do
@@ -48,7 +48,7 @@ else
 		fail "toolkit: the program failed on the simulator"
 	fi
 	if [ -z "$real" ]; then
-		skip "toolkit-reverse: no real libcudart.so.13 under $cuda"
+		skip_because "toolkit-reverse: no real libcudart.so.13 under $cuda"
 	elif ! gcc $cflags "$src/compat_toolkit.c" -o "$out/compat_toolkit_sim" -L"$sim" -l:libcudart.so.13 \
 		>>"$out/compat_toolkit.build.log" 2>&1; then
 		fail "toolkit-reverse: build failed (see $out/compat_toolkit.build.log)"
@@ -92,7 +92,7 @@ check_nvcc() { # name, extra nvcc flags, launch symbol
 	fi
 }
 if [ -z "$nvcc" ]; then
-	skip "nvcc: nvcc not found (PATH or $cuda/bin)"
+	skip_because "nvcc: nvcc not found (PATH or $cuda/bin)"
 else
 	check_nvcc nvcc "" cudaLaunchKernel
 	check_nvcc nvcc-ptds "--default-stream per-thread" cudaLaunchKernel_ptsz
