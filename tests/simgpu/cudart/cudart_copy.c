@@ -5,7 +5,14 @@
  * pointers, picks the copy path (pinned or pageable host, device, peer)
  * that sets the modelled duration, and queues the work: synchronous calls
  * go to the default stream and wait for completion; async calls return.
+ * Like the real runtime, pageable host memory is staged by the calling
+ * thread: it reads the source (host to device) or writes the destination
+ * (device to host, after the wait) itself, so its page faults happen inside
+ * the API call, on the caller, as a tracer attributing faults expects.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "cudart_internal.h"
 
 static bool devlike(const struct sg_range *r)
@@ -94,6 +101,57 @@ static cudaError_t issue(struct sg_work *w, cudaStream_t h, bool per_thread, boo
 	return e;
 }
 
+/*
+ * Pageable host memory, synchronous copies: the calling thread stages it,
+ * and the staging overlaps the modelled transfer (the call still takes the
+ * modelled time, not that plus the staging memcpy).
+ */
+static cudaError_t copy_from_pageable(struct sg_work *w, cudaStream_t h, bool per_thread)
+{
+	size_t rows = w->height ? w->height : 1;
+	uint64_t t0 = sg_now_ns(), spent;
+	char *staging = malloc(w->width * rows);
+	cudaError_t e;
+
+	if (!staging)
+		return cudaErrorMemoryAllocation;
+	for (size_t r = 0; r < rows; r++)
+		memcpy(staging + r * w->width, (const char *)w->src + r * w->spitch, w->width);
+	w->src = staging;
+	w->spitch = w->width;
+	spent = sg_now_ns() - t0;
+	w->dur_ns = w->dur_ns > spent ? w->dur_ns - spent : 0;
+	e = issue(w, h, per_thread, true, -1);
+	free(staging);
+	return e;
+}
+
+static cudaError_t copy_to_pageable(struct sg_work *w, cudaStream_t h, bool per_thread)
+{
+	size_t rows = w->height ? w->height : 1;
+	char *dst = w->dst, *staging = malloc(w->width * rows);
+	size_t dpitch = w->dpitch;
+	uint64_t dur = w->dur_ns, t0;
+	cudaError_t e;
+
+	if (!staging)
+		return cudaErrorMemoryAllocation;
+	/* ordered after earlier default-stream work, the GPU fills the staging buffer... */
+	w->dst = staging;
+	w->dpitch = w->width;
+	w->dur_ns = 0;
+	e = issue(w, h, per_thread, true, -1);
+	if (!e) {
+		/* ...and the caller copies it out while the modelled transfer runs */
+		t0 = sg_now_ns();
+		for (size_t r = 0; r < rows; r++)
+			memcpy(dst + r * dpitch, staging + r * w->width, w->width);
+		sg_sleep_until(t0 + dur);
+	}
+	free(staging);
+	return e;
+}
+
 static cudaError_t copy(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
 			int kind, cudaStream_t h, bool per_thread, bool sync)
 {
@@ -113,6 +171,10 @@ static cudaError_t copy(void *dst, size_t dpitch, const void *src, size_t spitch
 	e = plan_copy(&w, kind, &path);
 	if (e)
 		return e;
+	if (sync && path == SG_PATH_HTOD_PAGEABLE)
+		return copy_from_pageable(&w, h, per_thread);
+	if (sync && path == SG_PATH_DTOH_PAGEABLE)
+		return copy_to_pageable(&w, h, per_thread);
 	/* an async copy from pageable memory owns its source on return */
 	w.stage_src = !sync && path == SG_PATH_HTOD_PAGEABLE;
 	return issue(&w, h, per_thread, sync, -1);
