@@ -12,51 +12,22 @@
  * wakeup per record costs ~1.4 us; even asking the ring how full it is
  * costs ~10 ns a call here, so we do not). Every loss is counted in
  * "drops"; every probe hit in "probe_hits".
+ *
+ * Each record also says what happened to the thread during the call: the
+ * scheduler probes (sched.bpf.c) add off-CPU time and switches to the
+ * innermost frame; page faults are the deltas of the task's own counters,
+ * minus those of nested traced calls.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "gpuprobed/events.h"
+#include "common.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Set by userspace before load. */
 const volatile bool filter_tgid = false; /* only tgids in traced_tgids (system-wide probes) */
-
-struct gp_frame {
-	__u64 ts;
-	__u64 sp;
-	__u64 cookie;
-	__u32 flags; /* GP_EVF_* known at entry */
-	__u32 pad;
-	__u64 args[GP_MAX_ARGS];
-};
-
-struct gp_task_state {
-	__u32 depth;      /* live frames */
-	__u32 overflowed; /* entries not recorded for lack of a frame; their returns are expected */
-	struct gp_frame frames[GP_MAX_DEPTH];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20); /* resized by userspace */
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct gp_task_state);
-} task_state SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, GP_BPF_DROP_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
 
 /* [2 * probe] entry hits, [2 * probe + 1] return hits. */
 struct {
@@ -73,26 +44,6 @@ struct {
 	__type(value, __u8);
 } traced_tgids SEC(".maps");
 
-_Static_assert((GP_MAX_DEPTH & (GP_MAX_DEPTH - 1)) == 0, "GP_MAX_DEPTH must be a power of two");
-
-/*
- * The frame index, masked where the verifier can see it: without the
- * barrier clang drops the mask once it has proven depth < GP_MAX_DEPTH on
- * another register, and the verifier rejects the access.
- */
-static __always_inline struct gp_frame *frame_at(struct gp_task_state *st, __u32 i)
-{
-	asm volatile("" : "+r"(i));
-	return &st->frames[i & (GP_MAX_DEPTH - 1)];
-}
-
-static __always_inline void count(void *map, __u32 idx)
-{
-	__u64 *v = bpf_map_lookup_elem(map, &idx);
-
-	if (v)
-		*v += 1; /* per-CPU: no atomics needed */
-}
 
 static __always_inline bool tgid_traced(void)
 {
@@ -109,6 +60,7 @@ int gp_api_enter(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u64 sp = ctx->sp;
+	struct task_struct *task;
 	struct gp_task_state *st;
 	struct gp_frame *f;
 	__u32 depth;
@@ -118,8 +70,8 @@ int gp_api_enter(struct pt_regs *ctx)
 		return 0;
 	count(&probe_hits, 2 * (__u32)GP_COOKIE_PROBE(cookie));
 
-	st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	task = bpf_get_current_task_btf();
+	st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
 		count(&drops, GP_DROP_TASK_STORAGE);
 		return 0;
@@ -148,6 +100,13 @@ int gp_api_enter(struct pt_regs *ctx)
 	f->sp = sp;
 	f->cookie = cookie;
 	f->flags = 0;
+	f->vol_switches = 0;
+	f->invol_switches = 0;
+	f->offcpu_ns = 0;
+	f->min_flt0 = task->min_flt;
+	f->maj_flt0 = task->maj_flt;
+	f->child_min_flt = 0;
+	f->child_maj_flt = 0;
 	/* x86-64 SysV integer arguments (libbpf 1.1 has no PT_REGS_PARM6) */
 	f->args[0] = ctx->di;
 	f->args[1] = ctx->si;
@@ -183,6 +142,8 @@ int gp_api_exit(struct pt_regs *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u64 entry_sp = ctx->sp - 8;
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 min_flt = task->min_flt, maj_flt = task->maj_flt;
 	struct gp_task_state *st;
 	struct gp_api_call *rec;
 	struct gp_frame *f = NULL;
@@ -192,7 +153,7 @@ int gp_api_exit(struct pt_regs *ctx)
 		return 0;
 	count(&probe_hits, 2 * (__u32)GP_COOKIE_PROBE(cookie) + 1);
 
-	st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, 0);
+	st = bpf_task_storage_get(&task_state, task, 0, 0);
 	if (!st) {
 		count(&drops, GP_DROP_RETURN_NO_ENTRY);
 		return 0;
@@ -223,6 +184,13 @@ int gp_api_exit(struct pt_regs *ctx)
 		return 0;
 	}
 	st->depth = depth - 1;
+	/* the caller, if traced too, must not count these faults again */
+	if (depth >= 2) {
+		struct gp_frame *parent = frame_at(st, depth - 2);
+
+		parent->child_min_flt += min_flt - f->min_flt0;
+		parent->child_maj_flt += maj_flt - f->maj_flt0;
+	}
 
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
@@ -246,6 +214,11 @@ int gp_api_exit(struct pt_regs *ctx)
 	rec->probe = GP_COOKIE_PROBE(cookie);
 	rec->out = 0;
 	__builtin_memcpy(rec->args, f->args, sizeof(rec->args));
+	rec->offcpu_ns = f->offcpu_ns;
+	rec->vol_switches = f->vol_switches;
+	rec->invol_switches = f->invol_switches;
+	rec->minor_faults = (__u32)(min_flt - f->min_flt0 - f->child_min_flt);
+	rec->major_faults = (__u32)(maj_flt - f->maj_flt0 - f->child_maj_flt);
 	if ((GP_COOKIE_FLAGS(cookie) & GP_CK_OUT_ARG0) && rec->ret == 0) {
 		if (bpf_probe_read_user(&rec->out, sizeof(rec->out), (void *)f->args[0]) == 0) {
 			rec->hdr.flags |= GP_EVF_OUT_VALID;

@@ -9,6 +9,10 @@ One run, on this machine, side by side (each configuration repeated, medians):
   bpftrace   bpftrace counting calls with a latency histogram at the same sites
 The workload (tests/workloads/bench_calls.c) times its own loops of
 cudaLaunchKernel and cudaMemcpyAsync. Added cost = traced - untraced.
+Then the cost of gpuprobed's scheduler tracepoint on everybody else: a
+ping-pong between two threads over pipes (tests/workloads/bench_pingpong.c),
+in a process gpuprobed does NOT trace, with and without gpuprobed tracing
+another process.
 Writes docs/performance.md (and prints it); everything in that file from the line
 ANALYSIS_MARKER on is kept as it is (the measured explanation of the numbers).
 """
@@ -72,6 +76,19 @@ class Run:
         return json.loads(out)
 
 
+def start_gpuprobed(build, pid, out_dir):
+    """gpuprobed --pid pid, returned once it says its probes are in place."""
+    tracer = subprocess.Popen([os.path.join(build, "gpuprobed"), "--pid", str(pid), "-o", out_dir],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    buf = ""
+    while "tracing" not in buf:
+        line = tracer.stderr.readline()
+        if not line:
+            raise RuntimeError(f"gpuprobed did not start: {buf}")
+        buf += line
+    return tracer
+
+
 def wait_for(pred, timeout, what):
     end = time.time() + timeout
     while time.time() < end:
@@ -103,15 +120,7 @@ def one_run(cfg, workload, lib, env, build, tmp):
                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             wait_for(lambda: uprobe_count(tracer.pid) >= 2 * len(APIS), 60, "bpftrace to attach")
         elif cfg["name"] == "gpuprobed":
-            tracer = subprocess.Popen([os.path.join(build, "gpuprobed"), "--pid", str(run.pid),
-                                       "-o", os.path.join(tmp, "out")],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            buf = ""
-            while "tracing" not in buf:
-                line = tracer.stderr.readline()
-                if not line:
-                    raise RuntimeError(f"gpuprobed did not start: {buf}")
-                buf += line
+            tracer = start_gpuprobed(build, run.pid, os.path.join(tmp, "out"))
         result = run.go()
     finally:
         if tracer:
@@ -121,12 +130,32 @@ def one_run(cfg, workload, lib, env, build, tmp):
     return result
 
 
+def pingpong_run(build, env, rounds, traced, tmp):
+    """ns per round trip of an untraced ping-pong; with traced, while gpuprobed traces another process."""
+    target = tracer = None
+    try:
+        if traced:
+            target = Run([os.path.join(build, "workloads", "bench_calls"), "--wait", "--iters", "1"], env)
+            tracer = start_gpuprobed(build, target.pid, os.path.join(tmp, "pp"))
+        out = subprocess.run([os.path.join(build, "workloads", "bench_pingpong"), "--rounds", str(rounds)],
+                             capture_output=True, text=True, check=True, env=env).stdout
+        return json.loads(out)["roundtrip_ns"]
+    finally:
+        if tracer:
+            tracer.send_signal(2)
+            tracer.wait(timeout=60)
+        if target:
+            target.proc.kill()
+            target.proc.wait()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--iters", type=int, default=200000)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
+    ap.add_argument("--pingpong-rounds", type=int, default=50000)
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench: needs root (uprobes)")
@@ -159,7 +188,15 @@ def main():
                 log(f"rep {rep + 1}/{args.reps} {cfg['name']:9s} launch {r['launch_ns']:8.1f} ns"
                     f"  memcpyAsync {r['memcpy_async_ns']:8.1f} ns")
 
+        pp = {"untraced": [], "gpuprobed": []}
+        for rep in range(args.reps):
+            for traced in (False, True):
+                v = pingpong_run(args.build, env, args.pingpong_rounds, traced, tmp)
+                pp["gpuprobed" if traced else "untraced"].append(v)
+                log(f"rep {rep + 1}/{args.reps} ping-pong {'while tracing another process' if traced else 'no tracer'}: {v:.0f} ns/round trip")
+
     med = {n: {a: statistics.median(v) for a, v in d.items()} for n, d in samples.items()}
+    pp_med = {k: statistics.median(v) for k, v in pp.items()}
     rows = []
     for a in APIS:
         base = med["untraced"][a]
@@ -194,10 +231,23 @@ def main():
         "",
         "Targets (issue 3): gpuprobed <= 1.10x the floor, and below bpftrace.",
         "",
-        "Raw samples (ns/call):",
+        "## Cost to processes gpuprobed does not trace",
+        "",
+        "The scheduler tracepoint fires for every context switch on the machine; gpuprobed's program",
+        "returns after one array lookup for tasks of untraced processes. A ping-pong between two threads",
+        f"over pipes ({args.pingpong_rounds:,} round trips, two switches or wakeups each) in an untraced",
+        "process, with and without gpuprobed tracing another process (medians):",
+        "",
+        "| ping-pong | ns per round trip | ratio |",
+        "|---|---:|---:|",
+        f"| no tracer | {pp_med['untraced']:.0f} | 1.00x |",
+        f"| gpuprobed tracing another process | {pp_med['gpuprobed']:.0f} | "
+        f"{pp_med['gpuprobed'] / pp_med['untraced']:.2f}x |",
+        "",
+        "Raw samples (ns/call; ping-pong ns/round trip):",
         "",
         "```",
-        json.dumps(samples, indent=1),
+        json.dumps({"calls": samples, "pingpong": pp}, indent=1),
         "```",
         "",
     ]

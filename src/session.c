@@ -9,6 +9,7 @@
  * once tracing has started, whatever happens, the user gets a report of
  * what was seen.
  */
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
@@ -26,12 +27,14 @@
 #include <unistd.h>
 
 #include "gpu_api.skel.h"
+#include "sched.skel.h"
 
 #include "attach/discover.h"
 #include "attach/uprobe_multi.h"
 #include "attach/uprobes.h"
 #include "cli.h"
 #include "collect/collector.h"
+#include "collect/cpu_accounts.h"
 #include "collect/event_loop.h"
 #include "log.h"
 #include "model/model.h"
@@ -45,13 +48,16 @@ struct session {
 	struct gp_loop_target targets[GP_MAX_PIDS];
 	int ntargets;
 	struct gpu_api_bpf *skel;
+	struct sched_bpf *sched;       /* CPU accounts; shares task_state, drops, events with skel */
+	struct gp_cpu_accounts *cpu;
 	struct gp_symbolizer *sym;
 	struct gp_model *model;
 	struct gp_uprobes probes;
 	bool multi; /* uprobe_multi links */
 	struct gp_collector collector;
 	bool collector_ready;
-	__u64 bpf_drops; /* sum of the in-kernel loss counters, for the closing line */
+	__u64 bpf_drops;     /* sum of the in-kernel loss counters, for the closing line */
+	__u64 bpf_estimates; /* of which: off-CPU intervals estimated (switch_in_unseen), not losses */
 };
 
 static __u64 clock_ns(clockid_t clk)
@@ -162,6 +168,80 @@ static int open_target(struct session *s, pid_t pid)
 	return 0;
 }
 
+static __u32 pid_max(void)
+{
+	unsigned long v = 4194304; /* the largest pid_max the kernel allows */
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
+
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 4194304;
+		fclose(f);
+	}
+	return (__u32)v;
+}
+
+/* The scheduler probes, sharing the API probes' task state, loss counters and ring buffer. */
+static int load_sched(struct session *s)
+{
+	int err;
+
+	s->sched = sched_bpf__open();
+	if (!s->sched) {
+		gp_err("open BPF object (scheduler): %s", strerror(errno));
+		return -1;
+	}
+	err = bpf_map__reuse_fd(s->sched->maps.task_state, bpf_map__fd(s->skel->maps.task_state));
+	if (!err)
+		err = bpf_map__reuse_fd(s->sched->maps.drops, bpf_map__fd(s->skel->maps.drops));
+	if (!err)
+		err = bpf_map__reuse_fd(s->sched->maps.events, bpf_map__fd(s->skel->maps.events));
+	if (!err)
+		err = bpf_map__set_max_entries(s->sched->maps.tgid_bits, (pid_max() + 63) / 64);
+	if (!err)
+		err = sched_bpf__load(s->sched);
+	if (err) {
+		gp_err("load BPF programs (scheduler tracepoints): %s (-v shows libbpf's reasons)",
+		       strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+/* Opens the CPU window: traced tgids marked, scheduler probes attached, fault baselines read. */
+static int start_cpu_accounting(struct session *s)
+{
+	int fd = bpf_map__fd(s->sched->maps.tgid_bits), err;
+	__u64 now;
+
+	for (int i = 0; i < s->ntargets; i++) {
+		__u32 word = (__u32)s->targets[i].pid / 64;
+		__u64 bits = 0;
+
+		bpf_map_lookup_elem(fd, &word, &bits);
+		bits |= 1ull << ((__u32)s->targets[i].pid % 64);
+		if (bpf_map_update_elem(fd, &word, &bits, BPF_ANY)) {
+			gp_err("mark pid %d for the scheduler probes: %s", (int)s->targets[i].pid,
+			       strerror(errno));
+			return -1;
+		}
+	}
+	now = clock_ns(CLOCK_MONOTONIC);
+	s->sched->bss->window_start_ns = now;
+	err = sched_bpf__attach(s->sched);
+	if (err) {
+		gp_err("attach the scheduler tracepoints: %s", strerror(-err));
+		return -1;
+	}
+	for (int i = 0; i < s->ntargets; i++) {
+		err = gp_cpu_accounts_open(s->cpu, s->targets[i].pid, now);
+		if (err)
+			gp_warn("pid %d: cannot read its threads' fault counters: %s", (int)s->targets[i].pid,
+				strerror(-err));
+	}
+	return 0;
+}
+
 static int load_bpf(struct session *s)
 {
 	const struct gp_options *o = s->opt;
@@ -193,7 +273,7 @@ static int load_bpf(struct session *s)
 		       strerror(-err));
 		return -1;
 	}
-	return 0;
+	return load_sched(s);
 }
 
 static void name_threads(struct session *s, pid_t pid)
@@ -315,7 +395,10 @@ static void collect_counters(struct session *s)
 			for (int c = 0; c < ncpu; c++)
 				total += vals[c];
 		gp_model_drop_set(s->model, gp_bpf_drop_name(d), total);
-		s->bpf_drops += total;
+		if (d == GP_DROP_SWITCH_IN_UNSEEN)
+			s->bpf_estimates += total;
+		else
+			s->bpf_drops += total;
 	}
 	free(vals);
 }
@@ -371,6 +454,8 @@ static void cleanup(struct session *s)
 	gp_uprobes_free(&s->probes);
 	if (s->collector_ready)
 		gp_collector_fini(&s->collector);
+	sched_bpf__destroy(s->sched);
+	gp_cpu_accounts__free(s->cpu);
 	gpu_api_bpf__destroy(s->skel);
 	gp_model__free(s->model);
 	gp_symbolizer__free(s->sym);
@@ -385,7 +470,7 @@ int gp_session_run(const struct gp_options *o)
 	enum gp_stop_reason why;
 	char missing[128];
 	int signo, err, status = GP_EXIT_FAILURE;
-	__u64 t0;
+	__u64 t0, end_ns;
 
 	libbpf_set_print(libbpf_print);
 	if (gp_check_privileges(missing, sizeof(missing))) {
@@ -405,7 +490,8 @@ int gp_session_run(const struct gp_options *o)
 	s.sym = gp_symbolizer_new();
 	resolver = (struct gp_resolver){ .ctx = s.sym, .kernel_name = gp_symbolizer_kernel_name };
 	s.model = s.sym ? gp_model_new(&resolver) : NULL;
-	if (!s.model) {
+	s.cpu = s.model ? gp_cpu_accounts_new(s.model) : NULL;
+	if (!s.cpu) {
 		gp_err("out of memory");
 		goto out;
 	}
@@ -413,12 +499,15 @@ int gp_session_run(const struct gp_options *o)
 		goto out;
 	gp_uprobes_init(&s.probes, s.skel->progs.gp_api_enter, s.skel->progs.gp_api_exit, s.multi);
 	set_session_info(&s);
-	err = gp_collector_init(&s.collector, bpf_map__fd(s.skel->maps.events), s.model);
+	err = gp_collector_init(&s.collector, bpf_map__fd(s.skel->maps.events), s.model, s.cpu);
 	if (err) {
 		gp_err("ring buffer: %s", strerror(-err));
 		goto out;
 	}
 	s.collector_ready = true;
+	/* The CPU window opens first, so the first traced call already has its attribution. */
+	if (start_cpu_accounting(&s))
+		goto out;
 	for (int i = 0; i < s.ntargets; i++)
 		if (attach_target(&s, s.targets[i].pid) < 0)
 			goto out;
@@ -431,12 +520,17 @@ int gp_session_run(const struct gp_options *o)
 		gp_err("event loop: %s (writing the report of what was seen)", strerror(-err));
 	/* Detach first so nothing new arrives, then take what is left in the ring. */
 	gp_uprobes_detach_all(&s.probes);
+	sched_bpf__detach(s.sched);
+	end_ns = clock_ns(CLOCK_MONOTONIC);
 	gp_collector_drain(&s.collector);
+	gp_cpu_accounts_close(s.cpu, bpf_map__fd(s.sched->maps.thread_acct), end_ns);
 	collect_counters(&s);
-	gp_model_set_session_end(s.model, clock_ns(CLOCK_MONOTONIC));
-	gp_notice("%s after %.1f s: %llu calls recorded%s", err ? "event loop failed" : stop_text(why, signo),
-		  (double)(clock_ns(CLOCK_MONOTONIC) - t0) / 1e9, (unsigned long long)s.collector.records,
-		  s.bpf_drops ? ", some lost or incomplete (see \"Loss counters\" in the report)" : ", none lost");
+	gp_model_set_session_end(s.model, end_ns);
+	gp_notice("%s after %.1f s: %llu calls recorded, %s%s", err ? "event loop failed" : stop_text(why, signo),
+		  (double)(end_ns - t0) / 1e9, (unsigned long long)s.collector.calls,
+		  s.bpf_drops ? "some lost or incomplete (see \"Loss counters\" in the report)" : "none lost",
+		  s.bpf_estimates ? "; the kernel did not report some switch-ins: their off-CPU time is estimated"
+				  : "");
 	if (gp_write_reports(s.model, o->out_dir) == 0 && !err)
 		status = GP_EXIT_OK;
 out:

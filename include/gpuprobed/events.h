@@ -20,7 +20,9 @@
 /* ---- records ----------------------------------------------------------- */
 
 enum gp_event_type {
-	GP_EV_API_CALL = 1, /* struct gp_api_call: one completed traced call */
+	GP_EV_API_CALL = 1,   /* struct gp_api_call: one completed traced call */
+	GP_EV_THREAD_CPU = 2, /* struct gp_thread_cpu: one thread's CPU account over the traced window */
+	GP_EV_THREAD_EXIT = 3, /* struct gp_thread_exit: kernel -> collector only, a thread's final account */
 	GP_EV_TYPE_MAX,
 };
 
@@ -52,14 +54,109 @@ struct gp_api_call {
 	__u16 api;      /* enum gp_api_id */
 	__u16 probe;    /* index of the probe pair that saw it (instrumentation row) */
 	__u64 args[GP_MAX_ARGS];
+	/*
+	 * What happened to the calling thread during the call, exclusive of
+	 * nested traced calls: time off-CPU, context switches by the kernel's
+	 * own classification, and page faults (deltas of the task's min_flt and
+	 * maj_flt, the counters behind getrusage and /proc/PID/stat).
+	 */
+	__u64 offcpu_ns;
+	__u32 vol_switches;
+	__u32 invol_switches;
+	__u32 minor_faults;
+	__u32 major_faults;
 };
+
+/*
+ * One thread's CPU account over its traced window [hdr.ts_ns, end_ns]: from
+ * the later of attach and its creation to the earlier of its exit and the
+ * end of the session. Built by userspace at the end from the kernel's
+ * per-thread accounts (sched_switch, fork, exit) and the task's fault
+ * counters; carried as a record so that captures replay it.
+ */
+struct gp_thread_cpu {
+	struct gp_event_hdr hdr; /* tgid, tid; ts_ns = window start */
+	__u64 end_ns;
+	__u64 oncpu_ns;
+	__u64 offcpu_ns;
+	__u64 vol_switches;
+	__u64 invol_switches;
+	__u64 minor_faults;
+	__u64 major_faults;
+	__u32 flags; /* GP_TCF_* */
+	__u32 pad;
+	char comm[16];
+};
+
+/* gp_thread_cpu.flags */
+#define GP_TCF_STARTED        (1u << 0) /* created during the window (counters start at 0) */
+#define GP_TCF_EXITED         (1u << 1) /* exited during the window */
+#define GP_TCF_FAULTS_UNKNOWN (1u << 2) /* its fault counters could not be read at one end */
+#define GP_TCF_NEVER_RAN      (1u << 3) /* no context switch of it was seen: off-CPU throughout */
 
 /* gp_event_hdr.flags */
 #define GP_EVF_OUT_VALID    (1u << 0) /* gp_api_call.out was read successfully */
 #define GP_EVF_ARGS_PARTIAL (1u << 1) /* a user-memory argument read failed */
 
 _Static_assert(sizeof(struct gp_event_hdr) == 24, "gp_event_hdr layout");
-_Static_assert(sizeof(struct gp_api_call) == 120, "gp_api_call layout");
+_Static_assert(sizeof(struct gp_api_call) == 144, "gp_api_call layout");
+_Static_assert(sizeof(struct gp_thread_cpu) == 104, "gp_thread_cpu layout");
+
+/* ---- per-thread CPU accounts kept in the kernel ------------------------- */
+/*
+ * Key of bpf/sched.bpf.c's "thread_acct" hash map: the tid and the task's
+ * start time, so that a tid reused while the previous thread is still
+ * finishing its exit never mixes two threads' accounts.
+ */
+struct gp_thread_key {
+	__u32 tid;
+	__u32 pad;
+	__u64 start_time; /* task_struct.start_time (CLOCK_MONOTONIC ns) */
+};
+
+/*
+ * Value of "thread_acct", for every thread of a traced process seen
+ * switching, created or exiting. Times are CLOCK_MONOTONIC ns; userspace
+ * closes the open interval at the end.
+ */
+struct gp_thread_acct {
+	__u32 tgid;
+	__u32 flags;        /* GP_TAF_* */
+	__u64 start_ns;     /* creation if GP_TAF_STARTED, else the window start */
+	__u64 end_ns;       /* exit; 0 while alive */
+	__u64 in_ns;        /* last switch-in (GP_TAF_ON_CPU set) */
+	__u64 sum_out;      /* the task's sum_exec_runtime at its last switch-out (GP_TAF_SUM_OUT) */
+	__u64 out_ns;       /* last switch-out (GP_TAF_ON_CPU clear) */
+	__u64 oncpu_ns;     /* on-CPU time up to sum_out: task-clock time (sum_exec_runtime) */
+	__u64 offcpu_ns;    /* closed off-CPU intervals */
+	__u64 vol_switches;
+	__u64 invol_switches;
+	__u64 nvcsw;        /* the task's own counters at its last switch-out */
+	__u64 nivcsw;
+	__u64 min_flt_exit; /* the task's fault counters at exit (GP_TAF_EXITED) */
+	__u64 maj_flt_exit;
+	char comm[16];      /* at creation, refreshed at exit */
+};
+
+/*
+ * A traced thread's final account, emitted at its last context switch (its
+ * fault counters and CPU time are final then) and removed from the map, so
+ * thread churn never fills it. The collector turns it into a
+ * gp_thread_cpu record (it knows the fault baselines).
+ */
+struct gp_thread_exit {
+	struct gp_event_hdr hdr; /* ts_ns = its last switch */
+	struct gp_thread_acct acct;
+};
+
+#define GP_TAF_ON_CPU        (1u << 0)
+#define GP_TAF_COUNTERS_SEEN (1u << 1) /* nvcsw/nivcsw hold a previous switch-out's values */
+#define GP_TAF_STARTED       (1u << 2) /* created during the window */
+#define GP_TAF_EXITED        (1u << 3)
+#define GP_TAF_SUM_OUT       (1u << 4) /* sum_out is valid (else: on-CPU since the window opened) */
+
+_Static_assert(sizeof(struct gp_thread_acct) == 128, "gp_thread_acct layout");
+_Static_assert(sizeof(struct gp_thread_exit) == 152, "gp_thread_exit layout");
 
 /* ---- attach cookie ------------------------------------------------------ */
 /*
@@ -89,6 +186,10 @@ enum gp_bpf_drop {
 	GP_DROP_RETURN_NO_ENTRY,   /* return seen without its entry (call began before attach) */
 	GP_DROP_TASK_STORAGE,      /* per-thread state could not be allocated */
 	GP_DROP_ARG_READ,          /* a user-memory argument could not be read (record flagged) */
+	GP_DROP_THREAD_TABLE_FULL, /* a traced thread's CPU account could not be created */
+	GP_DROP_SWITCH_MISSED,     /* context switches inferred from the task's counters, not seen */
+	GP_DROP_SWITCH_IN_UNSEEN,  /* a thread seen leaving the CPU, its arrival not reported: off-CPU estimated */
+	GP_DROP_THREAD_EXIT_LOST,  /* a thread's final CPU account not recorded: ring buffer full */
 	GP_BPF_DROP_MAX,
 };
 

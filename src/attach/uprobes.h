@@ -48,7 +48,7 @@ void gp_uprobes_init(struct gp_uprobes *u, struct bpf_program *enter_prog,
 
 /*
  * Probe every API of family found in elf. attach_path is how the kernel can
- * open the file (e.g. /proc/PID/root/<path>); display_path names it in
+ * open the file (/proc/PID/map_files/<range> or /proc/PID/root/<path>); display_path names it in
  * reports and messages. pid 0 probes every process. Returns the number of
  * probe pairs placed (0 when the file exports none of them), or -errno
  * after a message when they could not be placed.

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "collect/collector.h"
+#include "collect/cpu_accounts.h"
 
 static int cmp_tid(const void *a, const void *b)
 {
@@ -40,7 +41,14 @@ static int on_record(void *ctx, void *data, size_t size)
 
 	c->records++;
 	c->bytes += size;
+	if (size == sizeof(struct gp_thread_exit) && h->type == GP_EV_THREAD_EXIT) {
+		if (c->cpu)
+			gp_cpu_accounts_exit(c->cpu, data); /* becomes a gp_thread_cpu record */
+		return 0;
+	}
 	gp_model_ingest(c->model, data, size); /* malformed records are counted there */
+	if (size >= sizeof(*h) && h->type == GP_EV_API_CALL)
+		c->calls++;
 	if (size >= sizeof(*h) && h->tid != c->last_tid) {
 		void *key = (void *)(uintptr_t)h->tid;
 
@@ -53,10 +61,12 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int gp_collector_init(struct gp_collector *c, int ringbuf_fd, struct gp_model *model)
+int gp_collector_init(struct gp_collector *c, int ringbuf_fd, struct gp_model *model,
+		      struct gp_cpu_accounts *cpu)
 {
 	memset(c, 0, sizeof(*c));
 	c->model = model;
+	c->cpu = cpu;
 	c->rb = ring_buffer__new(ringbuf_fd, on_record, c, NULL);
 	if (!c->rb)
 		return -errno;

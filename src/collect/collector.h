@@ -15,18 +15,22 @@
 #include "model/model.h"
 
 struct ring_buffer;
+struct gp_cpu_accounts;
 
 struct gp_collector {
 	struct ring_buffer *rb;
 	struct gp_model *model;
-	__u64 records;      /* records handed to the model */
+	struct gp_cpu_accounts *cpu; /* receives thread-exit records; may be NULL */
+	__u64 records;      /* records read from the ring */
+	__u64 calls;        /* of which: completed API calls */
 	__u64 bytes;
 	__u32 last_tid;     /* fast path: consecutive records of one thread */
 	void *known_tids;   /* tsearch tree of tids already named */
 };
 
 /* ringbuf_fd: the BPF ring buffer map. 0 or -errno. */
-int gp_collector_init(struct gp_collector *c, int ringbuf_fd, struct gp_model *model);
+int gp_collector_init(struct gp_collector *c, int ringbuf_fd, struct gp_model *model,
+		      struct gp_cpu_accounts *cpu);
 /* Drain everything available. Records consumed, or -errno. */
 int gp_collector_drain(struct gp_collector *c);
 void gp_collector_fini(struct gp_collector *c);

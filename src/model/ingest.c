@@ -35,12 +35,12 @@ static void count_error(struct gp_api_stats *st, __s32 code)
 	codes[st->ncodes++] = (struct gp_errcount){ .code = code, .count = 1 };
 }
 
-static void count_thread(struct gp_process *p, const struct gp_api_call *c)
+static struct gp_thread *count_thread(struct gp_process *p, const struct gp_api_call *c)
 {
 	struct gp_thread *t = gp_process_thread_get(p, c->hdr.tid);
 
 	if (!t)
-		return;
+		return NULL;
 	if (!t->calls || c->hdr.ts_ns < t->first_ns)
 		t->first_ns = c->hdr.ts_ns;
 	if (c->hdr.ts_ns + c->dur_ns > t->last_ns)
@@ -51,6 +51,7 @@ static void count_thread(struct gp_process *p, const struct gp_api_call *c)
 		t->errors++;
 	if (gp_apis[c->api].shape == GP_SHAPE_SET_DEVICE && !c->ret)
 		t->device = (__s32)c->args[0]; /* int in edi: the low 32 bits of rdi */
+	return t;
 }
 
 static __s32 thread_device(struct gp_process *p, __u32 tid)
@@ -102,6 +103,9 @@ static int validate(const void *data, size_t len)
 
 	if (!data || len < sizeof(struct gp_event_hdr))
 		return -EINVAL;
+	if (c->hdr.type == GP_EV_THREAD_CPU)
+		return c->hdr.size == sizeof(struct gp_thread_cpu) && len >= sizeof(struct gp_thread_cpu)
+			       ? 0 : -EINVAL;
 	if (c->hdr.type != GP_EV_API_CALL || c->hdr.size != sizeof(*c) || len < sizeof(*c))
 		return -EINVAL;
 	if (c->api <= GP_API_INVALID || c->api >= GP_API_MAX)
@@ -117,6 +121,12 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 		gp_model_drop_add(m, "malformed_records", 1);
 		return -EINVAL;
 	}
+	if (((const struct gp_event_hdr *)data)->type == GP_EV_THREAD_CPU) {
+		struct gp_thread_cpu r;
+
+		memcpy(&r, data, sizeof(r));
+		return gp_cpu_thread_record(m, &r);
+	}
 	memcpy(&c, data, sizeof(c)); /* ring-buffer records need not be aligned for us */
 
 	struct gp_process *p = gp_model_process_get(m, c.hdr.tgid);
@@ -129,7 +139,7 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 		count_error(st, c.ret);
 	p->api_calls++;
 	p->api_total_ns += c.dur_ns;
-	count_thread(p, &c);
+	gp_cpu_call(p, count_thread(p, &c), st, &c);
 
 	const struct gp_api_info *a = &gp_apis[c.api];
 

@@ -17,6 +17,10 @@ static const char *const bpf_drop_names[GP_BPF_DROP_MAX] = {
 	[GP_DROP_RETURN_NO_ENTRY] = "return_without_entry",
 	[GP_DROP_TASK_STORAGE] = "task_storage",
 	[GP_DROP_ARG_READ] = "arg_read",
+	[GP_DROP_THREAD_TABLE_FULL] = "thread_table_full",
+	[GP_DROP_SWITCH_MISSED] = "switch_missed",
+	[GP_DROP_SWITCH_IN_UNSEEN] = "switch_in_unseen",
+	[GP_DROP_THREAD_EXIT_LOST] = "thread_exit_lost",
 };
 
 /* Counters the model keeps itself; present (at 0) in every report, like the BPF ones. */

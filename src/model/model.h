@@ -88,7 +88,8 @@ void gp_model_drop_set(struct gp_model *m, const char *name, __u64 count);
 /*
  * The drops{} name of an in-kernel loss counter (enum gp_bpf_drop in
  * events.h): "ringbuf_full", "depth_overflow", "missed_return",
- * "return_without_entry", "task_storage", "arg_read"; NULL if out of range.
+ * "return_without_entry", "task_storage", "arg_read", "thread_table_full",
+ * "switch_missed", "switch_in_unseen", "thread_exit_lost"; NULL if out of range.
  * Every report lists these (at 0 until set) and the model's own counters.
  */
 const char *gp_bpf_drop_name(enum gp_bpf_drop d);

@@ -129,6 +129,54 @@ struct gp_graph {
 	__u64 host_ns;
 };
 
+/* ---- CPU, scheduling, faults -------------------------------------------- */
+/* What happened to a thread while it was somewhere (inside calls, or its whole window). */
+struct gp_cpu_attr {
+	__u64 offcpu_ns;
+	__u64 vol_switches;
+	__u64 invol_switches;
+	__u64 minor_faults;
+	__u64 major_faults;
+};
+
+/* A thread's CPU account over its traced window (GP_EV_THREAD_CPU). */
+struct gp_thread_cpu_acct {
+	bool known;
+	__u64 start_ns, end_ns;
+	__u64 oncpu_ns;
+	struct gp_cpu_attr all; /* the whole window */
+	__u32 flags;            /* GP_TCF_* */
+};
+
+enum gp_verdict {
+	GP_VERDICT_UNKNOWN,    /* no CPU account */
+	GP_VERDICT_CPU_BOUND,
+	GP_VERDICT_WAITING_GPU,
+	GP_VERDICT_WAITING_OTHER, /* I/O, locks, sleeps: off-CPU outside GPU calls */
+};
+
+/* Thresholds of the verdict (docs/report-format.md, "cpu"). */
+#define GP_VERDICT_CPU_BOUND_PCT 70  /* on-CPU share of the wall time that makes CPU-bound */
+#define GP_VERDICT_GPU_WAIT_PCT  50  /* share of off-CPU time inside GPU calls that makes GPU-bound */
+
+struct gp_cpu_summary {
+	bool known;               /* at least one thread account */
+	__u64 wall_ns;            /* the process's traced window */
+	unsigned threads;         /* with an account */
+	unsigned threads_faults_unknown;
+	__u64 thread_wall_ns;     /* sum of the threads' windows */
+	__u64 cpu_ns;             /* sum of their on-CPU time */
+	struct gp_cpu_attr all;   /* sums over the threads' windows */
+	struct gp_cpu_attr in_calls;      /* inside any traced call */
+	struct gp_cpu_attr in_sync_calls; /* inside synchronisation calls (GP_A_SYNC_CALL) */
+	/* the verdict looks at the threads that made traced calls (all threads if none did) */
+	unsigned focus_threads;
+	__u64 focus_wall_ns, focus_cpu_ns, focus_offcpu_ns, focus_offcpu_in_calls_ns;
+	enum gp_verdict verdict;
+	enum gp_api_id top_api;   /* the API with the most off-CPU time inside it */
+	__u64 top_api_offcpu_ns;
+};
+
 /* ---- streams, events, threads, API ------------------------------------- */
 struct gp_stream {
 	__u64 key;    /* GP_STREAM_KEY_* or the handle */
@@ -163,6 +211,8 @@ struct gp_thread {
 	__u64 first_ns; /* entry of the first traced call */
 	__u64 last_ns;  /* return of the last traced call */
 	__s32 device;   /* from the last successful cudaSetDevice; -1: not observed */
+	struct gp_cpu_attr in_calls;   /* inside its traced calls */
+	struct gp_thread_cpu_acct cpu; /* its whole window */
 };
 
 struct gp_errcount {
@@ -172,6 +222,7 @@ struct gp_errcount {
 
 struct gp_api_stats {
 	struct gp_stats time; /* host-observed duration of each call */
+	struct gp_cpu_attr inside; /* the calling threads' off-CPU time, switches, faults during the calls */
 	__u64 errors;
 	struct gp_errcount *codes; /* distinct non-zero return codes */
 	size_t ncodes;
@@ -199,6 +250,8 @@ struct gp_process {
 	struct gp_api_stats *api[GP_API_MAX]; /* allocated with the API's first call */
 	__u64 api_total_ns;
 	__u64 api_calls;
+	struct gp_cpu_attr in_calls;      /* inside any traced call */
+	struct gp_cpu_attr in_sync_calls; /* inside synchronisation calls */
 
 	struct gp_xfer_row xfer[GP_DIR_MAX][GP_HM_MAX][2]; /* [dir][host memory][sync] */
 	struct gp_memset_row memsets[2];                 /* [sync] */
@@ -282,6 +335,14 @@ void gp_kernels_release(struct gp_process *p);
 __u64 gp_stream_key(__u64 handle, bool per_thread_variant, __u32 tid);
 struct gp_stream *gp_stream_get(struct gp_process *p, __u64 key); /* creates it; NULL on ENOMEM */
 void gp_stream_call(struct gp_process *p, const struct gp_api_call *c);
+
+/* cpu.c */
+void gp_cpu_call(struct gp_process *p, struct gp_thread *t, struct gp_api_stats *st,
+		 const struct gp_api_call *c);
+int gp_cpu_thread_record(struct gp_model *m, const struct gp_thread_cpu *r);
+/* Totals over the process's thread accounts, and the verdict; [from, to) is its traced window. */
+void gp_cpu_summarize(const struct gp_process *p, __u64 from, __u64 to, struct gp_cpu_summary *s);
+const char *gp_verdict_kind(enum gp_verdict v);
 
 /* cuda_errors.c */
 const char *gp_cuda_error_name(int code); /* NULL for codes it does not know */

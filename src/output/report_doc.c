@@ -221,6 +221,7 @@ static json_t *doc_process(struct doc *d, const struct gp_process *p)
 	put(d, o, "graph_launches", doc_graphs(d, p));
 	put(d, o, "streams", doc_streams(d, p));
 	put(d, o, "events", doc_events(d, p));
+	put(d, o, "cpu", doc_cpu(d, p, from, to));
 	put(d, o, "threads", doc_threads(d, p));
 	return o;
 }

@@ -39,6 +39,8 @@ json_t *doc_graphs(struct doc *d, const struct gp_process *p);
 json_t *doc_streams(struct doc *d, const struct gp_process *p);
 json_t *doc_events(struct doc *d, const struct gp_process *p);
 json_t *doc_threads(struct doc *d, const struct gp_process *p);
+json_t *doc_cpu(struct doc *d, const struct gp_process *p, __u64 from, __u64 to);
+json_t *doc_cpu_attr(struct doc *d, const struct gp_cpu_attr *a);
 
 /* The values of a u64map, malloc'ed (NULL when empty or on failure: check *n). */
 void **map_values(struct doc *d, const struct gp_u64map *map, size_t *n);

@@ -90,6 +90,12 @@ json_t *doc_api(struct doc *d, const struct gp_process *p)
 		put(d, o, "max_ns", j_u64(t->max));
 		put(d, o, "stddev_ns", j_u64((__u64)llround(gp_stats_stddev(t))));
 		put(d, o, "p99_ns", j_u64(gp_stats_percentile(t, 99)));
+		/* what happened to the calling threads during these calls */
+		put(d, o, "offcpu_ns", j_u64(refs[i].st->inside.offcpu_ns));
+		put(d, o, "voluntary_switches", j_u64(refs[i].st->inside.vol_switches));
+		put(d, o, "involuntary_switches", j_u64(refs[i].st->inside.invol_switches));
+		put(d, o, "minor_faults", j_u64(refs[i].st->inside.minor_faults));
+		put(d, o, "major_faults", j_u64(refs[i].st->inside.major_faults));
 		push(d, arr, o);
 	}
 	return arr;

@@ -234,6 +234,27 @@ json_t *doc_threads(struct doc *d, const struct gp_process *p)
 		put(d, o, "first_mono_ns", t->calls ? j_u64(t->first_ns) : json_null());
 		put(d, o, "last_mono_ns", t->calls ? j_u64(t->last_ns) : json_null());
 		put(d, o, "device", j_s64(t->device));
+		put(d, o, "in_gpu_calls", doc_cpu_attr(d, &t->in_calls));
+		if (t->cpu.known) {
+			const struct gp_thread_cpu_acct *a = &t->cpu;
+
+			put(d, o, "window_start_mono_ns", j_u64(a->start_ns));
+			put(d, o, "window_end_mono_ns", j_u64(a->end_ns));
+			put(d, o, "wall_ns", j_u64(a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0));
+			put(d, o, "cpu_ns", j_u64(a->oncpu_ns));
+			put(d, o, "offcpu_ns", j_u64(a->all.offcpu_ns));
+			put(d, o, "voluntary_switches", j_u64(a->all.vol_switches));
+			put(d, o, "involuntary_switches", j_u64(a->all.invol_switches));
+			put(d, o, "minor_faults", (a->flags & GP_TCF_FAULTS_UNKNOWN) ? json_null()
+										  : j_u64(a->all.minor_faults));
+			put(d, o, "major_faults", (a->flags & GP_TCF_FAULTS_UNKNOWN) ? json_null()
+										  : j_u64(a->all.major_faults));
+			put(d, o, "started_in_window", json_boolean(a->flags & GP_TCF_STARTED));
+			put(d, o, "exited", json_boolean(a->flags & GP_TCF_EXITED));
+			put(d, o, "ran", json_boolean(!(a->flags & GP_TCF_NEVER_RAN)));
+		} else {
+			put(d, o, "cpu_ns", json_null()); /* no CPU account (e.g. a capture without one) */
+		}
 		push(d, arr, o);
 	}
 	free(ts);

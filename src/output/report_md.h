@@ -29,4 +29,7 @@ int md_kernels(const json_t *p, FILE *out);
 int md_streams(const json_t *p, FILE *out);
 int md_threads(const json_t *doc, const json_t *p, FILE *out);
 
+/* report_md_cpu.c: the CPU, scheduling and page-fault section. 0 or -ENOMEM. */
+int md_cpu(const json_t *p, FILE *out);
+
 #endif /* GP_REPORT_MD_H */

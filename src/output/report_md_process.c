@@ -340,6 +340,8 @@ int md_process(const json_t *doc, const json_t *p, FILE *out)
 		err = e;
 	if ((e = md_streams(p, out)) && !err)
 		err = e;
+	if ((e = md_cpu(p, out)) && !err)
+		err = e;
 	if ((e = md_threads(doc, p, out)) && !err)
 		err = e;
 	return err;

@@ -126,41 +126,55 @@ int md_streams(const json_t *p, FILE *out)
 
 int md_threads(const json_t *doc, const json_t *p, FILE *out)
 {
-	static const char *const head[] = { "TID", "Name", "Calls", "Errors", "Host time (ns)",
-					    "First call", "Last return", "Device" };
+	static const char *const head[] = { "TID", "Name", "GPU calls", "Errors", "In calls (ns)", "CPU (ns)",
+					    "Off-CPU (ns)", "Vol. sw.", "Invol. sw.", "Minor flt", "Major flt",
+					    "Window", "Device" };
 	const json_t *rows = json_object_get(p, "threads"), *th;
 	size_t i;
-	char n[32], first[64], last[64];
+	char n[32], window[160];
 
 	fputs("### Threads\n\n", out);
 	if (!json_array_size(rows)) {
-		fputs("No thread made a traced call.\n\n", out);
+		fputs("No thread was seen.\n\n", out);
 		return 0;
 	}
 
-	struct md_table *t = md_table_new(8, head, "llrrrllr");
+	struct md_table *t = md_table_new(13, head, "llrrrrrrrrrlr");
 
 	json_array_foreach(rows, i, th) {
 		if (!t)
 			break;
-		bool seen = json_is_integer(json_object_get(th, "first_mono_ns"));
+		bool cpu = json_is_integer(json_object_get(th, "cpu_ns"));
+		bool faults = json_is_integer(json_object_get(th, "minor_faults"));
 
-		if (seen) {
-			md_rel_time(first, sizeof(first), doc, md_int(th, "first_mono_ns"));
-			md_rel_time(last, sizeof(last), doc, md_int(th, "last_mono_ns"));
-		}
 		md_table_cell(t, "%lld", (long long)md_int(th, "tid"));
 		md_table_cell(t, "%s", md_str(th, "name"));
 		md_table_cell(t, "%s", md_n(n, th, "calls"));
 		md_table_cell(t, "%s", md_n(n, th, "errors"));
 		md_table_cell(t, "%s", md_n(n, th, "host_ns"));
-		md_table_cell(t, "%s", seen ? first : "—");
-		md_table_cell(t, "%s", seen ? last : "—");
+		md_table_cell(t, "%s", cpu ? md_n(n, th, "cpu_ns") : "—");
+		md_table_cell(t, "%s", cpu ? md_n(n, th, "offcpu_ns") : "—");
+		md_table_cell(t, "%s", cpu ? md_n(n, th, "voluntary_switches") : "—");
+		md_table_cell(t, "%s", cpu ? md_n(n, th, "involuntary_switches") : "—");
+		md_table_cell(t, "%s", faults ? md_n(n, th, "minor_faults") : "—");
+		md_table_cell(t, "%s", faults ? md_n(n, th, "major_faults") : "—");
+		if (cpu) {
+			char from[48], to[48];
+
+			md_rel_time(from, sizeof(from), doc, md_int(th, "window_start_mono_ns"));
+			md_rel_time(to, sizeof(to), doc, md_int(th, "window_end_mono_ns"));
+			snprintf(window, sizeof(window), "%s%s – %s%s", from,
+				 md_bool(th, "started_in_window") ? " (created)" : "", to,
+				 md_bool(th, "exited") ? " (exited)" : "");
+		}
+		md_table_cell(t, "%s", cpu ? window : "—");
 		md_table_cell(t, "%lld", (long long)md_int(th, "device"));
 	}
 	int err = md_flush_table(t, out);
 
-	fputs("\nDevice: the thread's current device from its last successful cudaSetDevice; -1: never seen.\n\n",
+	fputs("\nGPU calls, errors, \"in calls\": its traced calls and the host time in them. CPU, off-CPU, "
+	      "switches and faults: over its window (from attach or its creation to its exit or the end). "
+	      "Device: the thread's current device from its last successful cudaSetDevice; -1: never seen.\n\n",
 	      out);
 	return err;
 }

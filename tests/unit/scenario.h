@@ -37,7 +37,7 @@ static void sc_feed(struct gp_model *m, struct gp_api_call c, __u64 *clock)
 	feed(m, &c);
 }
 
-static struct gp_model *scenario_model(bool exited, bool from_start)
+static __attribute__((unused)) struct gp_model *scenario_model(bool exited, bool from_start)
 {
 	struct gp_model *m = gp_model_new(&sc_resolver);
 	const struct gp_session_info si = {
@@ -92,7 +92,7 @@ static struct gp_model *scenario_model(bool exited, bool from_start)
 }
 
 /* The whole output of a sink, NUL-terminated and malloc'ed. */
-static char *sink_output(int (*sink)(const struct gp_model *, FILE *), const struct gp_model *m)
+static __attribute__((unused)) char *sink_output(int (*sink)(const struct gp_model *, FILE *), const struct gp_model *m)
 {
 	char *buf = NULL;
 	size_t len = 0;

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sched.bpf.c — the CPU accounts of the threads of traced processes, kept in
+ * the kernel: on-CPU and off-CPU time and context switches from
+ * sched_switch, new threads from sched_process_fork, and at each thread's
+ * last switch its final account (with its fault counters) as one record.
+ *
+ * The scheduler tracepoint fires for every task on the machine: the first
+ * thing done is one array lookup and a bit test per side (tgid_bits), so an
+ * untraced switch costs next to nothing beyond the tracepoint itself.
+ *
+ * On-CPU time is the task's own clock (se.sum_exec_runtime, which the
+ * scheduler brings up to date just before this tracepoint): what schedstat,
+ * getrusage and CLOCK_THREAD_CPUTIME_ID count, without the time a hypervisor
+ * steals from the vCPU. It is taken between consecutive switch-outs, so it
+ * stays exact even when a switch-in is not reported: on some virtualized
+ * kernels the tracepoint does not fire for every arrival (the kernel's own
+ * ftrace event misses it too). Off-CPU time is wall time from switch-out to
+ * switch-in; after an arrival that was not reported it is estimated as the
+ * wall time since the last switch-out minus the CPU time since then, and
+ * counted (switch_in_unseen).
+ *
+ * A switch is voluntary or involuntary exactly as the kernel counts it: the
+ * kernel increments prev->nvcsw or prev->nivcsw just before this
+ * tracepoint, so the counter that moved since the thread's previous switch
+ * says which (prev_state alone is ambiguous: a sleep aborted by a pending
+ * signal reads "running" but counts as voluntary). When a thread is inside a
+ * traced GPU call, its switches and off-CPU time also go to that call's frame.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "common.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define GP_TASK_DEAD 0x80 /* include/linux/sched.h (a macro: not in BTF) */
+
+/* The start of the traced window, written by userspace just before attaching. */
+__u64 window_start_ns = 0;
+
+/* Bit (tgid % 64) of word (tgid / 64): the traced processes. Sized from pid_max. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} tgid_bits SEC(".maps");
+
+/* Live threads of traced processes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct gp_thread_key);
+	__type(value, struct gp_thread_acct);
+} thread_acct SEC(".maps");
+
+static __always_inline struct gp_thread_key key_of(struct task_struct *t)
+{
+	struct gp_thread_key k = { .tid = t->pid, .start_time = t->start_time };
+
+	return k;
+}
+
+static __always_inline bool traced(__u32 tgid)
+{
+	__u32 word = tgid >> 6;
+	__u64 *bits = bpf_map_lookup_elem(&tgid_bits, &word);
+
+	return bits && ((*bits >> (tgid & 63)) & 1);
+}
+
+/*
+ * The account of t; created at first sight for a thread that existed when
+ * the window opened: it has been on-CPU since then if we see it leave,
+ * off-CPU if we see it arrive.
+ */
+static __always_inline struct gp_thread_acct *acct_of(struct task_struct *t, bool leaving)
+{
+	struct gp_thread_key key = key_of(t);
+	struct gp_thread_acct *a = bpf_map_lookup_elem(&thread_acct, &key);
+	struct gp_thread_acct init = {};
+
+	if (a)
+		return a;
+	init.tgid = t->tgid;
+	init.start_ns = window_start_ns;
+	if (leaving) {
+		init.flags = GP_TAF_ON_CPU;
+		init.in_ns = window_start_ns;
+	} else {
+		/* it last left before the window: its counters and clock are those of that switch */
+		init.flags = GP_TAF_COUNTERS_SEEN | GP_TAF_SUM_OUT;
+		init.out_ns = window_start_ns;
+		init.sum_out = t->se.sum_exec_runtime;
+		init.nvcsw = t->nvcsw;
+		init.nivcsw = t->nivcsw;
+	}
+	bpf_probe_read_kernel_str(init.comm, sizeof(init.comm), t->comm);
+	if (bpf_map_update_elem(&thread_acct, &key, &init, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&thread_acct, &key)) {
+		count(&drops, GP_DROP_THREAD_TABLE_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&thread_acct, &key);
+}
+
+/* The thread's last switch: its account is final; hand it over and forget it. */
+static __always_inline void thread_done(struct task_struct *p, struct gp_thread_acct *a, __u64 now)
+{
+	struct gp_thread_key key = key_of(p);
+	struct gp_thread_exit *rec;
+
+	a->flags |= GP_TAF_EXITED;
+	a->end_ns = now;
+	a->min_flt_exit = p->min_flt;
+	a->maj_flt_exit = p->maj_flt;
+	bpf_probe_read_kernel_str(a->comm, sizeof(a->comm), p->comm);
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (rec) {
+		rec->hdr.type = GP_EV_THREAD_EXIT;
+		rec->hdr.size = sizeof(*rec);
+		rec->hdr.tgid = a->tgid;
+		rec->hdr.tid = key.tid;
+		rec->hdr.flags = 0;
+		rec->hdr.ts_ns = now;
+		__builtin_memcpy(&rec->acct, a, sizeof(rec->acct));
+		bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	} else {
+		count(&drops, GP_DROP_THREAD_EXIT_LOST);
+	}
+	bpf_map_delete_elem(&thread_acct, &key);
+}
+
+static __always_inline void switch_out(struct task_struct *p, bool preempt, unsigned int state,
+				       __u64 now)
+{
+	struct gp_thread_acct *a = acct_of(p, true);
+	__u64 sum = p->se.sum_exec_runtime, nv, niv, dv, di;
+	struct gp_frame *f;
+
+	if (!a)
+		return;
+	if (a->flags & GP_TAF_SUM_OUT) {
+		__u64 ran = sum - a->sum_out;
+
+		a->oncpu_ns += ran;
+		if (!(a->flags & GP_TAF_ON_CPU)) {
+			/* back on the CPU without the tracepoint saying so: estimate when */
+			__u64 wall = now - a->out_ns, off = wall > ran ? wall - ran : 0;
+
+			a->offcpu_ns += off;
+			f = current_call(p);
+			if (f)
+				f->offcpu_ns += off;
+			count(&drops, GP_DROP_SWITCH_IN_UNSEEN);
+		}
+	} else if (a->flags & GP_TAF_ON_CPU) {
+		a->oncpu_ns += now - a->in_ns; /* running since the window opened: wall time */
+	}
+	a->sum_out = sum;
+	a->flags = (a->flags & ~GP_TAF_ON_CPU) | GP_TAF_SUM_OUT;
+	a->out_ns = now;
+	if (state & GP_TASK_DEAD) {
+		/* not counted as a switch: the kernel folded its counters into the process before */
+		thread_done(p, a, now);
+		return;
+	}
+	nv = p->nvcsw;
+	niv = p->nivcsw;
+	if (a->flags & GP_TAF_COUNTERS_SEEN) {
+		dv = nv - a->nvcsw;
+		di = niv - a->nivcsw;
+		if (dv + di > 1) /* switches the tracepoint did not show us (recursion guard) */
+			count_n(&drops, GP_DROP_SWITCH_MISSED, dv + di - 1);
+	} else {
+		/* first sight, on-CPU since the window opened: the kernel's rule */
+		dv = !preempt && state;
+		di = !dv;
+	}
+	a->nvcsw = nv;
+	a->nivcsw = niv;
+	a->flags |= GP_TAF_COUNTERS_SEEN;
+	a->vol_switches += dv;
+	a->invol_switches += di;
+	f = current_call(p);
+	if (f) {
+		f->vol_switches += dv;
+		f->invol_switches += di;
+	}
+}
+
+static __always_inline void switch_in(struct task_struct *n, __u64 now)
+{
+	struct gp_thread_acct *a = acct_of(n, false);
+	struct gp_frame *f;
+
+	if (!a)
+		return;
+	if (!(a->flags & GP_TAF_ON_CPU)) {
+		__u64 off = now - a->out_ns;
+
+		a->offcpu_ns += off;
+		f = current_call(n);
+		if (f)
+			f->offcpu_ns += off;
+	}
+	a->flags |= GP_TAF_ON_CPU;
+	a->in_ns = now;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(gp_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	bool out = traced(prev->tgid), in = traced(next->tgid);
+	__u64 now;
+
+	if (!out && !in)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (out)
+		switch_out(prev, preempt, prev_state, now);
+	if (in)
+		switch_in(next, now);
+	return 0;
+}
+
+/* A new thread of a traced process: its counters start at 0, it waits off-CPU until it runs. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(gp_sched_fork, struct task_struct *parent, struct task_struct *child)
+{
+	struct gp_thread_key key = key_of(child);
+	struct gp_thread_acct init = {};
+
+	if (!traced(child->tgid))
+		return 0;
+	init.tgid = child->tgid;
+	init.flags = GP_TAF_STARTED | GP_TAF_COUNTERS_SEEN | GP_TAF_SUM_OUT; /* all start at 0 */
+	init.start_ns = bpf_ktime_get_ns();
+	init.out_ns = init.start_ns;
+	bpf_probe_read_kernel_str(init.comm, sizeof(init.comm), child->comm);
+	if (bpf_map_update_elem(&thread_acct, &key, &init, BPF_ANY))
+		count(&drops, GP_DROP_THREAD_TABLE_FULL);
+	return 0;
+}

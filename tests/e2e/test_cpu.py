@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""CPU, scheduling and page-fault statistics against the kernel's own counters.
+
+References: each thread's getrusage(RUSAGE_THREAD) and CPU clock taken by the thread itself, the
+process's getrusage(RUSAGE_SELF) and CLOCK_PROCESS_CPUTIME_ID, and the /proc/PID/task/TID counters
+(status, stat, schedstat) read by the test before attaching and after the tracer stopped.
+
+Tolerances, and why (docs/report-format.md, "cpu"):
+- a thread's own measurement starts after its start-up and ends before its exit; the tracer's
+  window is the thread's whole life: a few page faults (glibc touching the new stack and TLS),
+  ~0.1 ms of CPU, and at most one preemption on its way out fall outside the thread's own numbers;
+- the process's last getrusage is taken before it prints its reference and blocks reading stdin:
+  that block is one more voluntary switch the tracer sees;
+- CPU time is exact in principle (the same task clock), within 2 % for sums over windows whose
+  edges differ by a few microseconds.
+Threads alive across the whole window match /proc exactly. Inside a GPU call, voluntary switches and
+faults are exact; an involuntary switch can land at the edge of a call (the return to user space after
+the return probe is a preemption point) and then belongs to the thread but not to the call.
+"""
+import json
+import os
+import time
+
+import pytest
+
+import gp
+
+KEYS = ("voluntary_switches", "involuntary_switches", "minor_faults", "major_faults", "cpu_ns")
+
+
+def proc_counters(pid, tid):
+    with open(f"/proc/{pid}/task/{tid}/status") as f:
+        status = f.read()
+    with open(f"/proc/{pid}/task/{tid}/stat") as f:
+        stat = f.read()
+    with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+        schedstat = f.read()
+    fields = stat[stat.rindex(")") + 2:].split()
+    return {
+        "voluntary_switches": int(status.split("\nvoluntary_ctxt_switches:")[1].split()[0]),
+        "involuntary_switches": int(status.split("nonvoluntary_ctxt_switches:")[1].split()[0]),
+        "minor_faults": int(fields[7]),
+        "major_faults": int(fields[9]),
+        "cpu_ns": int(schedstat.split()[0]),
+    }
+
+
+def close(got, want, rel=0.02, abs_ns=100_000):
+    return abs(got - want) <= max(rel * want, abs_ns)
+
+
+def test_cpu_accounts_match_the_kernel(tmp_path):
+    wl = gp.Workload("cpu_mix", tmp_path, hold=True,
+                     args=("--sleepers", "2", "--spinners", "5", "--spin-ms", "250", "--pages", "3000"))
+    try:
+        tids = sorted(int(t) for t in os.listdir(f"/proc/{wl.pid}/task"))  # main + idle, alive throughout
+        before = {t: proc_counters(wl.pid, t) for t in tids}
+        tr = gp.Tracer(["--pid", str(wl.pid)], tmp_path / "out")
+        tr.wait_tracing()
+        wl.release()
+        ref = json.loads(wl._readline(120))
+        wl.wait_done()
+        time.sleep(0.2)  # the workload now blocks reading stdin
+        tr.signal()
+        assert tr.wait() == 0, tr.stderr
+        after = {t: proc_counters(wl.pid, t) for t in tids}
+        report = tr.report()
+        wl.finish()
+    finally:
+        wl.kill()
+    proc = gp.process(report, wl.pid)
+    threads = {t["tid"]: t for t in proc["threads"]}
+    gp.check_no_loss(report)
+
+    # threads alive across the whole window: the difference of the kernel's counters (attach mode)
+    for tid in tids:
+        want = {k: after[tid][k] - before[tid][k] for k in KEYS}
+        got = threads[tid]
+        for k in KEYS[:4]:
+            assert got[k] == want[k], f"thread {tid} {k}: {got[k]} != /proc delta {want[k]}"
+        assert close(got["cpu_ns"], want["cpu_ns"], abs_ns=50_000), f"thread {tid} cpu {got['cpu_ns']} vs {want['cpu_ns']}"
+        assert not got["exited"] and not got["started_in_window"]
+
+    # each worker, against its own getrusage(RUSAGE_THREAD): created and exited in the window
+    for w in ref["workers"]:
+        tid = next(k for k in w if k != "role")
+        want, got = w[tid], threads[int(tid)]
+        assert got["started_in_window"] and got["exited"]
+        # a switch may come after the thread's last getrusage, on its way out (not before its first:
+        # a new thread's first run is not a switch)
+        assert 0 <= got["voluntary_switches"] - want["voluntary_switches"] <= 1, (w["role"], got, want)
+        assert 0 <= got["involuntary_switches"] - want["involuntary_switches"] <= 1, (w["role"], got, want)
+        assert 0 <= got["minor_faults"] - want["minor_faults"] <= 8, (w["role"], got, want)
+        assert got["major_faults"] == want["major_faults"]
+        assert close(got["cpu_ns"], want["cpu_ns"], abs_ns=500_000), (w["role"], got, want)
+        if w["role"] == "sleeper":
+            assert got["voluntary_switches"] >= 40
+        if w["role"] == "toucher":
+            assert got["minor_faults"] >= 3000
+
+    # the process, against its own getrusage(RUSAGE_SELF) and CLOCK_PROCESS_CPUTIME_ID
+    cpu, want = proc["cpu"], ref["process"]
+    nthreads = len(ref["workers"]) + 2
+    assert 0 <= cpu["voluntary_switches"] - want["voluntary_switches"] <= 2, (cpu, want)
+    assert 0 <= cpu["involuntary_switches"] - want["involuntary_switches"] <= 2, (cpu, want)
+    assert 0 <= cpu["minor_faults"] - want["minor_faults"] <= 2 * nthreads + 8, (cpu, want)
+    assert cpu["major_faults"] == want["major_faults"]
+    assert close(cpu["cpu_ns"], want["cpu_ns"]), (cpu["cpu_ns"], want["cpu_ns"])
+    assert cpu["involuntary_switches"] >= 25, "5 spinners on fewer CPUs must be preempted"
+    assert cpu["threads"] == nthreads
+    assert cpu["cpu_ns"] + cpu["offcpu_ns"] <= cpu["thread_wall_ns"] * 1.05
+
+
+def attributed(tmp_path, mode):
+    wl = gp.Workload("gpu_attrib", tmp_path, args=("--mode", mode),
+                     env=gp.sim_env(SIMGPU_KERNEL_TIMES="long_kernel=25000,short_kernel=200"))
+    try:
+        tr = gp.Tracer(["--pid", str(wl.pid)], tmp_path / "out")
+        tr.wait_tracing()
+        wl.release()
+        ref = json.loads(wl._readline(120))
+        wl.wait_done()
+        wl.finish()
+        assert tr.wait() == 0, tr.stderr
+    finally:
+        wl.kill()
+    report = tr.report()
+    gp.check_no_loss(report)
+    return gp.process(report, wl.pid), ref, tr
+
+
+def test_attribution_inside_gpu_calls(tmp_path):
+    """Blocked inside cudaStreamSynchronize, faulting inside cudaMemcpy from pageable memory:
+    the thread's own measurements around each call, against what the report puts in each API."""
+    proc, ref, tr = attributed(tmp_path, "sync")
+    api = {r["name"]: r for r in proc["cuda_api"]}
+    for name in ("cudaStreamSynchronize", "cudaMemcpy"):
+        got, want = api[name], ref[name]
+        assert got["calls"] == want["calls"]
+        # blocking and faulting happen in the call's body: exact
+        for k in ("voluntary_switches", "minor_faults", "major_faults"):
+            assert got[k] == want[k], f"{name} {k}: {got[k]} != {want[k]}"
+        # a preemption can also land just outside the call but inside the thread's own window
+        # (the return to user space after the return probe is a preemption point, as are the
+        # thread's getrusage calls): never more inside the call than the thread saw
+        assert 0 <= want["involuntary_switches"] - got["involuntary_switches"] <= max(2, want["calls"] // 2), (name, got, want)
+        # off-CPU inside the calls = their wall time minus the thread's CPU time in them
+        assert close(got["offcpu_ns"], want["wall_ns"] - want["cpu_ns"], rel=0.03, abs_ns=300_000), (got, want)
+    assert api["cudaStreamSynchronize"]["offcpu_ns"] > 150_000_000  # 8 x 25 ms kernels waited for
+    assert api["cudaMemcpy"]["minor_faults"] >= 6 * 1024  # 6 x 4 MiB of untouched pages
+    cpu = proc["cpu"]
+    assert cpu["offcpu_in_gpu_sync_ns"] == api["cudaStreamSynchronize"]["offcpu_ns"]
+    assert cpu["in_gpu_calls"]["minor_faults"] >= api["cudaMemcpy"]["minor_faults"]
+    main = next(t for t in proc["threads"] if t["tid"] == ref["tid"])
+    assert main["in_gpu_calls"]["offcpu_ns"] >= api["cudaStreamSynchronize"]["offcpu_ns"]
+    md = tr.report_md()
+    assert "### CPU, scheduling and page faults" in md and "**Verdict: waiting on the GPU" in md
+    assert "Inside GPU calls, per API" in md
+
+
+@pytest.mark.parametrize("mode, verdict", [
+    ("sync", "waiting_on_gpu"),
+    ("spin", "cpu_bound"),
+    ("sleep", "waiting_on_io_or_locks"),
+])
+def test_verdict(tmp_path, mode, verdict):
+    proc, _, _ = attributed(tmp_path, mode)
+    v = proc["cpu"]["verdict"]
+    assert v["kind"] == verdict, v
+    if verdict == "waiting_on_gpu":
+        assert v["top_api"] == "cudaStreamSynchronize"
