@@ -288,6 +288,45 @@ def check_kernels(proc, ref):
     assert got == ref["kernels"], f"kernels {got} != {ref['kernels']}"
 
 
+STREAM_WORK = ("kernels", "graph_launches", "copies", "copy_bytes", "memsets", "memset_bytes", "sync_calls")
+
+
+def check_streams(proc, ref):
+    """Work per stream, against the workload's own accounting per stream."""
+    got = {}
+    for s in proc["streams"]:
+        if s["kind"] == "legacy_default":
+            key = "legacy"
+        elif s["kind"] == "per_thread_default":
+            key = f"ptds:{s['tid']}"
+        else:
+            key = s["handle"]
+        got[key] = s
+    for key, want in ref["streams"].items():
+        assert key in got, f"stream {key} missing from the report ({sorted(got)})"
+        for f in STREAM_WORK:
+            assert got[key][f] == want[f], f"stream {key} {f}: {got[key][f]} != {want[f]}"
+    for key, row in got.items():
+        if key not in ref["streams"]:
+            assert all(row[f] == 0 for f in STREAM_WORK), f"work on stream {key} the workload did not do: {row}"
+
+
+def successful(ref, *names):
+    return sum(ref["cuda_api"][n]["calls"] - ref["cuda_api"][n]["errors"] for n in names if n in ref["cuda_api"])
+
+
+def check_lifecycles(proc, ref):
+    """Streams and events created, destroyed, recorded: the workload's successful calls."""
+    assert sum(s["created"] for s in proc["streams"]) == successful(
+        ref, "cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority")
+    assert sum(s["destroyed"] for s in proc["streams"]) == successful(ref, "cudaStreamDestroy")
+    ev = proc["events"]
+    assert ev["created"] == successful(ref, "cudaEventCreate", "cudaEventCreateWithFlags")
+    assert ev["destroyed"] == successful(ref, "cudaEventDestroy")
+    assert ev["records"] == successful(ref, "cudaEventRecord", "cudaEventRecord_ptsz")
+    assert ev["sync_calls"] == ref["cuda_api"].get("cudaEventSynchronize", {"calls": 0})["calls"]
+
+
 def check_threads(proc, ref):
     got = {str(t["tid"]): t["calls"] for t in proc["threads"] if t["calls"]}
     assert got == ref["threads"], f"threads {got} != {ref['threads']}"
@@ -319,6 +358,8 @@ def check_all(report, ref, exact_peak=True):
     check_memory(proc, ref, exact_peak=exact_peak)
     check_leaks(proc, ref)
     check_kernels(proc, ref)
+    check_streams(proc, ref)
+    check_lifecycles(proc, ref)
     check_threads(proc, ref)
     check_instrumentation(report, ref["pid"], ref)
     check_no_loss(report)

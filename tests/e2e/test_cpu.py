@@ -111,9 +111,9 @@ def test_cpu_accounts_match_the_kernel(tmp_path):
     assert cpu["cpu_ns"] + cpu["offcpu_ns"] <= cpu["thread_wall_ns"] * 1.05
 
 
-def attributed(tmp_path, mode):
+def attributed(tmp_path, mode, **knobs):
     wl = gp.Workload("gpu_attrib", tmp_path, args=("--mode", mode),
-                     env=gp.sim_env(SIMGPU_KERNEL_TIMES="long_kernel=25000,short_kernel=200"))
+                     env=gp.sim_env(SIMGPU_KERNEL_TIMES="long_kernel=25000,short_kernel=200", **knobs))
     try:
         tr = gp.Tracer(["--pid", str(wl.pid)], tmp_path / "out")
         tr.wait_tracing()
@@ -147,6 +147,10 @@ def test_attribution_inside_gpu_calls(tmp_path):
         # off-CPU inside the calls = their wall time minus the thread's CPU time in them
         assert close(got["offcpu_ns"], want["wall_ns"] - want["cpu_ns"], rel=0.03, abs_ns=300_000), (got, want)
     assert api["cudaStreamSynchronize"]["offcpu_ns"] > 150_000_000  # 8 x 25 ms kernels waited for
+    # host-observed time: the probes sit inside the thread's own clock_gettime pair around each call
+    sync = api["cudaStreamSynchronize"]
+    assert sync["total_ns"] <= ref["cudaStreamSynchronize"]["wall_ns"], (sync, ref["cudaStreamSynchronize"])
+    assert sync["total_ns"] >= 0.97 * ref["cudaStreamSynchronize"]["wall_ns"], (sync, ref["cudaStreamSynchronize"])
     assert api["cudaMemcpy"]["minor_faults"] >= 6 * 1024  # 6 x 4 MiB of untouched pages
     cpu = proc["cpu"]
     assert cpu["offcpu_in_gpu_sync_ns"] == api["cudaStreamSynchronize"]["offcpu_ns"]
@@ -169,3 +173,21 @@ def test_verdict(tmp_path, mode, verdict):
     assert v["kind"] == verdict, v
     if verdict == "waiting_on_gpu":
         assert v["top_api"] == "cudaStreamSynchronize"
+
+
+def test_copy_durations_and_bandwidth(tmp_path):
+    """Synchronous copies on a simulated link of known bandwidth: the host time the report gives each
+    row against the thread's own timing of the calls, and the achieved bandwidth against the link."""
+    gbps = {"htod_pinned": 2.0, "htod_pageable": 1.0, "dtoh_pinned": 1.5}
+    proc, ref, _ = attributed(tmp_path, "copy", SIMGPU_BW_HTOD_PINNED_GBPS=gbps["htod_pinned"],
+                              SIMGPU_BW_HTOD_PAGEABLE_GBPS=gbps["htod_pageable"],
+                              SIMGPU_BW_DTOH_PINNED_GBPS=gbps["dtoh_pinned"])
+    rows = {(t["direction"], t["host_memory"], t["sync"]): t for t in proc["transfers"]}
+    for name, key in (("htod_pinned", ("HtoD", "pinned", True)), ("htod_pageable", ("HtoD", "pageable", True)),
+                      ("dtoh_pinned", ("DtoH", "pinned", True))):
+        row, want = rows[key], ref[name]
+        assert row["calls"] == want["calls"] and row["bytes"] == want["calls"] * ref["bytes"]
+        assert 0.97 * want["wall_ns"] <= row["total_ns"] <= want["wall_ns"], (name, row, want)
+        bw = row["bandwidth_bytes_per_s"] / 1e9
+        # each call also pays the simulator's queueing and wake-up: a few percent below the link
+        assert 0.85 * gbps[name] <= bw <= 1.02 * gbps[name], (name, bw, gbps[name])

@@ -41,8 +41,18 @@ __attribute__((noinline)) void graph_step(float *a)
 static void launch(const void *fn, const char *name, dim3 grid, dim3 block, size_t smem,
 		   cudaStream_t stream, void **args)
 {
-	if (WL(cudaLaunchKernel, fn, grid, block, args, smem, stream) == cudaSuccess)
+	if (WL(cudaLaunchKernel, fn, grid, block, args, smem, stream) == cudaSuccess) {
 		wl_launched(name);
+		wl_stream_work(stream, false, WL_KERNEL, 0);
+	}
+}
+
+/* A successful copy: its transfer row, and the stream it went to (NULL: synchronous). */
+static void copied(const char *direction, const char *host_memory, unsigned long long bytes, cudaStream_t s,
+		   bool sync)
+{
+	wl_transfer(direction, host_memory, sync, bytes);
+	wl_stream_work(s, false, WL_COPY, bytes);
 }
 
 static void *pre_alloc; /* allocated before attach (--pre), freed while traced */
@@ -95,47 +105,51 @@ int main(int argc, char **argv)
 
 	/* ---- synchronous copies ---- */
 	if (WL(cudaMemcpy, d_a, pageable, 1 * MiB, cudaMemcpyHostToDevice) == cudaSuccess)
-		wl_transfer("HtoD", "pageable", true, 1 * MiB);
+		copied("HtoD", "pageable", 1 * MiB, NULL, true);
 	if (WL(cudaMemcpy, d_a, pageable, 3 * MiB, cudaMemcpyHostToDevice) == cudaSuccess)
-		wl_transfer("HtoD", "pageable", true, 3 * MiB);
+		copied("HtoD", "pageable", 3 * MiB, NULL, true);
 	if (WL(cudaMemcpy, d_a, pinned, 4 * MiB, cudaMemcpyHostToDevice) == cudaSuccess)
-		wl_transfer("HtoD", "pinned", true, 4 * MiB);
+		copied("HtoD", "pinned", 4 * MiB, NULL, true);
 	if (WL(cudaMemcpy, (char *)pinned + 4096, d_b, 64 * 1024, cudaMemcpyDeviceToHost) == cudaSuccess)
-		wl_transfer("DtoH", "pinned", true, 64 * 1024);
+		copied("DtoH", "pinned", 64 * 1024, NULL, true);
 	if (WL(cudaMemcpy, pageable, d_b, 2 * MiB, cudaMemcpyDeviceToHost) == cudaSuccess)
-		wl_transfer("DtoH", "pageable", true, 2 * MiB);
+		copied("DtoH", "pageable", 2 * MiB, NULL, true);
 	if (WL(cudaMemcpy, d_b, d_a, 2 * MiB, cudaMemcpyDeviceToDevice) == cudaSuccess)
-		wl_transfer("DtoD", "device", true, 2 * MiB);
+		copied("DtoD", "device", 2 * MiB, NULL, true);
 	/* registered host memory counts as pinned, inside the range too */
 	if (WL(cudaMemcpy, d_a, registered + 8192, 1 * MiB, cudaMemcpyHostToDevice) == cudaSuccess)
-		wl_transfer("HtoD", "pinned", true, 1 * MiB);
+		copied("HtoD", "pinned", 1 * MiB, NULL, true);
 	/* managed memory on the host side */
 	if (WL(cudaMemcpy, d_b, managed, 512 * 1024, cudaMemcpyHostToDevice) == cudaSuccess)
-		wl_transfer("HtoD", "managed", true, 512 * 1024);
+		copied("HtoD", "managed", 512 * 1024, NULL, true);
 	/* cudaMemcpyDefault: the direction comes from the pointers */
 	if (WL(cudaMemcpy, d_b, pinned, 100000, cudaMemcpyDefault) == cudaSuccess)
-		wl_transfer("HtoD", "pinned", true, 100000);
+		copied("HtoD", "pinned", 100000, NULL, true);
 	if (WL(cudaMemcpy, pageable, d_a, 12345, cudaMemcpyDefault) == cudaSuccess)
-		wl_transfer("DtoH", "pageable", true, 12345);
+		copied("DtoH", "pageable", 12345, NULL, true);
 	/* 2D: width x height bytes move */
 	if (WL(cudaMemcpy2D, d_a, 1024, pageable, 2048, 1000, 300, cudaMemcpyHostToDevice) == cudaSuccess)
-		wl_transfer("HtoD", "pageable", true, 1000ull * 300);
+		copied("HtoD", "pageable", 1000ull * 300, NULL, true);
 
 	/* ---- asynchronous copies on streams ---- */
 	for (int i = 0; i < 5; i++)
 		if (WL(cudaMemcpyAsync, d_a, pinned, 256 * 1024, cudaMemcpyHostToDevice, s1) == cudaSuccess)
-			wl_transfer("HtoD", "pinned", false, 256 * 1024);
+			copied("HtoD", "pinned", 256 * 1024, s1, false);
 	for (int i = 0; i < 3; i++)
 		if (WL(cudaMemcpyAsync, pageable, d_b, 4096 * (i + 1), cudaMemcpyDeviceToHost, s2) == cudaSuccess)
-			wl_transfer("DtoH", "pageable", false, 4096ull * (i + 1));
+			copied("DtoH", "pageable", 4096ull * (i + 1), s2, false);
 	if (WL(cudaMemcpy2DAsync, pinned, 512, d_b, 512, 500, 100, cudaMemcpyDeviceToHost, s1) == cudaSuccess)
-		wl_transfer("DtoH", "pinned", false, 500ull * 100);
+		copied("DtoH", "pinned", 500ull * 100, s1, false);
 
 	/* ---- memsets ---- */
-	if (WL(cudaMemset, d_a, 0, 4 * MiB) == cudaSuccess)
+	if (WL(cudaMemset, d_a, 0, 4 * MiB) == cudaSuccess) {
 		wl_memset(4 * MiB);
-	if (WL(cudaMemsetAsync, d_b, 1, 1 * MiB, s1) == cudaSuccess)
+		wl_stream_work(NULL, false, WL_MEMSET, 4 * MiB);
+	}
+	if (WL(cudaMemsetAsync, d_b, 1, 1 * MiB, s1) == cudaSuccess) {
 		wl_memset(1 * MiB);
+		wl_stream_work(s1, false, WL_MEMSET, 1 * MiB);
+	}
 
 	/* ---- kernels ---- */
 	{
@@ -155,11 +169,15 @@ int main(int argc, char **argv)
 		cfg.blockDim = (dim3){ 32, 4, 2 };
 		cfg.dynamicSmemBytes = 1024;
 		cfg.stream = s3;
-		if (WL(cudaLaunchKernelExC, &cfg, (const void *)vector_add, args) == cudaSuccess)
+		if (WL(cudaLaunchKernelExC, &cfg, (const void *)vector_add, args) == cudaSuccess) {
 			wl_launched("vector_add");
+			wl_stream_work(s3, false, WL_KERNEL, 0);
+		}
 		if (WL(cudaLaunchCooperativeKernel, (const void *)reduce_sum, (dim3){ 8, 1, 1 },
-		       (dim3){ 128, 1, 1 }, args, 0, s1) == cudaSuccess)
+		       (dim3){ 128, 1, 1 }, args, 0, s1) == cudaSuccess) {
 			wl_launched("reduce_sum");
+			wl_stream_work(s1, false, WL_KERNEL, 0);
+		}
 	}
 
 	/* ---- graph: capture two launches, replay twice ---- */
@@ -173,8 +191,10 @@ int main(int argc, char **argv)
 		       s3, args);
 		if (cudaStreamEndCapture(s3, &graph) == cudaSuccess &&
 		    cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
-			WL(cudaGraphLaunch, exec, s3);
-			WL(cudaGraphLaunch, exec, s1);
+			if (WL(cudaGraphLaunch, exec, s3) == cudaSuccess)
+				wl_stream_work(s3, false, WL_GRAPH, 0);
+			if (WL(cudaGraphLaunch, exec, s1) == cudaSuccess)
+				wl_stream_work(s1, false, WL_GRAPH, 0);
 		}
 	}
 
@@ -183,6 +203,7 @@ int main(int argc, char **argv)
 	WL(cudaStreamWaitEvent, s2, ev, 0);
 	WL(cudaEventSynchronize, ev);
 	WL(cudaStreamSynchronize, s2);
+	wl_stream_work(s2, false, WL_SYNC, 0);
 	WL(cudaDeviceSynchronize);
 
 	/* ---- failing calls, each with a known error code ---- */
@@ -194,11 +215,13 @@ int main(int argc, char **argv)
 	WL(cudaStreamCreate, &dead);
 	WL(cudaStreamDestroy, dead);
 	WL(cudaStreamSynchronize, dead);                                 /* 400 destroyed stream */
+	wl_stream_work(dead, false, WL_SYNC, 0);                         /* it waited anyway */
 
 	/* ---- frees ---- */
 	if (WL(cudaFreeAsync, d_async, s1) == cudaSuccess)
 		wl_freed(d_async);
 	WL(cudaStreamSynchronize, s1);
+	wl_stream_work(s1, false, WL_SYNC, 0);
 	if (WL(cudaFree, d_b) == cudaSuccess)
 		wl_freed(d_b);
 	if (WL(cudaFree, managed) == cudaSuccess)
@@ -208,7 +231,7 @@ int main(int argc, char **argv)
 	WL(cudaHostUnregister, registered);
 	/* after unregistering, the same buffer is pageable again */
 	if (WL(cudaMemcpy, d_a, registered, 4096, cudaMemcpyHostToDevice) == cudaSuccess)
-		wl_transfer("HtoD", "pageable", true, 4096);
+		copied("HtoD", "pageable", 4096, NULL, true);
 	if (pre_alloc && WL(cudaFree, pre_alloc) == cudaSuccess)
 		wl_freed_untracked(); /* allocated before attach */
 

@@ -9,6 +9,9 @@
  *                 cudaMemcpy. The process waits on the GPU.
  *   --mode spin   CPU work between short GPU steps: CPU-bound.
  *   --mode sleep  sleeping (as if waiting for I/O) between short GPU steps.
+ *   --mode copy   large synchronous copies (8 MiB: pinned and pageable host to
+ *                 device, device to pinned host), each timed by the thread,
+ *                 for checking durations and achieved bandwidth.
  * Prints one JSON line (its reference) before DONE. Kernels are named
  * long_kernel and short_kernel (SIMGPU_KERNEL_TIMES sets their durations).
  *
@@ -88,7 +91,7 @@ int main(int argc, char **argv)
 {
 	const char *mode = "sync";
 	int steps = 8, step_ms = 20;
-	struct inside sync = { 0 }, copy = { 0 };
+	struct inside sync = { 0 }, copy = { 0 }, htod_pinned = { 0 }, htod_pageable = { 0 }, dtoh_pinned = { 0 };
 	struct probe pr;
 	cudaStream_t s = NULL;
 	void *dev = NULL;
@@ -101,12 +104,42 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--step-ms") && i + 1 < argc)
 			step_ms = atoi(argv[++i]);
 	}
-	if (strcmp(mode, "sync") && strcmp(mode, "spin") && strcmp(mode, "sleep"))
-		wl_die("--mode sync|spin|sleep");
+	if (strcmp(mode, "sync") && strcmp(mode, "spin") && strcmp(mode, "sleep") && strcmp(mode, "copy"))
+		wl_die("--mode sync|spin|sleep|copy");
 	wl_init(argc, argv);
 	wl_begin();
 	if (cudaStreamCreate(&s) != cudaSuccess || cudaMalloc(&dev, 8 * MiB) != cudaSuccess)
 		wl_die("no simulated GPU");
+	if (!strcmp(mode, "copy")) {
+		void *pinned = NULL, *pageable = fresh(8 * MiB);
+
+		if (cudaMallocHost(&pinned, 8 * MiB) != cudaSuccess)
+			wl_die("cudaMallocHost failed");
+		memset(pageable, 1, 8 * MiB); /* no first-touch faults in the measured copies */
+		for (int i = 0; i < steps; i++) {
+			before(&pr);
+			cudaMemcpy(dev, pinned, 8 * MiB, cudaMemcpyHostToDevice);
+			after(&pr, &htod_pinned);
+			before(&pr);
+			cudaMemcpy(dev, pageable, 8 * MiB, cudaMemcpyHostToDevice);
+			after(&pr, &htod_pageable);
+			before(&pr);
+			cudaMemcpy(pinned, dev, 8 * MiB, cudaMemcpyDeviceToHost);
+			after(&pr, &dtoh_pinned);
+		}
+		printf("{\"pid\": %d, \"tid\": %d, \"mode\": \"copy\", \"bytes\": %llu, ", (int)getpid(),
+		       (int)syscall(SYS_gettid), 8 * MiB);
+		print_inside("htod_pinned", &htod_pinned, false);
+		print_inside("htod_pageable", &htod_pageable, false);
+		print_inside("dtoh_pinned", &dtoh_pinned, true);
+		printf("}\n");
+		fflush(stdout);
+		cudaFreeHost(pinned);
+		cudaFree(dev);
+		cudaStreamDestroy(s);
+		wl_end();
+		return 0;
+	}
 	for (int i = 0; i < steps; i++) {
 		float *p = dev;
 		void *args[] = { &p };

@@ -28,8 +28,10 @@ template <typename F> static void launch(F *fn, const char *name, int times, cud
 	void *args[] = { &p, &p, &n };
 
 	for (int i = 0; i < times; i++)
-		if (WL(cudaLaunchKernel, (const void *)fn, dim3(4, 1, 1), dim3(64, 1, 1), args, 0, s) == cudaSuccess)
+		if (WL(cudaLaunchKernel, (const void *)fn, dim3(4, 1, 1), dim3(64, 1, 1), args, 0, s) == cudaSuccess) {
 			wl_launched(name);
+			wl_stream_work(s, false, WL_KERNEL, 0);
+		}
 }
 
 int main(int argc, char **argv)
@@ -44,6 +46,7 @@ int main(int argc, char **argv)
 	launch(&ml::gemm<double>, "void ml::gemm<double>(double*, double const*, int)", 2, s);
 	launch(&Conv::forward, "Conv::forward(float*)", 4, s);
 	WL(cudaStreamSynchronize, s);
+	wl_stream_work(s, false, WL_SYNC, 0);
 	WL(cudaStreamDestroy, s);
 	wl_end();
 	return 0;

@@ -53,24 +53,38 @@ static void *worker(void *arg)
 		void *args[] = { &pd, &n };
 		size_t chunk = bytes / (size_t)(1 + i % 4);
 
-		if (WL(cudaMemcpyAsync, d, h, chunk, cudaMemcpyHostToDevice, s) == cudaSuccess)
+		if (WL(cudaMemcpyAsync, d, h, chunk, cudaMemcpyHostToDevice, s) == cudaSuccess) {
 			wl_transfer("HtoD", "pinned", false, chunk);
+			wl_stream_work(s, false, WL_COPY, chunk);
+		}
 		if (WL(cudaLaunchKernel, (const void *)stream_kernel, (dim3){ (unsigned)(id + 1), 1, 1 },
-		       (dim3){ 128, 1, 1 }, args, 0, s) == cudaSuccess)
+		       (dim3){ 128, 1, 1 }, args, 0, s) == cudaSuccess) {
 			wl_launched("stream_kernel");
-		if (WL(cudaMemsetAsync_ptsz, d, 0, 4 * KiB, 0) == cudaSuccess)
+			wl_stream_work(s, false, WL_KERNEL, 0);
+		}
+		if (WL(cudaMemsetAsync_ptsz, d, 0, 4 * KiB, 0) == cudaSuccess) {
 			wl_memset(4 * KiB);
+			wl_stream_work(0, true, WL_MEMSET, 4 * KiB);
+		}
 		if (WL(cudaLaunchKernel_ptsz, (const void *)stream_kernel, (dim3){ 2, 2, 1 },
-		       (dim3){ 64, 1, 1 }, args, 0, 0) == cudaSuccess)
+		       (dim3){ 64, 1, 1 }, args, 0, 0) == cudaSuccess) {
 			wl_launched("stream_kernel");
-		if (WL(cudaMemcpyAsync, h, d, 8 * KiB, cudaMemcpyDeviceToHost, s) == cudaSuccess)
+			wl_stream_work(0, true, WL_KERNEL, 0);
+		}
+		if (WL(cudaMemcpyAsync, h, d, 8 * KiB, cudaMemcpyDeviceToHost, s) == cudaSuccess) {
 			wl_transfer("DtoH", "pinned", false, 8 * KiB);
-		if (i % 10 == 9)
+			wl_stream_work(s, false, WL_COPY, 8 * KiB);
+		}
+		if (i % 10 == 9) {
 			WL(cudaStreamSynchronize, s);
+			wl_stream_work(s, false, WL_SYNC, 0);
+		}
 	}
 	WL(cudaStreamSynchronize_ptsz, 0);
+	wl_stream_work(0, true, WL_SYNC, 0);
 	for (int s = 0; s < 3; s++) {
 		WL(cudaStreamSynchronize, streams[s]);
+		wl_stream_work(streams[s], false, WL_SYNC, 0);
 		WL(cudaStreamDestroy, streams[s]);
 	}
 	if (WL(cudaFree, d) == cudaSuccess)
@@ -92,12 +106,17 @@ static void peer_copies(void)
 	wl_set_device(1);
 	if (WL(cudaMalloc, &d1, 128 * KiB) == cudaSuccess)
 		wl_allocated(WL_DEVICE, d1, 128 * KiB);
-	if (WL(cudaMemcpyPeer, d1, 1, d0, 0, 128 * KiB) == cudaSuccess)
+	if (WL(cudaMemcpyPeer, d1, 1, d0, 0, 128 * KiB) == cudaSuccess) {
 		wl_transfer("PtoP", "device", true, 128 * KiB);
+		wl_stream_work(NULL, false, WL_COPY, 128 * KiB);
+	}
 	for (int i = 0; i < 3; i++)
-		if (WL(cudaMemcpyPeerAsync, d0, 0, d1, 1, 32 * KiB, s) == cudaSuccess)
+		if (WL(cudaMemcpyPeerAsync, d0, 0, d1, 1, 32 * KiB, s) == cudaSuccess) {
 			wl_transfer("PtoP", "device", false, 32 * KiB);
+			wl_stream_work(s, false, WL_COPY, 32 * KiB);
+		}
 	WL(cudaStreamSynchronize, s);
+	wl_stream_work(s, false, WL_SYNC, 0);
 	WL(cudaStreamDestroy, s);
 	if (WL(cudaFree, d1) == cudaSuccess)
 		wl_freed(d1);

@@ -38,6 +38,7 @@
 #define WL_MAX_ALLOCS 65536
 #define WL_MAX_THREADS 256
 #define WL_MAX_DEVICES 8
+#define WL_MAX_STREAMS 128
 
 struct wl_api {
 	const char *name;
@@ -71,6 +72,13 @@ struct wl_thread {
 	unsigned long calls;
 };
 
+/* Work enqueued on one stream, as the report's streams[] counts it. */
+struct wl_stream {
+	char key[40]; /* "legacy", "ptds:<tid>" or the handle "0x..." */
+	unsigned long kernels, graph_launches, copies, memsets, sync_calls;
+	unsigned long long copy_bytes, memset_bytes;
+};
+
 static struct {
 	pthread_mutex_t lock;
 	const char *ref_path;
@@ -94,6 +102,8 @@ static struct {
 	int nkernels;
 	struct wl_thread threads[WL_MAX_THREADS];
 	int nthreads;
+	struct wl_stream streams[WL_MAX_STREAMS];
+	int nstreams;
 	bool counting;
 } wl = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -187,6 +197,58 @@ static inline void wl_transfer(const char *direction, const char *host_memory, b
 		x->min_bytes = bytes;
 	if (bytes > x->max_bytes)
 		x->max_bytes = bytes;
+	pthread_mutex_unlock(&wl.lock);
+}
+
+enum wl_work { WL_KERNEL, WL_GRAPH, WL_COPY, WL_MEMSET, WL_SYNC };
+
+/*
+ * Work enqueued on stream s by a call (ptsz: a _ptsz/_ptds variant, whose
+ * handle 0 is the calling thread's default stream); synchronous copies and
+ * memsets count on the default stream of their variant.
+ */
+static inline void wl_stream_work(cudaStream_t s, bool ptsz, enum wl_work what, unsigned long long bytes)
+{
+	struct wl_stream *st = NULL;
+	char key[40];
+
+	if (!wl.counting)
+		return;
+	if (!s && ptsz)
+		snprintf(key, sizeof(key), "ptds:%ld", (long)syscall(SYS_gettid));
+	else if (!s)
+		snprintf(key, sizeof(key), "legacy");
+	else
+		snprintf(key, sizeof(key), "0x%llx", (unsigned long long)(uintptr_t)s);
+	pthread_mutex_lock(&wl.lock);
+	for (int i = 0; i < wl.nstreams; i++)
+		if (!strcmp(wl.streams[i].key, key))
+			st = &wl.streams[i];
+	if (!st) {
+		if (wl.nstreams == WL_MAX_STREAMS)
+			wl_die("too many streams");
+		st = &wl.streams[wl.nstreams++];
+		snprintf(st->key, sizeof(st->key), "%s", key);
+	}
+	switch (what) {
+	case WL_KERNEL:
+		st->kernels++;
+		break;
+	case WL_GRAPH:
+		st->graph_launches++;
+		break;
+	case WL_COPY:
+		st->copies++;
+		st->copy_bytes += bytes;
+		break;
+	case WL_MEMSET:
+		st->memsets++;
+		st->memset_bytes += bytes;
+		break;
+	case WL_SYNC:
+		st->sync_calls++;
+		break;
+	}
 	pthread_mutex_unlock(&wl.lock);
 }
 
@@ -392,6 +454,16 @@ static inline void wl_write_ref(FILE *f)
 	fputs("\n  ],\n  \"kernels\": {", f);
 	for (int i = 0; i < wl.nkernels; i++)
 		fprintf(f, "%s\n    \"%s\": %lu", i ? "," : "", wl.kernels[i].name, wl.kernels[i].launches);
+	fputs("\n  },\n  \"streams\": {", f);
+	for (int i = 0; i < wl.nstreams; i++) {
+		const struct wl_stream *s = &wl.streams[i];
+
+		fprintf(f,
+			"%s\n    \"%s\": {\"kernels\": %lu, \"graph_launches\": %lu, \"copies\": %lu, "
+			"\"copy_bytes\": %llu, \"memsets\": %lu, \"memset_bytes\": %llu, \"sync_calls\": %lu}",
+			i ? "," : "", s->key, s->kernels, s->graph_launches, s->copies, s->copy_bytes, s->memsets,
+			s->memset_bytes, s->sync_calls);
+	}
 	fputs("\n  },\n  \"threads\": {", f);
 	for (int i = 0; i < wl.nthreads; i++)
 		fprintf(f, "%s\n    \"%ld\": %lu", i ? "," : "", wl.threads[i].tid, wl.threads[i].calls);
