@@ -151,6 +151,8 @@ static __always_inline void switch_out(struct task_struct *p, bool preempt, unsi
 			__u64 wall = now - a->out_ns, off = wall > ran ? wall - ran : 0;
 
 			a->offcpu_ns += off;
+			if (a->flags & GP_TAF_PREEMPTED)
+				a->runnable_ns += off;
 			f = current_call(p);
 			if (f)
 				f->offcpu_ns += off;
@@ -181,7 +183,8 @@ static __always_inline void switch_out(struct task_struct *p, bool preempt, unsi
 	}
 	a->nvcsw = nv;
 	a->nivcsw = niv;
-	a->flags |= GP_TAF_COUNTERS_SEEN;
+	/* preempted: it stays runnable, waiting for a CPU, until it runs again */
+	a->flags = (a->flags & ~GP_TAF_PREEMPTED) | GP_TAF_COUNTERS_SEEN | (di ? GP_TAF_PREEMPTED : 0);
 	a->vol_switches += dv;
 	a->invol_switches += di;
 	f = current_call(p);
@@ -202,6 +205,8 @@ static __always_inline void switch_in(struct task_struct *n, __u64 now)
 		__u64 off = now - a->out_ns;
 
 		a->offcpu_ns += off;
+		if (a->flags & GP_TAF_PREEMPTED)
+			a->runnable_ns += off;
 		f = current_call(n);
 		if (f)
 			f->offcpu_ns += off;

@@ -79,6 +79,7 @@ struct gp_thread_cpu {
 	__u64 end_ns;
 	__u64 oncpu_ns;
 	__u64 offcpu_ns;
+	__u64 runnable_ns;   /* of offcpu_ns: after an involuntary switch, runnable, waiting for a CPU */
 	__u64 vol_switches;
 	__u64 invol_switches;
 	__u64 minor_faults;
@@ -100,7 +101,7 @@ struct gp_thread_cpu {
 
 _Static_assert(sizeof(struct gp_event_hdr) == 24, "gp_event_hdr layout");
 _Static_assert(sizeof(struct gp_api_call) == 144, "gp_api_call layout");
-_Static_assert(sizeof(struct gp_thread_cpu) == 104, "gp_thread_cpu layout");
+_Static_assert(sizeof(struct gp_thread_cpu) == 112, "gp_thread_cpu layout");
 
 /* ---- per-thread CPU accounts kept in the kernel ------------------------- */
 /*
@@ -129,6 +130,7 @@ struct gp_thread_acct {
 	__u64 out_ns;       /* last switch-out (GP_TAF_ON_CPU clear) */
 	__u64 oncpu_ns;     /* on-CPU time up to sum_out: task-clock time (sum_exec_runtime) */
 	__u64 offcpu_ns;    /* closed off-CPU intervals */
+	__u64 runnable_ns;  /* of which: after an involuntary switch (waiting for a CPU) */
 	__u64 vol_switches;
 	__u64 invol_switches;
 	__u64 nvcsw;        /* the task's own counters at its last switch-out */
@@ -154,9 +156,10 @@ struct gp_thread_exit {
 #define GP_TAF_STARTED       (1u << 2) /* created during the window */
 #define GP_TAF_EXITED        (1u << 3)
 #define GP_TAF_SUM_OUT       (1u << 4) /* sum_out is valid (else: on-CPU since the window opened) */
+#define GP_TAF_PREEMPTED     (1u << 5) /* its last switch-out was involuntary: runnable while off */
 
-_Static_assert(sizeof(struct gp_thread_acct) == 128, "gp_thread_acct layout");
-_Static_assert(sizeof(struct gp_thread_exit) == 152, "gp_thread_exit layout");
+_Static_assert(sizeof(struct gp_thread_acct) == 136, "gp_thread_acct layout");
+_Static_assert(sizeof(struct gp_thread_exit) == 160, "gp_thread_exit layout");
 
 /* ---- attach cookie ------------------------------------------------------ */
 /*

@@ -168,7 +168,7 @@ int gp_cpu_accounts_open(struct gp_cpu_accounts *a, pid_t pid, __u64 start_ns)
 
 /* One gp_thread_cpu into the model. final_min/maj: the task's counters at the end of its window. */
 static void report(struct gp_cpu_accounts *a, const struct gp_thread_acct *acct, __u32 tid,
-		   __u64 end_ns, __u64 oncpu, __u64 offcpu, bool faults_read, __u64 final_min,
+		   __u64 end_ns, __u64 oncpu, __u64 offcpu, __u64 runnable, bool faults_read, __u64 final_min,
 		   __u64 final_maj, __u32 extra_flags)
 {
 	struct gp_thread_cpu rec = { 0 };
@@ -183,6 +183,7 @@ static void report(struct gp_cpu_accounts *a, const struct gp_thread_acct *acct,
 	rec.end_ns = end_ns;
 	rec.oncpu_ns = oncpu;
 	rec.offcpu_ns = offcpu;
+	rec.runnable_ns = runnable;
 	rec.vol_switches = acct->vol_switches;
 	rec.invol_switches = acct->invol_switches;
 	rec.flags = extra_flags | (started ? GP_TCF_STARTED : 0) |
@@ -204,7 +205,7 @@ void gp_cpu_accounts_exit(struct gp_cpu_accounts *a, const struct gp_thread_exit
 {
 	const struct gp_thread_acct *acct = &rec->acct;
 
-	report(a, acct, rec->hdr.tid, acct->end_ns, acct->oncpu_ns, acct->offcpu_ns, true,
+	report(a, acct, rec->hdr.tid, acct->end_ns, acct->oncpu_ns, acct->offcpu_ns, acct->runnable_ns, true,
 	       acct->min_flt_exit, acct->maj_flt_exit, 0);
 }
 
@@ -215,7 +216,7 @@ int gp_cpu_accounts_close(struct gp_cpu_accounts *a, int map_fd, __u64 end_ns)
 
 	while (!err) {
 		struct gp_thread_acct acct;
-		__u64 oncpu, offcpu, minf = 0, majf = 0;
+		__u64 oncpu, offcpu, runnable, minf = 0, majf = 0;
 		bool faults;
 
 		key = next;
@@ -234,8 +235,11 @@ int gp_cpu_accounts_close(struct gp_cpu_accounts *a, int map_fd, __u64 end_ns)
 			oncpu += end_ns - acct.in_ns; /* on the CPU since the window opened */
 		}
 		offcpu = acct.offcpu_ns + ((acct.flags & GP_TAF_ON_CPU) ? 0 : end_ns - acct.out_ns);
+		runnable = acct.runnable_ns;
+		if (!(acct.flags & GP_TAF_ON_CPU) && (acct.flags & GP_TAF_PREEMPTED))
+			runnable += end_ns - acct.out_ns;
 		faults = gp_read_thread_faults((pid_t)acct.tgid, (pid_t)key.tid, &minf, &majf) == 0;
-		report(a, &acct, key.tid, end_ns, oncpu, offcpu, faults, minf, majf, 0);
+		report(a, &acct, key.tid, end_ns, oncpu, offcpu, runnable, faults, minf, majf, 0);
 	}
 	if (err != -ENOENT && errno != ENOENT)
 		gp_warn("reading the thread accounts: %s", strerror(errno));
@@ -261,7 +265,7 @@ int gp_cpu_accounts_close(struct gp_cpu_accounts *a, int map_fd, __u64 end_ns)
 				acct.comm[strcspn(acct.comm, "\n")] = '\0';
 			fclose(f);
 		}
-		report(a, &acct, b->tid, end_ns, 0, end_ns - b->start_ns, true, minf, majf, GP_TCF_NEVER_RAN);
+		report(a, &acct, b->tid, end_ns, 0, end_ns - b->start_ns, 0, true, minf, majf, GP_TCF_NEVER_RAN);
 	}
 	return 0;
 }

@@ -51,6 +51,7 @@ int gp_cpu_thread_record(struct gp_model *m, const struct gp_thread_cpu *r)
 		a->end_ns = r->end_ns;
 	a->known = true;
 	a->oncpu_ns += r->oncpu_ns;
+	a->runnable_ns += r->runnable_ns;
 	attr_add(&a->all, r->offcpu_ns, r->vol_switches, r->invol_switches, r->minor_faults,
 		 r->major_faults);
 	a->flags |= r->flags;
@@ -87,6 +88,7 @@ static void add_thread(struct gp_cpu_summary *s, const struct gp_thread *t, bool
 		s->threads_faults_unknown += (a->flags & GP_TCF_FAULTS_UNKNOWN) != 0;
 		s->thread_wall_ns += wall;
 		s->cpu_ns += a->oncpu_ns;
+		s->runnable_ns += a->runnable_ns;
 		attr_add(&s->all, a->all.offcpu_ns, a->all.vol_switches, a->all.invol_switches,
 			 a->all.minor_faults, a->all.major_faults);
 		return;
@@ -94,6 +96,7 @@ static void add_thread(struct gp_cpu_summary *s, const struct gp_thread *t, bool
 	s->focus_threads++;
 	s->focus_wall_ns += wall;
 	s->focus_cpu_ns += a->oncpu_ns;
+	s->focus_runnable_ns += a->runnable_ns;
 	s->focus_offcpu_ns += a->all.offcpu_ns;
 	s->focus_offcpu_in_calls_ns += t->in_calls.offcpu_ns;
 }
@@ -125,7 +128,7 @@ void gp_cpu_summarize(const struct gp_process *p, __u64 from, __u64 to, struct g
 		}
 	if (!s->known || !s->focus_wall_ns)
 		s->verdict = GP_VERDICT_UNKNOWN;
-	else if (s->focus_cpu_ns * 100 >= s->focus_wall_ns * GP_VERDICT_CPU_BOUND_PCT)
+	else if ((s->focus_cpu_ns + s->focus_runnable_ns) * 100 >= s->focus_wall_ns * GP_VERDICT_CPU_BOUND_PCT)
 		s->verdict = GP_VERDICT_CPU_BOUND;
 	else if (s->focus_offcpu_in_calls_ns * 100 >= s->focus_offcpu_ns * GP_VERDICT_GPU_WAIT_PCT)
 		s->verdict = GP_VERDICT_WAITING_GPU;

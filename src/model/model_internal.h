@@ -144,6 +144,7 @@ struct gp_thread_cpu_acct {
 	bool known;
 	__u64 start_ns, end_ns;
 	__u64 oncpu_ns;
+	__u64 runnable_ns;      /* of all.offcpu_ns: runnable, waiting for a CPU */
 	struct gp_cpu_attr all; /* the whole window */
 	__u32 flags;            /* GP_TCF_* */
 };
@@ -156,7 +157,7 @@ enum gp_verdict {
 };
 
 /* Thresholds of the verdict (docs/report-format.md, "cpu"). */
-#define GP_VERDICT_CPU_BOUND_PCT 70  /* on-CPU share of the wall time that makes CPU-bound */
+#define GP_VERDICT_CPU_BOUND_PCT 70  /* share of the wall time on-CPU or waiting for one: CPU-bound */
 #define GP_VERDICT_GPU_WAIT_PCT  50  /* share of off-CPU time inside GPU calls that makes GPU-bound */
 
 struct gp_cpu_summary {
@@ -166,12 +167,13 @@ struct gp_cpu_summary {
 	unsigned threads_faults_unknown;
 	__u64 thread_wall_ns;     /* sum of the threads' windows */
 	__u64 cpu_ns;             /* sum of their on-CPU time */
+	__u64 runnable_ns;        /* of all.offcpu_ns: runnable, waiting for a CPU */
 	struct gp_cpu_attr all;   /* sums over the threads' windows */
 	struct gp_cpu_attr in_calls;      /* inside any traced call */
 	struct gp_cpu_attr in_sync_calls; /* inside synchronisation calls (GP_A_SYNC_CALL) */
 	/* the verdict looks at the threads that made traced calls (all threads if none did) */
 	unsigned focus_threads;
-	__u64 focus_wall_ns, focus_cpu_ns, focus_offcpu_ns, focus_offcpu_in_calls_ns;
+	__u64 focus_wall_ns, focus_cpu_ns, focus_runnable_ns, focus_offcpu_ns, focus_offcpu_in_calls_ns;
 	enum gp_verdict verdict;
 	enum gp_api_id top_api;   /* the API with the most off-CPU time inside it */
 	__u64 top_api_offcpu_ns;

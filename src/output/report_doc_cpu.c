@@ -51,8 +51,12 @@ static void verdict_text(char *buf, size_t len, const struct gp_cpu_summary *s)
 	duration(top, sizeof(top), s->top_api_offcpu_ns);
 	switch (s->verdict) {
 	case GP_VERDICT_CPU_BOUND:
-		snprintf(buf, len, "CPU-bound: %s were on-CPU %s of %s (%.0f %%)", who, on, wall,
-			 pct(s->focus_cpu_ns, s->focus_wall_ns));
+		duration(in, sizeof(in), s->focus_runnable_ns);
+		snprintf(buf, len, "CPU-bound: %s were on-CPU %s of %s (%.0f %%)%s%s%s", who, on, wall,
+			 pct(s->focus_cpu_ns, s->focus_wall_ns),
+			 s->focus_runnable_ns * 10 >= s->focus_wall_ns ? " and runnable, waiting for a CPU, " : "",
+			 s->focus_runnable_ns * 10 >= s->focus_wall_ns ? in : "",
+			 s->focus_runnable_ns * 10 >= s->focus_wall_ns ? " more: the CPUs are oversubscribed" : "");
 		break;
 	case GP_VERDICT_WAITING_GPU:
 		snprintf(buf, len,
@@ -90,6 +94,7 @@ json_t *doc_cpu(struct doc *d, const struct gp_process *p, __u64 from, __u64 to)
 	put(d, o, "thread_wall_ns", j_u64(s.thread_wall_ns));
 	put(d, o, "cpu_ns", j_u64(s.cpu_ns));
 	put(d, o, "offcpu_ns", j_u64(s.all.offcpu_ns));
+	put(d, o, "runnable_ns", j_u64(s.runnable_ns));
 	put(d, o, "cpu_wall_ratio", j_real2(s.wall_ns ? (double)s.cpu_ns / (double)s.wall_ns : 0));
 	put(d, o, "cpu_utilization_pct", j_real2(pct(s.cpu_ns, s.thread_wall_ns)));
 	put(d, o, "voluntary_switches", j_u64(s.all.vol_switches));
@@ -109,6 +114,7 @@ json_t *doc_cpu(struct doc *d, const struct gp_process *p, __u64 from, __u64 to)
 	put(d, v, "threads", j_u64(s.focus_threads));
 	put(d, v, "wall_ns", j_u64(s.focus_wall_ns));
 	put(d, v, "cpu_ns", j_u64(s.focus_cpu_ns));
+	put(d, v, "runnable_ns", j_u64(s.focus_runnable_ns));
 	put(d, v, "offcpu_ns", j_u64(s.focus_offcpu_ns));
 	put(d, v, "offcpu_in_gpu_calls_ns", j_u64(s.focus_offcpu_in_calls_ns));
 	put(d, v, "top_api", s.top_api ? j_str(gp_apis[s.top_api].symbol) : json_null());

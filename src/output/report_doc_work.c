@@ -243,6 +243,7 @@ json_t *doc_threads(struct doc *d, const struct gp_process *p)
 			put(d, o, "wall_ns", j_u64(a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0));
 			put(d, o, "cpu_ns", j_u64(a->oncpu_ns));
 			put(d, o, "offcpu_ns", j_u64(a->all.offcpu_ns));
+			put(d, o, "runnable_ns", j_u64(a->runnable_ns));
 			put(d, o, "voluntary_switches", j_u64(a->all.vol_switches));
 			put(d, o, "involuntary_switches", j_u64(a->all.invol_switches));
 			put(d, o, "minor_faults", (a->flags & GP_TCF_FAULTS_UNKNOWN) ? json_null()

@@ -114,13 +114,18 @@ int md_cpu(const json_t *p, FILE *out)
 	t = md_table_new(4, head, "lrrr");
 	if (t) {
 		row(t, "Off-CPU time (ns)", all, in, sync, "offcpu_ns");
+		md_table_cell(t, "… of which runnable, waiting for a CPU");
+		md_table_cell(t, "%s", md_n(a, cpu, "runnable_ns"));
+		md_table_cell(t, "—");
+		md_table_cell(t, "—");
 		row(t, "Voluntary context switches", all, in, sync, "voluntary_switches");
 		row(t, "Involuntary context switches", all, in, sync, "involuntary_switches");
 		row(t, "Minor page faults", all, in, sync, "minor_faults");
 		row(t, "Major page faults", all, in, sync, "major_faults");
 	}
 	err = md_flush_table(t, out);
-	fputs("\nOff-CPU: waiting, sleeping or runnable but not running. Switches are classified as the kernel "
+	fputs("\nOff-CPU: waiting, sleeping or runnable but not running (runnable: after an involuntary switch, "
+	      "until it ran again). Switches are classified as the kernel "
 	      "counts them (nvcsw/nivcsw); faults are the kernel's own per-thread minflt/majflt. \"Inside GPU "
 	      "calls\" is what happened to a thread between the entry and the return of its traced calls.\n\n",
 	      out);

@@ -49,18 +49,37 @@ def close(got, want, rel=0.02, abs_ns=100_000):
     return abs(got - want) <= max(rel * want, abs_ns)
 
 
+def wait_asleep(pid, tids, timeout=10):
+    """Until each thread is asleep (S) with counters that stopped moving: then a snapshot of its
+    counters is not raced by its own last steps into the wait."""
+    end = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < end:
+        states = []
+        for tid in tids:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read()
+            states.append(stat[stat.rindex(")") + 2])
+        now = {t: proc_counters(pid, t) for t in tids}
+        if all(s == "S" for s in states) and now == last:
+            return now
+        last = now
+        time.sleep(0.05)
+    raise AssertionError(f"threads {tids} of {pid} did not settle asleep")
+
+
 def test_cpu_accounts_match_the_kernel(tmp_path):
     wl = gp.Workload("cpu_mix", tmp_path, hold=True,
                      args=("--sleepers", "2", "--spinners", "5", "--spin-ms", "250", "--pages", "3000"))
     try:
         tids = sorted(int(t) for t in os.listdir(f"/proc/{wl.pid}/task"))  # main + idle, alive throughout
-        before = {t: proc_counters(wl.pid, t) for t in tids}
+        before = wait_asleep(wl.pid, tids)
         tr = gp.Tracer(["--pid", str(wl.pid)], tmp_path / "out")
         tr.wait_tracing()
         wl.release()
         ref = json.loads(wl._readline(120))
         wl.wait_done()
-        time.sleep(0.2)  # the workload now blocks reading stdin
+        wait_asleep(wl.pid, [tids[0]])  # the main thread blocks reading stdin again
         tr.signal()
         assert tr.wait() == 0, tr.stderr
         after = {t: proc_counters(wl.pid, t) for t in tids}
@@ -188,6 +207,10 @@ def test_copy_durations_and_bandwidth(tmp_path):
         row, want = rows[key], ref[name]
         assert row["calls"] == want["calls"] and row["bytes"] == want["calls"] * ref["bytes"]
         assert 0.97 * want["wall_ns"] <= row["total_ns"] <= want["wall_ns"], (name, row, want)
-        bw = row["bandwidth_bytes_per_s"] / 1e9
-        # each call also pays the simulator's queueing and wake-up: a few percent below the link
-        assert 0.85 * gbps[name] <= bw <= 1.02 * gbps[name], (name, bw, gbps[name])
+        # the achieved bandwidth, against the bandwidth the thread itself saw (its own timing is a
+        # little wider than the probes'), and, loosely, against the link (a loaded machine slows the
+        # simulator's workers; nothing can beat the link)
+        bw = row["bandwidth_bytes_per_s"]
+        seen = row["bytes"] * 1e9 / want["wall_ns"]
+        assert seen <= bw <= 1.03 * seen, (name, bw, seen)
+        assert 0.3 * gbps[name] <= bw / 1e9 <= 1.02 * gbps[name], (name, bw, gbps[name])

@@ -179,6 +179,27 @@ static void verdict_thresholds(void **state)
 	assert_int_equal(verdict_of(100 * MS, 900 * MS, 0, GP_API_CUDA_MEMCPY), GP_VERDICT_WAITING_OTHER);
 }
 
+/* A thread that wants the CPU but gets only part of it is CPU-bound, not waiting on I/O. */
+static void runnable_wait_counts_as_cpu_bound(void **state)
+{
+	struct gp_model *m = model();
+	struct gp_cpu_summary s;
+	struct gp_thread_cpu r = thread_rec(T_TID, START, START + 1000 * MS, 400 * MS, 600 * MS, 0, 90, 0, 0, 0);
+	char *md;
+
+	r.runnable_ns = 350 * MS; /* preempted: runnable, waiting for a CPU */
+	feed_thread(m, &r);
+	feed_call(m, GP_API_CUDA_LAUNCH_KERNEL, T_TID, MS, 0, 0, 0, 0, 0);
+	gp_cpu_summarize(proc(m, T_PID), START, START + 1000 * MS, &s);
+	assert_int_equal(s.runnable_ns, 350 * MS);
+	assert_int_equal(s.verdict, GP_VERDICT_CPU_BOUND);
+	md = sink_output(gp_report_md_write, m);
+	assert_non_null(strstr(md, "the CPUs are oversubscribed"));
+	assert_non_null(strstr(md, "of which runnable, waiting for a CPU"));
+	free(md);
+	gp_model__free(m);
+}
+
 static void no_accounts_no_verdict(void **state)
 {
 	struct gp_model *m = model();
@@ -277,6 +298,7 @@ int main(void)
 		cmocka_unit_test(thread_accounts_add_up),
 		cmocka_unit_test(attribution_per_api_thread_and_sync),
 		cmocka_unit_test(verdict_thresholds),
+		cmocka_unit_test(runnable_wait_counts_as_cpu_bound),
 		cmocka_unit_test(no_accounts_no_verdict),
 		cmocka_unit_test(sinks),
 		cmocka_unit_test(every_bpf_drop_has_a_name),
