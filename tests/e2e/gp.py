@@ -81,11 +81,11 @@ class Workload:
         self.pid = self.proc.pid
         self.stdout = LineReader(self.proc.stdout)
         if wait:
-            line = self._readline(30)
+            line = self.readline(30)
             if not line.startswith("READY"):
                 raise AssertionError(f"workload {path} did not start: {line!r}; stderr: {self.stderr_now()}")
 
-    def _readline(self, timeout):
+    def readline(self, timeout):
         line = self.stdout.readline(timeout)
         if line is None:
             raise AssertionError(f"workload {self.pid}: no output within {timeout} s")
@@ -102,7 +102,7 @@ class Workload:
 
     def wait_done(self, timeout=120):
         """Waits for DONE (the traced phase is over and the reference is written)."""
-        line = self._readline(timeout)
+        line = self.readline(timeout)
         if line.strip() != "DONE":
             raise AssertionError(f"workload {self.pid}: expected DONE, got {line!r}; stderr: {self.stderr_now()}")
 
@@ -174,20 +174,28 @@ def run_gpuprobed(args, timeout=60, env=None):
     return p.returncode, p.stdout, p.stderr
 
 
-def trace(tmp_path, workload, args=(), env=None, tracer_args=()):
-    """Attach to a waiting workload, release it, let both finish. Returns (report, ref, tracer)."""
-    wl = Workload(workload, tmp_path, args=args, env=env)
+def trace_workload(wl, tmp_path, tracer_args=(), output_lines=0):
+    """Attach to a waiting workload, release it, read the first output_lines lines it prints
+    (its own measurements), let both finish. Returns (report, tracer, lines)."""
     try:
         tr = Tracer(["--pid", str(wl.pid), *tracer_args], os.path.join(str(tmp_path), "out"))
         tr.wait_tracing()
         wl.release()
+        lines = [wl.readline(120) for _ in range(output_lines)]
         wl.wait_done()
         wl.finish()
         rc = tr.wait()
         assert rc == 0, f"gpuprobed exited with {rc}: {tr.stderr}"
-        return tr.report(), wl.ref(), tr
+        return tr.report(), tr, lines
     finally:
         wl.kill()
+
+
+def trace(tmp_path, workload, args=(), env=None, tracer_args=()):
+    """Attach to a waiting workload, release it, let both finish. Returns (report, ref, tracer)."""
+    wl = Workload(workload, tmp_path, args=args, env=env)
+    report, tr, _ = trace_workload(wl, tmp_path, tracer_args)
+    return report, wl.ref(), tr
 
 
 def process(report, pid):

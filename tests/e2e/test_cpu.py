@@ -77,7 +77,7 @@ def test_cpu_accounts_match_the_kernel(tmp_path):
         tr = gp.Tracer(["--pid", str(wl.pid)], tmp_path / "out")
         tr.wait_tracing()
         wl.release()
-        ref = json.loads(wl._readline(120))
+        ref = json.loads(wl.readline(120))
         wl.wait_done()
         wait_asleep(wl.pid, [tids[0]])  # the main thread blocks reading stdin again
         tr.signal()
@@ -133,19 +133,9 @@ def test_cpu_accounts_match_the_kernel(tmp_path):
 def attributed(tmp_path, mode, **knobs):
     wl = gp.Workload("gpu_attrib", tmp_path, args=("--mode", mode),
                      env=gp.sim_env(SIMGPU_KERNEL_TIMES="long_kernel=25000,short_kernel=200", **knobs))
-    try:
-        tr = gp.Tracer(["--pid", str(wl.pid)], tmp_path / "out")
-        tr.wait_tracing()
-        wl.release()
-        ref = json.loads(wl._readline(120))
-        wl.wait_done()
-        wl.finish()
-        assert tr.wait() == 0, tr.stderr
-    finally:
-        wl.kill()
-    report = tr.report()
+    report, tr, lines = gp.trace_workload(wl, tmp_path, output_lines=1)
     gp.check_no_loss(report)
-    return gp.process(report, wl.pid), ref, tr
+    return gp.process(report, wl.pid), json.loads(lines[0]), tr
 
 
 def test_attribution_inside_gpu_calls(tmp_path):

@@ -82,17 +82,8 @@ def test_ring_buffer_loss_is_counted_exactly(tmp_path):
     recorded + lost equals what the kernel saw, call for call."""
     wl = gp.Workload("bench_calls", tmp_path, args=("--iters", "20000"),
                      env=gp.sim_env(SIMGPU_KERNEL_US=0, SIMGPU_COPY_LATENCY_US=0))
-    try:
-        tr = gp.Tracer(["--pid", str(wl.pid), "--ringbuf-mb", "1", "--poll-ms", "1000"], tmp_path / "out")
-        tr.wait_tracing()
-        wl.release()
-        wl._readline(120)  # the workload's own timing line
-        wl.wait_done()
-        wl.finish()
-        assert tr.wait() == 0, tr.stderr
-    finally:
-        wl.kill()
-    report = tr.report()
+    report, tr, _ = gp.trace_workload(wl, tmp_path, ["--ringbuf-mb", "1", "--poll-ms", "1000"],
+                                      output_lines=1)  # the workload's own timing line
     proc = gp.process(report, wl.pid)
     lost = report["drops"]["ringbuf_full"]
     assert lost > 0, "expected a loss with a 1 MiB ring drained once a second"

@@ -37,17 +37,8 @@ def nvcc_build(tmp_path, cudart="shared"):
 
 def trace_nvcc(tmp_path, exe, env):
     wl = gp.Workload(exe, tmp_path, env=env)
-    try:
-        tr = gp.Tracer(["--pid", str(wl.pid)], tmp_path / "out")
-        tr.wait_tracing()
-        wl.release()
-        did = json.loads(wl._readline(60))
-        wl.wait_done()
-        wl.finish()
-        assert tr.wait() == 0, tr.stderr
-        return gp.process(tr.report(), wl.pid), did
-    finally:
-        wl.kill()
+    report, _, lines = gp.trace_workload(wl, tmp_path, output_lines=1)
+    return gp.process(report, wl.pid), json.loads(lines[0])
 
 
 SCALE = "void ml::scale<float>(float*, float, int)"
