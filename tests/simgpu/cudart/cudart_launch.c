@@ -187,45 +187,22 @@ static cudaError_t launch(const void *func, dim3 g, dim3 b, size_t smem, cudaStr
 #define LAUNCH_ARGS(n, g, b, smem, st) \
 	(n) ? (n) : "?", (g).x, (g).y, (g).z, (b).x, (b).y, (b).z, (smem), (void *)(st)
 
-RT_API cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
-				    cudaStream_t stream)
-{
-	const char *n;
+/* The four <<<>>>-style entry points differ only in name and in which default stream they mean. */
+#define LAUNCH_ENTRY(name, per_thread)                                                                      \
+	RT_API cudaError_t name(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem, \
+				cudaStream_t stream)                                                        \
+	{                                                                                                   \
+		const char *n;                                                                              \
+                                                                                                            \
+		(void)args;                                                                                 \
+		RT_RETURN(launch(func, gridDim, blockDim, sharedMem, stream, per_thread, &n), LAUNCH_FMT,   \
+			  LAUNCH_ARGS(n, gridDim, blockDim, sharedMem, stream));                            \
+	}
 
-	(void)args;
-	RT_RETURN(launch(func, gridDim, blockDim, sharedMem, stream, false, &n), LAUNCH_FMT,
-		  LAUNCH_ARGS(n, gridDim, blockDim, sharedMem, stream));
-}
-
-RT_API cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
-					 size_t sharedMem, cudaStream_t stream)
-{
-	const char *n;
-
-	(void)args;
-	RT_RETURN(launch(func, gridDim, blockDim, sharedMem, stream, true, &n), LAUNCH_FMT,
-		  LAUNCH_ARGS(n, gridDim, blockDim, sharedMem, stream));
-}
-
-RT_API cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
-					       size_t sharedMem, cudaStream_t stream)
-{
-	const char *n;
-
-	(void)args;
-	RT_RETURN(launch(func, gridDim, blockDim, sharedMem, stream, false, &n), LAUNCH_FMT,
-		  LAUNCH_ARGS(n, gridDim, blockDim, sharedMem, stream));
-}
-
-RT_API cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
-						    size_t sharedMem, cudaStream_t stream)
-{
-	const char *n;
-
-	(void)args;
-	RT_RETURN(launch(func, gridDim, blockDim, sharedMem, stream, true, &n), LAUNCH_FMT,
-		  LAUNCH_ARGS(n, gridDim, blockDim, sharedMem, stream));
-}
+LAUNCH_ENTRY(cudaLaunchKernel, false)
+LAUNCH_ENTRY(cudaLaunchKernel_ptsz, true)
+LAUNCH_ENTRY(cudaLaunchCooperativeKernel, false)
+LAUNCH_ENTRY(cudaLaunchCooperativeKernel_ptsz, true)
 
 static cudaError_t launch_exc(const cudaLaunchConfig_t *cfg, const void *func, bool per_thread, const char **n)
 {

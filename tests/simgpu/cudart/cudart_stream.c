@@ -72,37 +72,20 @@ RT_API cudaError_t cudaStreamDestroy(cudaStream_t stream)
 	RT_RETURN(e, "stream=%p", (void *)stream);
 }
 
-RT_API cudaError_t cudaStreamSynchronize(cudaStream_t stream)
-{
-	cudaError_t e;
+/* A one-argument stream call and its per-thread-default-stream twin. */
+#define STREAM_ENTRY(name, per_thread, op)                                  \
+	RT_API cudaError_t name(cudaStream_t stream)                        \
+	{                                                                   \
+		cudaError_t e;                                              \
+                                                                            \
+		WITH_STREAM(stream, per_thread, e = rt_err(op(s)));         \
+		RT_RETURN(e, "stream=%p", (void *)stream);                  \
+	}
 
-	WITH_STREAM(stream, false, e = rt_err(sg_stream_sync(s)));
-	RT_RETURN(e, "stream=%p", (void *)stream);
-}
-
-RT_API cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream)
-{
-	cudaError_t e;
-
-	WITH_STREAM(stream, true, e = rt_err(sg_stream_sync(s)));
-	RT_RETURN(e, "stream=%p", (void *)stream);
-}
-
-RT_API cudaError_t cudaStreamQuery(cudaStream_t stream)
-{
-	cudaError_t e;
-
-	WITH_STREAM(stream, false, e = rt_err(sg_stream_query(s)));
-	RT_RETURN(e, "stream=%p", (void *)stream);
-}
-
-RT_API cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream)
-{
-	cudaError_t e;
-
-	WITH_STREAM(stream, true, e = rt_err(sg_stream_query(s)));
-	RT_RETURN(e, "stream=%p", (void *)stream);
-}
+STREAM_ENTRY(cudaStreamSynchronize, false, sg_stream_sync)
+STREAM_ENTRY(cudaStreamSynchronize_ptsz, true, sg_stream_sync)
+STREAM_ENTRY(cudaStreamQuery, false, sg_stream_query)
+STREAM_ENTRY(cudaStreamQuery_ptsz, true, sg_stream_query)
 
 RT_API cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
 {
