@@ -57,6 +57,56 @@ struct {
 	__type(value, __u64);
 } drops SEC(".maps");
 
+/*
+ * Bit (tgid % 64) of word (tgid / 64): the admitted (traced) processes.
+ * Sized from pid_max by userspace. Every probe tests it first.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} tgid_bits SEC(".maps");
+
+/* When each process admitted after the session started was admitted (its CPU window opens). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u64);
+} admit_ns SEC(".maps");
+
+/* What the session wants (struct gp_scope), written by userspace before attaching. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gp_scope);
+} scope SEC(".maps");
+
+/* Library files userspace has looked at (enum gp_file_state); absent: never seen. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct gp_file_key);
+	__type(value, __u32);
+} lib_files SEC(".maps");
+
+/* Live threads of traced processes (CPU accounts, sched.bpf.c; opened at exec by procs.bpf.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct gp_thread_key);
+	__type(value, struct gp_thread_acct);
+} thread_acct SEC(".maps");
+
+static __always_inline struct gp_thread_key key_of(struct task_struct *t)
+{
+	struct gp_thread_key k = { .tid = t->pid, .start_time = t->start_time };
+
+	return k;
+}
+
 static __always_inline void count_n(void *map, __u32 idx, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(map, &idx);
@@ -68,6 +118,84 @@ static __always_inline void count_n(void *map, __u32 idx, __u64 n)
 static __always_inline void count(void *map, __u32 idx)
 {
 	count_n(map, idx, 1);
+}
+
+static __always_inline bool traced(__u32 tgid)
+{
+	__u32 word = tgid >> 6;
+	__u64 *bits = bpf_map_lookup_elem(&tgid_bits, &word);
+
+	return bits && ((*bits >> (tgid & 63)) & 1);
+}
+
+/* Admits tgid from now on; false when pid_max was raised past the bitmap. */
+static __always_inline bool admit(__u32 tgid, __u64 now)
+{
+	__u32 word = tgid >> 6;
+	__u64 *bits = bpf_map_lookup_elem(&tgid_bits, &word);
+
+	if (!bits)
+		return false;
+	bpf_map_update_elem(&admit_ns, &tgid, &now, BPF_ANY);
+	__sync_fetch_and_or(bits, 1ull << (tgid & 63));
+	return true;
+}
+
+static __always_inline void unadmit(__u32 tgid)
+{
+	__u32 word = tgid >> 6;
+	__u64 *bits = bpf_map_lookup_elem(&tgid_bits, &word);
+
+	if (bits)
+		__sync_fetch_and_and(bits, ~(1ull << (tgid & 63)));
+	bpf_map_delete_elem(&admit_ns, &tgid);
+}
+
+static __always_inline struct gp_scope *session_scope(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&scope, &zero);
+}
+
+#define GP_SIGSTOP 19
+
+/*
+ * Tells userspace about a process; false when the ring is full. With
+ * GP_PF_HELD the current process is stopped first (delivered when it next
+ * returns to user mode) and userspace woken at once; the record is reserved
+ * before the signal is sent, so a process is never stopped without
+ * userspace being told to continue it.
+ */
+static __always_inline bool proc_event(struct task_struct *t, __u32 kind, __u32 flags, __u32 parent,
+				       __u64 dev, __u64 ino, __s32 fd, __u64 now)
+{
+	struct gp_proc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		count(&drops, (flags & GP_PF_HELD) ? GP_DROP_HOLD_LOST : GP_DROP_PROC_LOST);
+		return false;
+	}
+	if ((flags & GP_PF_HELD) && bpf_send_signal(GP_SIGSTOP)) {
+		flags &= ~GP_PF_HELD;
+		count(&drops, GP_DROP_HOLD_LOST);
+	}
+	e->hdr.type = GP_EV_PROC;
+	e->hdr.size = sizeof(*e);
+	e->hdr.tgid = t->tgid;
+	e->hdr.tid = t->pid;
+	e->hdr.flags = flags;
+	e->hdr.ts_ns = now;
+	e->kind = kind;
+	e->parent_tgid = parent;
+	e->dev = dev;
+	e->ino = ino;
+	e->fd = fd;
+	e->pad = 0;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), t->comm);
+	/* a held process waits for userspace: wake it now */
+	bpf_ringbuf_submit(e, (flags & GP_PF_HELD) ? BPF_RB_FORCE_WAKEUP : 0);
+	return true;
 }
 
 /*

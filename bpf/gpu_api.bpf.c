@@ -26,9 +26,6 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Set by userspace before load. */
-const volatile bool filter_tgid = false; /* only tgids in traced_tgids (system-wide probes) */
-
 /* [2 * probe] entry hits, [2 * probe + 1] return hits. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -37,22 +34,10 @@ struct {
 	__type(value, __u64);
 } probe_hits SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u8);
-} traced_tgids SEC(".maps");
-
-
+/* Probes sit on library files, for every process that maps them: only admitted ones count. */
 static __always_inline bool tgid_traced(void)
 {
-	__u32 tgid;
-
-	if (!filter_tgid)
-		return true;
-	tgid = bpf_get_current_pid_tgid() >> 32;
-	return bpf_map_lookup_elem(&traced_tgids, &tgid) != NULL;
+	return traced(bpf_get_current_pid_tgid() >> 32);
 }
 
 SEC("uprobe")

@@ -40,37 +40,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* The start of the traced window, written by userspace just before attaching. */
 __u64 window_start_ns = 0;
 
-/* Bit (tgid % 64) of word (tgid / 64): the traced processes. Sized from pid_max. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} tgid_bits SEC(".maps");
-
-/* Live threads of traced processes. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct gp_thread_key);
-	__type(value, struct gp_thread_acct);
-} thread_acct SEC(".maps");
-
-static __always_inline struct gp_thread_key key_of(struct task_struct *t)
-{
-	struct gp_thread_key k = { .tid = t->pid, .start_time = t->start_time };
-
-	return k;
-}
-
-static __always_inline bool traced(__u32 tgid)
-{
-	__u32 word = tgid >> 6;
-	__u64 *bits = bpf_map_lookup_elem(&tgid_bits, &word);
-
-	return bits && ((*bits >> (tgid & 63)) & 1);
-}
-
 /*
  * The account of t; created at first sight for a thread that existed when
  * the window opened: it has been on-CPU since then if we see it leave,
@@ -82,17 +51,22 @@ static __always_inline struct gp_thread_acct *acct_of(struct task_struct *t, boo
 	struct gp_thread_acct *a = bpf_map_lookup_elem(&thread_acct, &key);
 	struct gp_thread_acct init = {};
 
+	__u32 tgid = t->tgid;
+	__u64 *admitted, start;
+
 	if (a)
 		return a;
-	init.tgid = t->tgid;
-	init.start_ns = window_start_ns;
+	admitted = bpf_map_lookup_elem(&admit_ns, &tgid);
+	start = admitted ? *admitted : window_start_ns; /* its window opened at admission */
+	init.tgid = tgid;
+	init.start_ns = start;
 	if (leaving) {
 		init.flags = GP_TAF_ON_CPU;
-		init.in_ns = window_start_ns;
+		init.in_ns = start;
 	} else {
 		/* it last left before the window: its counters and clock are those of that switch */
 		init.flags = GP_TAF_COUNTERS_SEEN | GP_TAF_SUM_OUT;
-		init.out_ns = window_start_ns;
+		init.out_ns = start;
 		init.sum_out = t->se.sum_exec_runtime;
 		init.nvcsw = t->nvcsw;
 		init.nivcsw = t->nivcsw;
@@ -232,18 +206,35 @@ int BPF_PROG(gp_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	return 0;
 }
 
-/* A new thread of a traced process: its counters start at 0, it waits off-CPU until it runs. */
+/*
+ * A new thread of a traced process: its counters start at 0, it waits
+ * off-CPU until it runs. A new process forked by a traced one is admitted
+ * here, first, when the session follows forks: it shares its parent's
+ * probed libraries, so nothing else is needed before it runs.
+ */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(gp_sched_fork, struct task_struct *parent, struct task_struct *child)
 {
 	struct gp_thread_key key = key_of(child);
 	struct gp_thread_acct init = {};
+	__u64 now = bpf_ktime_get_ns();
+	__u32 tgid = child->tgid;
 
-	if (!traced(child->tgid))
-		return 0;
-	init.tgid = child->tgid;
+	/* a process that used this pid before is gone: its bit must not admit the newcomer */
+	if (child->pid == tgid && traced(tgid))
+		unadmit(tgid);
+	if (!traced(tgid)) {
+		struct gp_scope *sc = session_scope();
+
+		/* a new process (not a thread) of an admitted one */
+		if (!sc || !(sc->flags & GP_SCOPE_FOLLOW_FORKS) || child->pid != tgid ||
+		    !traced(parent->tgid) || !admit(tgid, now))
+			return 0;
+		proc_event(child, GP_PROC_FORK, GP_PF_ADMITTED, parent->tgid, 0, 0, -1, now);
+	}
+	init.tgid = tgid;
 	init.flags = GP_TAF_STARTED | GP_TAF_COUNTERS_SEEN | GP_TAF_SUM_OUT; /* all start at 0 */
-	init.start_ns = bpf_ktime_get_ns();
+	init.start_ns = now;
 	init.out_ns = init.start_ns;
 	bpf_probe_read_kernel_str(init.comm, sizeof(init.comm), child->comm);
 	if (bpf_map_update_elem(&thread_acct, &key, &init, BPF_ANY))

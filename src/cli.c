@@ -13,13 +13,26 @@
 
 static const char usage_text[] =
 	"Usage: gpuprobed [OPTIONS] --pid PID [--pid PID...]\n"
+	"       gpuprobed [OPTIONS] --name NAME [--name NAME...]\n"
+	"       gpuprobed [OPTIONS] --all\n"
+	"       gpuprobed [OPTIONS] -- COMMAND [ARGS...]\n"
 	"\n"
-	"Trace the CUDA runtime calls of running processes with eBPF uprobes, without\n"
-	"touching them, and write report.md and report.json into the output directory\n"
-	"when every target has exited, --duration has passed, or on Ctrl-C.\n"
+	"Trace the CUDA runtime calls of processes with eBPF uprobes, without touching\n"
+	"them, and write report.md and report.json into the output directory when every\n"
+	"target has exited, --duration has passed, or on Ctrl-C. Every copy of the CUDA\n"
+	"runtime a target maps (any version, any directory, dlopen'ed later, or linked\n"
+	"statically into the program) is found and probed before its first call.\n"
 	"\n"
-	"Targets:\n"
-	"  -p, --pid PID          trace this process (repeatable, up to 64)\n"
+	"Targets (one kind per session):\n"
+	"  -p, --pid PID          trace this running process (repeatable, up to 64)\n"
+	"  -n, --name NAME        trace every process named NAME (its comm, or its\n"
+	"                         executable's file name), running now or started\n"
+	"                         later, and what they fork (repeatable, up to 8)\n"
+	"  -a, --all              trace every process that uses CUDA, now and later\n"
+	"  -- COMMAND [ARGS...]   start COMMAND (as the invoking user under sudo),\n"
+	"                         traced from its first instruction with everything it\n"
+	"                         forks and execs; stop when the last of them exits and\n"
+	"                         exit with COMMAND's status\n"
 	"\n"
 	"Options:\n"
 	"  -d, --duration SEC     stop after SEC seconds (decimals allowed)\n"
@@ -33,7 +46,8 @@ static const char usage_text[] =
 	"  -V, --version          print the version\n"
 	"\n"
 	"Needs root (CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE). Exit status: 0 on success,\n"
-	"1 on a runtime failure, 2 on bad usage. See gpuprobed(8) and docs/report-format.md.\n";
+	"1 on a runtime failure, 2 on bad usage; with -- COMMAND, the command's status\n"
+	"(127: not found, 126: not executable). See gpuprobed(8) and docs/report-format.md.\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -81,6 +95,8 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "all", no_argument, NULL, 'a' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF },
@@ -100,8 +116,20 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 	o->poll_ms = 10;
 	opterr = 0; /* our own messages, one line each */
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":p:d:o:vhV", longopts, NULL)) != -1) {
+	/* '+': options end at the command (its own options are its own) */
+	while ((c = getopt_long(argc, argv, "+:p:n:ad:o:vhV", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'n':
+			if (!*optarg || strlen(optarg) >= 64 || strchr(optarg, '/'))
+				return usage_error("--name: '%s' is not a process or file name (1 to 63 "
+						   "characters, no '/')", optarg);
+			if (o->nnames == GP_MAX_NAME_ARGS)
+				return usage_error("--name: more than %s names", "8");
+			o->names[o->nnames++] = optarg;
+			break;
+		case 'a':
+			o->all = true;
+			break;
 		case 'p':
 			if (!parse_uint(optarg, INT_MAX, &v) || v == 0)
 				return usage_error("--pid: '%s' is not a process id", optarg);
@@ -159,19 +187,47 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		}
 	}
 	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (!o->npids)
-		return usage_error("no target: give --pid PID%s", "");
+		o->command = &argv[optind];
+	if ((o->npids > 0) + (o->nnames > 0) + o->all + (o->command != NULL) > 1)
+		return usage_error("give one kind of target: --pid, --name, --all or -- COMMAND%s", "");
+	if (o->npids)
+		o->mode = GP_MODE_PID;
+	else if (o->nnames)
+		o->mode = GP_MODE_NAME;
+	else if (o->all)
+		o->mode = GP_MODE_ALL;
+	else if (o->command)
+		o->mode = GP_MODE_LAUNCH;
+	else
+		return usage_error("no target: give --pid PID, --name NAME, --all or -- COMMAND%s", "");
 	o->command_line = join_argv(argc, argv);
-	if (!o->command_line) {
+	if (o->command)
+		o->command_text = join_argv(argc - optind, o->command);
+	if (!o->command_line || (o->command && !o->command_text)) {
 		gp_err("out of memory");
 		return GP_EXIT_FAILURE;
 	}
 	return -1;
 }
 
+const char *gp_mode_name(enum gp_mode m)
+{
+	switch (m) {
+	case GP_MODE_PID:
+		return "pid";
+	case GP_MODE_NAME:
+		return "name";
+	case GP_MODE_LAUNCH:
+		return "launch";
+	case GP_MODE_ALL:
+		return "all";
+	}
+	return "";
+}
+
 void gp_cli_free(struct gp_options *o)
 {
 	free(o->command_line);
-	o->command_line = NULL;
+	free(o->command_text);
+	o->command_line = o->command_text = NULL;
 }

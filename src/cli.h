@@ -7,10 +7,19 @@
 #include <sys/types.h>
 
 #define GP_MAX_PIDS 64
+#define GP_MAX_NAME_ARGS 8 /* = GP_MAX_NAMES (events.h) */
+
+enum gp_mode { GP_MODE_PID = 1, GP_MODE_NAME, GP_MODE_LAUNCH, GP_MODE_ALL };
 
 struct gp_options {
+	enum gp_mode mode;
 	pid_t pids[GP_MAX_PIDS];
 	int npids;
+	const char *names[GP_MAX_NAME_ARGS]; /* --name */
+	int nnames;
+	char **command;       /* -- CMD ARGS...: NULL-ended argv */
+	bool all;             /* --all */
+	char *command_text;   /* the command, joined, for the report */
 	double duration_s;    /* 0: until every target exits or a signal */
 	const char *out_dir;  /* default ./profile_output */
 	unsigned ringbuf_mb;  /* ring buffer size, MiB (power of two) */
@@ -20,8 +29,15 @@ struct gp_options {
 	char *command_line;   /* argv joined, for the report */
 };
 
-/* Exit statuses (DESIGN.md contract). */
-enum { GP_EXIT_OK = 0, GP_EXIT_FAILURE = 1, GP_EXIT_USAGE = 2 };
+/*
+ * Exit statuses (DESIGN.md contract). With -- CMD, gpuprobed exits with the
+ * command's status instead (126/127 when it cannot be run, like a shell).
+ */
+enum { GP_EXIT_OK = 0, GP_EXIT_FAILURE = 1, GP_EXIT_USAGE = 2, GP_EXIT_CANNOT_RUN = 126,
+       GP_EXIT_NOT_FOUND = 127 };
+
+/* "pid", "name", "launch", "all" */
+const char *gp_mode_name(enum gp_mode m);
 
 /*
  * Parses argv into o. Returns -1 to go on, or an exit status: 0 after

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * session.c — one tracing session from start to report: check privileges and
- * targets, prepare the output directory, load the BPF programs, attach to
- * every CUDA library of every target, run the event loop, detach, drain,
- * collect the kernel's counters and write the reports.
+ * targets, prepare the output directory, load the BPF programs, admit the
+ * targets (--pid, the /proc scan of --name / --all, or the launched
+ * command) with every CUDA library they map, run the event loop (which
+ * admits, holds and follows processes as the kernel reports them), detach,
+ * drain, collect the kernel's counters and write the reports.
  *
  * Every failure before tracing starts is one message and exit status 1;
  * once tracing has started, whatever happens, the user gets a report of
@@ -13,6 +15,7 @@
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -23,16 +26,20 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "gpu_api.skel.h"
+#include "procs.skel.h"
 #include "sched.skel.h"
 
-#include "attach/discover.h"
+#include "attach/files.h"
+#include "attach/procs.h"
 #include "attach/uprobe_multi.h"
 #include "attach/uprobes.h"
 #include "cli.h"
+#include "launch.h"
 #include "collect/collector.h"
 #include "collect/cpu_accounts.h"
 #include "collect/event_loop.h"
@@ -45,17 +52,22 @@
 
 struct session {
 	const struct gp_options *opt;
-	struct gp_loop_target targets[GP_MAX_PIDS];
-	int ntargets;
 	struct gpu_api_bpf *skel;
-	struct sched_bpf *sched;       /* CPU accounts; shares task_state, drops, events with skel */
+	struct sched_bpf *sched;       /* CPU accounts and fork admission */
+	struct procs_bpf *procs_bpf;   /* exec/mmap admission and holds */
 	struct gp_cpu_accounts *cpu;
 	struct gp_symbolizer *sym;
 	struct gp_model *model;
 	struct gp_uprobes probes;
 	bool multi; /* uprobe_multi links */
+	struct gp_files files;
+	struct gp_procs procs;
 	struct gp_collector collector;
 	bool collector_ready;
+	struct gp_loop *loop;
+	struct gp_launch launch;
+	bool launched;       /* the command was started (its status is ours) */
+	int signals_seen;    /* with a launched command: the first is relayed, the second stops */
 	__u64 bpf_drops;     /* sum of the in-kernel loss counters, for the closing line */
 	__u64 bpf_estimates; /* of which: off-CPU intervals estimated (switch_in_unseen), not losses */
 };
@@ -66,30 +78,6 @@ static __u64 clock_ns(clockid_t clk)
 
 	clock_gettime(clk, &ts);
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
-/* Reads a small /proc file; NULs become spaces (cmdline). "" when unreadable. */
-static void read_proc_text(pid_t pid, const char *what, char *buf, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	buf[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == '\0')
-			buf[i] = ' ';
-	while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\n'))
-		buf[--n] = '\0';
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -142,29 +130,32 @@ static int prepare_out_dir(const char *dir)
 	return 0;
 }
 
-/* Validates one --pid and opens its pidfd. */
-static int open_target(struct session *s, pid_t pid)
+/* An explicit --pid must exist and be readable: said before anything is loaded. */
+static int check_pid(pid_t pid)
 {
-	struct gp_loop_target *t = &s->targets[s->ntargets];
-	char maps[64];
+	char maps[64], exe[PATH_MAX];
+	int fd = pidfd_open(pid, 0);
 
-	t->pid = pid;
-	t->pidfd = pidfd_open(pid, 0);
-	if (t->pidfd < 0) {
+	if (fd < 0) {
 		if (errno == ESRCH)
 			gp_err("pid %d: no such process", (int)pid);
 		else
 			gp_err("pid %d: %s", (int)pid, strerror(errno));
 		return -1;
 	}
+	close(fd);
 	/* A process we may not read cannot be traced (and must not be probed). */
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
 	if (access(maps, R_OK)) {
 		gp_err("pid %d: cannot read %s: %s", (int)pid, maps, strerror(errno));
-		close(t->pidfd);
 		return -1;
 	}
-	s->ntargets++;
+	/* a kernel thread has no executable and no user memory: it never calls CUDA */
+	snprintf(maps, sizeof(maps), "/proc/%d/exe", (int)pid);
+	if (readlink(maps, exe, sizeof(exe)) < 0 && errno == ENOENT) {
+		gp_err("pid %d: a kernel thread, it cannot use CUDA", (int)pid);
+		return -1;
+	}
 	return 0;
 }
 
@@ -181,63 +172,49 @@ static __u32 pid_max(void)
 	return (__u32)v;
 }
 
-/* The scheduler probes, sharing the API probes' task state, loss counters and ring buffer. */
-static int load_sched(struct session *s)
+/* The maps every object declares (common.bpf.h) become the API object's. */
+static int share_maps(struct bpf_object *obj, struct bpf_object *owner)
 {
-	int err;
+	static const char *const shared[] = { "task_state", "events", "drops", "tgid_bits",
+					       "admit_ns", "scope", "lib_files", "thread_acct" };
 
-	s->sched = sched_bpf__open();
-	if (!s->sched) {
-		gp_err("open BPF object (scheduler): %s", strerror(errno));
-		return -1;
-	}
-	err = bpf_map__reuse_fd(s->sched->maps.task_state, bpf_map__fd(s->skel->maps.task_state));
-	if (!err)
-		err = bpf_map__reuse_fd(s->sched->maps.drops, bpf_map__fd(s->skel->maps.drops));
-	if (!err)
-		err = bpf_map__reuse_fd(s->sched->maps.events, bpf_map__fd(s->skel->maps.events));
-	if (!err)
-		err = bpf_map__set_max_entries(s->sched->maps.tgid_bits, (pid_max() + 63) / 64);
-	if (!err)
-		err = sched_bpf__load(s->sched);
-	if (err) {
-		gp_err("load BPF programs (scheduler tracepoints): %s (-v shows libbpf's reasons)",
-		       strerror(-err));
-		return -1;
+	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, shared[i]);
+		struct bpf_map *o = bpf_object__find_map_by_name(owner, shared[i]);
+		int err;
+
+		if (!m || !o)
+			return -ENOENT;
+		err = bpf_map__reuse_fd(m, bpf_map__fd(o));
+		if (err)
+			return err;
 	}
 	return 0;
 }
 
-/* Opens the CPU window: traced tgids marked, scheduler probes attached, fault baselines read. */
-static int start_cpu_accounting(struct session *s)
+static int load_followers(struct session *s)
 {
-	int fd = bpf_map__fd(s->sched->maps.tgid_bits), err;
-	__u64 now;
+	struct bpf_object *owner = s->skel->obj;
+	int err;
 
-	for (int i = 0; i < s->ntargets; i++) {
-		__u32 word = (__u32)s->targets[i].pid / 64;
-		__u64 bits = 0;
-
-		bpf_map_lookup_elem(fd, &word, &bits);
-		bits |= 1ull << ((__u32)s->targets[i].pid % 64);
-		if (bpf_map_update_elem(fd, &word, &bits, BPF_ANY)) {
-			gp_err("mark pid %d for the scheduler probes: %s", (int)s->targets[i].pid,
-			       strerror(errno));
-			return -1;
-		}
-	}
-	now = clock_ns(CLOCK_MONOTONIC);
-	s->sched->bss->window_start_ns = now;
-	err = sched_bpf__attach(s->sched);
-	if (err) {
-		gp_err("attach the scheduler tracepoints: %s", strerror(-err));
+	s->sched = sched_bpf__open();
+	s->procs_bpf = procs_bpf__open();
+	if (!s->sched || !s->procs_bpf) {
+		gp_err("open BPF objects (scheduler, processes): %s", strerror(errno));
 		return -1;
 	}
-	for (int i = 0; i < s->ntargets; i++) {
-		err = gp_cpu_accounts_open(s->cpu, s->targets[i].pid, now);
-		if (err)
-			gp_warn("pid %d: cannot read its threads' fault counters: %s", (int)s->targets[i].pid,
-				strerror(-err));
+	err = share_maps(s->sched->obj, owner);
+	if (!err)
+		err = share_maps(s->procs_bpf->obj, owner);
+	if (!err)
+		err = sched_bpf__load(s->sched);
+	if (!err)
+		err = procs_bpf__load(s->procs_bpf);
+	if (err) {
+		gp_err("load BPF programs (scheduler and process tracepoints): %s (-v shows libbpf's "
+		       "reasons)",
+		       strerror(-err));
+		return -1;
 	}
 	return 0;
 }
@@ -263,107 +240,62 @@ static int load_bpf(struct session *s)
 		gp_info("using one perf-event link per probe (no uprobe_multi links)");
 	}
 	err = bpf_map__set_max_entries(s->skel->maps.events, (__u32)ring_bytes);
-	if (!err) {
-		s->skel->rodata->filter_tgid = false; /* probes are bound to each pid */
+	if (!err)
+		err = bpf_map__set_max_entries(s->skel->maps.tgid_bits, (pid_max() + 63) / 64);
+	if (!err)
 		err = gpu_api_bpf__load(s->skel);
-	}
 	if (err) {
 		gp_err("load BPF programs: %s (this kernel needs BTF, uprobes, task storage "
 		       "and a BPF ring buffer; -v shows libbpf's reasons)",
 		       strerror(-err));
 		return -1;
 	}
-	return load_sched(s);
+	return load_followers(s);
 }
 
-static void name_threads(struct session *s, pid_t pid)
+/* What the kernel side admits on its own: names at exec, forks, --all's CUDA users. */
+static int set_scope(struct session *s)
 {
-	char path[64], comm[64];
-	struct dirent *de;
-	DIR *d;
+	const struct gp_options *o = s->opt;
+	struct gp_scope sc = { .self_tgid = (__u32)getpid() };
+	__u32 zero = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		char *end;
-		long tid = strtol(de->d_name, &end, 10);
-
-		if (*end || tid <= 0)
-			continue;
-		snprintf(path, sizeof(path), "task/%ld/comm", tid);
-		read_proc_text(pid, path, comm, sizeof(comm));
-		if (comm[0])
-			gp_model_thread_name(s->model, (__u32)pid, (__u32)tid, comm);
+	switch (o->mode) {
+	case GP_MODE_PID:
+		break;
+	case GP_MODE_NAME:
+		sc.flags = GP_SCOPE_NAMES | GP_SCOPE_FOLLOW_FORKS;
+		break;
+	case GP_MODE_LAUNCH:
+		sc.flags = GP_SCOPE_FOLLOW_FORKS;
+		break;
+	case GP_MODE_ALL:
+		sc.flags = GP_SCOPE_ALL | GP_SCOPE_FOLLOW_FORKS;
+		break;
 	}
-	closedir(d);
+	for (int i = 0; i < o->nnames && i < GP_MAX_NAMES; i++)
+		snprintf(sc.names[sc.nnames++], GP_NAME_LEN, "%s", o->names[i]);
+	if (bpf_map__update_elem(s->skel->maps.scope, &zero, sizeof(zero), &sc, sizeof(sc), BPF_ANY)) {
+		gp_err("configure the BPF programs: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
-/* Finds and probes the CUDA libraries of one target. Probe pairs placed, or -1. */
-static int attach_target(struct session *s, pid_t pid)
+/* From here on the kernel reports and admits processes; scans come after, so none slips by. */
+static int start_following(struct session *s)
 {
-	struct gp_found_lib libs[GP_MAX_FOUND_LIBS];
-	char comm[64], cmdline[4096];
-	int nlibs, total = 0, err;
+	int err;
 
-	read_proc_text(pid, "comm", comm, sizeof(comm));
-	read_proc_text(pid, "cmdline", cmdline, sizeof(cmdline));
-	err = gp_symbolizer_snapshot(s->sym, pid);
+	s->sched->bss->window_start_ns = clock_ns(CLOCK_MONOTONIC);
+	err = sched_bpf__attach(s->sched);
+	if (!err)
+		err = procs_bpf__attach(s->procs_bpf);
 	if (err) {
-		gp_err("pid %d: cannot read its memory maps: %s", (int)pid, strerror(-err));
+		gp_err("attach the scheduler and process tracepoints: %s", strerror(-err));
 		return -1;
 	}
-	nlibs = gp_discover_libs(s->sym, pid, libs, GP_MAX_FOUND_LIBS);
-	if (nlibs < 0) {
-		gp_err("pid %d (%s): %s", (int)pid, comm, strerror(-nlibs));
-		return -1;
-	}
-	if (nlibs == 0) {
-		gp_err("pid %d (%s): no CUDA runtime mapped (no libcudart.so*, and the "
-		       "executable does not contain the runtime): nothing to trace",
-		       (int)pid, comm);
-		return -1;
-	}
-	gp_model_process_add(s->model, (__u32)pid, comm, cmdline, clock_ns(CLOCK_MONOTONIC), false);
-	for (int i = 0; i < nlibs; i++) {
-		char attach_path[PATH_MAX + 32];
-		size_t first = s->probes.n;
-		int n;
-
-		/*
-		 * map_files reaches the very file mapped, even deleted or replaced
-		 * on disk since (a pip upgrade under a running job); the root path
-		 * works without CAP_SYS_ADMIN and through container mounts.
-		 */
-		snprintf(attach_path, sizeof(attach_path), "/proc/%d/map_files/%llx-%llx", (int)pid,
-			 (unsigned long long)libs[i].map->start, (unsigned long long)libs[i].map->end);
-		if (access(attach_path, F_OK))
-			snprintf(attach_path, sizeof(attach_path), "/proc/%d/root%s", (int)pid,
-				 libs[i].map->path);
-		n = gp_uprobes_attach_file(&s->probes, pid, attach_path, libs[i].map->path,
-					   libs[i].elf, libs[i].family);
-		if (n < 0)
-			return -1; /* the message named the library and the cause */
-		gp_model_library_add(s->model, (__u32)pid, libs[i].map->path, libs[i].family,
-				     libs[i].is_static);
-		for (size_t k = first; k < s->probes.n; k++) {
-			const struct gp_probe *p = &s->probes.v[k];
-
-			gp_model_probe_add(s->model, p->idx, p->target, (__u32)p->pid,
-					   gp_apis[p->api].symbol, p->offset, p->api);
-		}
-		gp_notice("pid %d (%s): %d probes on %s%s", (int)pid, comm, n, libs[i].map->path,
-			  libs[i].is_static ? " (runtime linked statically)" : "");
-		total += n;
-	}
-	if (!total) {
-		gp_err("pid %d (%s): its CUDA libraries export none of the traced functions",
-		       (int)pid, comm);
-		return -1;
-	}
-	name_threads(s, pid);
-	return total;
+	return 0;
 }
 
 /* Kernel-side counters into the model: per-probe hits and per-cause drops. */
@@ -421,7 +353,7 @@ static void set_session_info(struct session *s)
 	struct gp_session_info info = {
 		.tool_version = GP_VERSION,
 		.command_line = s->opt->command_line,
-		.mode = "pid",
+		.mode = gp_mode_name(s->opt->mode),
 	};
 
 	uname(&uts);
@@ -454,18 +386,150 @@ static void cleanup(struct session *s)
 	gp_uprobes_free(&s->probes);
 	if (s->collector_ready)
 		gp_collector_fini(&s->collector);
+	gp_loop_free(s->loop);
+	procs_bpf__destroy(s->procs_bpf);
 	sched_bpf__destroy(s->sched);
+	gp_procs_free(&s->procs);
+	gp_files_free(&s->files);
 	gp_cpu_accounts__free(s->cpu);
 	gpu_api_bpf__destroy(s->skel);
 	gp_model__free(s->model);
 	gp_symbolizer__free(s->sym);
-	for (int i = 0; i < s->ntargets; i++)
-		close(s->targets[i].pidfd);
+	gp_launch_abort(&s->launch);
+}
+
+/* ---- the event loop's callbacks ---------------------------------------------- */
+
+static void on_drain(void *ctx)
+{
+	struct session *s = ctx;
+
+	gp_collector_drain(&s->collector);
+}
+
+static void on_ready(void *ctx, __u64 tag)
+{
+	struct session *s = ctx;
+
+	gp_procs_exited(&s->procs, tag);
+}
+
+static bool on_signal(void *ctx, const struct signalfd_siginfo *si)
+{
+	struct session *s = ctx;
+	bool from_tty = si->ssi_code == SI_KERNEL;
+
+	if (!s->launched || s->procs.launched_done || ++s->signals_seen > 1)
+		return true;
+	/*
+	 * The command decides: a signal from the terminal reached it too; one
+	 * sent to gpuprobed alone is passed on. A second signal stops tracing.
+	 */
+	if (!from_tty)
+		kill(s->launch.pid, (int)si->ssi_signo);
+	gp_notice("%s %s; tracing until the command exits (again to stop now)",
+		  strsignal((int)si->ssi_signo), from_tty ? "reached the command" : "passed on to the command");
+	return false;
+}
+
+static bool on_done(void *ctx)
+{
+	struct session *s = ctx;
+
+	/* --name and --all wait for processes to come; the others end with their processes */
+	return (s->opt->mode == GP_MODE_PID || s->opt->mode == GP_MODE_LAUNCH) && !s->procs.live;
+}
+
+static void on_proc(void *ctx, const struct gp_proc_event *e)
+{
+	struct session *s = ctx;
+
+	gp_procs_event(&s->procs, e);
+}
+
+/* ---- targets ---------------------------------------------------------------- */
+
+static int launch_command(struct session *s)
+{
+	int err = gp_launch_start(&s->launch, s->opt->command);
+
+	if (err) {
+		gp_err("start %s: %s", s->launch.path, strerror(-err));
+		return -1;
+	}
+	s->launched = true;
+	if (gp_procs_admit(&s->procs, s->launch.pid, GP_ADMIT_LAUNCHED, "launched", false) <= 0)
+		return -1; /* the held child sees the gate close and exits */
+	if (gp_launch_release(&s->launch))
+		return -1; /* it exits 126/127: reaped with the others */
+	return 0;
+}
+
+static int admit_targets(struct session *s)
+{
+	const struct gp_options *o = s->opt;
+	int n;
+
+	switch (o->mode) {
+	case GP_MODE_PID:
+		for (int i = 0; i < o->npids; i++)
+			if (gp_procs_admit(&s->procs, o->pids[i], GP_ADMIT_RUNNING, "pid", false) < 0)
+				return -1;
+		gp_notice("tracing %d process%s; Ctrl-C to stop", o->npids, o->npids > 1 ? "es" : "");
+		return 0;
+	case GP_MODE_NAME:
+		n = gp_procs_scan(&s->procs, o->names, o->nnames);
+		if (n < 0) {
+			gp_err("read /proc: %s", strerror(-n));
+			return -1;
+		}
+		if (!n)
+			gp_notice("no process named %s%s yet: waiting for one to start (Ctrl-C to stop)",
+				  o->names[0], o->nnames > 1 ? " (or the other names)" : "");
+		else
+			gp_notice("tracing %d running process%s named as asked, and those to come; "
+				  "Ctrl-C to stop", n, n > 1 ? "es" : "");
+		return 0;
+	case GP_MODE_ALL:
+		n = gp_procs_scan(&s->procs, NULL, 0);
+		if (n < 0) {
+			gp_err("read /proc: %s", strerror(-n));
+			return -1;
+		}
+		gp_notice("tracing %d running process%s that use CUDA, and those to come; Ctrl-C to stop",
+			  n, n == 1 ? "" : "es");
+		return 0;
+	case GP_MODE_LAUNCH:
+		if (launch_command(s))
+			return -1;
+		gp_notice("tracing %s (pid %d) and what it starts", s->opt->command[0], (int)s->launch.pid);
+		return 0;
+	}
+	return -1;
+}
+
+/* With -- CMD: the command's own status, waiting for it if tracing stopped first. */
+static int launched_status(struct session *s, int status)
+{
+	if (!s->launched)
+		return status;
+	if (!s->procs.launched_done) {
+		int st;
+
+		if (s->procs.live)
+			gp_notice("waiting for %s (pid %d) to exit", s->opt->command[0], (int)s->launch.pid);
+		if (waitpid(s->launch.pid, &st, 0) == s->launch.pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		return status;
+	}
+	return s->procs.launched_status;
 }
 
 int gp_session_run(const struct gp_options *o)
 {
-	struct session s = { .opt = o };
+	struct session s = { .opt = o, .launch = { .pid = -1, .gate_fd = -1, .report_fd = -1 } };
+	struct gp_loop_ops ops = { .ctx = &s, .drain = on_drain, .ready = on_ready, .signal = on_signal,
+				   .done = on_done };
 	struct gp_resolver resolver;
 	enum gp_stop_reason why;
 	char missing[128];
@@ -473,6 +537,12 @@ int gp_session_run(const struct gp_options *o)
 	__u64 t0, end_ns;
 
 	libbpf_set_print(libbpf_print);
+	if (o->mode == GP_MODE_LAUNCH) {
+		int rc = gp_launch_resolve(o->command[0], s.launch.path, sizeof(s.launch.path));
+
+		if (rc)
+			return rc; /* 127 / 126 like a shell, before anything is loaded */
+	}
 	if (gp_check_privileges(missing, sizeof(missing))) {
 		gp_err("tracing needs root (missing %s): run it with sudo", missing);
 		return GP_EXIT_FAILURE;
@@ -482,10 +552,10 @@ int gp_session_run(const struct gp_options *o)
 		return GP_EXIT_FAILURE;
 	}
 	for (int i = 0; i < o->npids; i++)
-		if (open_target(&s, o->pids[i]))
-			goto out;
+		if (check_pid(o->pids[i]))
+			return GP_EXIT_FAILURE;
 	if (prepare_out_dir(o->out_dir))
-		goto out;
+		return GP_EXIT_FAILURE;
 	raise_fd_limit();
 	s.sym = gp_symbolizer_new();
 	resolver = (struct gp_resolver){ .ctx = s.sym, .kernel_name = gp_symbolizer_kernel_name };
@@ -495,44 +565,71 @@ int gp_session_run(const struct gp_options *o)
 		gp_err("out of memory");
 		goto out;
 	}
-	if (load_bpf(&s))
+	if (load_bpf(&s) || set_scope(&s))
 		goto out;
 	gp_uprobes_init(&s.probes, s.skel->progs.gp_api_enter, s.skel->progs.gp_api_exit, s.multi);
+	gp_files_init(&s.files, bpf_map__fd(s.skel->maps.lib_files), &s.probes, s.sym, s.model);
+	gp_procs_init(&s.procs, &s.files, s.sym, s.model, s.cpu, bpf_map__fd(s.skel->maps.tgid_bits),
+		      bpf_map__fd(s.skel->maps.admit_ns));
+	s.procs.all = o->mode == GP_MODE_ALL;
+	s.procs.because = o->mode == GP_MODE_NAME ? "name" : "cuda";
 	set_session_info(&s);
 	err = gp_collector_init(&s.collector, bpf_map__fd(s.skel->maps.events), s.model, s.cpu);
 	if (err) {
 		gp_err("ring buffer: %s", strerror(-err));
 		goto out;
 	}
+	s.collector.on_proc = on_proc;
+	s.collector.proc_ctx = &s;
 	s.collector_ready = true;
-	/* The CPU window opens first, so the first traced call already has its attribution. */
-	if (start_cpu_accounting(&s))
+	s.loop = gp_loop_new(o->duration_s, o->poll_ms, ring_buffer__epoll_fd(s.collector.rb), &ops);
+	if (!s.loop) {
+		gp_err("event loop: %s", strerror(errno));
 		goto out;
-	for (int i = 0; i < s.ntargets; i++)
-		if (attach_target(&s, s.targets[i].pid) < 0)
-			goto out;
+	}
+	s.procs.loop = s.loop;
+	if (start_following(&s) || admit_targets(&s))
+		goto out_launch;
 
-	gp_notice("tracing %d process%s; Ctrl-C to stop", s.ntargets, s.ntargets > 1 ? "es" : "");
 	t0 = clock_ns(CLOCK_MONOTONIC);
-	err = gp_loop_run(s.targets, s.ntargets, o->duration_s, o->poll_ms, &s.collector, s.model,
-			  &why, &signo);
+	err = gp_loop_run(s.loop, &why, &signo);
 	if (err)
 		gp_err("event loop: %s (writing the report of what was seen)", strerror(-err));
-	/* Detach first so nothing new arrives, then take what is left in the ring. */
+	/* Stop admitting and holding, detach so nothing new arrives, then take what is left. */
+	procs_bpf__detach(s.procs_bpf);
+	s.procs.closing = true;
 	gp_uprobes_detach_all(&s.probes);
 	sched_bpf__detach(s.sched);
 	end_ns = clock_ns(CLOCK_MONOTONIC);
 	gp_collector_drain(&s.collector);
-	gp_cpu_accounts_close(s.cpu, bpf_map__fd(s.sched->maps.thread_acct), end_ns);
+	gp_cpu_accounts_close(s.cpu, bpf_map__fd(s.skel->maps.thread_acct), end_ns);
 	collect_counters(&s);
 	gp_model_set_session_end(s.model, end_ns);
-	gp_notice("%s after %.1f s: %llu calls recorded, %s%s", err ? "event loop failed" : stop_text(why, signo),
-		  (double)(end_ns - t0) / 1e9, (unsigned long long)s.collector.calls,
+	if (s.launched)
+		gp_model_set_launch(s.model, o->command_text, s.procs.launched_done,
+				    s.procs.launched_status, s.procs.launched_signal);
+	gp_notice("%s after %.1f s: %zu process%s, %llu calls recorded, %s%s",
+		  err ? "event loop failed" : stop_text(why, signo), (double)(end_ns - t0) / 1e9,
+		  s.procs.n, s.procs.n == 1 ? "" : "es", (unsigned long long)s.collector.calls,
 		  s.bpf_drops ? "some lost or incomplete (see \"Loss counters\" in the report)" : "none lost",
 		  s.bpf_estimates ? "; the kernel did not report some switch-ins: their off-CPU time is estimated"
 				  : "");
 	if (gp_write_reports(s.model, o->out_dir) == 0 && !err)
 		status = GP_EXIT_OK;
+	if (s.launched) {
+		int cmd = launched_status(&s, status);
+
+		if (status == GP_EXIT_OK)
+			status = cmd; /* the command's own status, unless the report failed */
+	}
+	goto out;
+out_launch:
+	if (s.launched) {
+		/* not traced: a child still held sees its gate close and exits without running */
+		gp_launch_abort(&s.launch);
+		if (!s.procs.launched_done)
+			waitpid(s.launch.pid, NULL, 0);
+	}
 out:
 	cleanup(&s);
 	return status;

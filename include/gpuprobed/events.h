@@ -23,6 +23,7 @@ enum gp_event_type {
 	GP_EV_API_CALL = 1,   /* struct gp_api_call: one completed traced call */
 	GP_EV_THREAD_CPU = 2, /* struct gp_thread_cpu: one thread's CPU account over the traced window */
 	GP_EV_THREAD_EXIT = 3, /* struct gp_thread_exit: kernel -> collector only, a thread's final account */
+	GP_EV_PROC = 4,       /* struct gp_proc_event: kernel -> collector only, a process to trace or hold */
 	GP_EV_TYPE_MAX,
 };
 
@@ -137,6 +138,8 @@ struct gp_thread_acct {
 	__u64 nivcsw;
 	__u64 min_flt_exit; /* the task's fault counters at exit (GP_TAF_EXITED) */
 	__u64 maj_flt_exit;
+	__u64 min_flt_base; /* the task's fault counters when its account opened (GP_TAF_FAULT_BASE) */
+	__u64 maj_flt_base;
 	char comm[16];      /* at creation, refreshed at exit */
 };
 
@@ -157,9 +160,68 @@ struct gp_thread_exit {
 #define GP_TAF_EXITED        (1u << 3)
 #define GP_TAF_SUM_OUT       (1u << 4) /* sum_out is valid (else: on-CPU since the window opened) */
 #define GP_TAF_PREEMPTED     (1u << 5) /* its last switch-out was involuntary: runnable while off */
+#define GP_TAF_FAULT_BASE    (1u << 6) /* min/maj_flt_base hold its fault counters at the start */
 
-_Static_assert(sizeof(struct gp_thread_acct) == 136, "gp_thread_acct layout");
-_Static_assert(sizeof(struct gp_thread_exit) == 160, "gp_thread_exit layout");
+_Static_assert(sizeof(struct gp_thread_acct) == 152, "gp_thread_acct layout");
+_Static_assert(sizeof(struct gp_thread_exit) == 176, "gp_thread_exit layout");
+
+/* ---- processes: admission into the trace, and holds --------------------- */
+/*
+ * Which processes are traced is decided in the kernel, at the moment it
+ * matters (bpf/procs.bpf.c, and fork in bpf/sched.bpf.c): a process is
+ * "admitted" by setting its bit in tgid_bits; every probe filters on it.
+ * Library files are probed once per file (inode) for every process; the
+ * kernel knows which files are probed (lib_files) and stops ("holds") a
+ * process with SIGSTOP when it execs or maps a file that userspace has not
+ * looked at yet, so that no call can run before the probes are in place.
+ */
+
+/* Key of the "lib_files" hash map: a file as the kernel names it. */
+struct gp_file_key {
+	__u64 dev; /* inode->i_sb->s_dev, the kernel's encoding (major << 20 | minor) */
+	__u64 ino;
+};
+
+enum gp_file_state {
+	GP_FILE_ARMED = 1, /* its CUDA functions are probed */
+	GP_FILE_PLAIN = 2, /* looked at: nothing to probe in it */
+};
+
+/* Value of the one-entry "scope" array map: which processes the session wants. */
+#define GP_SCOPE_FOLLOW_FORKS (1u << 0) /* a new process forked by an admitted one is admitted */
+#define GP_SCOPE_ALL          (1u << 1) /* every process that maps an armed file is admitted */
+#define GP_SCOPE_NAMES        (1u << 2) /* a process that execs one of names[] is admitted */
+#define GP_MAX_NAMES 8
+#define GP_NAME_LEN 64
+
+struct gp_scope {
+	__u32 flags;        /* GP_SCOPE_* */
+	__u32 nnames;
+	__u32 self_tgid;    /* gpuprobed itself: never admitted, never held */
+	__u32 pad;
+	char names[GP_MAX_NAMES][GP_NAME_LEN]; /* matched against comm (15 chars) and the executable's name */
+};
+
+enum gp_proc_kind {
+	GP_PROC_EXEC = 1, /* an admitted process (or, with GP_PF_HELD, one in scope) exec'd dev/ino */
+	GP_PROC_FORK,     /* a new process forked by parent_tgid, admitted */
+	GP_PROC_MAP,      /* a process mapped the CUDA-named file dev/ino (through fd) */
+};
+
+#define GP_PF_HELD     (1u << 0) /* the process was sent SIGSTOP: userspace must SIGCONT it */
+#define GP_PF_ADMITTED (1u << 1) /* the kernel admitted it with this record */
+
+struct gp_proc_event {
+	struct gp_event_hdr hdr; /* tgid, tid; flags: GP_PF_*; ts_ns */
+	__u32 kind;              /* enum gp_proc_kind */
+	__u32 parent_tgid;       /* GP_PROC_FORK */
+	__u64 dev, ino;          /* GP_PROC_EXEC: the executable; GP_PROC_MAP: the file */
+	__s32 fd;                /* GP_PROC_MAP: the descriptor being mapped */
+	__u32 pad;
+	char comm[16];
+};
+
+_Static_assert(sizeof(struct gp_proc_event) == 72, "gp_proc_event layout");
 
 /* ---- attach cookie ------------------------------------------------------ */
 /*
@@ -193,6 +255,8 @@ enum gp_bpf_drop {
 	GP_DROP_SWITCH_MISSED,     /* context switches inferred from the task's counters, not seen */
 	GP_DROP_SWITCH_IN_UNSEEN,  /* a thread seen leaving the CPU, its arrival not reported: off-CPU estimated */
 	GP_DROP_THREAD_EXIT_LOST,  /* a thread's final CPU account not recorded: ring buffer full */
+	GP_DROP_HOLD_LOST,         /* a process that needed a hold could not be held/told: its first calls may be missing */
+	GP_DROP_PROC_LOST,         /* a fork/exec/map of a traced process not told to userspace: ring buffer full */
 	GP_BPF_DROP_MAX,
 };
 

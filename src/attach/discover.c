@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* discover.c — find the CUDA libraries a process uses (see discover.h). */
+/* discover.c — the files of a process that may hold CUDA functions (see discover.h). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "attach/discover.h"
-#include "log.h"
 
 enum gp_family gp_family_of_path(const char *path)
 {
@@ -20,7 +19,7 @@ enum gp_family gp_family_of_path(const char *path)
 	return 0;
 }
 
-static bool already(const struct gp_found_lib *out, int n, const struct gp_map *m)
+static bool already(const struct gp_candidate *out, int n, const struct gp_map *m)
 {
 	for (int i = 0; i < n; i++)
 		if (out[i].map->dev == m->dev && out[i].map->inode == m->inode)
@@ -28,7 +27,7 @@ static bool already(const struct gp_found_lib *out, int n, const struct gp_map *
 	return false;
 }
 
-int gp_discover_libs(struct gp_symbolizer *sym, pid_t pid, struct gp_found_lib *out, int max)
+int gp_discover_candidates(struct gp_symbolizer *sym, pid_t pid, struct gp_candidate *out, int max)
 {
 	const struct gp_maps *maps = gp_symbolizer_maps(sym, pid);
 	char exe[PATH_MAX], link[64];
@@ -43,32 +42,21 @@ int gp_discover_libs(struct gp_symbolizer *sym, pid_t pid, struct gp_found_lib *
 
 	for (size_t i = 0; i < maps->n && found < max; i++) {
 		const struct gp_map *m = &maps->v[i];
-		enum gp_family fam = gp_family_of_path(m->path);
 		bool is_exe = exe[0] && !strcmp(m->path, exe);
-		const struct gp_elf_syms *elf;
 
-		if (!m->inode || (!fam && !is_exe) || already(out, found, m))
+		if (!m->inode || (!gp_family_of_path(m->path) && !is_exe) || already(out, found, m))
 			continue;
-		elf = gp_symbolizer_elf(sym, pid, m);
-		if (!elf) {
-			gp_warn("pid %d: cannot read %s: %s", (int)pid, m->path, strerror(errno));
-			continue;
-		}
-		if (!fam) {
-			/* The executable: does it carry the runtime itself? */
-			const struct gp_elf_sym *s = gp_elf_syms_find(elf, "cudaLaunchKernel");
-
-			if (!s || !gp_elf_syms_find(elf, "cudaMalloc"))
-				continue;
-			fam = GP_FAM_CUDART;
-			out[found].is_static = true;
-		} else {
-			out[found].is_static = false;
-		}
 		out[found].map = m;
-		out[found].elf = elf;
-		out[found].family = fam;
+		out[found].is_exe = is_exe;
 		found++;
 	}
 	return found;
+}
+
+void gp_mapped_file_path(pid_t pid, const struct gp_map *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)m->start,
+		 (unsigned long long)m->end);
+	if (access(buf, F_OK))
+		snprintf(buf, len, "/proc/%d/root%s", (int)pid, m->path);
 }

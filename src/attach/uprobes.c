@@ -84,6 +84,7 @@ static int collect_probes(struct gp_uprobes *u, pid_t pid, const char *display_p
 		p->api = api;
 		p->pid = pid;
 		p->offset = offset;
+		p->multi_fd[0] = p->multi_fd[1] = -1;
 		if (!(p->target = strdup(display_path)))
 			return -ENOMEM;
 		u->n++;
@@ -103,8 +104,7 @@ static int attach_multi(struct gp_uprobes *u, size_t first, pid_t pid, const cha
 	__u64 *offsets = calloc(cnt, sizeof(*offsets)), *cookies = calloc(cnt, sizeof(*cookies));
 	int fds[2] = { -1, -1 }, err = 0;
 
-	if (!offsets || !cookies || reserve((void **)&u->link_fds, &u->cap_links, u->nlinks + 2,
-					    sizeof(*u->link_fds))) {
+	if (!offsets || !cookies) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -126,8 +126,8 @@ static int attach_multi(struct gp_uprobes *u, size_t first, pid_t pid, const cha
 		close(fds[1]);
 		goto out;
 	}
-	u->link_fds[u->nlinks++] = fds[1];
-	u->link_fds[u->nlinks++] = fds[0];
+	u->v[first].multi_fd[0] = fds[0];
+	u->v[first].multi_fd[1] = fds[1];
 out:
 	free(offsets);
 	free(cookies);
@@ -155,11 +155,12 @@ static int attach_perf(struct gp_uprobes *u, size_t first, pid_t pid, const char
 
 int gp_uprobes_attach_file(struct gp_uprobes *u, pid_t pid, const char *attach_path,
 			   const char *display_path, const struct gp_elf_syms *elf,
-			   enum gp_family family)
+			   enum gp_family family, size_t *first_out)
 {
 	size_t first = u->n;
 	int err = collect_probes(u, pid, display_path, elf, family);
 
+	*first_out = first;
 	if (!err && u->n > first)
 		err = u->multi ? attach_multi(u, first, pid, attach_path)
 			       : attach_perf(u, first, pid, attach_path);
@@ -175,19 +176,34 @@ int gp_uprobes_attach_file(struct gp_uprobes *u, pid_t pid, const char *attach_p
 		forget_probes(u, first);
 		return err;
 	}
+	for (size_t i = first; i < u->n; i++)
+		u->v[i].attached = true;
+	u->nattached += u->n - first;
 	return (int)(u->n - first);
+}
+
+void gp_uprobes_detach(struct gp_uprobes *u, size_t first, size_t n)
+{
+	for (size_t i = first; i < first + n && i < u->n; i++) {
+		struct gp_probe *p = &u->v[i];
+
+		for (int k = 0; k < 2; k++) {
+			if (p->multi_fd[k] >= 0)
+				close(p->multi_fd[k]);
+			p->multi_fd[k] = -1;
+		}
+		bpf_link__destroy(p->enter);
+		bpf_link__destroy(p->exit);
+		p->enter = p->exit = NULL;
+		if (p->attached)
+			u->nattached--;
+		p->attached = false;
+	}
 }
 
 void gp_uprobes_detach_all(struct gp_uprobes *u)
 {
-	for (size_t i = 0; i < u->nlinks; i++)
-		close(u->link_fds[i]);
-	u->nlinks = 0;
-	for (size_t i = 0; i < u->n; i++) {
-		bpf_link__destroy(u->v[i].enter);
-		bpf_link__destroy(u->v[i].exit);
-		u->v[i].enter = u->v[i].exit = NULL;
-	}
+	gp_uprobes_detach(u, 0, u->n);
 }
 
 void gp_uprobes_free(struct gp_uprobes *u)
@@ -195,6 +211,5 @@ void gp_uprobes_free(struct gp_uprobes *u)
 	gp_uprobes_detach_all(u);
 	forget_probes(u, 0);
 	free(u->v);
-	free(u->link_fds);
 	memset(u, 0, sizeof(*u));
 }

@@ -7,10 +7,11 @@
  * recorded so that reports list exactly what was touched, and detach leaves
  * nothing behind.
  *
- * Two mechanisms: uprobe_multi links (one pair of links per file and
- * process, kernel >= 6.6; the programs must be loaded with that attach
- * type) or, on older kernels, one perf-event link per function and
- * direction.
+ * Two mechanisms: uprobe_multi links (one pair of links per file, kernel
+ * >= 6.6; the programs must be loaded with that attach type) or, on older
+ * kernels, one perf-event link per function and direction. A file's probes
+ * are consecutive records and can be removed on their own (when the last
+ * process using the file is gone).
  */
 #ifndef GP_UPROBES_H
 #define GP_UPROBES_H
@@ -32,6 +33,8 @@ struct gp_probe {
 	char *target;          /* the library's path as the process maps it */
 	__u64 offset;          /* file offset of the function */
 	struct bpf_link *enter, *exit; /* perf-event mechanism only */
+	int multi_fd[2];       /* the file's uprobe_multi links (entry, return), on its first probe; else -1 */
+	bool attached;
 };
 
 struct gp_uprobes {
@@ -39,8 +42,7 @@ struct gp_uprobes {
 	struct bpf_program *enter_prog, *exit_prog;
 	struct gp_probe *v;
 	size_t n, cap;
-	int *link_fds;         /* uprobe_multi links */
-	size_t nlinks, cap_links;
+	size_t nattached;      /* probe pairs in place now */
 };
 
 void gp_uprobes_init(struct gp_uprobes *u, struct bpf_program *enter_prog,
@@ -51,11 +53,15 @@ void gp_uprobes_init(struct gp_uprobes *u, struct bpf_program *enter_prog,
  * open the file (/proc/PID/map_files/<range> or /proc/PID/root/<path>); display_path names it in
  * reports and messages. pid 0 probes every process. Returns the number of
  * probe pairs placed (0 when the file exports none of them), or -errno
- * after a message when they could not be placed.
+ * after a message when they could not be placed. *first is the index of the
+ * file's first probe record.
  */
 int gp_uprobes_attach_file(struct gp_uprobes *u, pid_t pid, const char *attach_path,
 			   const char *display_path, const struct gp_elf_syms *elf,
-			   enum gp_family family);
+			   enum gp_family family, size_t *first);
+
+/* Remove the probes [first, first + n) (one file's); the records stay. */
+void gp_uprobes_detach(struct gp_uprobes *u, size_t first, size_t n);
 
 /* Remove every probe (the kernel drops the breakpoints); the records stay. */
 void gp_uprobes_detach_all(struct gp_uprobes *u);

@@ -46,6 +46,11 @@ static int on_record(void *ctx, void *data, size_t size)
 			gp_cpu_accounts_exit(c->cpu, data); /* becomes a gp_thread_cpu record */
 		return 0;
 	}
+	if (size == sizeof(struct gp_proc_event) && h->type == GP_EV_PROC) {
+		if (c->on_proc)
+			c->on_proc(c->proc_ctx, data); /* admissions and holds: the session's business */
+		return 0;
+	}
 	gp_model_ingest(c->model, data, size); /* malformed records are counted there */
 	if (size >= sizeof(*h) && h->type == GP_EV_API_CALL)
 		c->calls++;

@@ -21,6 +21,9 @@ struct gp_collector {
 	struct ring_buffer *rb;
 	struct gp_model *model;
 	struct gp_cpu_accounts *cpu; /* receives thread-exit records; may be NULL */
+	/* receives process records (admissions, holds); may be NULL */
+	void (*on_proc)(void *ctx, const struct gp_proc_event *e);
+	void *proc_ctx;
 	__u64 records;      /* records read from the ring */
 	__u64 calls;        /* of which: completed API calls */
 	__u64 bytes;

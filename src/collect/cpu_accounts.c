@@ -188,7 +188,11 @@ static void report(struct gp_cpu_accounts *a, const struct gp_thread_acct *acct,
 	rec.invol_switches = acct->invol_switches;
 	rec.flags = extra_flags | (started ? GP_TCF_STARTED : 0) |
 		    ((acct->flags & GP_TAF_EXITED) ? GP_TCF_EXITED : 0);
-	if (faults_read && (started || (b && b->faults_known))) {
+	if (faults_read && (acct->flags & GP_TAF_FAULT_BASE)) {
+		/* the kernel read its counters when the account opened (a process admitted at exec) */
+		rec.minor_faults = final_min - acct->min_flt_base;
+		rec.major_faults = final_maj - acct->maj_flt_base;
+	} else if (faults_read && (started || (b && b->faults_known))) {
 		/* a thread created in the window starts at 0 */
 		rec.minor_faults = final_min - (started ? 0 : b->minflt);
 		rec.major_faults = final_maj - (started ? 0 : b->majflt);

@@ -3,17 +3,25 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "collect/event_loop.h"
-#include "log.h"
 
-enum { TAG_SIGNAL = -1, TAG_TIMER = -2 };
+/* Tags of the loop's own descriptors; watched ones carry the caller's tags (< these). */
+#define TAG_SIGNAL (~0ull)
+#define TAG_TIMER  (~0ull - 1)
+#define TAG_RING   (~0ull - 2)
+
+struct gp_loop {
+	int epfd, sigfd, timerfd;
+	unsigned poll_ms;
+	struct gp_loop_ops ops;
+};
 
 static void stop_signals(sigset_t *set)
 {
@@ -32,19 +40,16 @@ int gp_loop_block_signals(void)
 	return sigprocmask(SIG_BLOCK, &set, NULL) ? -errno : 0;
 }
 
-static __u64 now_ns(void)
+int gp_loop_watch(struct gp_loop *l, int fd, __u64 tag)
 {
-	struct timespec ts;
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+	return epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
-static int watch(int epfd, int fd, int64_t tag)
+void gp_loop_unwatch(struct gp_loop *l, int fd)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)tag };
-
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+	epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
 static int arm_duration(double duration_s)
@@ -67,82 +72,102 @@ static int arm_duration(double duration_s)
 	return fd;
 }
 
-int gp_loop_run(struct gp_loop_target *targets, int ntargets, double duration_s,
-		unsigned poll_ms, struct gp_collector *collector, struct gp_model *model,
-		enum gp_stop_reason *why, int *signo)
+void gp_loop_free(struct gp_loop *l)
 {
-	int epfd, sigfd = -1, timerfd = -1, live = 0, err = 0;
-	sigset_t set;
+	if (!l)
+		return;
+	if (l->timerfd >= 0)
+		close(l->timerfd);
+	if (l->sigfd >= 0)
+		close(l->sigfd);
+	if (l->epfd >= 0)
+		close(l->epfd);
+	free(l);
+}
 
+struct gp_loop *gp_loop_new(double duration_s, unsigned poll_ms, int ring_fd,
+			    const struct gp_loop_ops *ops)
+{
+	struct gp_loop *l = calloc(1, sizeof(*l));
+	struct epoll_event ev;
+	sigset_t set;
+	int err;
+
+	if (!l)
+		return NULL;
+	l->sigfd = l->timerfd = -1;
+	l->poll_ms = poll_ms;
+	l->ops = *ops;
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (l->epfd < 0)
+		goto fail;
+	stop_signals(&set);
+	l->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (l->sigfd < 0 || gp_loop_watch(l, l->sigfd, TAG_SIGNAL))
+		goto fail;
+	/*
+	 * Edge-triggered: only the kernel's explicit wakeups (a held process)
+	 * end the wait early; records submitted without wakeup wait for the
+	 * poll interval, so that a busy ring does not turn the loop into a spin.
+	 */
+	ev.events = EPOLLIN | EPOLLET;
+	ev.data.u64 = TAG_RING;
+	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, ring_fd, &ev))
+		goto fail;
+	if (duration_s > 0) {
+		l->timerfd = arm_duration(duration_s);
+		if (l->timerfd < 0) {
+			errno = -l->timerfd;
+			goto fail;
+		}
+		if (gp_loop_watch(l, l->timerfd, TAG_TIMER))
+			goto fail;
+	}
+	return l;
+fail:
+	err = errno;
+	gp_loop_free(l);
+	errno = err;
+	return NULL;
+}
+
+int gp_loop_run(struct gp_loop *l, enum gp_stop_reason *why, int *signo)
+{
 	*why = 0;
 	*signo = 0;
-	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (epfd < 0)
-		return -errno;
-	stop_signals(&set);
-	sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sigfd < 0 || (err = watch(epfd, sigfd, TAG_SIGNAL)))
-		goto out_errno;
-	if (duration_s > 0) {
-		timerfd = arm_duration(duration_s);
-		if (timerfd < 0) {
-			err = timerfd;
-			goto out;
-		}
-		if ((err = watch(epfd, timerfd, TAG_TIMER)))
-			goto out;
-	}
-	for (int i = 0; i < ntargets; i++) {
-		if (targets[i].exited)
-			continue;
-		if ((err = watch(epfd, targets[i].pidfd, i)))
-			goto out;
-		live++;
-	}
-	if (!live)
-		*why = GP_STOP_TARGETS_GONE;
-
 	while (!*why) {
-		struct epoll_event evs[16];
-		int n = epoll_wait(epfd, evs, 16, (int)poll_ms);
+		struct epoll_event evs[32];
+		int n;
 
+		if (l->ops.done(l->ops.ctx)) {
+			*why = GP_STOP_TARGETS_GONE;
+			break;
+		}
+		n = epoll_wait(l->epfd, evs, 32, (int)l->poll_ms);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			goto out_errno;
+			return -errno;
 		}
-		/* Drain first: an exiting target's last records are already in the ring. */
-		gp_collector_drain(collector);
-		for (int i = 0; i < n; i++) {
-			int64_t tag = (int64_t)evs[i].data.u64;
+		/* Drain first: an exiting process's last records are already in the ring. */
+		l->ops.drain(l->ops.ctx);
+		for (int i = 0; i < n && !*why; i++) {
+			__u64 tag = evs[i].data.u64;
 
 			if (tag == TAG_SIGNAL) {
 				struct signalfd_siginfo si;
 
-				if (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
-					*signo = (int)si.ssi_signo;
-					*why = GP_STOP_SIGNAL;
-				}
+				while (read(l->sigfd, &si, sizeof(si)) == sizeof(si) && !*why)
+					if (l->ops.signal(l->ops.ctx, &si)) {
+						*signo = (int)si.ssi_signo;
+						*why = GP_STOP_SIGNAL;
+					}
 			} else if (tag == TAG_TIMER) {
 				*why = GP_STOP_DURATION;
-			} else if (tag >= 0 && tag < ntargets && !targets[tag].exited) {
-				targets[tag].exited = true;
-				gp_model_process_exited(model, (__u32)targets[tag].pid, now_ns());
-				epoll_ctl(epfd, EPOLL_CTL_DEL, targets[tag].pidfd, NULL);
-				gp_info("pid %d exited", (int)targets[tag].pid);
-				if (--live == 0 && !*why)
-					*why = GP_STOP_TARGETS_GONE;
+			} else if (tag != TAG_RING) {
+				l->ops.ready(l->ops.ctx, tag);
 			}
 		}
 	}
-	goto out;
-out_errno:
-	err = -errno;
-out:
-	if (timerfd >= 0)
-		close(timerfd);
-	if (sigfd >= 0)
-		close(sigfd);
-	close(epfd);
-	return err;
+	return 0;
 }

@@ -21,6 +21,8 @@ static const char *const bpf_drop_names[GP_BPF_DROP_MAX] = {
 	[GP_DROP_SWITCH_MISSED] = "switch_missed",
 	[GP_DROP_SWITCH_IN_UNSEEN] = "switch_in_unseen",
 	[GP_DROP_THREAD_EXIT_LOST] = "thread_exit_lost",
+	[GP_DROP_HOLD_LOST] = "hold_lost",
+	[GP_DROP_PROC_LOST] = "proc_event_lost",
 };
 
 /* Counters the model keeps itself; present (at 0) in every report, like the BPF ones. */
@@ -95,6 +97,7 @@ static void process_free(struct gp_process *p)
 	for (size_t i = 0; i < p->nlibs; i++)
 		free(p->libs[i].path);
 	free(p->libs);
+	free(p->traced_because);
 	gp_memory_release(&p->mem);
 	gp_kernels_release(p);
 	gp_u64map_clear(&p->streams, free);
@@ -111,6 +114,12 @@ void gp_model__free(struct gp_model *m)
 	for (size_t i = 0; i < m->nprocs; i++)
 		process_free(m->procs[i]);
 	free(m->procs);
+	for (size_t i = 0; i < m->nskipped; i++) {
+		free(m->skipped[i].comm);
+		free(m->skipped[i].reason);
+	}
+	free(m->skipped);
+	free(m->launch.command);
 	gp_u64map_clear(&m->by_pid, NULL);
 	for (unsigned i = 0; i < GP_MAX_PROBES; i++) {
 		if (!m->probes[i])
@@ -200,6 +209,55 @@ int gp_model_process_add(struct gp_model *m, __u32 pid, const char *comm, const 
 	p->attach_ns = attach_mono_ns;
 	p->traced_from_start = traced_from_start;
 	return 0;
+}
+
+int gp_model_process_origin(struct gp_model *m, __u32 pid, const char *because, __u32 parent_pid)
+{
+	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
+
+	if (!p)
+		return -ENOENT;
+	p->parent_pid = parent_pid;
+	return replace_str(&p->traced_because, because);
+}
+
+int gp_model_process_exec(struct gp_model *m, __u32 pid, const char *comm, const char *cmdline)
+{
+	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
+
+	if (!p || p->exited)
+		return -ENOENT;
+	p->execs++;
+	if (replace_str(&p->comm, comm) || replace_str(&p->cmdline, cmdline))
+		return -ENOMEM;
+	return 0;
+}
+
+int gp_model_skipped_add(struct gp_model *m, __u32 pid, const char *comm, const char *reason)
+{
+	struct gp_skipped *v = realloc(m->skipped, (m->nskipped + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	m->skipped = v;
+	v[m->nskipped] = (struct gp_skipped){ .pid = pid, .comm = dup_str(comm), .reason = dup_str(reason) };
+	if (!v[m->nskipped].comm || !v[m->nskipped].reason) {
+		free(v[m->nskipped].comm);
+		free(v[m->nskipped].reason);
+		return -ENOMEM;
+	}
+	m->nskipped++;
+	return 0;
+}
+
+int gp_model_set_launch(struct gp_model *m, const char *command, bool exited, int exit_status,
+			int term_signal)
+{
+	m->launch.set = true;
+	m->launch.exited = exited;
+	m->launch.exit_status = exit_status;
+	m->launch.term_signal = term_signal;
+	return replace_str(&m->launch.command, command);
 }
 
 int gp_model_process_exited(struct gp_model *m, __u32 pid, __u64 exit_mono_ns)

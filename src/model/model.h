@@ -64,6 +64,22 @@ void gp_model_set_session_end(struct gp_model *m, __u64 end_mono_ns);
 int gp_model_process_add(struct gp_model *m, __u32 pid, const char *comm, const char *cmdline,
 			 __u64 attach_mono_ns, bool traced_from_start);
 int gp_model_process_exited(struct gp_model *m, __u32 pid, __u64 exit_mono_ns);
+/*
+ * Why pid is traced ("pid": named on the command line, "launched": the
+ * command gpuprobed started, "fork": forked by a traced process, parent_pid;
+ * "name": its name matched --name; "cuda": --all, it uses CUDA).
+ */
+int gp_model_process_origin(struct gp_model *m, __u32 pid, const char *because, __u32 parent_pid);
+/* pid exec'd while traced: its new name and command line. */
+int gp_model_process_exec(struct gp_model *m, __u32 pid, const char *comm, const char *cmdline);
+/* A process the session wanted but could not trace, and why (e.g. its root cannot be read). */
+int gp_model_skipped_add(struct gp_model *m, __u32 pid, const char *comm, const char *reason);
+/*
+ * The command gpuprobed launched (-- CMD): its exit status when it exited
+ * (exit code, or 128 + signal with term_signal set).
+ */
+int gp_model_set_launch(struct gp_model *m, const char *command, bool exited, int exit_status,
+			int term_signal);
 int gp_model_library_add(struct gp_model *m, __u32 pid, const char *path, enum gp_family family,
 			 bool is_static);
 int gp_model_thread_name(struct gp_model *m, __u32 pid, __u32 tid, const char *name);
@@ -89,7 +105,8 @@ void gp_model_drop_set(struct gp_model *m, const char *name, __u64 count);
  * The drops{} name of an in-kernel loss counter (enum gp_bpf_drop in
  * events.h): "ringbuf_full", "depth_overflow", "missed_return",
  * "return_without_entry", "task_storage", "arg_read", "thread_table_full",
- * "switch_missed", "switch_in_unseen", "thread_exit_lost"; NULL if out of range.
+ * "switch_missed", "switch_in_unseen", "thread_exit_lost", "hold_lost",
+ * "proc_event_lost"; NULL if out of range.
  * Every report lists these (at 0 until set) and the model's own counters.
  */
 const char *gp_bpf_drop_name(enum gp_bpf_drop d);

@@ -245,6 +245,9 @@ struct gp_process {
 	__u64 exit_ns;
 	bool exited;
 	bool traced_from_start;
+	char *traced_because;   /* "pid", "launched", "fork", "name", "cuda"; NULL: not said */
+	__u32 parent_pid;       /* the traced process that forked it; 0: none */
+	__u32 execs;            /* execs seen while traced */
 
 	struct gp_library *libs;
 	size_t nlibs;
@@ -296,6 +299,19 @@ struct gp_model {
 		__u64 end_mono_ns; /* 0: not set */
 		bool set;
 	} session;
+
+	struct {
+		char *command;
+		bool set, exited;
+		int exit_status;   /* exit code, or 128 + signal */
+		int term_signal;   /* 0 unless killed by a signal */
+	} launch;
+
+	struct gp_skipped {
+		__u32 pid;
+		char *comm, *reason;
+	} *skipped;
+	size_t nskipped;
 
 	struct gp_process **procs; /* in creation order; a reused pid gets a new entry */
 	size_t nprocs, procs_cap;

@@ -156,6 +156,18 @@ static json_t *doc_session(struct doc *d)
 	put(d, s, "start_utc", j_str(utc));
 	put(d, s, "end_mono_ns", end ? j_u64(end) : json_null());
 	put(d, s, "duration_ns", end >= start && end ? j_u64(end - start) : json_null());
+	if (m->launch.set) {
+		json_t *l = obj_new(d);
+
+		put(d, l, "command", j_str(m->launch.command));
+		put(d, l, "exited", json_boolean(m->launch.exited));
+		put(d, l, "exit_status", m->launch.exited ? json_integer(m->launch.exit_status) : json_null());
+		put(d, l, "signal", m->launch.exited && m->launch.term_signal ?
+					    j_str(sigabbrev_np(m->launch.term_signal)) : json_null());
+		put(d, s, "launch", l);
+	} else {
+		put(d, s, "launch", json_null());
+	}
 	return s;
 }
 
@@ -208,6 +220,9 @@ static json_t *doc_process(struct doc *d, const struct gp_process *p)
 	put(d, o, "exit_mono_ns", p->exited ? j_u64(p->exit_ns) : json_null());
 	put(d, o, "attach_mono_ns", p->attach_ns ? j_u64(p->attach_ns) : json_null());
 	put(d, o, "traced_from_start", json_boolean(p->traced_from_start));
+	put(d, o, "traced_because", p->traced_because ? j_str(p->traced_because) : json_null());
+	put(d, o, "parent_pid", p->parent_pid ? j_u64(p->parent_pid) : json_null());
+	put(d, o, "execs", j_u64(p->execs));
 	put(d, o, "traced_ns", from && to > from ? j_u64(to - from) : json_null());
 	put(d, o, "libraries", doc_libraries(d, p));
 	put(d, o, "api_calls", j_u64(p->api_calls));
@@ -349,6 +364,102 @@ static json_t *doc_instrumentation(struct doc *d)
 	return arr;
 }
 
+static int cmp_skipped(const void *a, const void *b)
+{
+	const struct gp_skipped *x = a, *y = b;
+
+	return x->pid != y->pid ? (x->pid < y->pid ? -1 : 1) : strcmp(x->reason, y->reason);
+}
+
+static json_t *doc_skipped(struct doc *d)
+{
+	const struct gp_model *m = d->m;
+	json_t *arr = arr_new(d);
+	struct gp_skipped *v = m->nskipped ? malloc(m->nskipped * sizeof(*v)) : NULL;
+
+	if (m->nskipped && !v) {
+		d->failed = true;
+		return arr;
+	}
+	if (m->nskipped) {
+		memcpy(v, m->skipped, m->nskipped * sizeof(*v));
+		qsort(v, m->nskipped, sizeof(*v), cmp_skipped);
+	}
+	for (size_t i = 0; i < m->nskipped; i++) {
+		json_t *o = obj_new(d);
+
+		put(d, o, "pid", j_u64(v[i].pid));
+		put(d, o, "comm", j_str(v[i].comm));
+		put(d, o, "reason", j_str(v[i].reason));
+		push(d, arr, o);
+	}
+	free(v);
+	return arr;
+}
+
+static __u64 field_u64(const json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) ? (__u64)json_integer_value(v) : 0;
+}
+
+/* The machine-wide view: sums over the processes' own entries, so that they always agree. */
+static json_t *doc_summary(struct doc *d, const json_t *procs)
+{
+	__u64 calls = 0, errors = 0, api_ns = 0, launches = 0, peak = 0, cpu_ns = 0, offcpu_ns = 0;
+	__u64 bytes[GP_DIR_MAX] = { 0 }, copies[GP_DIR_MAX] = { 0 }, nexited = 0;
+	json_t *s = obj_new(d), *xfer = arr_new(d), *p;
+	size_t i;
+
+	json_array_foreach(procs, i, p) {
+		json_t *k, *t, *cpu = json_object_get(p, "cpu");
+		size_t j;
+
+		calls += field_u64(p, "api_calls");
+		errors += field_u64(p, "api_errors");
+		api_ns += field_u64(p, "api_total_ns");
+		nexited += json_is_true(json_object_get(p, "exited"));
+		json_array_foreach(json_object_get(p, "kernels"), j, k)
+			launches += field_u64(k, "launches");
+		json_array_foreach(json_object_get(p, "transfers"), j, t) {
+			const char *dir = json_string_value(json_object_get(t, "direction"));
+
+			for (int n = 0; n < GP_DIR_MAX; n++)
+				if (dir && !strcmp(dir, gp_dir_name(n))) {
+					bytes[n] += field_u64(t, "bytes");
+					copies[n] += field_u64(t, "calls");
+				}
+		}
+		peak += field_u64(json_object_get(p, "memory"), "peak_bytes");
+		cpu_ns += field_u64(cpu, "cpu_ns");
+		offcpu_ns += field_u64(cpu, "offcpu_ns");
+	}
+	put(d, s, "processes", j_u64(json_array_size(procs)));
+	put(d, s, "processes_exited", j_u64(nexited));
+	put(d, s, "processes_skipped", j_u64(d->m->nskipped));
+	put(d, s, "api_calls", j_u64(calls));
+	put(d, s, "api_errors", j_u64(errors));
+	put(d, s, "api_total_ns", j_u64(api_ns));
+	put(d, s, "kernel_launches", j_u64(launches));
+	for (int n = 0; n < GP_DIR_MAX; n++) {
+		json_t *o;
+
+		if (!copies[n])
+			continue;
+		o = obj_new(d);
+		put(d, o, "direction", j_str(gp_dir_name(n)));
+		put(d, o, "calls", j_u64(copies[n]));
+		put(d, o, "bytes", j_u64(bytes[n]));
+		push(d, xfer, o);
+	}
+	put(d, s, "transfers", xfer);
+	put(d, s, "device_memory_peak_bytes_sum", j_u64(peak));
+	put(d, s, "cpu_ns", j_u64(cpu_ns));
+	put(d, s, "offcpu_ns", j_u64(offcpu_ns));
+	return s;
+}
+
 json_t *gp_report_doc(const struct gp_model *m)
 {
 	struct doc d = { .m = m };
@@ -358,6 +469,8 @@ json_t *gp_report_doc(const struct gp_model *m)
 	put(&d, root, "source", j_str("live"));
 	put(&d, root, "session", doc_session(&d));
 	put(&d, root, "processes", doc_processes(&d));
+	put(&d, root, "skipped", doc_skipped(&d));
+	put(&d, root, "summary", doc_summary(&d, json_object_get(root, "processes")));
 	doc_drops(&d, root);
 	put(&d, root, "instrumentation", doc_instrumentation(&d));
 	if (d.failed) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 
 #include "symbolize/symbolizer.h"
@@ -22,6 +23,7 @@ struct sym_proc {
 
 struct sym_file {
 	__u64 dev, ino;
+	__s64 mtime_ns;          /* when read (0: unknown); a file rewritten in place is read again */
 	struct gp_elf_syms *elf; /* NULL: could not be read (remembered, not retried) */
 };
 
@@ -104,24 +106,13 @@ const struct gp_maps *gp_symbolizer_maps(struct gp_symbolizer *s, pid_t pid)
 	return p ? p->maps : NULL;
 }
 
-const struct gp_elf_syms *gp_symbolizer_elf(struct gp_symbolizer *s, pid_t pid,
-					    const struct gp_map *m)
+static struct sym_file *file_slot(struct gp_symbolizer *s, __u64 dev, __u64 ino)
 {
-	struct sym_file *f = NULL;
-	char path[4200];
-	size_t i;
+	struct sym_file *f;
 
-	if (!m->inode || m->path[0] != '/') {
-		errno = ENOENT;
-		return NULL;
-	}
-	for (i = 0; i < s->nfiles; i++)
-		if (s->files[i].dev == m->dev && s->files[i].ino == m->inode) {
-			f = &s->files[i];
-			if (!f->elf)
-				errno = ENOENT;
-			return f->elf;
-		}
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (s->files[i].dev == dev && s->files[i].ino == ino)
+			return &s->files[i];
 	if (s->nfiles == s->cap_files) {
 		size_t nc = s->cap_files ? 2 * s->cap_files : 16;
 		struct sym_file *nf = realloc(s->files, nc * sizeof(*nf));
@@ -132,8 +123,38 @@ const struct gp_elf_syms *gp_symbolizer_elf(struct gp_symbolizer *s, pid_t pid,
 		s->cap_files = nc;
 	}
 	f = &s->files[s->nfiles++];
-	f->dev = m->dev;
-	f->ino = m->inode;
+	memset(f, 0, sizeof(*f));
+	f->dev = dev;
+	f->ino = ino;
+	f->mtime_ns = -1; /* not read yet */
+	return f;
+}
+
+static __s64 mtime_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : (__s64)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+const struct gp_elf_syms *gp_symbolizer_elf(struct gp_symbolizer *s, pid_t pid,
+					    const struct gp_map *m)
+{
+	struct sym_file *f;
+	char path[4200];
+
+	if (!m->inode || m->path[0] != '/') {
+		errno = ENOENT;
+		return NULL;
+	}
+	f = file_slot(s, m->dev, m->inode);
+	if (!f)
+		return NULL;
+	if (f->mtime_ns >= 0) {
+		if (!f->elf)
+			errno = ENOENT;
+		return f->elf;
+	}
 	/* map_files reaches the very file mapped (deleted, or in another mount namespace). */
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
@@ -143,7 +164,34 @@ const struct gp_elf_syms *gp_symbolizer_elf(struct gp_symbolizer *s, pid_t pid,
 		f->elf = gp_elf_syms__open(path);
 	}
 	if (!f->elf)
-		f->elf = gp_elf_syms__open(m->path);
+		f->elf = gp_elf_syms__open(strcpy(path, m->path));
+	f->mtime_ns = f->elf ? mtime_of(path) : 0;
+	if (!f->elf)
+		errno = ENOENT;
+	return f->elf;
+}
+
+const struct gp_elf_syms *gp_symbolizer_elf_file(struct gp_symbolizer *s, const char *path)
+{
+	struct stat st;
+	struct sym_file *f;
+	__s64 mtime;
+
+	if (stat(path, &st))
+		return NULL;
+	mtime = (__s64)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	f = file_slot(s, (__u64)st.st_dev, (__u64)st.st_ino);
+	if (!f)
+		return NULL;
+	if (f->mtime_ns >= 0 && (f->mtime_ns == mtime || !f->mtime_ns)) {
+		if (!f->elf)
+			errno = ENOENT;
+		return f->elf;
+	}
+	/* first sight, or rewritten in place since it was read */
+	gp_elf_syms__free(f->elf);
+	f->elf = gp_elf_syms__open(path);
+	f->mtime_ns = mtime;
 	if (!f->elf)
 		errno = ENOENT;
 	return f->elf;

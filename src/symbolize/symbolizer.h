@@ -43,6 +43,12 @@ const struct gp_maps *gp_symbolizer_maps(struct gp_symbolizer *s, pid_t pid);
 const struct gp_elf_syms *gp_symbolizer_elf(struct gp_symbolizer *s, pid_t pid,
 					    const struct gp_map *m);
 
+/*
+ * The symbol index of the file at path (cached per dev/inode/mtime: a file
+ * rewritten in place is read again). NULL with errno on failure.
+ */
+const struct gp_elf_syms *gp_symbolizer_elf_file(struct gp_symbolizer *s, const char *path);
+
 /* Symbolize addr in pid. 0, or -ENOENT (unmapped / anonymous / no symbol). */
 int gp_symbolizer_lookup(struct gp_symbolizer *s, pid_t pid, __u64 addr, struct gp_sym_result *r);
 

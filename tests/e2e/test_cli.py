@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Bad input gets one clear message and the documented exit status (2 usage, 1 runtime),
 and nothing stays attached."""
+import json
 import os
 import shutil
 import subprocess
@@ -25,7 +26,9 @@ def one_message(stderr):
     (["--pid", "1", "--duration", "soon"], "'soon' is not a positive number"),
     (["--pid", "1", "--ringbuf-mb", "3"], "not a power of two"),
     ([], "no target"),
-    (["--pid", "1", "extra"], "unexpected argument 'extra'"),
+    (["--pid", "1", "--", "true"], "give one kind of target"),
+    (["--name", "a/b"], "--name: 'a/b' is not a process or file name"),
+    (["--all", "--name", "x"], "give one kind of target"),
 ])
 def test_usage_errors_exit_2(args, needle):
     rc, out, err = gp.run_gpuprobed(args)
@@ -57,13 +60,18 @@ def test_pid_that_does_not_exist(tmp_path):
     assert f"pid {pid}: no such process" in one_message(err)
 
 
-def test_process_without_cuda(tmp_path):
+def test_process_without_cuda_is_waited_for(tmp_path):
+    """A --pid that has no CUDA library yet is traced from the moment it loads one."""
     sleeper = subprocess.Popen(["sleep", "60"])
     try:
-        rc, _, err = gp.run_gpuprobed(["--pid", str(sleeper.pid), "-o", str(tmp_path)])
-        assert rc == 1
-        assert "no CUDA runtime mapped" in one_message(err)
-        assert not os.path.exists(tmp_path / "report.json")
+        rc, _, err = gp.run_gpuprobed(["--pid", str(sleeper.pid), "-d", "0.5", "-o", str(tmp_path)])
+        assert rc == 0, err
+        assert "no CUDA runtime mapped yet" in err
+        with open(tmp_path / "report.json") as f:
+            report = json.load(f)
+        proc = gp.process(report, sleeper.pid)
+        assert proc["api_calls"] == 0 and proc["traced_from_start"] is True
+        assert proc["libraries"] == []
     finally:
         sleeper.kill()
         sleeper.wait()
@@ -72,7 +80,7 @@ def test_process_without_cuda(tmp_path):
 def test_kernel_thread_is_refused(tmp_path):
     rc, _, err = gp.run_gpuprobed(["--pid", "2", "-o", str(tmp_path)])  # kthreadd
     assert rc == 1
-    assert "no CUDA runtime mapped" in one_message(err)
+    assert "a kernel thread" in one_message(err)
 
 
 def test_not_root(tmp_path):

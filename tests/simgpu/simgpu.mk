@@ -1,6 +1,7 @@
 # tests/simgpu — the simulated GPU (see tests/simgpu/README.md).
 #
-#   make simgpu        build/simgpu/libcudart.so.13 (+ libcudart.so) and libsimgpu.so (the GPU model)
+#   make simgpu        build/simgpu/libcudart.so.13 (+ libcudart.so) and libsimgpu.so (the GPU model),
+#                      and libcudart_static.a: both in one archive, for statically linked programs
 #   make simgpu-unit   the simulator's own tests (cmocka) and compatibility checks; part of `make unit`
 
 SIMGPU_DIR    := $(BUILD)/simgpu
@@ -12,7 +13,8 @@ SIMGPU_HDRS   := $(wildcard $(SIMGPU_SRC)/include/*.h $(SIMGPU_SRC)/model/*.h $(
 
 SIMGPU_MODEL_OBJS  := $(patsubst $(SIMGPU_SRC)/%.c,$(SIMGPU_DIR)/obj/%.o,$(wildcard $(SIMGPU_SRC)/model/*.c))
 SIMGPU_CUDART_OBJS := $(patsubst $(SIMGPU_SRC)/%.c,$(SIMGPU_DIR)/obj/%.o,$(wildcard $(SIMGPU_SRC)/cudart/*.c))
-SIMGPU_LIBS   := $(SIMGPU_DIR)/libsimgpu.so $(SIMGPU_DIR)/libcudart.so.13 $(SIMGPU_DIR)/libcudart.so
+SIMGPU_LIBS   := $(SIMGPU_DIR)/libsimgpu.so $(SIMGPU_DIR)/libcudart.so.13 $(SIMGPU_DIR)/libcudart.so \
+                 $(SIMGPU_DIR)/libcudart_static.a
 
 $(SIMGPU_DIR)/obj/%.o: $(SIMGPU_SRC)/%.c $(SIMGPU_HDRS)
 	@mkdir -p $(@D)
@@ -31,6 +33,13 @@ $(SIMGPU_DIR)/libcudart.so.13: $(SIMGPU_CUDART_OBJS) $(SIMGPU_SRC)/libcudart.map
 
 $(SIMGPU_DIR)/libcudart.so: $(SIMGPU_DIR)/libcudart.so.13
 	ln -sf libcudart.so.13 $@
+
+# The runtime and the GPU model in one archive, like nvcc's default -cudart static: a program
+# linked with it maps no libcudart.so / libsimgpu.so, and the cuda* functions live in the
+# executable itself (link with -rdynamic -lpthread -ldl so kernels get their names).
+$(SIMGPU_DIR)/libcudart_static.a: $(SIMGPU_CUDART_OBJS) $(SIMGPU_MODEL_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
 
 .PHONY: simgpu simgpu-unit
 simgpu: $(SIMGPU_LIBS)

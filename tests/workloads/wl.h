@@ -13,6 +13,9 @@
  *                they must NOT appear in the report
  *   --hold       after the traced phase, wait for stdin to close before
  *                exiting (tests of --duration and Ctrl-C)
+ * A workload that loads the runtime itself (dlopen) defines WL_RUNTIME_DLOPEN
+ * before including this: then nothing here calls the runtime (no link-time
+ * reference to it), wl_set_device() is not provided and --pre is refused.
  * Header-only so each workload is one file; not a library of the product.
  */
 #ifndef WL_H
@@ -348,11 +351,13 @@ static inline void wl_launched(const char *kernel_name)
 	pthread_mutex_unlock(&wl.lock);
 }
 
+#ifndef WL_RUNTIME_DLOPEN
 static inline void wl_set_device(int device)
 {
 	if (WL(cudaSetDevice, device) == cudaSuccess)
 		wl_device = device;
 }
+#endif
 
 static inline void wl_init(int argc, char **argv)
 {
@@ -371,6 +376,10 @@ static inline void wl_init(int argc, char **argv)
 /* Untraced work before attach (--pre): real calls the report must not show. */
 static inline void wl_pre_phase(void)
 {
+#ifdef WL_RUNTIME_DLOPEN
+	if (wl.pre)
+		wl_die("--pre needs the runtime linked in, this workload loads it later");
+#else
 	for (int i = 0; i < wl.pre; i++) {
 		void *d = NULL;
 		char host[256];
@@ -381,6 +390,7 @@ static inline void wl_pre_phase(void)
 			cudaFree(d);
 		}
 	}
+#endif
 }
 
 /* Handshake, then counting starts: everything after this is the traced phase. */
@@ -470,19 +480,24 @@ static inline void wl_write_ref(FILE *f)
 	fputs("\n  }\n}\n", f);
 }
 
+/* The reference so far, into the file at path (dies if it cannot). */
+static inline void wl_write_ref_file(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		wl_die("cannot write %s: %s", path, strerror(errno));
+	wl_write_ref(f);
+	if (fclose(f))
+		wl_die("cannot write %s: %s", path, strerror(errno));
+}
+
 /* End of the traced phase: write the reference, then hold if asked. */
 static inline void wl_end(void)
 {
 	wl.counting = false;
-	if (wl.ref_path) {
-		FILE *f = fopen(wl.ref_path, "w");
-
-		if (!f)
-			wl_die("cannot write %s: %s", wl.ref_path, strerror(errno));
-		wl_write_ref(f);
-		if (fclose(f))
-			wl_die("cannot write %s: %s", wl.ref_path, strerror(errno));
-	}
+	if (wl.ref_path)
+		wl_write_ref_file(wl.ref_path);
 	printf("DONE\n");
 	fflush(stdout);
 	if (wl.hold) {

@@ -2,8 +2,12 @@
 # reference. Built with gcc/g++ against the simulator's CUDA headers and linked to
 # build/simgpu/libcudart.so.13 (RUNPATH, so LD_LIBRARY_PATH can swap in the real one).
 # nvcc_kernels.cu is built by the e2e tests themselves, only where nvcc exists.
+# Exceptions: basic_ops_static links the simulator statically (libcudart_static.a),
+# attach_dlopen links no runtime at all (it dlopens one), and many_libs wants a directory
+# of generated libraries (make many-libs, part of make workloads).
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c tests/workloads/*.cpp)
-WORKLOADS     := $(patsubst tests/workloads/%,$(BUILD)/workloads/%,$(basename $(WORKLOAD_SRCS)))
+WORKLOADS     := $(patsubst tests/workloads/%,$(BUILD)/workloads/%,$(basename $(WORKLOAD_SRCS))) \
+                 $(BUILD)/workloads/basic_ops_static
 WL_FLAGS      := -O2 -g -Wall -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
                  -Itests/simgpu/include -Itests/workloads
 WL_LINK       := -rdynamic -L$(BUILD)/simgpu -lcudart -lpthread -lm -Wl,-rpath,'$$ORIGIN/../simgpu'
@@ -16,5 +20,24 @@ $(BUILD)/workloads/%: tests/workloads/%.cpp $(wildcard tests/workloads/*.h) | si
 	@mkdir -p $(@D)
 	$(CXX) -std=gnu++20 $(WL_FLAGS) $< -o $@ $(WL_LINK)
 
-.PHONY: workloads
-workloads: $(WORKLOADS)
+# basic_ops with the runtime inside the executable: no libcudart.so in the process, the
+# cuda* symbols in its own .symtab. Same source, same reference as the shared build.
+$(BUILD)/workloads/basic_ops_static: tests/workloads/basic_ops.c $(wildcard tests/workloads/*.h) $(BUILD)/simgpu/libcudart_static.a
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WL_FLAGS) $< -o $@ -rdynamic $(BUILD)/simgpu/libcudart_static.a -lpthread -ldl -lm
+
+# attach_dlopen calls the runtime only through dlsym: not linked to it, but its RUNPATH
+# still finds the simulator's libcudart.so.13 for dlopen("libcudart.so.13").
+$(BUILD)/workloads/attach_dlopen: WL_LINK := -rdynamic -ldl -lpthread -Wl,-rpath,'$$ORIGIN/../simgpu'
+
+# many_libs' libraries: MANY_LIBS tiny distinct .so files (scripts/gen_many_libs.sh).
+MANY_LIBS     ?= 300
+MANY_LIBS_DIR := $(BUILD)/many_libs
+$(MANY_LIBS_DIR)/.count-$(MANY_LIBS): scripts/gen_many_libs.sh
+	rm -rf $(MANY_LIBS_DIR)
+	scripts/gen_many_libs.sh $(MANY_LIBS_DIR) $(MANY_LIBS)
+	touch $@
+
+.PHONY: workloads many-libs
+workloads: $(WORKLOADS) many-libs
+many-libs: $(MANY_LIBS_DIR)/.count-$(MANY_LIBS)

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* files.c — the library files of the session, probed once each (see files.h). */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "attach/discover.h"
+#include "attach/files.h"
+#include "log.h"
+
+void gp_files_init(struct gp_files *fs, int map_fd, struct gp_uprobes *u, struct gp_symbolizer *sym,
+		   struct gp_model *model)
+{
+	memset(fs, 0, sizeof(*fs));
+	fs->map_fd = map_fd;
+	fs->probes = u;
+	fs->sym = sym;
+	fs->model = model;
+}
+
+static void file_free(struct gp_file *f)
+{
+	if (!f)
+		return;
+	free(f->path);
+	free(f->users);
+	free(f);
+}
+
+void gp_files_free(struct gp_files *fs)
+{
+	for (size_t i = 0; i < fs->n; i++)
+		file_free(fs->v[i]);
+	free(fs->v);
+	memset(fs, 0, sizeof(*fs));
+}
+
+__u64 gp_kdev(__u64 dev)
+{
+	return ((__u64)major((dev_t)dev) << 20) | minor((dev_t)dev);
+}
+
+struct gp_file *gp_files_find(struct gp_files *fs, __u64 kdev, __u64 ino)
+{
+	for (size_t i = 0; i < fs->n; i++)
+		if (fs->v[i]->kdev == kdev && fs->v[i]->ino == ino)
+			return fs->v[i];
+	return NULL;
+}
+
+static void tell_kernel(struct gp_files *fs, const struct gp_file *f)
+{
+	struct gp_file_key key = { .dev = f->kdev, .ino = f->ino };
+	__u32 state = f->armed ? GP_FILE_ARMED : GP_FILE_PLAIN;
+
+	if (bpf_map_update_elem(fs->map_fd, &key, &state, BPF_ANY))
+		gp_warn("%s: cannot record it for the kernel (%s): processes mapping it will be held "
+			"each time", f->path, strerror(errno));
+}
+
+/* Probes f's functions of family; false after a message. */
+static bool arm(struct gp_files *fs, struct gp_file *f, const char *path,
+		const struct gp_elf_syms *elf)
+{
+	size_t first;
+	int n = gp_uprobes_attach_file(fs->probes, 0, path, f->path, elf, f->family, &first);
+
+	if (n < 0)
+		return false;
+	f->first_probe = first;
+	f->nprobes = (size_t)n;
+	f->armed = n > 0;
+	for (size_t k = first; k < first + (size_t)n; k++) {
+		const struct gp_probe *p = &fs->probes->v[k];
+
+		gp_model_probe_add(fs->model, p->idx, p->target, 0, gp_apis[p->api].symbol, p->offset,
+				   p->api);
+	}
+	if (f->armed) {
+		fs->armed_total++;
+		gp_notice("%d probes on %s%s", n, f->path,
+			  f->is_static ? " (runtime linked statically)" : "");
+	}
+	return true;
+}
+
+struct gp_file *gp_files_classify(struct gp_files *fs, const char *path, const char *display,
+				  bool is_exe, const char **why)
+{
+	const struct gp_elf_syms *elf;
+	struct gp_file *f, **nv;
+	struct stat st;
+
+	if (stat(path, &st)) {
+		*why = strerror(errno);
+		return NULL;
+	}
+	f = gp_files_find(fs, gp_kdev(st.st_dev), st.st_ino);
+	if (f)
+		return f;
+	f = calloc(1, sizeof(*f));
+	if (!f || !(f->path = strdup(display))) {
+		free(f);
+		*why = strerror(ENOMEM);
+		return NULL;
+	}
+	f->kdev = gp_kdev(st.st_dev);
+	f->ino = st.st_ino;
+	f->family = gp_family_of_path(display);
+	if (f->family || is_exe) {
+		elf = gp_symbolizer_elf_file(fs->sym, path);
+		if (!elf && f->family) {
+			*why = "not a readable ELF file";
+			file_free(f);
+			return NULL;
+		}
+		if (elf && !f->family && gp_elf_syms_find(elf, "cudaLaunchKernel") &&
+		    gp_elf_syms_find(elf, "cudaMalloc")) {
+			/* the CUDA runtime linked into the executable itself */
+			f->family = GP_FAM_CUDART;
+			f->is_static = true;
+		}
+		if (f->family && !arm(fs, f, path, elf)) {
+			*why = "its probes could not be placed";
+			file_free(f);
+			return NULL;
+		}
+	}
+	if (fs->n == fs->cap) {
+		size_t nc = fs->cap ? 2 * fs->cap : 16;
+
+		nv = realloc(fs->v, nc * sizeof(*nv));
+		if (!nv) {
+			file_free(f);
+			*why = strerror(ENOMEM);
+			return NULL;
+		}
+		fs->v = nv;
+		fs->cap = nc;
+	}
+	fs->v[fs->n++] = f;
+	tell_kernel(fs, f);
+	return f;
+}
+
+static bool is_user(const struct gp_file *f, __u32 tgid)
+{
+	for (size_t i = 0; i < f->nusers; i++)
+		if (f->users[i] == tgid)
+			return true;
+	return false;
+}
+
+int gp_files_add_user(struct gp_files *fs, struct gp_file *f, __u32 tgid)
+{
+	if (!f->armed || is_user(f, tgid))
+		return 0;
+	if (f->nusers == f->cap_users) {
+		size_t nc = f->cap_users ? 2 * f->cap_users : 4;
+		__u32 *nv = realloc(f->users, nc * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		f->users = nv;
+		f->cap_users = nc;
+	}
+	f->users[f->nusers++] = tgid;
+	gp_model_library_add(fs->model, tgid, f->path, f->family, f->is_static);
+	return 0;
+}
+
+void gp_files_copy_users(struct gp_files *fs, __u32 parent, __u32 child)
+{
+	for (size_t i = 0; i < fs->n; i++)
+		if (is_user(fs->v[i], parent))
+			gp_files_add_user(fs, fs->v[i], child);
+}
+
+/* No traced process maps f any more: remove its probes and forget it. */
+static void disarm(struct gp_files *fs, size_t i)
+{
+	struct gp_file *f = fs->v[i];
+	struct gp_file_key key = { .dev = f->kdev, .ino = f->ino };
+
+	gp_uprobes_detach(fs->probes, f->first_probe, f->nprobes);
+	bpf_map_delete_elem(fs->map_fd, &key);
+	gp_info("%s: last traced process gone, %zu probes removed", f->path, f->nprobes);
+	fs->disarmed_total++;
+	file_free(f);
+	fs->v[i] = fs->v[--fs->n];
+}
+
+void gp_files_drop_user(struct gp_files *fs, __u32 tgid)
+{
+	for (size_t i = fs->n; i-- > 0;) {
+		struct gp_file *f = fs->v[i];
+
+		for (size_t k = 0; k < f->nusers; k++) {
+			if (f->users[k] != tgid)
+				continue;
+			f->users[k] = f->users[--f->nusers];
+			if (!f->nusers)
+				disarm(fs, i);
+			break;
+		}
+	}
+}
