@@ -305,9 +305,13 @@ void gp_procs_event(struct gp_procs *ps, const struct gp_proc_event *e)
 		return;
 	}
 	if (e->kind == GP_PROC_FORK) {
+		/* its mappings are its parent's: named even if it is gone before we look */
+		gp_symbolizer_inherit(ps->sym, (pid_t)e->parent_tgid, pid);
 		p = track(ps, pid, "fork", e->parent_tgid, e->hdr.ts_ns, true);
-		if (p && p->live)
+		if (p && p->live) {
 			gp_files_copy_users(ps->files, e->parent_tgid, (__u32)pid);
+			gp_symbolizer_snapshot(ps->sym, pid);
+		}
 		return;
 	}
 	if (held)
@@ -336,6 +340,13 @@ void gp_procs_event(struct gp_procs *ps, const struct gp_proc_event *e)
 		if (e->kind == GP_PROC_MAP && (e->hdr.flags & GP_PF_ADMITTED))
 			gp_cpu_accounts_open(ps->cpu, pid, e->hdr.ts_ns); /* threads it already had */
 	}
+	/*
+	 * Its memory map as it is now, while it lives: a short-lived process
+	 * may be gone before its calls are read, and launch sites are named
+	 * from this snapshot.
+	 */
+	if (p && p->live)
+		gp_symbolizer_snapshot(ps->sym, pid);
 	if (held)
 		release(ps, e);
 }

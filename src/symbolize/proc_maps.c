@@ -126,6 +126,36 @@ int gp_maps_read(pid_t pid, struct gp_maps **out)
 	return err;
 }
 
+int gp_maps_dup(const struct gp_maps *from, pid_t pid, struct gp_maps **out)
+{
+	struct gp_maps *m = calloc(1, sizeof(*m));
+	size_t pool = 0;
+
+	if (!m)
+		return -ENOMEM;
+	for (size_t i = 0; i < from->n; i++) {
+		size_t end = (size_t)(from->v[i].path - from->paths) + strlen(from->v[i].path) + 1;
+
+		if (end > pool)
+			pool = end;
+	}
+	m->pid = pid;
+	m->n = from->n;
+	m->v = calloc(from->n + 1, sizeof(*m->v));
+	m->paths = malloc(pool + 1);
+	if (!m->v || !m->paths) {
+		gp_maps__free(m);
+		return -ENOMEM;
+	}
+	memcpy(m->paths, from->paths, pool);
+	for (size_t i = 0; i < from->n; i++) {
+		m->v[i] = from->v[i];
+		m->v[i].path = m->paths + (from->v[i].path - from->paths);
+	}
+	*out = m;
+	return 0;
+}
+
 void gp_maps__free(struct gp_maps *m)
 {
 	if (!m)

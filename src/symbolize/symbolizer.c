@@ -62,22 +62,11 @@ static struct sym_proc *find_proc(struct gp_symbolizer *s, pid_t pid)
 	return NULL;
 }
 
-int gp_symbolizer_snapshot(struct gp_symbolizer *s, pid_t pid)
+/* Keeps maps as pid's snapshot (taking ownership). */
+static int keep_snapshot(struct gp_symbolizer *s, pid_t pid, struct gp_maps *maps)
 {
 	struct sym_proc *p = find_proc(s, pid);
-	struct gp_maps *maps;
-	int err = gp_maps_read(pid, &maps);
 
-	if (err)
-		return err;
-	if (!maps->n && p && p->maps) {
-		/*
-		 * An exiting process has no maps left: keep what we saw while it
-		 * lived. (A first snapshot may be empty: a kernel thread.)
-		 */
-		gp_maps__free(maps);
-		return -ESRCH;
-	}
 	if (!p) {
 		if (s->nprocs == s->cap_procs) {
 			size_t nc = s->cap_procs ? 2 * s->cap_procs : 8;
@@ -97,6 +86,37 @@ int gp_symbolizer_snapshot(struct gp_symbolizer *s, pid_t pid)
 	gp_maps__free(p->maps);
 	p->maps = maps;
 	return 0;
+}
+
+int gp_symbolizer_snapshot(struct gp_symbolizer *s, pid_t pid)
+{
+	struct sym_proc *p = find_proc(s, pid);
+	struct gp_maps *maps;
+	int err = gp_maps_read(pid, &maps);
+
+	if (err)
+		return err;
+	if (!maps->n && p && p->maps) {
+		/*
+		 * An exiting process has no maps left: keep what we saw while it
+		 * lived. (A first snapshot may be empty: a kernel thread.)
+		 */
+		gp_maps__free(maps);
+		return -ESRCH;
+	}
+	return keep_snapshot(s, pid, maps);
+}
+
+int gp_symbolizer_inherit(struct gp_symbolizer *s, pid_t parent, pid_t child)
+{
+	struct sym_proc *p = find_proc(s, parent);
+	struct gp_maps *maps;
+	int err;
+
+	if (!p || !p->maps)
+		return -ENOENT;
+	err = gp_maps_dup(p->maps, child, &maps);
+	return err ? err : keep_snapshot(s, child, maps);
 }
 
 const struct gp_maps *gp_symbolizer_maps(struct gp_symbolizer *s, pid_t pid)

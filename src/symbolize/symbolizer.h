@@ -33,6 +33,9 @@ void gp_symbolizer__free(struct gp_symbolizer *s);
  * is gone, or exiting (its maps read empty): the previous snapshot stays.
  */
 int gp_symbolizer_snapshot(struct gp_symbolizer *s, pid_t pid);
+/* child (a fork of parent) maps what parent did: a copy of parent's snapshot. 0 or -errno. */
+int gp_symbolizer_inherit(struct gp_symbolizer *s, pid_t parent, pid_t child);
+
 /* The latest snapshot of pid, or NULL. */
 const struct gp_maps *gp_symbolizer_maps(struct gp_symbolizer *s, pid_t pid);
 

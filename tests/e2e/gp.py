@@ -138,10 +138,10 @@ class Tracer:
         self.stderr = ""
         self.err = LineReader(self.proc.stderr)
 
-    def wait_tracing(self, timeout=60):
-        """Waits for the line that says the probes are in place."""
+    def wait_tracing(self, timeout=60, marker="tracing"):
+        """Waits for the line that says the probes are in place (or another marker)."""
         end = time.monotonic() + timeout
-        while "tracing" not in self.stderr:
+        while marker not in self.stderr:
             line = self.err.readline(max(0.0, end - time.monotonic()))
             if line is None:
                 self.proc.kill()
@@ -209,7 +209,11 @@ def uprobe_links():
     predates uprobe_multi and prints its link type as the number 12)."""
     out = subprocess.run(["bpftool", "-j", "link", "list"], capture_output=True, text=True, check=True).stdout
     links = json.loads(out or "[]")
-    return [l for l in links if l.get("type") in ("uprobe_multi", 12, "perf_event")]
+    progs = subprocess.run(["bpftool", "-j", "prog", "list"], capture_output=True, text=True, check=True).stdout
+    kind = {p["id"]: p.get("type") for p in json.loads(progs or "[]")}
+    # a perf-event link carries a uprobe when its program is of the kprobe type (a tracepoint's is not)
+    return [l for l in links if l.get("type") in ("uprobe_multi", 12)
+            or (l.get("type") == "perf_event" and kind.get(l.get("prog_id")) == "kprobe")]
 
 
 def perf_uprobes_of(pid):

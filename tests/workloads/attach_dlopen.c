@@ -21,6 +21,7 @@
 
 /* The runtime entry points this workload calls, each under its API's name. */
 static struct {
+	__typeof__(cudaSetDevice) *cudaSetDevice;
 	__typeof__(cudaMalloc) *cudaMalloc;
 	__typeof__(cudaFree) *cudaFree;
 	__typeof__(cudaMemcpy) *cudaMemcpy;
@@ -103,6 +104,7 @@ int main(int argc, char **argv)
 		wl_die("dlinfo %s: %s", lib_path, dlerror());
 	printf("LOADED %s\n", map->l_name);
 	fflush(stdout);
+	RESOLVE(lib, cudaSetDevice);
 	RESOLVE(lib, cudaMalloc);
 	RESOLVE(lib, cudaFree);
 	RESOLVE(lib, cudaMemcpy);
@@ -110,6 +112,9 @@ int main(int argc, char **argv)
 	RESOLVE(lib, cudaDeviceSynchronize);
 
 	/* 3 allocations */
+	/* its device observed, not assumed: the report's devices[] says 0 */
+	if (RT(cudaSetDevice, 0) == cudaSuccess)
+		wl_device = 0;
 	if (RT(cudaMalloc, &d_a, 1024 * KiB) == cudaSuccess)
 		wl_allocated(WL_DEVICE, d_a, 1024 * KiB);
 	if (RT(cudaMalloc, &d_b, 256 * KiB) == cudaSuccess)

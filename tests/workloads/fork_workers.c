@@ -85,6 +85,7 @@ static void run_worker(int index, const char *ref_dir)
 
 	if (!host)
 		wl_die("out of memory");
+	wl_set_device(0); /* its device is then observed, not assumed (report: devices[]) */
 	if (WL(cudaMalloc, &dev, bytes) == cudaSuccess)
 		wl_allocated(WL_DEVICE, dev, bytes);
 	for (int k = 0; k < 2 * (index + 1); k++) {
@@ -110,6 +111,7 @@ static void run_parent(void)
 
 	if (!host)
 		wl_die("out of memory");
+	wl_set_device(0);
 	if (WL(cudaMalloc, &dev, 1024 * KiB) == cudaSuccess)
 		wl_allocated(WL_DEVICE, dev, 1024 * KiB);
 	copy(dev, host, 1024 * KiB, cudaMemcpyHostToDevice);

@@ -1,0 +1,293 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Attach modes and discovery: --name, --all, -- CMD, libraries loaded late, static runtimes,
+forks and execs, copies of the library side by side, and nothing left attached afterwards.
+
+Every process is compared exactly with its own reference (wl.h), and the kernel-side probe hit
+counters with the sum of the references of every process sharing the probed file."""
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+import gp
+
+NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+
+
+def launch(tmp_path, argv, env=None, timeout=120, extra=()):
+    """gpuprobed -- argv: (exit status, its stdout (the command's), its stderr, report or None)."""
+    out = tmp_path / "out"
+    p = subprocess.run([gp.GPUPROBED, *extra, "-o", str(out), "--", *argv], capture_output=True, text=True,
+                       timeout=timeout, env=env if env is not None else gp.sim_env(), input="go\n")
+    report = None
+    if os.path.exists(out / "report.json"):
+        with open(out / "report.json") as f:
+            report = json.load(f)
+    return p.returncode, p.stdout, p.stderr, report
+
+
+def refs_in(directory):
+    refs = {}
+    for path in glob.glob(os.path.join(str(directory), "*.json")):
+        with open(path) as f:
+            ref = json.load(f)
+        refs[ref["pid"]] = ref
+    return refs
+
+
+def check_processes(report, refs):
+    """Each process exactly as its reference says; the shared probes' hits are the sum."""
+    for ref in refs.values():
+        gp.check_all(report, ref, exact_peak=True)
+    targets = {lib["path"] for p in report["processes"] for lib in p["libraries"]}
+    gp.check_instrumentation_sum(report, targets, list(refs.values()))
+
+
+def wait_until(pred, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+
+
+# ---- -- CMD -------------------------------------------------------------------------------
+
+def test_launch_forks_four_workers_all_traced_exactly(tmp_path):
+    """A parent that forks 4 workers under -- CMD: 5 processes, exact counts each, the
+    command's exit status passed through."""
+    refdir = tmp_path / "refs"
+    refdir.mkdir()
+    rc, out, err, report = launch(tmp_path, [os.path.join(gp.WORKLOADS, "fork_workers"), "--ref-dir",
+                                             str(refdir), "--exit-status", "3"])
+    assert rc == 3, err
+    pids = {int(line.split()[1]): line.split()[2] for line in out.splitlines() if line.startswith("PROC ")}
+    assert len(pids) == 5
+    refs = refs_in(refdir)
+    assert set(refs) == set(pids)
+    assert sorted(p["pid"] for p in report["processes"]) == sorted(pids)
+    check_processes(report, refs)
+    parent = next(pid for pid, role in pids.items() if role == "parent")
+    for p in report["processes"]:
+        assert p["traced_from_start"] is True and p["exited"] is True
+        if p["pid"] == parent:
+            assert p["traced_because"] == "launched" and p["parent_pid"] is None
+        else:
+            assert p["traced_because"] == "fork" and p["parent_pid"] == parent
+    assert report["session"]["mode"] == "launch"
+    assert report["session"]["launch"]["exit_status"] == 3
+    assert report["summary"]["processes"] == 5
+    assert report["summary"]["api_calls"] == sum(p["api_calls"] for p in report["processes"])
+
+
+def test_launch_follows_exec_into_a_static_runtime(tmp_path):
+    """Worker 0 execs a program linked with a static archive of the simulated runtime: the
+    executable's own cudaLaunchKernel & co. are probed before it runs (libraries[].static)."""
+    refdir = tmp_path / "refs"
+    refdir.mkdir()
+    static = os.path.join(gp.WORKLOADS, "basic_ops_static")
+    rc, out, err, report = launch(tmp_path, [os.path.join(gp.WORKLOADS, "fork_workers"), "--ref-dir",
+                                             str(refdir), "--exec", static, "--ref", str(refdir / "exec.json")])
+    assert rc == 0, err
+    refs = refs_in(refdir)
+    assert len(refs) == 5
+    check_processes(report, refs)
+    exec_pid = next(int(line.split()[1]) for line in out.splitlines() if line.startswith("PROC ") and "exec" in line)
+    proc = gp.process(report, exec_pid)
+    assert proc["execs"] == 1 and proc["comm"] == "basic_ops_stati"
+    assert {"path": static, "family": "cudart", "static": True} in proc["libraries"]
+
+
+def test_static_archive_of_the_simulator(tmp_path):
+    """A C program linked statically against the simulated runtime: no libcudart.so at all."""
+    static = os.path.join(gp.WORKLOADS, "basic_ops_static")
+    ref_path = tmp_path / "ref.json"
+    rc, _, err, report = launch(tmp_path, [static, "--ref", str(ref_path)])
+    assert rc == 0, err
+    with open(ref_path) as f:
+        ref = json.load(f)
+    proc = gp.check_all(report, ref)
+    assert proc["libraries"] == [{"path": static, "family": "cudart", "static": True}]
+
+
+@pytest.mark.parametrize("cudart", ["static", "shared"])
+def test_nvcc_programs_launched(tmp_path, cudart):
+    """nvcc's default (static cudart) and -cudart shared, started by gpuprobed itself."""
+    if not os.path.exists(NVCC):
+        pytest.skip("nvcc not installed (CUDA toolkit absent): cannot build a real CUDA program")
+    exe = tmp_path / f"nvcc_kernels_{cudart}"
+    src = os.path.join(gp.ROOT, "tests", "workloads", "nvcc_kernels.cu")
+    subprocess.run([NVCC, "-cudart", cudart, "-o", str(exe), src], check=True, capture_output=True, timeout=300)
+    env = gp.sim_env() if cudart == "shared" else dict(os.environ)
+    rc, out, err, report = launch(tmp_path, [str(exe)], env=env)
+    assert rc == 0, err
+    did = json.loads(next(line for line in out.splitlines() if line.startswith("{")))
+    (proc,) = report["processes"]
+    calls = {r["name"]: r["calls"] for r in proc["cuda_api"]}
+    launched = did["scale_ok"] + did.get("scale_err", 0) + did["saxpy_ok"] + did.get("saxpy_err", 0)
+    assert calls["cudaLaunchKernel"] == launched == 8
+    assert any(lib["static"] == (cudart == "static") for lib in proc["libraries"])
+
+
+def test_command_not_found_exits_127(tmp_path):
+    rc, _, err, report = launch(tmp_path, ["/nonexistent/gpuprobed-no-such-command", "x"])
+    assert rc == 127
+    assert "command not found" in err and len(err.strip().splitlines()) == 1
+    assert report is None
+    rc, _, err, _ = launch(tmp_path, ["gpuprobed-no-such-command-on-path"])
+    assert rc == 127 and "gpuprobed-no-such-command-on-path: command not found" in err
+
+
+def test_command_not_executable_exits_126(tmp_path):
+    script = tmp_path / "not-executable.sh"
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o644)
+    rc, _, err, _ = launch(tmp_path, [str(script)])
+    assert rc == 126 and "cannot run it" in err
+
+
+# ---- --name ---------------------------------------------------------------------------------
+
+def test_name_traces_a_process_started_later_from_its_first_call(tmp_path):
+    tr = gp.Tracer(["--name", "basic_ops"], tmp_path / "out")
+    try:
+        tr.wait_tracing(marker="waiting for one to start")
+        ref_path = tmp_path / "ref.json"
+        wl = subprocess.run([os.path.join(gp.WORKLOADS, "basic_ops"), "--ref", str(ref_path)], env=gp.sim_env(),
+                            capture_output=True, text=True, timeout=60)
+        assert wl.returncode == 0, wl.stderr
+        tr.signal(signal.SIGINT)
+        assert tr.wait() == 0, tr.stderr
+    finally:
+        if tr.proc.poll() is None:
+            tr.proc.kill()
+    assert tr.stderr.count("waiting for one to start") == 1
+    report = tr.report()
+    with open(ref_path) as f:
+        ref = json.load(f)
+    proc = gp.check_all(report, ref)
+    assert proc["traced_because"] == "name" and proc["traced_from_start"] is True
+    assert report["session"]["mode"] == "name"
+
+
+def test_name_matching_nothing_waits_and_says_so_once(tmp_path):
+    rc, _, err = gp.run_gpuprobed(["--name", "gp-no-such-proc", "-d", "0.5", "-o", str(tmp_path)])
+    assert rc == 0, err
+    assert err.count("no process named gp-no-such-proc yet") == 1
+    with open(tmp_path / "report.json") as f:
+        assert json.load(f)["processes"] == []
+
+
+def test_two_copies_of_the_library_in_two_processes(tmp_path):
+    """The same runtime from two directories (a venv's copy and the system's): two files, each
+    probed once, each process traced exactly through its own copy."""
+    copy = tmp_path / "venv-lib"
+    copy.mkdir()
+    for name in ("libcudart.so.13", "libsimgpu.so"):
+        shutil.copy2(os.path.join(gp.SIMGPU, name), copy / name)
+    tr = gp.Tracer(["--name", "basic_ops", "--name", "multi_stream"], tmp_path / "out")
+    try:
+        tr.wait_tracing(marker="waiting for one to start")
+        a = gp.Workload("basic_ops", tmp_path, env=gp.sim_env(), wait=False)
+        b = gp.Workload("multi_stream", tmp_path, args=("--threads", "2", "--iters", "10"),
+                        env=dict(gp.sim_env(), LD_LIBRARY_PATH=str(copy)), wait=False)
+        for w in (a, b):
+            w.wait_done()
+            w.finish()
+        tr.signal(signal.SIGINT)
+        assert tr.wait() == 0, tr.stderr
+    finally:
+        if tr.proc.poll() is None:
+            tr.proc.kill()
+    report = tr.report()
+    libs = {p["pid"]: [lib["path"] for lib in p["libraries"]] for p in report["processes"]}
+    assert libs[a.pid] == [os.path.join(gp.SIMGPU, "libcudart.so.13")]
+    assert libs[b.pid] == [str(copy / "libcudart.so.13")]
+    gp.check_all(report, a.ref())
+    gp.check_all(report, b.ref(), exact_peak=False)
+    targets = {r["target"] for r in report["instrumentation"]}
+    assert targets == {libs[a.pid][0], libs[b.pid][0]}
+
+
+# ---- --pid with a library loaded later ----------------------------------------------------
+
+def test_dlopen_after_attach_is_traced_from_its_first_call(tmp_path):
+    """--pid on a process that has no CUDA library yet; it dlopens the runtime afterwards."""
+    wl = gp.Workload("attach_dlopen", tmp_path)
+    try:
+        with open(f"/proc/{wl.pid}/maps") as f:
+            assert "libcudart" not in f.read()
+        tr = gp.Tracer(["--pid", str(wl.pid)], tmp_path / "out")
+        tr.wait_tracing()
+        assert "no CUDA runtime mapped yet" in tr.stderr
+        wl.release()
+        assert wl.readline(30).startswith("LOADED")
+        wl.wait_done()
+        wl.finish()
+        assert tr.wait() == 0, tr.stderr
+        proc = gp.check_all(tr.report(), wl.ref())
+        assert proc["traced_from_start"] is True
+        assert [lib["path"] for lib in proc["libraries"]] == [os.path.join(gp.SIMGPU, "libcudart.so.13")]
+    finally:
+        wl.kill()
+
+
+# ---- --all ------------------------------------------------------------------------------------
+
+def test_all_sees_a_new_cuda_process_and_ignores_others(tmp_path):
+    tr = gp.Tracer(["--all"], tmp_path / "out")
+    try:
+        tr.wait_tracing()
+        plain = subprocess.run(["sh", "-c", "sleep 0.1; cat /proc/self/stat > /dev/null"], timeout=30)
+        assert plain.returncode == 0
+        ref_path = tmp_path / "ref.json"
+        wl = subprocess.run([os.path.join(gp.WORKLOADS, "basic_ops"), "--ref", str(ref_path)], env=gp.sim_env(),
+                            capture_output=True, text=True, timeout=60)
+        assert wl.returncode == 0, wl.stderr
+        tr.signal(signal.SIGINT)
+        assert tr.wait() == 0, tr.stderr
+    finally:
+        if tr.proc.poll() is None:
+            tr.proc.kill()
+    report = tr.report()
+    with open(ref_path) as f:
+        ref = json.load(f)
+    assert [p["comm"] for p in report["processes"]] == ["basic_ops"]
+    proc = gp.check_all(report, ref)
+    assert proc["traced_because"] == "cuda" and proc["traced_from_start"] is True
+
+
+# ---- nothing left behind -------------------------------------------------------------------
+
+def test_probes_go_with_the_last_process_and_nothing_stays(tmp_path):
+    """While gpuprobed runs, a file's probes are removed when the last traced process using
+    it exits; after gpuprobed exits, no uprobe link and no uprobe event of ours is left."""
+    def events():
+        with open("/sys/kernel/tracing/uprobe_events") as f:
+            return f.read()
+
+    before_links, before_events = len(gp.uprobe_links()), events()
+    tr = gp.Tracer(["--name", "attach_dlopen"], tmp_path / "out")
+    try:
+        tr.wait_tracing(marker="waiting for one to start")
+        wl = gp.Workload("attach_dlopen", tmp_path, hold=True, wait=False)
+        assert wl.readline(30).startswith("LOADED")
+        wl.wait_done()
+        assert len(gp.uprobe_links()) > before_links  # its library's probes are in place
+        wl.finish()
+        assert wait_until(lambda: len(gp.uprobe_links()) <= before_links), "probes stayed after the last user left"
+        assert tr.proc.poll() is None  # gpuprobed still runs, waiting for more
+        tr.signal(signal.SIGINT)
+        assert tr.wait() == 0, tr.stderr
+    finally:
+        if tr.proc.poll() is None:
+            tr.proc.kill()
+    assert len(gp.uprobe_links()) <= before_links
+    assert events() == before_events
+    gp.check_all(tr.report(), wl.ref())
