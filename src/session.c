@@ -484,8 +484,9 @@ static int admit_targets(struct session *s)
 			return -1;
 		}
 		if (!n)
-			gp_notice("no process named %s%s yet: waiting for one to start (Ctrl-C to stop)",
-				  o->names[0], o->nnames > 1 ? " (or the other names)" : "");
+			gp_notice("no process named %s%s %s: waiting for one to start (Ctrl-C to stop)",
+				  o->names[0], o->nnames > 1 ? " (or the other names)" : "",
+				  s->procs.nskipped ? "that can be traced yet" : "yet");
 		else
 			gp_notice("tracing %d running process%s named as asked, and those to come; "
 				  "Ctrl-C to stop", n, n > 1 ? "es" : "");

@@ -192,6 +192,7 @@ static int skip(struct gp_procs *ps, pid_t pid, bool report_skip, const char *fm
 	}
 	gp_warn("pid %d (%s): skipped: %s", (int)pid, comm, reason);
 	gp_model_skipped_add(ps->model, (__u32)pid, comm, reason);
+	ps->nskipped++;
 	return 0;
 }
 
@@ -247,6 +248,10 @@ int gp_procs_admit(struct gp_procs *ps, pid_t pid, enum gp_admit_how how, const 
 	if (err)
 		gp_warn("pid %d: cannot read its threads' fault counters: %s", (int)pid, strerror(-err));
 	if (how == GP_ADMIT_RUNNING) {
+		const struct gp_maps *maps = gp_symbolizer_maps(ps->sym, pid);
+
+		gp_info("pid %d: attached in %.1f ms (%zu mappings, %d candidate files, %d probed)", (int)pid,
+			(double)(mono_ns() - now) / 1e6, maps ? maps->n : 0, ncand, narmed);
 		if (!narmed)
 			gp_notice("pid %d: no CUDA runtime mapped yet; traced from the moment it loads one",
 				  (int)pid);

@@ -46,6 +46,7 @@ struct gp_procs {
 	size_t n, cap;
 	size_t live;
 	size_t holds;              /* holds resolved (processes continued) */
+	size_t nskipped;           /* processes wanted but not traceable (in the report) */
 	__u64 hold_ns_max;         /* longest hold, from the kernel's record to SIGCONT */
 	int launched_status;       /* the launched command's shell-style status, once reaped */
 	int launched_signal;

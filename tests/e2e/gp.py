@@ -132,7 +132,8 @@ class Tracer:
 
     def __init__(self, args, out_dir, env=None):
         self.out_dir = str(out_dir)
-        self.proc = subprocess.Popen([GPUPROBED, *args, "-o", self.out_dir], stdin=subprocess.DEVNULL,
+        # -o first: with -- CMD everything after the command is the command's
+        self.proc = subprocess.Popen([GPUPROBED, "-o", self.out_dir, *args], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                      env=env if env is not None else dict(os.environ))
         self.stderr = ""

@@ -291,3 +291,59 @@ def test_probes_go_with_the_last_process_and_nothing_stays(tmp_path):
     assert len(gp.uprobe_links()) <= before_links
     assert events() == before_events
     gp.check_all(tr.report(), wl.ref())
+
+
+def test_launch_runs_as_the_sudo_user(tmp_path):
+    """Under sudo the command runs as the invoking user (SUDO_UID/SUDO_GID), not as root."""
+    env = dict(gp.sim_env(), SUDO_UID="65534", SUDO_GID="65534")
+    rc, out, err, report = launch(tmp_path, ["sh", "-c", "echo uid=$(id -u) gid=$(id -g)"], env=env)
+    assert rc == 0, err
+    assert "uid=65534 gid=65534" in out
+    assert report["session"]["launch"]["exit_status"] == 0
+
+
+def test_signal_to_gpuprobed_is_passed_to_the_command(tmp_path):
+    """SIGTERM sent to gpuprobed alone reaches the command; gpuprobed reports and exits with the
+    command's status (128 + 15), like a shell."""
+    tr = gp.Tracer(["--", "sleep", "30"], tmp_path / "out")
+    try:
+        tr.wait_tracing()
+        tr.signal(signal.SIGTERM)
+        assert tr.wait(timeout=30) == 128 + signal.SIGTERM, tr.stderr
+    finally:
+        if tr.proc.poll() is None:
+            tr.proc.kill()
+    assert "passed on to the command" in tr.stderr
+    launch_info = tr.report()["session"]["launch"]
+    assert launch_info == {"command": "sleep 30", "exited": True, "exit_status": 143, "signal": "TERM"}
+
+
+def test_process_whose_library_cannot_be_reached_is_skipped_with_the_reason(tmp_path):
+    """A process whose CUDA library gpuprobed cannot open — deleted from disk, and without
+    CAP_SYS_ADMIN /proc/PID/map_files is closed to it, as for a container's private root — is
+    listed in skipped[] with the reason; the session goes on."""
+    setpriv = shutil.which("setpriv")
+    if not setpriv:
+        pytest.skip("setpriv (util-linux) not installed: cannot drop CAP_SYS_ADMIN for this test")
+    copy = tmp_path / "gone"
+    copy.mkdir()
+    for name in ("libcudart.so.13", "libsimgpu.so"):
+        shutil.copy2(os.path.join(gp.SIMGPU, name), copy / name)
+    wl = gp.Workload("basic_ops", tmp_path, env=dict(gp.sim_env(), LD_LIBRARY_PATH=str(copy)))
+    try:
+        os.unlink(copy / "libcudart.so.13")
+        out = tmp_path / "out"
+        p = subprocess.run([setpriv, "--inh-caps=-all", "--bounding-set=-sys_admin,-checkpoint_restore",
+                            gp.GPUPROBED, "--name", "basic_ops", "-d", "0.5", "-o", str(out)],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        with open(out / "report.json") as f:
+            report = json.load(f)
+    finally:
+        wl.kill()
+    assert report["processes"] == []
+    (skipped,) = report["skipped"]
+    assert skipped["pid"] == wl.pid and skipped["comm"] == "basic_ops"
+    assert skipped["reason"].startswith(f"cannot read {copy}/libcudart.so.13 (deleted)")
+    assert report["summary"]["processes_skipped"] == 1
+    assert "skipped" in p.stderr
