@@ -57,6 +57,26 @@ def wait_until(pred, timeout=10.0):
     return pred()
 
 
+def run_basic_ops(tmp_path):
+    """Runs basic_ops to the end on the simulator (not traced by the test itself); its reference."""
+    ref_path = tmp_path / f"ref-{time.monotonic_ns()}.json"
+    wl = subprocess.run([os.path.join(gp.WORKLOADS, "basic_ops"), "--ref", str(ref_path)], env=gp.sim_env(),
+                        capture_output=True, text=True, timeout=60)
+    assert wl.returncode == 0, wl.stderr
+    with open(ref_path) as f:
+        return json.load(f)
+
+
+def stop(tr):
+    """Ctrl-C to a tracer that waits for more (--name, --all): it must write its report and exit 0."""
+    try:
+        tr.signal(signal.SIGINT)
+        assert tr.wait() == 0, tr.stderr
+    finally:
+        if tr.proc.poll() is None:
+            tr.proc.kill()
+
+
 # ---- -- CMD -------------------------------------------------------------------------------
 
 def test_launch_forks_four_workers_all_traced_exactly(tmp_path):
@@ -158,19 +178,11 @@ def test_name_traces_a_process_started_later_from_its_first_call(tmp_path):
     tr = gp.Tracer(["--name", "basic_ops"], tmp_path / "out")
     try:
         tr.wait_tracing(marker="waiting for one to start")
-        ref_path = tmp_path / "ref.json"
-        wl = subprocess.run([os.path.join(gp.WORKLOADS, "basic_ops"), "--ref", str(ref_path)], env=gp.sim_env(),
-                            capture_output=True, text=True, timeout=60)
-        assert wl.returncode == 0, wl.stderr
-        tr.signal(signal.SIGINT)
-        assert tr.wait() == 0, tr.stderr
+        ref = run_basic_ops(tmp_path)
     finally:
-        if tr.proc.poll() is None:
-            tr.proc.kill()
+        stop(tr)
     assert tr.stderr.count("waiting for one to start") == 1
     report = tr.report()
-    with open(ref_path) as f:
-        ref = json.load(f)
     proc = gp.check_all(report, ref)
     assert proc["traced_because"] == "name" and proc["traced_from_start"] is True
     assert report["session"]["mode"] == "name"
@@ -200,11 +212,8 @@ def test_two_copies_of_the_library_in_two_processes(tmp_path):
         for w in (a, b):
             w.wait_done()
             w.finish()
-        tr.signal(signal.SIGINT)
-        assert tr.wait() == 0, tr.stderr
     finally:
-        if tr.proc.poll() is None:
-            tr.proc.kill()
+        stop(tr)
     report = tr.report()
     libs = {p["pid"]: [lib["path"] for lib in p["libraries"]] for p in report["processes"]}
     assert libs[a.pid] == [os.path.join(gp.SIMGPU, "libcudart.so.13")]
@@ -246,18 +255,10 @@ def test_all_sees_a_new_cuda_process_and_ignores_others(tmp_path):
         tr.wait_tracing()
         plain = subprocess.run(["sh", "-c", "sleep 0.1; cat /proc/self/stat > /dev/null"], timeout=30)
         assert plain.returncode == 0
-        ref_path = tmp_path / "ref.json"
-        wl = subprocess.run([os.path.join(gp.WORKLOADS, "basic_ops"), "--ref", str(ref_path)], env=gp.sim_env(),
-                            capture_output=True, text=True, timeout=60)
-        assert wl.returncode == 0, wl.stderr
-        tr.signal(signal.SIGINT)
-        assert tr.wait() == 0, tr.stderr
+        ref = run_basic_ops(tmp_path)
     finally:
-        if tr.proc.poll() is None:
-            tr.proc.kill()
+        stop(tr)
     report = tr.report()
-    with open(ref_path) as f:
-        ref = json.load(f)
     assert [p["comm"] for p in report["processes"]] == ["basic_ops"]
     proc = gp.check_all(report, ref)
     assert proc["traced_because"] == "cuda" and proc["traced_from_start"] is True
@@ -283,11 +284,8 @@ def test_probes_go_with_the_last_process_and_nothing_stays(tmp_path):
         wl.finish()
         assert wait_until(lambda: len(gp.uprobe_links()) <= before_links), "probes stayed after the last user left"
         assert tr.proc.poll() is None  # gpuprobed still runs, waiting for more
-        tr.signal(signal.SIGINT)
-        assert tr.wait() == 0, tr.stderr
     finally:
-        if tr.proc.poll() is None:
-            tr.proc.kill()
+        stop(tr)
     assert len(gp.uprobe_links()) <= before_links
     assert events() == before_events
     gp.check_all(tr.report(), wl.ref())
