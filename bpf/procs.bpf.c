@@ -9,7 +9,7 @@
  *    --all any process, whose executable userspace has not looked at yet
  *    (it may carry the CUDA runtime linked statically) is held;
  *  - mmap (syscalls/sys_enter_mmap): an admitted process (with --all: any)
- *    that maps a file named like a CUDA library (libcudart.so*, libcuda.so*,
+ *    that maps, executable, a file named like a CUDA library (libcudart.so*, libcuda.so*,
  *    libnccl.so*) not looked at yet is held; with --all, mapping an armed
  *    file admits the process.
  *
@@ -32,6 +32,7 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define NAME_BUF 64
+#define GP_PROT_EXEC 0x4 /* uapi mman-common.h (a macro: not in BTF) */
 
 /* Per-CPU scratch: file names do not fit the 512-byte BPF stack comfortably. */
 struct name_buf {
@@ -210,8 +211,13 @@ int gp_proc_mmap(struct trace_event_raw_sys_enter *ctx)
 	bool was;
 	__u64 now;
 
-	if (fd < 0)
-		return 0; /* anonymous memory: the common case, first */
+	/*
+	 * Anonymous memory is the common case: out first. Only code mappings
+	 * count: a library's code cannot run before one exists, and a tool that
+	 * maps the file to read it (a symbolizer, another gpuprobed) uses CUDA no more.
+	 */
+	if (fd < 0 || !(ctx->args[2] & GP_PROT_EXEC))
+		return 0;
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	was = traced(tgid);
 	sc = session_scope();

@@ -626,10 +626,14 @@ int gp_session_run(const struct gp_options *o)
 	goto out;
 out_launch:
 	if (s.launched) {
+		int st;
+
 		/* not traced: a child still held sees its gate close and exits without running */
 		gp_launch_abort(&s.launch);
-		if (!s.procs.launched_done)
-			waitpid(s.launch.pid, NULL, 0);
+		if (s.procs.launched_done)
+			status = s.procs.launched_status;
+		else if (waitpid(s.launch.pid, &st, 0) == s.launch.pid)
+			status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st); /* 126 after a failed exec */
 	}
 out:
 	cleanup(&s);

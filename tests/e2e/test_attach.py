@@ -170,6 +170,11 @@ def test_command_not_executable_exits_126(tmp_path):
     script.chmod(0o644)
     rc, _, err, _ = launch(tmp_path, [str(script)])
     assert rc == 126 and "cannot run it" in err
+    bad = tmp_path / "not-a-program"
+    bad.write_bytes(b"\x7fELF but not really")
+    bad.chmod(0o755)
+    rc, _, err, _ = launch(tmp_path, [str(bad)])
+    assert rc == 126 and "Exec format error" in err, err
 
 
 # ---- --name ---------------------------------------------------------------------------------
