@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * report_md.c — report.md: the report document (report.h) rendered for
- * people. Session header, then per process the API table in the nsys
- * cuda_api_sum layout, errors, transfers, memory, kernels, streams and
- * threads; then what was instrumented and every loss counter, even at zero.
+ * people. Session header (with the launched command, if any), the
+ * machine-wide summary when several processes were traced, the skipped
+ * processes; then per process the API table in the nsys cuda_api_sum
+ * layout, errors, transfers, memory, kernels, streams and threads; then
+ * what was instrumented and every loss counter, even at zero.
  * Per-process sections live in report_md_process.c.
  */
 #include <errno.h>
@@ -55,6 +57,173 @@ int md_flush_table(struct md_table *t, FILE *out)
 	return err;
 }
 
+static void launch_line(const json_t *doc, FILE *out)
+{
+	const json_t *l = json_object_get(json_object_get(doc, "session"), "launch");
+
+	if (!json_is_object(l))
+		return;
+	fprintf(out, "- Launched: `%s` — ", md_str(l, "command"));
+	if (!md_bool(l, "exited"))
+		fputs("had not exited when the report was written\n", out);
+	else if (json_is_string(json_object_get(l, "signal")))
+		fprintf(out, "killed by SIG%s (exit status %lld)\n", md_str(l, "signal"),
+			(long long)md_int(l, "exit_status"));
+	else
+		fprintf(out, "exited with status %lld\n", (long long)md_int(l, "exit_status"));
+}
+
+static void processes_line(const json_t *doc, FILE *out)
+{
+	const json_t *s = json_object_get(doc, "summary");
+	json_int_t nskipped = md_int(s, "processes_skipped");
+	char n[32], n2[32];
+
+	fprintf(out, "- Processes: %zu", json_array_size(json_object_get(doc, "processes")));
+	if (json_is_object(s))
+		fprintf(out, " (%s exited)", md_n(n, s, "processes_exited"));
+	if (nskipped)
+		fprintf(out, "; %s skipped (see \"Skipped processes\")", md_snum(n2, nskipped));
+	fputc('\n', out);
+}
+
+/* Why a process is traced, as a table cell: "launched", "fork of 4242", ... */
+static void because_cell(struct md_table *t, const json_t *p)
+{
+	const json_t *parent = json_object_get(p, "parent_pid");
+	const char *why = md_str(p, "traced_because");
+
+	if (json_is_integer(parent))
+		md_table_cell(t, "%s of %lld", *why ? why : "child", (long long)json_integer_value(parent));
+	else
+		md_table_cell(t, "%s", *why ? why : "—");
+}
+
+static json_int_t kernel_launches(const json_t *p)
+{
+	const json_t *k;
+	json_int_t n = 0;
+	size_t i;
+
+	json_array_foreach(json_object_get(p, "kernels"), i, k)
+		n += md_int(k, "launches");
+	return n;
+}
+
+static void cpu_cell(struct md_table *t, const json_t *p, const char *key)
+{
+	const json_t *cpu = json_object_get(p, "cpu");
+	char n[32];
+
+	if (json_is_object(cpu))
+		md_table_cell(t, "%s", md_n(n, cpu, key));
+	else
+		md_table_cell(t, "—");
+}
+
+/* One row per process, then the sums of report.json's summary{}; then copies by direction. */
+static int summary(const json_t *doc, FILE *out)
+{
+	static const char *const head[] = { "PID", "Process", "Traced because", "Exited", "API calls",
+					    "API errors", "API time (ns)", "Kernel launches",
+					    "Peak device memory (B)", "CPU time (ns)", "Off-CPU time (ns)" };
+	static const char *const xhead[] = { "Direction", "Calls", "Bytes" };
+	const json_t *procs = json_object_get(doc, "processes"), *s = json_object_get(doc, "summary"), *p;
+	struct md_table *t;
+	size_t i;
+	char n[32];
+	int err;
+
+	if (json_array_size(procs) < 2 || !json_is_object(s))
+		return 0;
+	fputs("## Machine-wide summary\n\n", out);
+	fprintf(out, "%s processes traced, %s of them exited", md_n(n, s, "processes"),
+		md_n((char[32]){ 0 }, s, "processes_exited"));
+	if (md_int(s, "processes_skipped"))
+		fprintf(out, ", %s skipped", md_n(n, s, "processes_skipped"));
+	fputs(". The last row sums the processes (report.json `summary`); each has its own section below.\n\n",
+	      out);
+	t = md_table_new(11, head, "rlllrrrrrrr");
+	json_array_foreach(procs, i, p) {
+		if (!t)
+			break;
+		md_table_cell(t, "%lld", (long long)md_int(p, "pid"));
+		md_table_cell(t, "%s", *md_str(p, "comm") ? md_str(p, "comm") : "(name unknown)");
+		because_cell(t, p);
+		md_table_cell(t, "%s", md_bool(p, "exited") ? "yes" : "no");
+		md_table_cell(t, "%s", md_n(n, p, "api_calls"));
+		md_table_cell(t, "%s", md_n(n, p, "api_errors"));
+		md_table_cell(t, "%s", md_n(n, p, "api_total_ns"));
+		md_table_cell(t, "%s", md_snum(n, kernel_launches(p)));
+		md_table_cell(t, "%s", md_n(n, json_object_get(p, "memory"), "peak_bytes"));
+		cpu_cell(t, p, "cpu_ns");
+		cpu_cell(t, p, "offcpu_ns");
+	}
+	if (t) {
+		md_table_cell(t, "**all**");
+		md_table_cell(t, "**%s processes**", md_n(n, s, "processes"));
+		md_table_cell(t, "%s", "");
+		md_table_cell(t, "**%s**", md_n(n, s, "processes_exited"));
+		md_table_cell(t, "**%s**", md_n(n, s, "api_calls"));
+		md_table_cell(t, "**%s**", md_n(n, s, "api_errors"));
+		md_table_cell(t, "**%s**", md_n(n, s, "api_total_ns"));
+		md_table_cell(t, "**%s**", md_n(n, s, "kernel_launches"));
+		md_table_cell(t, "**%s**", md_n(n, s, "device_memory_peak_bytes_sum"));
+		md_table_cell(t, "**%s**", md_n(n, s, "cpu_ns"));
+		md_table_cell(t, "**%s**", md_n(n, s, "offcpu_ns"));
+	}
+	err = md_flush_table(t, out);
+	fputs("\nPeak device memory is each process's own peak; their sum is an upper bound of what the "
+	      "processes held at once. CPU time is on-CPU time of their threads over their traced windows.\n\n",
+	      out);
+
+	const json_t *xfer = json_object_get(s, "transfers"), *x;
+
+	if (!json_array_size(xfer)) {
+		fputs("No successful copy in any process.\n\n", out);
+		return err;
+	}
+	fputs("Successful copies of all processes, by direction:\n\n", out);
+	t = md_table_new(3, xhead, "lrr");
+	json_array_foreach(xfer, i, x) {
+		if (!t)
+			break;
+		md_table_cell(t, "%s", md_str(x, "direction"));
+		md_table_cell(t, "%s", md_n(n, x, "calls"));
+		md_table_cell(t, "%s", md_n(n, x, "bytes"));
+	}
+	int e = md_flush_table(t, out);
+
+	fputc('\n', out);
+	return err ? err : e;
+}
+
+static int skipped(const json_t *doc, FILE *out)
+{
+	static const char *const head[] = { "PID", "Process", "Reason" };
+	const json_t *rows = json_object_get(doc, "skipped"), *r;
+	struct md_table *t;
+	size_t i;
+
+	if (!json_array_size(rows))
+		return 0;
+	fputs("## Skipped processes\n\n", out);
+	fputs("Processes the session wanted to trace but could not; none of their calls is in this report.\n\n",
+	      out);
+	t = md_table_new(3, head, "rll");
+	json_array_foreach(rows, i, r) {
+		if (!t)
+			break;
+		md_table_cell(t, "%lld", (long long)md_int(r, "pid"));
+		md_table_cell(t, "%s", *md_str(r, "comm") ? md_str(r, "comm") : "(name unknown)");
+		md_table_cell(t, "%s", md_str(r, "reason"));
+	}
+	int err = md_flush_table(t, out);
+
+	fputc('\n', out);
+	return err;
+}
+
 static void session_header(const json_t *doc, FILE *out)
 {
 	const json_t *s = json_object_get(doc, "session");
@@ -64,6 +233,7 @@ static void session_header(const json_t *doc, FILE *out)
 	fputs("# gpuprobed report\n\n", out);
 	fprintf(out, "- Tool: gpuprobed %s\n", md_str(s, "tool_version"));
 	fprintf(out, "- Command: `%s`\n", md_str(s, "command_line"));
+	launch_line(doc, out);
 	fprintf(out, "- Mode: %s\n", md_str(s, "mode"));
 	fprintf(out, "- Host: %s (kernel %s)\n", md_str(s, "hostname"), md_str(s, "kernel_release"));
 	fprintf(out, "- Started: %s\n", *md_str(s, "start_utc") ? md_str(s, "start_utc") : "(unknown)");
@@ -72,7 +242,7 @@ static void session_header(const json_t *doc, FILE *out)
 			(long long)(json_integer_value(dur) % 1000000000 / 1000000));
 	else
 		fputs("- Duration: (session not ended)\n", out);
-	fprintf(out, "- Processes: %zu\n", json_array_size(json_object_get(doc, "processes")));
+	processes_line(doc, out);
 	fprintf(out, "- Events lost or degraded: %s (see \"Loss counters\")\n\n", md_n(n, doc, "drops_total"));
 	fputs("Times are CLOCK_MONOTONIC; \"+s\" is seconds since the session started. All API times are "
 	      "host-observed: from the entry to the return of each call on the calling thread, not GPU "
@@ -195,6 +365,11 @@ int gp_report_md_write(const struct gp_model *m, FILE *out)
 	if (!doc)
 		return -(errno ? errno : ENOMEM);
 	session_header(doc, out);
+	{
+		int e1 = summary(doc, out), e2 = skipped(doc, out);
+
+		err = e1 ? e1 : e2;
+	}
 	json_array_foreach(json_object_get(doc, "processes"), i, proc) {
 		int e = md_process(doc, proc, out);
 

@@ -11,6 +11,35 @@
 
 #define MD_ALLOCS_SHOWN 20 /* leaks / live allocations listed in report.md (all are in report.json) */
 
+/* Why the process is traced, and the execs it made meanwhile. */
+static void origin_lines(const json_t *p, FILE *out)
+{
+	const json_t *parent = json_object_get(p, "parent_pid");
+	const char *why = md_str(p, "traced_because");
+	long long ppid = (long long)json_integer_value(parent);
+	json_int_t execs = md_int(p, "execs");
+
+	if (!strcmp(why, "pid"))
+		fputs("- Traced because: named with --pid\n", out);
+	else if (!strcmp(why, "launched"))
+		fputs("- Traced because: the command gpuprobed launched (-- COMMAND)\n", out);
+	else if (!strcmp(why, "fork") && json_is_integer(parent))
+		fprintf(out, "- Traced because: forked by traced process %lld\n", ppid);
+	else if (!strcmp(why, "name"))
+		fputs("- Traced because: its name matched --name\n", out);
+	else if (!strcmp(why, "cuda"))
+		fputs("- Traced because: it uses CUDA (--all)\n", out);
+	else if (*why)
+		fprintf(out, "- Traced because: %s\n", why);
+	if (json_is_integer(parent) && strcmp(why, "fork"))
+		fprintf(out, "- Parent: traced process %lld\n", ppid);
+	if (execs)
+		fprintf(out, "- Exec'd %lld time%s while traced (%sthe name and command line are those of the "
+			"last exec)\n",
+			(long long)execs, execs == 1 ? "" : "s",
+			!strcmp(why, "launched") ? "the command's own start counts; " : "");
+}
+
 static int header(const json_t *doc, const json_t *p, FILE *out)
 {
 	static const char *const head[] = { "Library", "Family", "Linked" };
@@ -22,6 +51,7 @@ static int header(const json_t *doc, const json_t *p, FILE *out)
 		*md_str(p, "comm") ? md_str(p, "comm") : "(name unknown)");
 	if (*md_str(p, "cmdline"))
 		fprintf(out, "- Command line: `%s`\n", md_str(p, "cmdline"));
+	origin_lines(p, out);
 	if (md_bool(p, "exited")) {
 		md_rel_time(t, sizeof(t), doc, md_int(p, "exit_mono_ns"));
 		fprintf(out, "- Exited at %s\n", t);
