@@ -182,12 +182,17 @@ def pingpong_run(build, env, rounds, traced, tmp):
 
 
 def attach_run(build, env, libs_dir, tmp):
-    """Attach time (ms) for a process with ~300 mapped files, as gpuprobed -v measures it."""
+    """Attach time (ms) for a process with ~300 mapped files, as gpuprobed -v measures it.
+    On the simulator whatever the runtime under test: attaching does not depend on it, and
+    the workload needs a runtime that works."""
+    env = dict(env, LD_LIBRARY_PATH=os.path.join(build, "simgpu"))
     wl = subprocess.Popen([os.path.join(build, "workloads", "many_libs"), "--libs", libs_dir, "--wait",
                            "--launches", "10"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
     try:
         line = wl.stdout.readline()
-        files = int(line.split()[3]) if line.startswith("LOADED") else 0
+        if not line.startswith("LOADED"):
+            sys.exit(f"bench: many_libs did not start: {line!r}")
+        files = int(line.split()[3])
         wl.stdout.readline()  # READY
         p = subprocess.run([os.path.join(build, "gpuprobed"), "-v", "--pid", str(wl.pid), "-d", "0.1", "-o",
                             os.path.join(tmp, "attach")], capture_output=True, text=True, timeout=60)

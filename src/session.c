@@ -131,9 +131,34 @@ static int prepare_out_dir(const char *dir)
 }
 
 /* An explicit --pid must exist and be readable: said before anything is loaded. */
+#define GP_PF_KTHREAD 0x00200000u /* include/linux/sched.h: task flags, field 9 of /proc/PID/stat */
+
+/* 'K' for a kernel thread, 'Z' for a zombie, else 0 (from /proc/PID/stat). */
+static char proc_kind(pid_t pid)
+{
+	char path[64], buf[1024], state = 0, *p;
+	unsigned int flags = 0;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* comm may hold anything */
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %u", &state, &flags) != 2)
+		return 0;
+	if (flags & GP_PF_KTHREAD)
+		return 'K';
+	return state == 'Z' ? 'Z' : 0;
+}
+
 static int check_pid(pid_t pid)
 {
-	char maps[64], exe[PATH_MAX];
+	char maps[64];
 	int fd = pidfd_open(pid, 0);
 
 	if (fd < 0) {
@@ -150,10 +175,12 @@ static int check_pid(pid_t pid)
 		gp_err("pid %d: cannot read %s: %s", (int)pid, maps, strerror(errno));
 		return -1;
 	}
-	/* a kernel thread has no executable and no user memory: it never calls CUDA */
-	snprintf(maps, sizeof(maps), "/proc/%d/exe", (int)pid);
-	if (readlink(maps, exe, sizeof(exe)) < 0 && errno == ENOENT) {
+	switch (proc_kind(pid)) {
+	case 'K':
 		gp_err("pid %d: a kernel thread, it cannot use CUDA", (int)pid);
+		return -1;
+	case 'Z':
+		gp_err("pid %d: has exited (a zombie not yet reaped): nothing left to trace", (int)pid);
 		return -1;
 	}
 	return 0;

@@ -94,13 +94,16 @@ struct gp_file *gp_files_classify(struct gp_files *fs, const char *path, const c
 	struct gp_file *f, **nv;
 	struct stat st;
 
+	*why = NULL;
 	if (stat(path, &st)) {
 		*why = strerror(errno);
 		return NULL;
 	}
 	f = gp_files_find(fs, gp_kdev(st.st_dev), st.st_ino);
+	if (f && f->failed)
+		*why = "it could not be read or probed (said before)";
 	if (f)
-		return f;
+		return f->failed ? NULL : f;
 	f = calloc(1, sizeof(*f));
 	if (!f || !(f->path = strdup(display))) {
 		free(f);
@@ -112,22 +115,26 @@ struct gp_file *gp_files_classify(struct gp_files *fs, const char *path, const c
 	f->family = gp_family_of_path(display);
 	if (f->family || is_exe) {
 		elf = gp_symbolizer_elf_file(fs->sym, path);
-		if (!elf && f->family) {
+		if (!elf && f->family)
 			*why = "not a readable ELF file";
-			file_free(f);
-			return NULL;
-		}
 		if (elf && !f->family && gp_elf_syms_find(elf, "cudaLaunchKernel") &&
 		    gp_elf_syms_find(elf, "cudaMalloc")) {
 			/* the CUDA runtime linked into the executable itself */
 			f->family = GP_FAM_CUDART;
 			f->is_static = true;
 		}
-		if (f->family && !arm(fs, f, path, elf)) {
+		if (f->family && !*why && !arm(fs, f, path, elf))
 			*why = "its probes could not be placed";
-			file_free(f);
-			return NULL;
-		}
+	}
+	if (*why) {
+		/*
+		 * Remembered as looked at (nothing probed), so that the processes
+		 * mapping it are not held again and again for a file we cannot use:
+		 * the one message said so.
+		 */
+		f->family = 0;
+		f->is_static = false;
+		f->failed = true;
 	}
 	if (fs->n == fs->cap) {
 		size_t nc = fs->cap ? 2 * fs->cap : 16;
@@ -143,7 +150,7 @@ struct gp_file *gp_files_classify(struct gp_files *fs, const char *path, const c
 	}
 	fs->v[fs->n++] = f;
 	tell_kernel(fs, f);
-	return f;
+	return f->failed ? NULL : f;
 }
 
 static bool is_user(const struct gp_file *f, __u32 tgid)

@@ -30,6 +30,7 @@ struct gp_file {
 	enum gp_family family;  /* 0: nothing to probe */
 	bool is_static;         /* the runtime linked into an executable or other ELF */
 	bool armed;             /* its probes are in place */
+	bool failed;            /* could not be read or probed: kept as plain, not retried */
 	size_t first_probe, nprobes;
 	__u32 *users;           /* traced processes mapping it */
 	size_t nusers, cap_users;
@@ -62,7 +63,8 @@ struct gp_file *gp_files_find(struct gp_files *fs, __u64 kdev, __u64 ino);
  * CUDA runtime itself; a library when its name says which CUDA library it is
  * and it exports traced functions. The kernel learns the verdict. Returns
  * the record, or NULL with *why set (a short reason) when the file cannot
- * be read or probed.
+ * be read or probed; such a file is remembered as plain (found again by
+ * gp_files_find, never probed, nobody held for it again).
  */
 struct gp_file *gp_files_classify(struct gp_files *fs, const char *path, const char *display,
 				  bool is_exe, const char **why);

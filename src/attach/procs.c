@@ -338,8 +338,11 @@ void gp_procs_event(struct gp_procs *ps, const struct gp_proc_event *e)
 	}
 	if (!p && (e->hdr.flags & GP_PF_ADMITTED))
 		p = track(ps, pid, ps->because, 0, e->hdr.ts_ns, true);
-	if (!p && ps->all && f && f->armed && !set_bit(ps, pid, e->hdr.ts_ns))
-		p = track(ps, pid, "cuda", 0, e->hdr.ts_ns, true); /* --all: it carries the runtime */
+	if (!p && ps->all && f && f->armed && !set_bit(ps, pid, e->hdr.ts_ns)) {
+		/* --all: it carries the runtime; still stopped, so its threads' baselines are exact */
+		p = track(ps, pid, "cuda", 0, e->hdr.ts_ns, true);
+		gp_cpu_accounts_open(ps->cpu, pid, e->hdr.ts_ns);
+	}
 	if (p && p->live && f && f->armed) {
 		gp_files_add_user(ps->files, f, (__u32)pid);
 		if (e->kind == GP_PROC_MAP && (e->hdr.flags & GP_PF_ADMITTED))

@@ -102,8 +102,18 @@ def test_launch_forks_four_workers_all_traced_exactly(tmp_path):
             assert p["traced_because"] == "fork" and p["parent_pid"] == parent
     assert report["session"]["mode"] == "launch"
     assert report["session"]["launch"]["exit_status"] == 3
-    assert report["summary"]["processes"] == 5
-    assert report["summary"]["api_calls"] == sum(p["api_calls"] for p in report["processes"])
+    # the machine-wide summary against the workloads' own accounting
+    summary = report["summary"]
+    assert summary["processes"] == 5 and summary["processes_exited"] == 5
+    assert summary["api_calls"] == sum(c["calls"] for r in refs.values() for c in r["cuda_api"].values())
+    assert summary["api_errors"] == sum(c["errors"] for r in refs.values() for c in r["cuda_api"].values())
+    assert summary["kernel_launches"] == sum(n for r in refs.values() for n in r["kernels"].values())
+    want = {}
+    for r in refs.values():
+        for t in r["transfers"]:
+            calls, nbytes = want.get(t["direction"], (0, 0))
+            want[t["direction"]] = (calls + t["calls"], nbytes + t["bytes"])
+    assert {t["direction"]: (t["calls"], t["bytes"]) for t in summary["transfers"]} == want
 
 
 def test_launch_follows_exec_into_a_static_runtime(tmp_path):
@@ -350,3 +360,25 @@ def test_process_whose_library_cannot_be_reached_is_skipped_with_the_reason(tmp_
     assert skipped["reason"].startswith(f"cannot read {copy}/libcudart.so.13 (deleted)")
     assert report["summary"]["processes_skipped"] == 1
     assert "skipped" in p.stderr
+
+
+def test_unusable_cuda_named_file_holds_once_and_is_left_alone(tmp_path):
+    """A file named like the runtime that is not a library, mapped executable twice under --all:
+    one message, the process is continued both times (never left stopped), nothing traced."""
+    fake = tmp_path / "libcudart.so.99"
+    fake.write_bytes(b"not an ELF file" * 512)
+    script = ("import mmap, os\n"
+              f"fd = os.open({str(fake)!r}, os.O_RDONLY)\n"
+              "for _ in range(2):\n"
+              "    mmap.mmap(fd, 0, prot=mmap.PROT_READ | mmap.PROT_EXEC, flags=mmap.MAP_PRIVATE).close()\n"
+              "print('MAPPED')\n")
+    tr = gp.Tracer(["--all"], tmp_path / "out")
+    try:
+        tr.wait_tracing()
+        p = subprocess.run(["python3", "-c", script], capture_output=True, text=True, timeout=30)
+        assert p.returncode == 0 and "MAPPED" in p.stdout, p.stderr
+    finally:
+        stop(tr)
+    assert tr.stderr.count(str(fake)) == 1, tr.stderr
+    assert "not a readable ELF file" in tr.stderr
+    assert tr.report()["processes"] == []

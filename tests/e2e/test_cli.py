@@ -3,6 +3,7 @@
 and nothing stays attached."""
 import json
 import os
+import time
 import shutil
 import subprocess
 
@@ -106,3 +107,19 @@ def test_unwritable_output_directory_attaches_nothing(tmp_path):
         assert len(gp.uprobe_links()) == before
     finally:
         wl.kill()
+
+
+def test_zombie_is_refused(tmp_path):
+    """A process that has exited but is not yet reaped is not mistaken for a kernel thread."""
+    zombie = subprocess.Popen(["true"])
+    try:
+        for _ in range(200):
+            with open(f"/proc/{zombie.pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+            time.sleep(0.01)
+        rc, _, err = gp.run_gpuprobed(["--pid", str(zombie.pid), "-o", str(tmp_path)])
+        assert rc == 1
+        assert "has exited (a zombie" in one_message(err)
+    finally:
+        zombie.wait()
