@@ -1,183 +1,59 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * cudart_copy.c — runtime API: cudaMemcpy, cudaMemcpy2D, cudaMemcpyPeer,
- * cudaMemset and their async / per-thread variants. Validates kinds and
- * pointers, picks the copy path (pinned or pageable host, device, peer)
- * that sets the modelled duration, and queues the work: synchronous calls
- * go to the default stream and wait for completion; async calls return.
- * Like the real runtime, pageable host memory is staged by the calling
- * thread: it reads the source (host to device) or writes the destination
- * (device to host, after the wait) itself, so its page faults happen inside
- * the API call, on the caller, as a tracer attributing faults expects.
+ * cudaMemset and their async / per-thread variants.
+ *
+ * 1D copies and memsets go through the driver: the kind picks the call
+ * (cudaMemcpyHostToDevice -> cuMemcpyHtoD_v2, DeviceToHost -> DtoH_v2,
+ * DeviceToDevice -> DtoD_v2, Default -> cuMemcpy; Async: the Async_v2 forms
+ * and cuMemcpyAsync; _ptds/_ptsz: theirs), cudaMemset is cuMemsetD8_v2,
+ * cudaMemsetAsync cuMemsetD8Async. Host-to-host, 2D and peer copies have no
+ * traced driver counterpart and stay here, on the model (gpu_ops.c), which
+ * the driver uses too: validation, copy paths, pageable staging and the
+ * synchronous waits are the same through either layer.
  */
-#include <stdlib.h>
-#include <string.h>
-
 #include "cudart_internal.h"
 
-static bool devlike(const struct sg_range *r)
+/* A 1D copy through the driver: the call its kind and mode select. */
+static CUresult drv_copy(void *dst, const void *src, size_t n, int kind, cudaStream_t h, bool pt, bool sync)
 {
-	return r->kind == SG_MEM_DEVICE || r->kind == SG_MEM_MANAGED;
-}
+	const struct rt_driver *D = &rt_drv;
+	CUdeviceptr d = RT_DPTR(dst), s = RT_DPTR(src);
 
-static bool pinned(const struct sg_range *r)
-{
-	return r->kind == SG_MEM_PINNED || r->kind == SG_MEM_REGISTERED || r->kind == SG_MEM_MANAGED;
-}
-
-/* Validates a copy and fills w->dur_ns; returns the path through *path. */
-static cudaError_t plan_copy(struct sg_work *w, int kind, enum sg_path *path)
-{
-	struct sg_range d, s;
-	size_t h = w->height ? w->height : 1;
-	size_t dlen = w->dpitch * (h - 1) + w->width, slen = w->spitch * (h - 1) + w->width;
-	bool dd, sd;
-
-	if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault)
-		return cudaErrorInvalidMemcpyDirection;
-	if (!w->dst || !w->src)
-		return cudaErrorInvalidValue;
-	if (h > 1 && (w->width > w->dpitch || w->width > w->spitch))
-		return cudaErrorInvalidPitchValue;
-	if (sg_mem_check(w->dst, dlen, &d) || sg_mem_check(w->src, slen, &s))
-		return cudaErrorInvalidValue;
-	dd = devlike(&d);
-	sd = devlike(&s);
 	switch (kind) {
 	case cudaMemcpyHostToDevice:
-		if (!dd || s.kind == SG_MEM_DEVICE)
-			return cudaErrorInvalidValue;
-		sd = false;
-		break;
+		if (sync)
+			return (pt ? D->cuMemcpyHtoD_v2_ptds : D->cuMemcpyHtoD_v2)(d, src, n);
+		return (pt ? D->cuMemcpyHtoDAsync_v2_ptsz : D->cuMemcpyHtoDAsync_v2)(d, src, n, h);
 	case cudaMemcpyDeviceToHost:
-		if (!sd || d.kind == SG_MEM_DEVICE)
-			return cudaErrorInvalidValue;
-		dd = false;
-		break;
+		if (sync)
+			return (pt ? D->cuMemcpyDtoH_v2_ptds : D->cuMemcpyDtoH_v2)(dst, s, n);
+		return (pt ? D->cuMemcpyDtoHAsync_v2_ptsz : D->cuMemcpyDtoHAsync_v2)(dst, s, n, h);
 	case cudaMemcpyDeviceToDevice:
-		if (!dd || !sd)
-			return cudaErrorInvalidValue;
-		break;
-	case cudaMemcpyHostToHost:
-		if (d.kind == SG_MEM_DEVICE || s.kind == SG_MEM_DEVICE)
-			return cudaErrorInvalidValue;
-		dd = sd = false;
-		break;
-	default: /* cudaMemcpyDefault: from the pointers */
-		break;
+		if (sync)
+			return (pt ? D->cuMemcpyDtoD_v2_ptds : D->cuMemcpyDtoD_v2)(d, s, n);
+		return (pt ? D->cuMemcpyDtoDAsync_v2_ptsz : D->cuMemcpyDtoDAsync_v2)(d, s, n, h);
+	default: /* cudaMemcpyDefault */
+		if (sync)
+			return (pt ? D->cuMemcpy_ptds : D->cuMemcpy)(d, s, n);
+		return (pt ? D->cuMemcpyAsync_ptsz : D->cuMemcpyAsync)(d, s, n, h);
 	}
-	if (dd && sd)
-		*path = d.device == s.device ? SG_PATH_DTOD : SG_PATH_PEER;
-	else if (dd)
-		*path = pinned(&s) ? SG_PATH_HTOD_PINNED : SG_PATH_HTOD_PAGEABLE;
-	else if (sd)
-		*path = pinned(&d) ? SG_PATH_DTOH_PINNED : SG_PATH_DTOH_PAGEABLE;
-	else
-		*path = SG_PATH_HTOH;
-	w->dur_ns = sg_copy_ns(*path, (uint64_t)w->width * h);
-	return cudaSuccess;
 }
 
-/* Queues w on stream h (sync: the default stream, then waits). */
-static cudaError_t issue(struct sg_work *w, cudaStream_t h, bool per_thread, bool sync, int peer_dev)
+/* A 1D copy: through the driver, but host to host (no driver call copies
+ * between two host pointers by kind) and SIMGPU_RUNTIME_DIRECT. */
+static cudaError_t copy(void *dst, const void *src, size_t count, int kind, cudaStream_t h, bool per_thread, bool sync)
 {
-	struct sg_stream *s;
-	struct sg_op *op = NULL;
-	cudaError_t e = rt_stream(sync ? NULL : h, per_thread, &s);
-
-	if (e)
-		return e;
-	if (sync && sg_capture_status(s) != SG_CAPTURE_NONE) {
-		sg_stream_put(s);
-		return cudaErrorStreamCaptureUnsupported;
-	}
-	if (peer_dev >= 0)
-		e = rt_err(sg_submit_peer(s, peer_dev, w, sync ? &op : NULL));
-	else
-		e = rt_err(sg_submit(s, w, sync ? &op : NULL));
-	sg_stream_put(s);
-	if (!e && sync)
-		sg_op_wait(op);
-	return e;
-}
-
-/*
- * Pageable host memory, synchronous copies: the calling thread stages it,
- * and the staging overlaps the modelled transfer (the call still takes the
- * modelled time, not that plus the staging memcpy).
- */
-static cudaError_t copy_from_pageable(struct sg_work *w, cudaStream_t h, bool per_thread)
-{
-	size_t rows = w->height ? w->height : 1;
-	uint64_t t0 = sg_now_ns(), spent;
-	char *staging = malloc(w->width * rows);
-	cudaError_t e;
-
-	if (!staging)
-		return cudaErrorMemoryAllocation;
-	for (size_t r = 0; r < rows; r++)
-		memcpy(staging + r * w->width, (const char *)w->src + r * w->spitch, w->width);
-	w->src = staging;
-	w->spitch = w->width;
-	spent = sg_now_ns() - t0;
-	w->dur_ns = w->dur_ns > spent ? w->dur_ns - spent : 0;
-	e = issue(w, h, per_thread, true, -1);
-	free(staging);
-	return e;
-}
-
-static cudaError_t copy_to_pageable(struct sg_work *w, cudaStream_t h, bool per_thread)
-{
-	size_t rows = w->height ? w->height : 1;
-	char *dst = w->dst, *staging = malloc(w->width * rows);
-	size_t dpitch = w->dpitch;
-	uint64_t dur = w->dur_ns, t0;
-	cudaError_t e;
-
-	if (!staging)
-		return cudaErrorMemoryAllocation;
-	/* ordered after earlier default-stream work, the GPU fills the staging buffer... */
-	w->dst = staging;
-	w->dpitch = w->width;
-	w->dur_ns = 0;
-	e = issue(w, h, per_thread, true, -1);
-	if (!e) {
-		/* ...and the caller copies it out while the modelled transfer runs */
-		t0 = sg_now_ns();
-		for (size_t r = 0; r < rows; r++)
-			memcpy(dst + r * dpitch, staging + r * w->width, w->width);
-		sg_sleep_until(t0 + dur);
-	}
-	free(staging);
-	return e;
-}
-
-static cudaError_t copy(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-			int kind, cudaStream_t h, bool per_thread, bool sync)
-{
-	struct sg_work w = {
-		.kind = SG_WORK_COPY, .name = "copy", .dst = dst, .src = src, .width = width,
-		.height = height, .dpitch = dpitch, .spitch = spitch,
-	};
-	enum sg_path path;
-	cudaError_t e = rt_enter();
+	struct sg_target t = rt_target(h, per_thread, sync);
+	cudaError_t e = rt_enter_drv();
 
 	if (e)
 		return e;
 	if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault)
 		return cudaErrorInvalidMemcpyDirection;
-	if (!width || !height)
-		return cudaSuccess;
-	e = plan_copy(&w, kind, &path);
-	if (e)
-		return e;
-	if (sync && path == SG_PATH_HTOD_PAGEABLE)
-		return copy_from_pageable(&w, h, per_thread);
-	if (sync && path == SG_PATH_DTOH_PAGEABLE)
-		return copy_to_pageable(&w, h, per_thread);
-	/* an async copy from pageable memory owns its source on return */
-	w.stage_src = !sync && path == SG_PATH_HTOD_PAGEABLE;
-	return issue(&w, h, per_thread, sync, -1);
+	if (rt_direct || kind == cudaMemcpyHostToHost)
+		return rt_err(sg_copy(&t, dst, count, src, count, count, 1, kind));
+	return rt_cu(drv_copy(dst, src, count, kind, h, per_thread, sync));
 }
 
 #define ARGS1 "dst=%p src=%p count=%zu kind=%d"
@@ -185,65 +61,81 @@ static cudaError_t copy(void *dst, size_t dpitch, const void *src, size_t spitch
 
 RT_API cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
-	RT_RETURN(copy(dst, count, src, count, count, 1, kind, NULL, false, true), ARGS1, dst, src, count, kind);
+	RT_RETURN(copy(dst, src, count, kind, NULL, false, true), ARGS1, dst, src, count, kind);
 }
 
 RT_API cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
-	RT_RETURN(copy(dst, count, src, count, count, 1, kind, NULL, true, true), ARGS1, dst, src, count, kind);
+	RT_RETURN(copy(dst, src, count, kind, NULL, true, true), ARGS1, dst, src, count, kind);
 }
 
 RT_API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
 				   cudaStream_t stream)
 {
-	RT_RETURN(copy(dst, count, src, count, count, 1, kind, stream, false, false), ARGS1 " stream=%p", dst, src,
+	RT_RETURN(copy(dst, src, count, kind, stream, false, false), ARGS1 " stream=%p", dst, src,
 		  count, kind, (void *)stream);
 }
 
 RT_API cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
 					cudaStream_t stream)
 {
-	RT_RETURN(copy(dst, count, src, count, count, 1, kind, stream, true, false), ARGS1 " stream=%p", dst, src,
+	RT_RETURN(copy(dst, src, count, kind, stream, true, false), ARGS1 " stream=%p", dst, src,
 		  count, kind, (void *)stream);
+}
+
+/* 2D copies: on the model (no driver row is traced for cuMemcpy2D) */
+static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+			  int kind, cudaStream_t h, bool per_thread, bool sync)
+{
+	struct sg_target t = rt_target(h, per_thread, sync);
+	cudaError_t e = rt_enter();
+
+	return e ? e : rt_err(sg_copy(&t, dst, dpitch, src, spitch, width, height, kind));
 }
 
 RT_API cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
 				size_t height, enum cudaMemcpyKind kind)
 {
-	RT_RETURN(copy(dst, dpitch, src, spitch, width, height, kind, NULL, false, true), ARGS2, dst, dpitch, src,
+	RT_RETURN(copy2d(dst, dpitch, src, spitch, width, height, kind, NULL, false, true), ARGS2, dst, dpitch, src,
 		  spitch, width, height, kind);
 }
 
 RT_API cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
 				     size_t height, enum cudaMemcpyKind kind)
 {
-	RT_RETURN(copy(dst, dpitch, src, spitch, width, height, kind, NULL, true, true), ARGS2, dst, dpitch, src,
+	RT_RETURN(copy2d(dst, dpitch, src, spitch, width, height, kind, NULL, true, true), ARGS2, dst, dpitch, src,
 		  spitch, width, height, kind);
 }
 
 RT_API cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
 				     size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-	RT_RETURN(copy(dst, dpitch, src, spitch, width, height, kind, stream, false, false), ARGS2 " stream=%p",
+	RT_RETURN(copy2d(dst, dpitch, src, spitch, width, height, kind, stream, false, false), ARGS2 " stream=%p",
 		  dst, dpitch, src, spitch, width, height, kind, (void *)stream);
 }
 
 RT_API cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
 					  size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-	RT_RETURN(copy(dst, dpitch, src, spitch, width, height, kind, stream, true, false), ARGS2 " stream=%p",
+	RT_RETURN(copy2d(dst, dpitch, src, spitch, width, height, kind, stream, true, false), ARGS2 " stream=%p",
 		  dst, dpitch, src, spitch, width, height, kind, (void *)stream);
 }
 
-/* ---- peer ------------------------------------------------------------------------ */
+/* ---- peer (on the model) ------------------------------------------------------------------ */
+static bool devlike(const struct sg_range *r)
+{
+	return r->kind == SG_MEM_DEVICE || r->kind == SG_MEM_MANAGED;
+}
+
 static cudaError_t peer(void *dst, int dd, const void *src, int sd, size_t count, cudaStream_t h, bool sync)
 {
 	struct sg_work w = {
 		.kind = SG_WORK_COPY, .name = "peer", .dst = dst, .src = src, .width = count,
 		.height = 1, .dpitch = count, .spitch = count,
 	};
+	struct sg_target t = rt_target(h, false, sync);
 	struct sg_range a, b;
-	int n = sg_device_count(), saved = rt_dev;
+	int n = sg_device_count();
 	cudaError_t e = rt_enter();
 
 	if (e)
@@ -258,12 +150,10 @@ static cudaError_t peer(void *dst, int dd, const void *src, int sd, size_t count
 	w.dur_ns = sg_copy_ns(dd == sd ? SG_PATH_DTOD : SG_PATH_PEER, count);
 	if (sync) {
 		/* the destination device's default stream, serialised with the source's */
-		rt_dev = dd;
-		e = issue(&w, NULL, false, true, sd);
-		rt_dev = saved;
-		return e;
+		t.dev = dd;
+		return rt_err(sg_issue(&t, sd, &w));
 	}
-	return issue(&w, h, false, false, dd == rt_dev ? sd : dd);
+	return rt_err(sg_issue(&t, dd == rt_dev ? sd : dd, &w));
 }
 
 RT_API cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
@@ -280,22 +170,21 @@ RT_API cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src
 		  (void *)stream);
 }
 
-/* ---- memset ------------------------------------------------------------------------- */
+/* ---- memset --------------------------------------------------------------------------------- */
 static cudaError_t fill(void *p, int value, size_t count, cudaStream_t h, bool per_thread, bool sync)
 {
-	struct sg_work w = { .kind = SG_WORK_MEMSET, .name = "memset", .dst = p, .value = value & 0xff,
-			     .width = count, .height = 1 };
-	struct sg_range r;
-	cudaError_t e = rt_enter();
+	struct sg_target t = rt_target(h, per_thread, sync);
+	const struct rt_driver *D = &rt_drv;
+	cudaError_t e = rt_enter_drv();
 
 	if (e)
 		return e;
-	if (!p || sg_mem_check(p, count, &r) || !devlike(&r))
-		return cudaErrorInvalidValue;
-	if (!count)
-		return cudaSuccess;
-	w.dur_ns = sg_copy_ns(SG_PATH_MEMSET, count);
-	return issue(&w, h, per_thread, sync, -1);
+	if (rt_direct)
+		return rt_err(sg_memset(&t, p, (unsigned)value & 0xff, 1, count));
+	if (sync)
+		return rt_cu((per_thread ? D->cuMemsetD8_v2_ptds : D->cuMemsetD8_v2)(RT_DPTR(p), (unsigned char)value, count));
+	return rt_cu((per_thread ? D->cuMemsetD8Async_ptsz : D->cuMemsetD8Async)(RT_DPTR(p), (unsigned char)value, count,
+										 h));
 }
 
 RT_API cudaError_t cudaMemset(void *devPtr, int value, size_t count)

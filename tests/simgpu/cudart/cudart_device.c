@@ -4,6 +4,7 @@
  * flags, peer access, reset, synchronise), versions, error names and
  * strings, the per-thread last error, and the shared helpers of the runtime
  * layer (error mapping, the entry check, stream resolution).
+ * cudaDeviceSynchronize is cuCtxSynchronize.
  */
 #include <ctype.h>
 #include <pthread.h>
@@ -38,6 +39,9 @@ cudaError_t rt_err(int st)
 	case SG_ECAPTURE_MERGE: return cudaErrorStreamCaptureMerge;
 	case SG_ECAPTURE_UNMATCHED: return cudaErrorStreamCaptureUnmatched;
 	case SG_EILLEGAL_STATE: return cudaErrorIllegalState;
+	case SG_EDIRECTION: return cudaErrorInvalidMemcpyDirection;
+	case SG_EPITCH: return cudaErrorInvalidPitchValue;
+	case SG_ECONFIG: return cudaErrorInvalidConfiguration;
 	default: return cudaErrorUnknown;
 	}
 }
@@ -50,7 +54,7 @@ cudaError_t rt_enter(void)
 		return (cudaError_t)c->init_error;
 	if (__builtin_expect(sg_device_count() == 0, 0))
 		return cudaErrorNoDevice;
-	return cudaSuccess;
+	return rt_driver_load();
 }
 
 cudaError_t rt_stream(cudaStream_t h, bool per_thread, struct sg_stream **out)
@@ -297,10 +301,10 @@ RT_API cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)
 
 RT_API cudaError_t cudaDeviceSynchronize(void)
 {
-	cudaError_t e = rt_enter();
+	cudaError_t e = rt_enter_drv();
 
 	if (!e)
-		e = rt_err(sg_device_sync(rt_dev));
+		e = rt_direct ? rt_err(sg_device_sync(rt_dev)) : rt_cu(rt_drv.cuCtxSynchronize());
 	RT_RETURN(e, "");
 }
 

@@ -9,8 +9,12 @@
  * Kernels: a registry maps both a host function address and the opaque
  * cudaKernel_t handle returned by __cudaGetKernel to one entry holding the
  * kernel's name (the deviceName nvcc registers, else dladdr() of the host
- * function) and its modelled duration. A launch runs no code: it queues a
- * kernel of that duration on the stream.
+ * function), its modelled duration and its driver function (an sg_func of
+ * the model, made without the exported cuModule* calls, as the real runtime
+ * loads its modules through hidden entry points). A launch runs no code:
+ * cudaLaunchKernel calls cuLaunchKernel with that function (ExC:
+ * cuLaunchKernelEx, Cooperative: cuLaunchCooperativeKernel, _ptsz: theirs),
+ * which queues a kernel of that duration on the stream.
  *
  * __cudaLaunchKernel is a tail call (push %rbp; mov %rsp,%rbp; pop %rbp;
  * jmp cudaLaunchKernel), as in the real libcudart.so.13: a uprobe on
@@ -32,6 +36,7 @@ struct kernel {
 	const void *hostfun;
 	char *name;
 	uint64_t dur_ns;
+	struct sg_func *func; /* the model's function: the CUfunction of driver launches */
 };
 
 /* ---- registry: pointer -> kernel, for host functions and handles ------------- */
@@ -125,6 +130,9 @@ static struct kernel *kernel_for(const void *hostfun, const char *name)
 		k->hostfun = hostfun;
 		k->name = strdup(name);
 		k->dur_ns = sg_kernel_ns(name);
+		/* like the real runtime's hidden module loading: a driver function
+		 * handle made through the model, not through exported cuModule* */
+		sg_func_create(name, SG_FUNC_FUNCTION, &k->func);
 		if (!k->name || kput_locked(hostfun, k) || kput_locked(k, k)) {
 			/* keep it alive: a half-registered entry may be in the table */
 			k->name = k->name ? k->name : (char *)"kernel";
@@ -146,70 +154,100 @@ static struct kernel *resolve(const void *func)
 }
 
 /* ---- launches ---------------------------------------------------------------------- */
-static cudaError_t launch(const void *func, dim3 g, dim3 b, size_t smem, cudaStream_t h, bool per_thread,
-			  const char **name)
+enum launch_how { PLAIN, COOPERATIVE };
+
+static cudaError_t launch(const void *func, dim3 g, dim3 b, void **args, size_t smem, cudaStream_t h,
+			  bool per_thread, enum launch_how how, const char **name)
 {
-	struct sg_work w = { .kind = SG_WORK_KERNEL };
-	const struct sg_config *c = sg_config();
-	struct sg_stream *s;
+	const unsigned grid[3] = { g.x, g.y, g.z }, block[3] = { b.x, b.y, b.z };
+	struct sg_target t = rt_target(h, per_thread, false);
+	const struct rt_driver *D = &rt_drv;
 	struct kernel *k;
 	cudaError_t e;
 
-	/* the host-side cost of a launch: CPU work in the calling thread */
-	if (c->launch_ns)
-		sg_spin_ns(c->launch_ns);
 	*name = NULL;
-	e = rt_enter();
+	e = rt_enter_drv();
 	if (e)
 		return e;
 	if (!func)
 		return cudaErrorInvalidDeviceFunction;
 	k = resolve(func);
-	if (!k)
+	if (!k || !k->func)
 		return cudaErrorMemoryAllocation;
 	*name = k->name;
-	if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z || g.y > 65535 || g.z > 65535 || g.x > 0x7fffffffu ||
-	    b.z > 64 || (uint64_t)b.x * b.y * b.z > 1024)
-		return cudaErrorInvalidConfiguration;
-	if (smem > 227 * 1024)
-		return cudaErrorInvalidValue;
-	e = rt_stream(h, per_thread, &s);
+	/* the host-side launch cost (SIMGPU_LAUNCH_US) is spent by whichever
+	 * layer queues the kernel: the driver, or the model when direct */
+	if (rt_direct)
+		return rt_err(sg_launch(&t, k->func, grid, block, smem, NULL));
+	e = rt_err(sg_launch_check(grid, block, smem));
 	if (e)
 		return e;
-	w.name = k->name;
-	w.dur_ns = k->dur_ns;
-	e = rt_err(sg_submit(s, &w, NULL));
-	sg_stream_put(s);
-	return e;
+	if (how == COOPERATIVE)
+		return rt_cu((per_thread ? D->cuLaunchCooperativeKernel_ptsz : D->cuLaunchCooperativeKernel)(
+			(CUfunction)k->func, g.x, g.y, g.z, b.x, b.y, b.z, (unsigned)smem, h, args));
+	return rt_cu((per_thread ? D->cuLaunchKernel_ptsz : D->cuLaunchKernel)(
+		(CUfunction)k->func, g.x, g.y, g.z, b.x, b.y, b.z, (unsigned)smem, h, args, NULL));
 }
 
 #define LAUNCH_FMT "kernel=%s grid=%u,%u,%u block=%u,%u,%u smem=%zu stream=%p"
 #define LAUNCH_ARGS(n, g, b, smem, st) \
 	(n) ? (n) : "?", (g).x, (g).y, (g).z, (b).x, (b).y, (b).z, (smem), (void *)(st)
 
-/* The four <<<>>>-style entry points differ only in name and in which default stream they mean. */
-#define LAUNCH_ENTRY(name, per_thread)                                                                      \
+/* The four <<<>>>-style entry points differ only in name, which default
+ * stream they mean and which driver call they make. */
+#define LAUNCH_ENTRY(name, per_thread, how)                                                                 \
 	RT_API cudaError_t name(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem, \
 				cudaStream_t stream)                                                        \
 	{                                                                                                   \
 		const char *n;                                                                              \
                                                                                                             \
-		(void)args;                                                                                 \
-		RT_RETURN(launch(func, gridDim, blockDim, sharedMem, stream, per_thread, &n), LAUNCH_FMT,   \
-			  LAUNCH_ARGS(n, gridDim, blockDim, sharedMem, stream));                            \
+		RT_RETURN(launch(func, gridDim, blockDim, args, sharedMem, stream, per_thread, how, &n),    \
+			  LAUNCH_FMT, LAUNCH_ARGS(n, gridDim, blockDim, sharedMem, stream));                \
 	}
 
-LAUNCH_ENTRY(cudaLaunchKernel, false)
-LAUNCH_ENTRY(cudaLaunchKernel_ptsz, true)
-LAUNCH_ENTRY(cudaLaunchCooperativeKernel, false)
-LAUNCH_ENTRY(cudaLaunchCooperativeKernel_ptsz, true)
+LAUNCH_ENTRY(cudaLaunchKernel, false, PLAIN)
+LAUNCH_ENTRY(cudaLaunchKernel_ptsz, true, PLAIN)
+LAUNCH_ENTRY(cudaLaunchCooperativeKernel, false, COOPERATIVE)
+LAUNCH_ENTRY(cudaLaunchCooperativeKernel_ptsz, true, COOPERATIVE)
 
-static cudaError_t launch_exc(const cudaLaunchConfig_t *cfg, const void *func, bool per_thread, const char **n)
+/* cudaLaunchKernelExC -> cuLaunchKernelEx: the same configuration in the
+ * driver's layout (cudaLaunchAttribute and CUlaunchAttribute are one layout). */
+static cudaError_t launch_exc(const cudaLaunchConfig_t *cfg, const void *func, void **args, bool per_thread,
+			      const char **n)
 {
+	const unsigned grid[3] = { cfg ? cfg->gridDim.x : 0, cfg ? cfg->gridDim.y : 0, cfg ? cfg->gridDim.z : 0 };
+	const unsigned block[3] = { cfg ? cfg->blockDim.x : 0, cfg ? cfg->blockDim.y : 0, cfg ? cfg->blockDim.z : 0 };
+	struct sg_target t;
+	struct kernel *k;
+	CUlaunchConfig c;
+	cudaError_t e;
+
 	*n = NULL;
+	e = rt_enter_drv();
+	if (e)
+		return e;
 	if (!cfg)
-		return rt_enter() ? rt_enter() : cudaErrorInvalidValue;
-	return launch(func, cfg->gridDim, cfg->blockDim, cfg->dynamicSmemBytes, cfg->stream, per_thread, n);
+		return cudaErrorInvalidValue;
+	if (!func)
+		return cudaErrorInvalidDeviceFunction;
+	k = resolve(func);
+	if (!k || !k->func)
+		return cudaErrorMemoryAllocation;
+	*n = k->name;
+	t = rt_target(cfg->stream, per_thread, false);
+	if (rt_direct)
+		return rt_err(sg_launch(&t, k->func, grid, block, cfg->dynamicSmemBytes, NULL));
+	e = rt_err(sg_launch_check(grid, block, cfg->dynamicSmemBytes));
+	if (e)
+		return e;
+	c = (CUlaunchConfig){
+		.gridDimX = grid[0], .gridDimY = grid[1], .gridDimZ = grid[2],
+		.blockDimX = block[0], .blockDimY = block[1], .blockDimZ = block[2],
+		.sharedMemBytes = (unsigned)cfg->dynamicSmemBytes, .hStream = cfg->stream,
+		.attrs = (CUlaunchAttribute *)(void *)cfg->attrs, .numAttrs = cfg->numAttrs,
+	};
+	return rt_cu((per_thread ? rt_drv.cuLaunchKernelEx_ptsz : rt_drv.cuLaunchKernelEx)(&c, (CUfunction)k->func,
+											   args, NULL));
 }
 
 static const cudaLaunchConfig_t no_cfg;
@@ -219,8 +257,7 @@ RT_API cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const v
 	const cudaLaunchConfig_t *c = config ? config : &no_cfg;
 	const char *n;
 
-	(void)args;
-	RT_RETURN(launch_exc(config, func, false, &n), LAUNCH_FMT,
+	RT_RETURN(launch_exc(config, func, args, false, &n), LAUNCH_FMT,
 		  LAUNCH_ARGS(n, c->gridDim, c->blockDim, c->dynamicSmemBytes, c->stream));
 }
 
@@ -229,8 +266,7 @@ RT_API cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, co
 	const cudaLaunchConfig_t *c = config ? config : &no_cfg;
 	const char *n;
 
-	(void)args;
-	RT_RETURN(launch_exc(config, func, true, &n), LAUNCH_FMT,
+	RT_RETURN(launch_exc(config, func, args, true, &n), LAUNCH_FMT,
 		  LAUNCH_ARGS(n, c->gridDim, c->blockDim, c->dynamicSmemBytes, c->stream));
 }
 
@@ -313,7 +349,9 @@ RT_API void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAdd
 	if (!hostVarPtrAddress)
 		return;
 	/* host code reaches a __managed__ variable through this pointer */
-	if (rt_enter() || sg_mem_alloc(0, size ? size : 1, SG_MEM_MANAGED, cudaMemAttachGlobal, &p))
+	/* (a static constructor: the model only, the driver is loaded later) */
+	if (sg_config()->init_error || !sg_device_count() ||
+	    sg_mem_alloc(0, size ? size : 1, SG_MEM_MANAGED, cudaMemAttachGlobal, &p))
 		p = calloc(1, size ? size : 1);
 	*hostVarPtrAddress = p;
 }

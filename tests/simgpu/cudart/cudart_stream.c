@@ -2,8 +2,12 @@
 /*
  * cudart_stream.c — runtime API: streams (create, destroy, synchronise,
  * query, wait on events, attributes, capture), events, graphs, and host
- * functions / callbacks queued on streams. Translates handles and errors
- * to and from the model (gpu_stream.c, gpu_sync.c, gpu_graph.c).
+ * functions / callbacks queued on streams. cudaStreamSynchronize,
+ * cudaStreamWaitEvent, cudaEventSynchronize and cudaGraphLaunch (and their
+ * _ptsz forms) are their driver calls (cuStreamSynchronize, ...); the rest
+ * translates handles and errors to and from the model (gpu_stream.c,
+ * gpu_sync.c, gpu_graph.c) directly. Handles are the model's, shared with
+ * the driver (a cudaStream_t is a CUstream).
  */
 #include <stdlib.h>
 
@@ -82,27 +86,57 @@ RT_API cudaError_t cudaStreamDestroy(cudaStream_t stream)
 		RT_RETURN(e, "stream=%p", (void *)stream);                  \
 	}
 
-STREAM_ENTRY(cudaStreamSynchronize, false, sg_stream_sync)
-STREAM_ENTRY(cudaStreamSynchronize_ptsz, true, sg_stream_sync)
 STREAM_ENTRY(cudaStreamQuery, false, sg_stream_query)
 STREAM_ENTRY(cudaStreamQuery_ptsz, true, sg_stream_query)
 
+/* cudaStreamSynchronize -> cuStreamSynchronize (_ptsz -> _ptsz) */
+static cudaError_t stream_sync(cudaStream_t h, bool per_thread)
+{
+	cudaError_t e = rt_enter_drv();
+
+	if (e)
+		return e;
+	if (rt_direct) {
+		WITH_STREAM(h, per_thread, e = rt_err(sg_stream_sync(s)));
+		return e;
+	}
+	return rt_cu((per_thread ? rt_drv.cuStreamSynchronize_ptsz : rt_drv.cuStreamSynchronize)(h));
+}
+
+RT_API cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
+	RT_RETURN(stream_sync(stream, false), "stream=%p", (void *)stream);
+}
+
+RT_API cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream)
+{
+	RT_RETURN(stream_sync(stream, true), "stream=%p", (void *)stream);
+}
+
+/* cudaStreamWaitEvent -> cuStreamWaitEvent (_ptsz -> _ptsz) */
+static cudaError_t wait_event(cudaStream_t h, cudaEvent_t ev, unsigned flags, bool per_thread)
+{
+	cudaError_t e = rt_enter_drv();
+
+	if (e)
+		return e;
+	if (rt_direct) {
+		WITH_STREAM(h, per_thread, e = flags & ~1u ? cudaErrorInvalidValue : rt_err(sg_stream_wait_event(s, ev)));
+		return e;
+	}
+	return rt_cu((per_thread ? rt_drv.cuStreamWaitEvent_ptsz : rt_drv.cuStreamWaitEvent)(h, ev, flags));
+}
+
 RT_API cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
 {
-	cudaError_t e;
-
-	WITH_STREAM(stream, false,
-		    e = flags & ~1u ? cudaErrorInvalidValue : rt_err(sg_stream_wait_event(s, event)));
-	RT_RETURN(e, "stream=%p event=%p flags=%#x", (void *)stream, (void *)event, flags);
+	RT_RETURN(wait_event(stream, event, flags, false), "stream=%p event=%p flags=%#x", (void *)stream,
+		  (void *)event, flags);
 }
 
 RT_API cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
 {
-	cudaError_t e;
-
-	WITH_STREAM(stream, true,
-		    e = flags & ~1u ? cudaErrorInvalidValue : rt_err(sg_stream_wait_event(s, event)));
-	RT_RETURN(e, "stream=%p event=%p flags=%#x", (void *)stream, (void *)event, flags);
+	RT_RETURN(wait_event(stream, event, flags, true), "stream=%p event=%p flags=%#x", (void *)stream,
+		  (void *)event, flags);
 }
 
 #define STREAM_GETTER(api, per_thread, type, arg, expr)                                    \
@@ -276,10 +310,10 @@ RT_API cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t
 
 RT_API cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
-	cudaError_t e = rt_enter();
+	cudaError_t e = rt_enter_drv();
 
 	if (!e)
-		e = rt_err(sg_event_sync(event));
+		e = rt_direct ? rt_err(sg_event_sync(event)) : rt_cu(rt_drv.cuEventSynchronize(event));
 	RT_RETURN(e, "event=%p", (void *)event);
 }
 
@@ -332,20 +366,28 @@ RT_API cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cu
 	RT_RETURN(e, "graph=%p flags=%#llx exec=%p", (void *)graph, flags, !e ? (void *)*pGraphExec : NULL);
 }
 
+/* cudaGraphLaunch -> cuGraphLaunch (_ptsz -> _ptsz) */
+static cudaError_t graph_launch(cudaGraphExec_t x, cudaStream_t h, bool per_thread)
+{
+	cudaError_t e = rt_enter_drv();
+
+	if (e)
+		return e;
+	if (rt_direct) {
+		WITH_STREAM(h, per_thread, e = rt_err(sg_graph_launch(x, s)));
+		return e;
+	}
+	return rt_cu((per_thread ? rt_drv.cuGraphLaunch_ptsz : rt_drv.cuGraphLaunch)((CUgraphExec)x, h));
+}
+
 RT_API cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
-	cudaError_t e;
-
-	WITH_STREAM(stream, false, e = rt_err(sg_graph_launch(graphExec, s)));
-	RT_RETURN(e, "exec=%p stream=%p", (void *)graphExec, (void *)stream);
+	RT_RETURN(graph_launch(graphExec, stream, false), "exec=%p stream=%p", (void *)graphExec, (void *)stream);
 }
 
 RT_API cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
-	cudaError_t e;
-
-	WITH_STREAM(stream, true, e = rt_err(sg_graph_launch(graphExec, s)));
-	RT_RETURN(e, "exec=%p stream=%p", (void *)graphExec, (void *)stream);
+	RT_RETURN(graph_launch(graphExec, stream, true), "exec=%p stream=%p", (void *)graphExec, (void *)stream);
 }
 
 RT_API cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)

@@ -105,6 +105,7 @@ static void load_config(void)
 	cfg.populate_bytes = (uint64_t)(env_num("SIMGPU_POPULATE_MB", 1024, 0) * 1048576.0);
 	cfg.init_error = (int)env_num("SIMGPU_INIT_ERROR", 0, 0);
 	cfg.log = (int)env_num("SIMGPU_LOG", 0, 0);
+	cfg.runtime_direct = (int)env_num("SIMGPU_RUNTIME_DIRECT", 0, 0);
 	cfg.kernel_times = getenv("SIMGPU_KERNEL_TIMES");
 	parse_kernel_times(cfg.kernel_times);
 	sg_log_level = cfg.log;

@@ -79,7 +79,7 @@ struct sg_exec {
 };
 
 /* Handle registry (gpu_handles.c): kind-tagged set of live pointers. */
-enum sg_hkind { SG_HK_STREAM = 1, SG_HK_EVENT, SG_HK_GRAPH, SG_HK_EXEC };
+enum sg_hkind { SG_HK_STREAM = 1, SG_HK_EVENT, SG_HK_GRAPH, SG_HK_EXEC, SG_HK_FUNC };
 SG_HIDDEN int sg_handle_add(const void *p, enum sg_hkind kind);
 SG_HIDDEN void sg_handle_del(const void *p);
 SG_HIDDEN bool sg_handle_is(const void *p, enum sg_hkind kind);
@@ -92,6 +92,17 @@ SG_HIDDEN struct sg_stream *sg_dev_streams(int dev);
 SG_HIDDEN int sg_submit_locked(struct sg_stream *s, const struct sg_work *w,
 			       struct sg_op **extra, int n_extra, struct sg_op **out);
 SG_HIDDEN void sg_op_put_locked(struct sg_op *op);
+
+/* Memory table (gpu_mem.c) for VMM mappings (gpu_vmm.c): capacity charged without a
+ * range of the device region, and ranges the caller mapped itself. Lock order: the VMM
+ * lock, then the memory table's. */
+SG_HIDDEN int sg_mem_charge(int dev, uint64_t bytes);
+SG_HIDDEN void sg_mem_uncharge(int dev, uint64_t bytes);
+SG_HIDDEN int sg_mem_add_range(const struct sg_range *r);      /* SG_EINVAL on overlap */
+SG_HIDDEN int sg_mem_del_range(uintptr_t base);
+SG_HIDDEN void sg_mem_set_flags(uintptr_t base, unsigned set, unsigned clear);
+/* Whether p lies in an address reservation (gpu_vmm.c; takes the VMM lock). */
+SG_HIDDEN bool sg_vmm_reserved(uintptr_t p);
 
 /* Capture (gpu_graph.c), with sg_mu held. */
 SG_HIDDEN int sg_capture_append_locked(struct sg_graph *g, const struct sg_work *w);

@@ -233,7 +233,7 @@ int sg_mem_free(void *p, unsigned kinds, struct sg_range *freed)
 	pthread_mutex_lock(&mem_mu);
 	i = upper((uintptr_t)p);
 	if (!i || tab[i - 1].base != (uintptr_t)p || !(kinds & (1u << tab[i - 1].kind)) ||
-	    tab[i - 1].kind == SG_MEM_REGISTERED) {
+	    tab[i - 1].kind == SG_MEM_REGISTERED || (tab[i - 1].flags & SG_RANGE_VMM)) {
 		pthread_mutex_unlock(&mem_mu);
 		return SG_EINVAL;
 	}
@@ -325,10 +325,11 @@ int sg_mem_check(const void *p, size_t len, struct sg_range *out)
 	if (!p)
 		return SG_EINVAL;
 	if (err) {
-		/* untracked: ordinary host memory, unless inside a device region */
-		return out->device >= 0 ? SG_EINVAL : SG_OK;
+		/* untracked: ordinary host memory, unless inside a device region or an
+		 * address reservation (unmapped virtual memory) */
+		return out->device >= 0 || sg_vmm_reserved((uintptr_t)p) ? SG_EINVAL : SG_OK;
 	}
-	if ((uintptr_t)p - out->base + len > out->size)
+	if ((uintptr_t)p - out->base + len > out->size || (out->flags & SG_RANGE_NOACCESS))
 		return SG_EINVAL;
 	return SG_OK;
 }
@@ -353,7 +354,8 @@ void sg_mem_reset(int dev)
 	pthread_once(&mem_once, mem_init);
 	pthread_mutex_lock(&mem_mu);
 	for (i = 0; i < ntab;) {
-		if ((tab[i].kind == SG_MEM_DEVICE || tab[i].kind == SG_MEM_MANAGED) && tab[i].device == dev) {
+		if ((tab[i].kind == SG_MEM_DEVICE || tab[i].kind == SG_MEM_MANAGED) && tab[i].device == dev &&
+		    !(tab[i].flags & SG_RANGE_VMM)) {
 			release_pages(tab[i].base, tab[i].charged);
 			devs[dev].used -= tab[i].charged;
 			remove_at(i);
@@ -361,5 +363,72 @@ void sg_mem_reset(int dev)
 			i++;
 		}
 	}
+	pthread_mutex_unlock(&mem_mu);
+}
+
+/* ---- for VMM mappings (gpu_vmm.c) ---------------------------------------------------- */
+int sg_mem_charge(int dev, uint64_t bytes)
+{
+	int err = SG_OK;
+
+	pthread_once(&mem_once, mem_init);
+	if (dev < 0 || dev >= ndevs)
+		return SG_EDEVICE;
+	pthread_mutex_lock(&mem_mu);
+	if (devs[dev].used + bytes > devs[dev].cap)
+		err = SG_ENOMEM;
+	else
+		devs[dev].used += bytes;
+	pthread_mutex_unlock(&mem_mu);
+	return err;
+}
+
+void sg_mem_uncharge(int dev, uint64_t bytes)
+{
+	pthread_mutex_lock(&mem_mu);
+	if (dev >= 0 && dev < ndevs)
+		devs[dev].used -= bytes;
+	pthread_mutex_unlock(&mem_mu);
+}
+
+int sg_mem_add_range(const struct sg_range *r)
+{
+	size_t i;
+	int err;
+
+	pthread_once(&mem_once, mem_init);
+	pthread_mutex_lock(&mem_mu);
+	i = upper(r->base);
+	if ((i && tab[i - 1].base + tab[i - 1].size > r->base) || (i < ntab && tab[i].base < r->base + r->size))
+		err = SG_EINVAL;
+	else
+		err = insert(r);
+	pthread_mutex_unlock(&mem_mu);
+	return err;
+}
+
+int sg_mem_del_range(uintptr_t base)
+{
+	size_t i;
+	int err = SG_EINVAL;
+
+	pthread_mutex_lock(&mem_mu);
+	i = upper(base);
+	if (i && tab[i - 1].base == base) {
+		remove_at(i - 1);
+		err = SG_OK;
+	}
+	pthread_mutex_unlock(&mem_mu);
+	return err;
+}
+
+void sg_mem_set_flags(uintptr_t base, unsigned set, unsigned clear)
+{
+	size_t i;
+
+	pthread_mutex_lock(&mem_mu);
+	i = upper(base);
+	if (i && tab[i - 1].base == base)
+		tab[i - 1].flags = (tab[i - 1].flags & ~clear) | set;
 	pthread_mutex_unlock(&mem_mu);
 }

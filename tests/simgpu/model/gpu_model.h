@@ -7,8 +7,8 @@
  * graphs, the timing model and the knobs.
  *
  * The model lives in build/simgpu/libsimgpu.so so that every simulated
- * library of a process (libcudart.so.13 now; libcuda.so.1 and libnccl.so.2
- * later) shares one GPU. API layers translate their handles and error
+ * library of a process (libcudart.so.13, libcuda.so.1, libnccl.so.2)
+ * shares one GPU. API layers translate their handles and error
  * codes to and from this interface. Every function is thread-safe.
  */
 #ifndef SIMGPU_GPU_MODEL_H
@@ -36,6 +36,9 @@ enum sg_status {
 	SG_ECAPTURE_MERGE,      /* would merge two independent captures */
 	SG_ECAPTURE_UNMATCHED,  /* capture ended on a stream that did not begin it */
 	SG_EILLEGAL_STATE,      /* e.g. end capture on a stream not capturing */
+	SG_EDIRECTION,          /* copy kind outside enum sg_copy_kind */
+	SG_EPITCH,              /* 2D copy wider than one of its pitches */
+	SG_ECONFIG,             /* launch configuration out of range */
 };
 
 /* ---- knobs (read once from the environment, see README.md) -------------- */
@@ -51,6 +54,7 @@ struct sg_config {
 	int init_error;              /* SIMGPU_INIT_ERROR: API-level code every call fails with */
 	int log;                     /* SIMGPU_LOG */
 	const char *kernel_times;    /* SIMGPU_KERNEL_TIMES (raw) */
+	int runtime_direct;          /* SIMGPU_RUNTIME_DIRECT: the runtime skips the driver */
 };
 
 /* Copy paths, each with its own bandwidth knob. */
@@ -92,6 +96,10 @@ enum sg_mem_kind {
 	SG_MEM_PINNED,       /* cudaMallocHost / cudaHostAlloc */
 	SG_MEM_REGISTERED,   /* cudaHostRegister */
 };
+
+/* sg_range.flags bits the model sets on ranges mapped with sg_vmm_map() */
+#define SG_RANGE_VMM      0x80000000u /* a VMM mapping: not freeable, not charged itself */
+#define SG_RANGE_NOACCESS 0x40000000u /* mapped, but no access granted yet (sg_vmm_set_access) */
 
 struct sg_range {
 	uintptr_t base;
@@ -144,6 +152,7 @@ struct sg_work {
 	int stage_src;            /* snapshot src at submission (pageable HtoD async) */
 	sg_hostfn fn;
 	void *arg;
+	unsigned elem;            /* memset: value is a pattern of 1 (0 too), 2 or 4 bytes */
 };
 
 struct sg_stream;
@@ -207,5 +216,77 @@ int sg_graph_destroy(void *graph);
 int sg_exec_destroy(void *exec);
 int sg_graph_launch(void *exec, struct sg_stream *s);
 size_t sg_graph_nodes(void *graph);
+
+/* ---- functions: the kernels API handles name (gpu_func.c) ---------------------------- */
+/* A function the model can launch, as an API layer hands it out: a CUfunction, a
+ * CUkernel, a runtime kernel. Its name is interned (it outlives the handle, so captured
+ * work and logs keep it) and its duration comes from sg_kernel_ns(). */
+enum sg_func_kind { SG_FUNC_FUNCTION = 1, SG_FUNC_KERNEL = 2 };
+struct sg_func;
+int sg_func_create(const char *name, enum sg_func_kind kind, struct sg_func **out);
+/* Invalidates the handle (SG_EHANDLE if it is not a live function). */
+int sg_func_destroy(void *h);
+/* A live handle's kind, name and duration; SG_EHANDLE if h is none. Outs may be NULL. */
+int sg_func_info(const void *h, int *kind, const char **name, uint64_t *dur_ns);
+/* A permanent copy of s, one per distinct string (NULL when out of memory). */
+const char *sg_intern(const char *s);
+
+/* ---- operations as an API call issues them (gpu_ops.c) ------------------------------- */
+/* The values of cudaMemcpyKind; the driver's cuMemcpyHtoD & co. use the explicit ones,
+ * cuMemcpy the default (the pointers say). */
+enum sg_copy_kind { SG_COPY_HTOH = 0, SG_COPY_HTOD, SG_COPY_DTOH, SG_COPY_DTOD, SG_COPY_DEFAULT };
+
+/* Where a call's work goes: stream handle `stream` of device `dev` as sg_stream_get()
+ * resolves it; sync: the default stream instead (legacy, or the thread's when
+ * per_thread), and the call waits until the work is done. */
+struct sg_target {
+	int dev;
+	void *stream;
+	int per_thread;
+	int sync;
+};
+
+/* Queues w on the target (peer_dev >= 0: also after that device's default-stream work). */
+int sg_issue(const struct sg_target *t, int peer_dev, struct sg_work *w);
+/* A 1D (height 1) or 2D copy: validates kind, pointers and ranges, picks the copy path
+ * and its duration, stages pageable host memory in the calling thread, queues and, when
+ * sync, waits. Nothing to do (width or height 0) is SG_OK. */
+int sg_copy(const struct sg_target *t, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+	    size_t height, int kind);
+/* Fills count elements of elem (1, 2 or 4) bytes of device or managed memory with value. */
+int sg_memset(const struct sg_target *t, void *dst, unsigned value, unsigned elem, size_t count);
+/* SG_ECONFIG for a grid or block out of range, SG_EINVAL for too much shared memory. */
+int sg_launch_check(const unsigned grid[3], const unsigned block[3], size_t smem);
+/* Spins SIMGPU_LAUNCH_US in the caller, then queues a kernel of func's duration.
+ * SG_EHANDLE when func is not a live sg_func. *name (may be NULL) gets its name. */
+int sg_launch(const struct sg_target *t, const void *func, const unsigned grid[3], const unsigned block[3],
+	      size_t smem, const char **name);
+/* Frees the allocation based at p (kind in kinds) after all work of every device. */
+int sg_mem_free_synced(void *p, unsigned kinds);
+/* Queues a stream-ordered free of the device or managed allocation based at p. */
+int sg_mem_free_async(const struct sg_target *t, void *p);
+
+/* ---- virtual memory management (gpu_vmm.c) ------------------------------------------- */
+/* Physical allocations charged to a device's capacity, address reservations and
+ * mappings, which the memory table then classifies as device memory of the physical
+ * allocation's device (flags SG_RANGE_VMM). Sizes, offsets and mapped addresses are
+ * multiples of SG_VMM_GRANULARITY. */
+#define SG_VMM_GRANULARITY (2ull << 20)
+struct sg_phys;
+int sg_vmm_create(int dev, size_t size, struct sg_phys **out);
+/* The memory goes when its last mapping does. SG_EINVAL: not a live, unreleased handle. */
+int sg_vmm_release(void *h);
+/* The device of a live, unreleased handle (SG_EINVAL otherwise). */
+int sg_vmm_device(void *h, int *dev);
+int sg_vmm_reserve(size_t size, size_t align, uintptr_t hint, uintptr_t *out);
+/* [va, va+size) must be exactly one reservation without mappings. */
+int sg_vmm_free(uintptr_t va, size_t size);
+/* Maps size bytes of h from offset (0) at va, inside one reservation, where nothing is
+ * mapped yet. The mapping starts without access (SG_RANGE_NOACCESS). */
+int sg_vmm_map(uintptr_t va, size_t size, size_t offset, void *h);
+/* Unmaps the mappings that [va, va+size) covers exactly, after all queued work. */
+int sg_vmm_unmap(uintptr_t va, size_t size);
+/* Grants (or, with access 0, revokes) access to the mappings [va, va+size) covers. */
+int sg_vmm_set_access(uintptr_t va, size_t size, int access);
 
 #endif /* SIMGPU_GPU_MODEL_H */

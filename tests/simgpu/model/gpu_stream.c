@@ -108,6 +108,26 @@ static void copy_rows(const struct sg_work *w, const void *src)
 		memmove((char *)w->dst + r * w->dpitch, (const char *)src + r * w->spitch, w->width);
 }
 
+/* memset: bytes, or a 16/32-bit pattern (cuMemsetD16/D32) */
+static void fill(const struct sg_work *w)
+{
+	size_t i;
+
+	if (w->elem == 4) {
+		uint32_t v = (uint32_t)w->value, *p = w->dst;
+
+		for (i = 0; i < w->width / 4; i++)
+			p[i] = v;
+	} else if (w->elem == 2) {
+		uint16_t v = (uint16_t)w->value, *p = w->dst;
+
+		for (i = 0; i < w->width / 2; i++)
+			p[i] = v;
+	} else {
+		memset(w->dst, w->value & 0xff, w->width);
+	}
+}
+
 static uint64_t run_op(struct sg_op *op)
 {
 	struct sg_work *w = &op->w;
@@ -118,7 +138,7 @@ static uint64_t run_op(struct sg_op *op)
 		copy_rows(w, op->staged ? op->staged : w->src);
 		break;
 	case SG_WORK_MEMSET:
-		memset(w->dst, w->value, w->width);
+		fill(w);
 		break;
 	case SG_WORK_HOSTFN:
 		w->fn(w->arg);

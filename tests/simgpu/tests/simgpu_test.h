@@ -7,6 +7,8 @@
 #ifndef SIMGPU_TEST_H
 #define SIMGPU_TEST_H
 
+#include <fcntl.h>
+#include <link.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -108,6 +111,58 @@ static inline double thread_cpu_ms(void)
 			snprintf(tt_msg_, sizeof(tt_msg_), "%s = %.3f, want in [%.3f, %.3f]", #got, \
 				 w_, (double)(lo), (double)(hi));                                \
 		}                                                                                \
+	} while (0)
+
+/* The first byte of the instruction at addr as the object's file holds it. A
+ * tracer running on the same machine may have put a uprobe there, which shows
+ * in memory as int3 (0xcc) but leaves the file alone. -1 if unreadable. */
+struct file_byte_ctx {
+	uintptr_t addr;
+	const char *file;
+	long off;
+};
+
+static int file_byte_phdr(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct file_byte_ctx *c = data;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && c->addr >= start && c->addr - start < ph->p_filesz) {
+			c->off = (long)(ph->p_offset + (c->addr - start));
+			c->file = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "/proc/self/exe";
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static inline int file_byte(const void *addr)
+{
+	struct file_byte_ctx c = { (uintptr_t)addr, NULL, -1 };
+	unsigned char b;
+	int fd, r = -1;
+
+	dl_iterate_phdr(file_byte_phdr, &c);
+	if (c.off < 0 || (fd = open(c.file, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	if (pread(fd, &b, 1, c.off) == 1)
+		r = b;
+	close(fd);
+	return r;
+}
+
+/* Fails unless the function at p starts with push %rbp (0x55): in memory,
+ * or, where a uprobe sits (0xcc), in its file. */
+#define ASSERT_PUSH_RBP(p, sym)                                                                  \
+	do {                                                                                     \
+		const unsigned char *apr_p_ = (const unsigned char *)(p);                        \
+		int apr_b_ = apr_p_[0] == 0xcc ? file_byte(apr_p_) : apr_p_[0];                  \
+		if (apr_b_ != 0x55)                                                              \
+			fail_msg("%s starts with %#x, not push %%rbp (0x55)", (sym), apr_b_);    \
 	} while (0)
 
 #endif /* SIMGPU_TEST_H */

@@ -49,17 +49,18 @@ static void test_exports(void **state)
 		p = dlvsym(lib, sym, "libcudart.so.13");
 		if (!p)
 			fail_msg("%s@libcudart.so.13 is not exported", sym);
-		if (p[0] != 0x55)
-			fail_msg("%s starts with %#x, not push %%rbp (0x55)", sym, p[0]);
+		ASSERT_PUSH_RBP(p, sym);
 		n++;
 	}
 	assert_true(n > 60);
 	/* __cudaLaunchKernel: push %rbp; mov %rsp,%rbp; pop %rbp; jmp rel32 */
 	p = dlsym(lib, "__cudaLaunchKernel");
 	assert_non_null(p);
-	assert_memory_equal(p, "\x55\x48\x89\xe5\x5d\xe9", 6);
+	ASSERT_PUSH_RBP(p, "__cudaLaunchKernel");
+	assert_memory_equal(p + 1, "\x48\x89\xe5\x5d\xe9", 5);
 	p = dlsym(lib, "__cudaLaunchKernel_ptsz");
-	assert_memory_equal(p, "\x55\x48\x89\xe5\x5d\xe9", 6);
+	ASSERT_PUSH_RBP(p, "__cudaLaunchKernel_ptsz");
+	assert_memory_equal(p + 1, "\x48\x89\xe5\x5d\xe9", 5);
 	dlclose(lib);
 }
 

@@ -12,6 +12,10 @@
 #            `nvcc -cudart shared`, plain and with --default-stream
 #            per-thread: the simulator sees the right kernel names and
 #            launch counts through the CUDA 13 launch stubs.
+#   driver   the toolkit's cuda.h and the simulator's agree on the sizes,
+#            offsets and enum values a driver program uses; a driver
+#            program built against the toolkit's cuda.h and stub libcuda.so
+#            runs on the simulator's libcuda.so.1.
 set -u
 [ $# -eq 1 ] || { echo "usage: $0 SIMGPU_DIR" >&2; exit 2; }
 sim=$(cd "$1" && pwd) || exit 2
@@ -96,6 +100,37 @@ if [ -z "$nvcc" ]; then
 else
 	check_nvcc nvcc "" cudaLaunchKernel
 	check_nvcc nvcc-ptds "--default-stream per-thread" cudaLaunchKernel_ptsz
+fi
+
+# ---- the driver: toolkit cuda.h + stub libcuda.so -> simulator -------------------------------
+stub=""
+for d in "$cuda/lib64/stubs" "$cuda/targets/x86_64-linux/lib/stubs" "$cuda/lib/stubs"; do
+	[ -e "$d/libcuda.so" ] && { stub=$d; break; }
+done
+if [ ! -f "$cuda/include/cuda.h" ] || [ -z "$stub" ]; then
+	skip_because "driver: no toolkit cuda.h and stub libcuda.so under $cuda"
+else
+	dflags="-std=gnu11 -O2 -Wall -Wextra -Werror"
+	log="$out/compat_driver.build.log"
+	if ! gcc $dflags -I"$cuda/include" "$src/compat_driver.c" -o "$out/compat_driver" -L"$stub" -lcuda >"$log" 2>&1 ||
+		! gcc $dflags -I"$src/../../include" "$src/compat_driver.c" -o "$out/compat_driver_sim" \
+			-L"$sim" -l:libcuda.so.1 >>"$log" 2>&1; then
+		fail "driver: build failed (see $log)"
+	else
+		LD_LIBRARY_PATH="$sim" "$out/compat_driver" --layout >"$out/layout.toolkit" 2>&1
+		LD_LIBRARY_PATH="$sim" "$out/compat_driver_sim" --layout >"$out/layout.sim" 2>&1
+		if ! diff -u "$out/layout.toolkit" "$out/layout.sim" >"$out/layout.diff"; then
+			fail "driver-layout: the simulator's cuda.h differs from the toolkit's: $(head -c 600 "$out/layout.diff")"
+		else
+			pass "driver-layout: cuda.h sizes, offsets and enum values match the toolkit's ($(wc -l <"$out/layout.sim") facts)"
+		fi
+		if env SIMGPU_DEVICE_MEM_MB=1234 SIMGPU_KERNEL_TIMES=_Z9compat_fnPfi=3000 SIMGPU_LOG=0 \
+			LD_LIBRARY_PATH="$sim" "$out/compat_driver"; then
+			pass "driver: gcc + toolkit cuda.h + stub libcuda.so -> simulator"
+		else
+			fail "driver: the program failed on the simulator"
+		fi
+	fi
 fi
 
 [ $fails -eq 0 ] || { echo "compat: $fails check(s) failed" >&2; exit 1; }
