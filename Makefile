@@ -68,6 +68,7 @@ gpuprobed: $(BUILD)/gpuprobed
 
 # ---- areas with their own fragments --------------------------------------
 include tests/simgpu/simgpu.mk
+include tests/simgpu/nccl.mk
 include tests/workloads/workloads.mk
 include tests/unit/unit.mk
 include tests/e2e/e2e.mk
