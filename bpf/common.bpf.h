@@ -23,8 +23,6 @@ struct gp_frame {
 	__u64 offcpu_ns;      /* time the thread spent off-CPU during the call (sched.bpf.c) */
 	__u64 min_flt0;       /* the task's fault counters at entry */
 	__u64 maj_flt0;
-	__u64 child_min_flt;  /* faults inside nested traced calls: not this call's */
-	__u64 child_maj_flt;
 	__u64 args[GP_MAX_ARGS];
 };
 

@@ -15,8 +15,16 @@
  *
  * Each record also says what happened to the thread during the call: the
  * scheduler probes (sched.bpf.c) add off-CPU time and switches to the
- * innermost frame; page faults are the deltas of the task's own counters,
- * minus those of nested traced calls.
+ * innermost frame, which hands them to its caller's frame at return; page
+ * faults are the deltas of the task's own counters. So every record is
+ * inclusive of the traced calls nested in it, and a nested record names the
+ * API of the call that encloses it (hdr.flags bits 16..31): that call is its
+ * caller's implementation (cudaMemcpy -> cuMemcpyHtoD_v2) and userspace
+ * counts it once, as the outer call.
+ *
+ * Some APIs need bytes from user memory at return (a kernel's name, a
+ * path, ncclCommInitAll's arrays): their record is a gp_api_call_ext,
+ * reserved at its full size (these calls are rare).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -90,8 +98,6 @@ int gp_api_enter(struct pt_regs *ctx)
 	f->offcpu_ns = 0;
 	f->min_flt0 = task->min_flt;
 	f->maj_flt0 = task->maj_flt;
-	f->child_min_flt = 0;
-	f->child_maj_flt = 0;
 	/* x86-64 SysV integer arguments (libbpf 1.1 has no PT_REGS_PARM6) */
 	f->args[0] = ctx->di;
 	f->args[1] = ctx->si;
@@ -109,8 +115,26 @@ int gp_api_enter(struct pt_regs *ctx)
 			count(&drops, GP_DROP_ARG_READ);
 		}
 	} else if (ck & GP_CK_LAUNCH_CFG) {
-		/* gridDim, blockDim, dynamicSmemBytes, stream: the first 40 bytes of cudaLaunchConfig_t */
+		/* gridDim, blockDim, dynamicSmemBytes, stream: the first 40 bytes of cudaLaunchConfig_t (CUlaunchConfig) */
 		if (bpf_probe_read_user(&f->args[3], 5 * sizeof(__u64), (void *)f->args[0])) {
+			f->flags |= GP_EVF_ARGS_PARTIAL;
+			count(&drops, GP_DROP_ARG_READ);
+		}
+	} else if (ck & GP_CK_CU_LAUNCH) {
+		/* cuLaunchKernel's 7th..9th arguments: blockDimZ, sharedMemBytes, hStream */
+		__u64 st3[3];
+
+		if (bpf_probe_read_user(st3, sizeof(st3), (void *)(sp + 8))) {
+			f->flags |= GP_EVF_ARGS_PARTIAL;
+			count(&drops, GP_DROP_ARG_READ);
+		} else {
+			/* 32-bit arguments: the upper halves of their slots are not ours to read */
+			f->args[5] = (__u32)f->args[5] | ((__u64)(__u32)st3[0] << 32);
+			f->args[6] = (__u32)st3[1];
+			f->args[7] = st3[2];
+		}
+	} else if (ck & GP_CK_DEREF2) {
+		if (bpf_probe_read_user(&f->args[6], 2 * sizeof(__u64), (void *)f->args[2])) {
 			f->flags |= GP_EVF_ARGS_PARTIAL;
 			count(&drops, GP_DROP_ARG_READ);
 		}
@@ -119,6 +143,54 @@ int gp_api_enter(struct pt_regs *ctx)
 	/* Last, so that this handler's own cost is outside the measured call. */
 	f->ts = bpf_ktime_get_ns();
 	return 0;
+}
+
+/* The user-memory bytes an extended record carries (see events.h). */
+static __always_inline void read_ext(struct gp_api_call_ext *ext, const struct gp_frame *f, __u16 ck)
+{
+	long n;
+
+	ext->data_len = 0;
+	ext->pad = 0;
+	ext->data[0] = 0;
+	if (ext->call.ret != 0)
+		return;
+	if (ck & GP_CK_STR) {
+		n = bpf_probe_read_user_str(ext->data, sizeof(ext->data), (void *)f->args[GP_CK_STR_SLOT(ck)]);
+		if (n <= 0) {
+			ext->call.hdr.flags |= GP_EVF_ARGS_PARTIAL;
+			count(&drops, GP_DROP_ARG_READ);
+			return;
+		}
+		ext->data_len = n;
+		if (n == sizeof(ext->data))
+			ext->call.hdr.flags |= GP_EVF_EXT_TRUNC;
+		return;
+	}
+	/* ncclCommInitAll(comms, ndev, devlist): comms[0..ndev) then devlist[0..ndev) */
+	__u32 ndev = (__u32)f->args[1];
+
+	if (ndev > GP_NCCL_INIT_ALL_MAX) {
+		ndev = GP_NCCL_INIT_ALL_MAX;
+		ext->call.hdr.flags |= GP_EVF_EXT_TRUNC;
+	}
+	if (ndev == 0)
+		return;
+
+	__u64 comms = ndev, devs = ndev;
+
+	/* opaque to the compiler, so the masks below stay on the registers the verifier checks */
+	asm volatile("" : "+r"(comms), "+r"(devs));
+	comms = (comms & 127) << 3; /* ndev <= 64: at most 512 bytes, data[0..512) */
+	devs = (devs & 127) << 2;   /* at most 256 bytes, data[512..768) */
+	if (bpf_probe_read_user(ext->data, comms, (void *)f->args[0])) {
+		ext->call.hdr.flags |= GP_EVF_ARGS_PARTIAL;
+		count(&drops, GP_DROP_ARG_READ);
+		return;
+	}
+	ext->data_len = comms;
+	if (f->args[2] && bpf_probe_read_user(ext->data + GP_NCCL_INIT_ALL_MAX * 8, devs, (void *)f->args[2]) == 0)
+		ext->data_len = GP_NCCL_INIT_ALL_MAX * 8 + devs;
 }
 
 SEC("uretprobe")
@@ -130,9 +202,12 @@ int gp_api_exit(struct pt_regs *ctx)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 min_flt = task->min_flt, maj_flt = task->maj_flt;
 	struct gp_task_state *st;
-	struct gp_api_call *rec;
+	struct gp_api_call *rec = NULL;
+	struct gp_api_call_ext *ext = NULL;
 	struct gp_frame *f = NULL;
+	__u16 parent_api = 0;
 	__u32 depth;
+	__u16 ck;
 
 	if (!tgid_traced())
 		return 0;
@@ -169,28 +244,36 @@ int gp_api_exit(struct pt_regs *ctx)
 		return 0;
 	}
 	st->depth = depth - 1;
-	/* the caller, if traced too, must not count these faults again */
+	ck = GP_COOKIE_FLAGS(cookie);
+	/* the enclosing traced call, if any, includes this one: hand it our off-CPU time */
 	if (depth >= 2) {
 		struct gp_frame *parent = frame_at(st, depth - 2);
 
-		parent->child_min_flt += min_flt - f->min_flt0;
-		parent->child_maj_flt += maj_flt - f->maj_flt0;
+		parent->offcpu_ns += f->offcpu_ns;
+		parent->vol_switches += f->vol_switches;
+		parent->invol_switches += f->invol_switches;
+		parent_api = GP_COOKIE_API(parent->cookie);
 	}
 
-	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (ck & (GP_CK_STR | GP_CK_NCCL_ALL))
+		ext = bpf_ringbuf_reserve(&events, sizeof(*ext), 0);
+	else
+		rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (ext)
+		rec = &ext->call;
 	if (!rec) {
 		count(&drops, GP_DROP_RINGBUF_FULL);
 		return 0;
 	}
-	rec->hdr.type = GP_EV_API_CALL;
-	rec->hdr.size = sizeof(*rec);
+	rec->hdr.type = ext ? GP_EV_API_CALL_EXT : GP_EV_API_CALL;
+	rec->hdr.size = ext ? sizeof(*ext) : sizeof(*rec);
 	{
 		__u64 pid_tgid = bpf_get_current_pid_tgid();
 
 		rec->hdr.tgid = pid_tgid >> 32;
 		rec->hdr.tid = (__u32)pid_tgid;
 	}
-	rec->hdr.flags = f->flags;
+	rec->hdr.flags = f->flags | ((__u32)parent_api << GP_EVF_PARENT_SHIFT);
 	rec->hdr.ts_ns = f->ts;
 	rec->dur_ns = now - f->ts;
 	rec->ret_addr = ctx->ip; /* the uretprobe restored ip to the call site */
@@ -202,16 +285,22 @@ int gp_api_exit(struct pt_regs *ctx)
 	rec->offcpu_ns = f->offcpu_ns;
 	rec->vol_switches = f->vol_switches;
 	rec->invol_switches = f->invol_switches;
-	rec->minor_faults = (__u32)(min_flt - f->min_flt0 - f->child_min_flt);
-	rec->major_faults = (__u32)(maj_flt - f->maj_flt0 - f->child_maj_flt);
-	if ((GP_COOKIE_FLAGS(cookie) & GP_CK_OUT_ARG0) && rec->ret == 0) {
-		if (bpf_probe_read_user(&rec->out, sizeof(rec->out), (void *)f->args[0]) == 0) {
+	rec->minor_faults = (__u32)(min_flt - f->min_flt0);
+	rec->major_faults = (__u32)(maj_flt - f->maj_flt0);
+	if ((ck & GP_CK_OUT) && rec->ret == 0) {
+		void *out_ptr = (void *)f->args[GP_CK_OUT_SLOT(ck)];
+		long err = (ck & GP_CK_OUT32) ? bpf_probe_read_user(&rec->out, sizeof(__u32), out_ptr)
+					      : bpf_probe_read_user(&rec->out, sizeof(rec->out), out_ptr);
+
+		if (err == 0) {
 			rec->hdr.flags |= GP_EVF_OUT_VALID;
 		} else {
 			rec->hdr.flags |= GP_EVF_ARGS_PARTIAL;
 			count(&drops, GP_DROP_ARG_READ);
 		}
 	}
+	if (ext)
+		read_ext(ext, f, ck);
 	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 	return 0;
 }

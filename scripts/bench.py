@@ -228,8 +228,9 @@ def main():
     else:
         lib_dir = os.path.join(args.build, "simgpu")
         lib = os.path.realpath(os.path.join(lib_dir, "libcudart.so.13"))
-        target = f"the simulated runtime ({lib}) with zero-time kernels and copies"
-        env.update(SIMGPU_KERNEL_US="0", SIMGPU_COPY_LATENCY_US="0")
+        target = (f"the simulated runtime ({lib}) with zero-time kernels and copies, not going down to "
+                  "the simulated driver (one probed layer, as bpftrace probes it)")
+        env.update(SIMGPU_KERNEL_US="0", SIMGPU_COPY_LATENCY_US="0", SIMGPU_RUNTIME_DIRECT="1")
     env["LD_LIBRARY_PATH"] = lib_dir
     log(f"target: {target}")
 

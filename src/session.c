@@ -432,12 +432,14 @@ static void on_drain(void *ctx)
 	struct session *s = ctx;
 
 	gp_collector_drain(&s->collector);
+	gp_files_settle(&s->files); /* after the mappings the ring held */
 }
 
 static void on_ready(void *ctx, __u64 tag)
 {
 	struct session *s = ctx;
 
+	/* a file it leaves without users is settled at the next drain (gp_files_settle) */
 	gp_procs_exited(&s->procs, tag);
 }
 
@@ -586,7 +588,8 @@ int gp_session_run(const struct gp_options *o)
 		return GP_EXIT_FAILURE;
 	raise_fd_limit();
 	s.sym = gp_symbolizer_new();
-	resolver = (struct gp_resolver){ .ctx = s.sym, .kernel_name = gp_symbolizer_kernel_name };
+	resolver = (struct gp_resolver){ .ctx = s.sym, .kernel_name = gp_symbolizer_kernel_name,
+				       .demangle = gp_demangle };
 	s.model = s.sym ? gp_model_new(&resolver) : NULL;
 	s.cpu = s.model ? gp_cpu_accounts_new(s.model) : NULL;
 	if (!s.cpu) {

@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define GP_ABI_VERSION 1
+#define GP_ABI_VERSION 2
 
 /* ---- records ----------------------------------------------------------- */
 
@@ -24,6 +24,7 @@ enum gp_event_type {
 	GP_EV_THREAD_CPU = 2, /* struct gp_thread_cpu: one thread's CPU account over the traced window */
 	GP_EV_THREAD_EXIT = 3, /* struct gp_thread_exit: kernel -> collector only, a thread's final account */
 	GP_EV_PROC = 4,       /* struct gp_proc_event: kernel -> collector only, a process to trace or hold */
+	GP_EV_API_CALL_EXT = 5, /* struct gp_api_call_ext: an API call with bytes read from user memory */
 	GP_EV_TYPE_MAX,
 };
 
@@ -99,8 +100,33 @@ struct gp_thread_cpu {
 /* gp_event_hdr.flags */
 #define GP_EVF_OUT_VALID    (1u << 0) /* gp_api_call.out was read successfully */
 #define GP_EVF_ARGS_PARTIAL (1u << 1) /* a user-memory argument read failed */
+#define GP_EVF_EXT_TRUNC    (1u << 2) /* gp_api_call_ext.data was cut at GP_EXT_DATA_MAX */
+/*
+ * Bits 16..31 of an API call's flags: the API id of the traced call that
+ * encloses it on the same thread (0: none). A call made inside another
+ * traced call is its implementation (cudaMemcpy -> cuMemcpyHtoD_v2): counted
+ * once, as the outer call; the inner one is listed as nested.
+ */
+#define GP_EVF_PARENT_SHIFT 16
+#define GP_EVF_PARENT(flags) ((__u16)((flags) >> GP_EVF_PARENT_SHIFT))
+
+/*
+ * An API call whose record carries bytes read from user memory at return:
+ * a name (cuModuleGetFunction, cuLibraryGetKernel: the kernel's name;
+ * cuModuleLoad, cuLibraryLoadFromFile: the path), or arrays
+ * (ncclCommInitAll: the communicators, then the device list). call.hdr has
+ * type GP_EV_API_CALL_EXT and size sizeof(struct gp_api_call_ext).
+ */
+#define GP_EXT_DATA_MAX 1024
+struct gp_api_call_ext {
+	struct gp_api_call call;
+	__u32 data_len; /* bytes of data[] that were read (a string: with its NUL) */
+	__u32 pad;
+	char data[GP_EXT_DATA_MAX];
+};
 
 _Static_assert(sizeof(struct gp_event_hdr) == 24, "gp_event_hdr layout");
+_Static_assert(sizeof(struct gp_api_call_ext) == 144 + 8 + GP_EXT_DATA_MAX, "gp_api_call_ext layout");
 _Static_assert(sizeof(struct gp_api_call) == 144, "gp_api_call layout");
 _Static_assert(sizeof(struct gp_thread_cpu) == 112, "gp_thread_cpu layout");
 
@@ -230,8 +256,21 @@ _Static_assert(sizeof(struct gp_proc_event) == 72, "gp_proc_event layout");
  * 32..47 GP_CK_* flags that tell the program what to read beyond registers.
  */
 #define GP_CK_STACK2     (1u << 0) /* args[6..7] = the two u64 at [sp+8], [sp+16] */
-#define GP_CK_LAUNCH_CFG (1u << 1) /* args[3..7] = 40 bytes of *(cudaLaunchConfig_t *)args[0] */
-#define GP_CK_OUT_ARG0   (1u << 2) /* at return, out = *(u64 *)args[0] when ret == 0 */
+#define GP_CK_LAUNCH_CFG (1u << 1) /* args[3..7] = 40 bytes of *(cudaLaunchConfig_t / CUlaunchConfig *)args[0] */
+#define GP_CK_OUT        (1u << 2) /* at return, out = *(u64 *)args[GP_CK_OUT_SLOT] when ret == 0 */
+#define GP_CK_CU_LAUNCH  (1u << 3) /* cuLaunchKernel: [sp+8..sp+32) = bz, smem, stream -> args[5] hi, args[6], args[7] */
+#define GP_CK_DEREF2     (1u << 4) /* args[6..7] = 16 bytes at *(void **)args[2] (cuMemCreate's prop) */
+#define GP_CK_OUT32      (1u << 5) /* with GP_CK_OUT: the out value is 32 bits wide (an int *) */
+#define GP_CK_STR        (1u << 6) /* at return, the string at args[GP_CK_STR_SLOT] into a gp_api_call_ext */
+#define GP_CK_NCCL_ALL   (1u << 7) /* at return, ncclCommInitAll's arrays into a gp_api_call_ext */
+#define GP_CK_OUT_SLOT_SHIFT 8     /* bits 8..10: argument slot of the out pointer */
+#define GP_CK_STR_SLOT_SHIFT 11    /* bits 11..13: argument slot of the string */
+#define GP_CK_OUT_AT(slot) (GP_CK_OUT | ((slot) << GP_CK_OUT_SLOT_SHIFT))
+#define GP_CK_STR_AT(slot) (GP_CK_STR | ((slot) << GP_CK_STR_SLOT_SHIFT))
+#define GP_CK_OUT_SLOT(f)  (((f) >> GP_CK_OUT_SLOT_SHIFT) & 7)
+#define GP_CK_STR_SLOT(f)  (((f) >> GP_CK_STR_SLOT_SHIFT) & 7)
+/* ncclCommInitAll: at most this many communicators are read */
+#define GP_NCCL_INIT_ALL_MAX 64
 
 #define GP_COOKIE(api, probe, flags) \
 	((__u64)(__u16)(api) | ((__u64)(__u16)(probe) << 16) | ((__u64)(__u16)(flags) << 32))

@@ -14,8 +14,21 @@ enum gp_family gp_family_of_path(const char *path)
 
 	base = base ? base + 1 : path;
 	/* libcudart.so, libcudart.so.13, libcudart.so.12.4.127 — never libcudart_static.a */
-	if (!strncmp(base, "libcudart.so", 12) && (base[12] == '\0' || base[12] == '.'))
-		return GP_FAM_CUDART;
+	static const struct {
+		const char *prefix;
+		enum gp_family family;
+	} libs[] = {
+		{ "libcudart.so", GP_FAM_CUDART },
+		{ "libcuda.so", GP_FAM_CUDA },
+		{ "libnccl.so", GP_FAM_NCCL },
+	};
+
+	for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
+		size_t n = strlen(libs[i].prefix);
+
+		if (!strncmp(base, libs[i].prefix, n) && (base[n] == '\0' || base[n] == '.'))
+			return libs[i].family;
+	}
 	return 0;
 }
 

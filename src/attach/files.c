@@ -190,14 +190,40 @@ void gp_files_copy_users(struct gp_files *fs, __u32 parent, __u32 child)
 static void disarm(struct gp_files *fs, size_t i)
 {
 	struct gp_file *f = fs->v[i];
-	struct gp_file_key key = { .dev = f->kdev, .ino = f->ino };
 
 	gp_uprobes_detach(fs->probes, f->first_probe, f->nprobes);
-	bpf_map_delete_elem(fs->map_fd, &key);
 	gp_info("%s: last traced process gone, %zu probes removed", f->path, f->nprobes);
 	fs->disarmed_total++;
 	file_free(f);
 	fs->v[i] = fs->v[--fs->n];
+}
+
+/*
+ * Its last user left: from now on the kernel holds a traced process that
+ * maps it (its entry is gone from lib_files), and the ones that mapped it
+ * before are in the ring; gp_files_settle() decides after the next drain.
+ */
+static void retire(struct gp_files *fs, struct gp_file *f)
+{
+	struct gp_file_key key = { .dev = f->kdev, .ino = f->ino };
+
+	bpf_map_delete_elem(fs->map_fd, &key);
+	f->retiring = true;
+}
+
+void gp_files_settle(struct gp_files *fs)
+{
+	for (size_t i = fs->n; i-- > 0;) {
+		struct gp_file *f = fs->v[i];
+
+		if (!f->retiring)
+			continue;
+		f->retiring = false;
+		if (f->nusers)
+			tell_kernel(fs, f); /* a process mapped it meanwhile: it stays armed */
+		else
+			disarm(fs, i);
+	}
 }
 
 void gp_files_drop_user(struct gp_files *fs, __u32 tgid)
@@ -210,7 +236,7 @@ void gp_files_drop_user(struct gp_files *fs, __u32 tgid)
 				continue;
 			f->users[k] = f->users[--f->nusers];
 			if (!f->nusers)
-				disarm(fs, i);
+				retire(fs, f);
 			break;
 		}
 	}

@@ -31,6 +31,7 @@ struct gp_file {
 	bool is_static;         /* the runtime linked into an executable or other ELF */
 	bool armed;             /* its probes are in place */
 	bool failed;            /* could not be read or probed: kept as plain, not retried */
+	bool retiring;          /* its last user left: the kernel holds new mappers; settled at the next drain */
 	size_t first_probe, nprobes;
 	__u32 *users;           /* traced processes mapping it */
 	size_t nusers, cap_users;
@@ -50,6 +51,14 @@ struct gp_files {
 void gp_files_init(struct gp_files *fs, int map_fd, struct gp_uprobes *u, struct gp_symbolizer *sym,
 		   struct gp_model *model);
 void gp_files_free(struct gp_files *fs);
+/*
+ * After the ring buffer was drained: a file whose last user left since the
+ * previous drain either got a new user meanwhile (it stays armed) or has
+ * its probes removed now. Two steps because a process may map the file,
+ * unheld, just before the last user's exit is seen: its mapping is in the
+ * ring, read by that drain.
+ */
+void gp_files_settle(struct gp_files *fs);
 
 /* The kernel's encoding of a device number (what lib_files and BPF use). */
 __u64 gp_kdev(__u64 dev);

@@ -47,7 +47,7 @@ static int reserve(void **v, size_t *cap, size_t need, size_t size)
 
 static __u64 probe_cookie(const struct gp_probe *p)
 {
-	return GP_COOKIE(p->api, p->idx, gp_shape_cookie_flags(gp_apis[p->api].shape));
+	return GP_COOKIE(p->api, p->idx, gp_api_cookie_flags(p->api));
 }
 
 /* Records a probe for every traced function of family in elf (nothing attached yet). */

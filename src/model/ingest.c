@@ -2,7 +2,9 @@
 /*
  * ingest.c — gp_model_ingest(): validates one record, folds it into the API
  * statistics and the calling thread, and hands it to the aggregator its
- * shape belongs to (memory, transfers, kernels, streams).
+ * shape belongs to (memory, transfers, kernels, driver handles, NCCL,
+ * streams). A call made inside another traced call is that call's
+ * implementation: listed (nesting.c), never counted twice.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -88,13 +90,49 @@ static void memory_call(struct gp_model *m, struct gp_process *p, const struct g
 	case GP_SHAPE_FREE_ASYNC:
 		if (!c->args[0]) /* cudaFree(NULL) is a no-op (often used to create the context) */
 			return;
-		if (c->api == GP_API_CUDA_HOST_UNREGISTER)
+		if (a->attr & GP_A_UNREGISTER)
 			kind = GP_AK_REGISTERED;
 		gp_memory_free(p, kind, c->args[0]);
 		return;
 	default:
 		return;
 	}
+}
+
+/* The combined GPU work view: what each layer queued by itself. */
+static void count_work(struct gp_process *p, const struct gp_api_call *c)
+{
+	const struct gp_api_info *a = &gp_apis[c->api];
+	struct gp_layer_work *w;
+
+	if (c->ret || a->family < GP_FAM_CUDART || a->family > GP_FAM_NCCL)
+		return;
+	w = &p->work[a->family];
+	switch (a->shape) {
+	case GP_SHAPE_LAUNCH:
+	case GP_SHAPE_LAUNCH_EXC:
+	case GP_SHAPE_CU_LAUNCH:
+	case GP_SHAPE_CU_LAUNCH_EX:
+		w->launches++;
+		break;
+	case GP_SHAPE_GRAPH_LAUNCH:
+		w->graph_launches++;
+		break;
+	case GP_SHAPE_MEMCPY:
+	case GP_SHAPE_MEMCPY_2D:
+	case GP_SHAPE_MEMCPY_PEER:
+	case GP_SHAPE_CU_MEMCPY:
+		w->copies++;
+		w->copy_bytes += gp_transfer_bytes(c);
+		break;
+	case GP_SHAPE_MEMSET:
+		w->memsets++;
+		w->memset_bytes += gp_transfer_bytes(c);
+		break;
+	default:
+		return;
+	}
+	w->host_ns += c->dur_ns;
 }
 
 static int validate(const void *data, size_t len)
@@ -106,8 +144,14 @@ static int validate(const void *data, size_t len)
 	if (c->hdr.type == GP_EV_THREAD_CPU)
 		return c->hdr.size == sizeof(struct gp_thread_cpu) && len >= sizeof(struct gp_thread_cpu)
 			       ? 0 : -EINVAL;
-	if (c->hdr.type != GP_EV_API_CALL || c->hdr.size != sizeof(*c) || len < sizeof(*c))
+	if (c->hdr.type == GP_EV_API_CALL_EXT) {
+		const struct gp_api_call_ext *x = data;
+
+		if (c->hdr.size != sizeof(*x) || len < sizeof(*x) || x->data_len > GP_EXT_DATA_MAX)
+			return -EINVAL;
+	} else if (c->hdr.type != GP_EV_API_CALL || c->hdr.size != sizeof(*c) || len < sizeof(*c)) {
 		return -EINVAL;
+	}
 	if (c->api <= GP_API_INVALID || c->api >= GP_API_MAX)
 		return -EINVAL;
 	return 0;
@@ -129,19 +173,29 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 	}
 	memcpy(&c, data, sizeof(c)); /* ring-buffer records need not be aligned for us */
 
+	const struct gp_api_call_ext *x = c.hdr.type == GP_EV_API_CALL_EXT ? data : NULL;
+	const char *ext = x ? x->data : NULL;
+	__u32 ext_len = x ? x->data_len : 0;
 	struct gp_process *p = gp_model_process_get(m, c.hdr.tgid);
 	struct gp_api_stats *st = p ? api_stats_get(p, c.api) : NULL;
+	__u16 outer = GP_EVF_PARENT(c.hdr.flags);
+	const struct gp_api_info *a = &gp_apis[c.api];
 
 	if (!st)
 		return -ENOMEM;
+	/* handles a nested call creates are still the process's (names, communicators) */
+	if (a->family == GP_FAM_CUDA)
+		gp_driver_handles(m, p, &c, ext, ext_len);
+	if (outer) { /* the implementation of the call around it: counted there */
+		gp_api_nested(p, st, &c, outer);
+		return 0;
+	}
 	gp_stats_add(&st->time, c.dur_ns);
 	if (c.ret)
 		count_error(st, c.ret);
 	p->api_calls++;
 	p->api_total_ns += c.dur_ns;
 	gp_cpu_call(p, count_thread(p, &c), st, &c);
-
-	const struct gp_api_info *a = &gp_apis[c.api];
 
 	switch (a->shape) {
 	case GP_SHAPE_ALLOC:
@@ -154,7 +208,14 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 	case GP_SHAPE_MEMCPY:
 	case GP_SHAPE_MEMCPY_2D:
 	case GP_SHAPE_MEMCPY_PEER:
+	case GP_SHAPE_CU_MEMCPY:
 		gp_transfer_copy(p, &c);
+		break;
+	case GP_SHAPE_VMM_CREATE:
+	case GP_SHAPE_VMM_RELEASE:
+	case GP_SHAPE_VMM_MAP:
+	case GP_SHAPE_VMM_UNMAP:
+		gp_driver_vmm(p, &c);
 		break;
 	case GP_SHAPE_MEMSET:
 		gp_transfer_memset(p, &c);
@@ -162,6 +223,8 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 	case GP_SHAPE_LAUNCH:
 	case GP_SHAPE_LAUNCH_EXC:
 	case GP_SHAPE_GRAPH_LAUNCH:
+	case GP_SHAPE_CU_LAUNCH:
+	case GP_SHAPE_CU_LAUNCH_EX:
 		gp_kernel_launch(m, p, &c);
 		break;
 	case GP_SHAPE_GET_KERNEL:
@@ -170,6 +233,18 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 	default:
 		break;
 	}
+	if (a->family == GP_FAM_NCCL) {
+		__u64 bytes = 0;
+		struct gp_nccl_row *row = gp_nccl_call(p, &c, ext, ext_len, &bytes);
+
+		if (row) {
+			gp_stream_collective(p, &c, row, bytes);
+			p->work[GP_FAM_NCCL].collectives++;
+			p->work[GP_FAM_NCCL].collective_bytes += bytes;
+			p->work[GP_FAM_NCCL].host_ns += c.dur_ns;
+		}
+	}
+	count_work(p, &c);
 	gp_stream_call(p, &c);
 	return 0;
 }

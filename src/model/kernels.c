@@ -6,9 +6,12 @@
  * kernel handle seen in __cudaGetKernel is named by its host function. Unresolved sites
  * each get their own row with no name (never an address posing as a name).
  * Grid/block/smem come from the x86-64 ABI layout documented in api.h.
+ * Driver launches (cuLaunchKernel & co.) pass a CUfunction / CUkernel
+ * handle instead, named by the call that created it (driver.c).
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +85,19 @@ void gp_kernel_handle(struct gp_process *p, const struct gp_api_call *c)
 		gp_u64map_put(&p->khandles, c->out, (void *)(uintptr_t)c->args[1]);
 }
 
+/* The row of a demangled name, or a new one. */
+static struct gp_kernel *kernel_named(struct gp_process *p, __u64 func, __u64 ret_addr, const char *name,
+				      const char *mangled)
+{
+	for (size_t i = 0; i < p->nkernels; i++) {
+		struct gp_kernel *k = p->kernels[i];
+
+		if (k->name && !strcmp(k->name, name))
+			return k;
+	}
+	return kernel_new(p, func, ret_addr, name, mangled);
+}
+
 /* The kernel of a site the model has not seen: ask the resolver, merge by symbol. */
 static struct gp_kernel *kernel_for_new_site(struct gp_model *m, struct gp_process *p, __u64 func,
 					     __u64 ret_addr)
@@ -106,15 +122,37 @@ static struct gp_kernel *kernel_for_new_site(struct gp_model *m, struct gp_proce
 	/*
 	 * One row per demangled name: the stub path and the host-function path
 	 * can spell one kernel's symbol differently (internal linkage adds an
-	 * 'L': _ZN2mlL5scale... vs _ZN2ml5scale...).
+	 * 'L': _ZN2mlL5scale... vs _ZN2ml5scale...); a driver launch of the
+	 * same kernel joins the row too.
 	 */
-	for (size_t i = 0; i < p->nkernels; i++) {
-		struct gp_kernel *k = p->kernels[i];
+	return kernel_named(p, func, ret_addr, name, mangled);
+}
 
-		if (k->name && !strcmp(k->name, name))
-			return k;
+/*
+ * A driver launch names a CUfunction or CUkernel handle: the name recorded
+ * when the handle was created (driver.c), or the one row of handles the
+ * session never saw created.
+ */
+static struct gp_kernel *kernel_of_handle(struct gp_model *m, struct gp_process *p, __u64 func,
+					  __u64 ret_addr)
+{
+	const char *mangled = gp_driver_function_name(p, func);
+
+	if (mangled) {
+		char *name = m->name_buf;
+
+		if (m->resolver.demangle)
+			m->resolver.demangle(mangled, name, GP_NAME_BUF);
+		else
+			snprintf(name, GP_NAME_BUF, "%s", mangled);
+		return kernel_named(p, func, ret_addr, name, strcmp(name, mangled) ? mangled : "");
 	}
-	return kernel_new(p, func, ret_addr, name, mangled);
+	if (!p->unknown_handles) {
+		p->unknown_handles = kernel_new(p, func, ret_addr, NULL, NULL);
+		if (p->unknown_handles)
+			p->unknown_handles->handle_before_attach = true;
+	}
+	return p->unknown_handles;
 }
 
 static struct gp_kernel *kernel_of_site(struct gp_model *m, struct gp_process *p, __u64 func,
@@ -199,6 +237,7 @@ void gp_kernel_launch(struct gp_model *m, struct gp_process *p, const struct gp_
 {
 	const __u64 *a = c->args;
 	struct gp_kconfig cfg = { 0 };
+	bool driver = false;
 	__u64 func;
 
 	switch (gp_apis[c->api].shape) {
@@ -217,11 +256,26 @@ void gp_kernel_launch(struct gp_model *m, struct gp_process *p, const struct gp_
 					   .block = { hi32(a[4]), lo32(a[5]), hi32(a[5]) },
 					   .smem = a[6] };
 		break;
+	case GP_SHAPE_CU_LAUNCH: /* (f, gx, gy, gz, bx, by|bz<<32, smem, stream): see api.h */
+		func = a[0];
+		driver = true;
+		cfg = (struct gp_kconfig){ .grid = { lo32(a[1]), lo32(a[2]), lo32(a[3]) },
+					   .block = { lo32(a[4]), lo32(a[5]), hi32(a[5]) },
+					   .smem = lo32(a[6]) };
+		break;
+	case GP_SHAPE_CU_LAUNCH_EX: /* (cfg, f, ...); slots 3..7 = *cfg, smem an unsigned int */
+		func = a[1];
+		driver = true;
+		cfg = (struct gp_kconfig){ .grid = { lo32(a[3]), hi32(a[3]), lo32(a[4]) },
+					   .block = { hi32(a[4]), lo32(a[5]), hi32(a[5]) },
+					   .smem = lo32(a[6]) };
+		break;
 	default:
 		return;
 	}
 
-	struct gp_kernel *k = kernel_of_site(m, p, func, c->ret_addr);
+	struct gp_kernel *k = driver ? kernel_of_handle(m, p, func, c->ret_addr)
+				     : kernel_of_site(m, p, func, c->ret_addr);
 
 	if (!k)
 		return;
@@ -232,9 +286,21 @@ void gp_kernel_launch(struct gp_model *m, struct gp_process *p, const struct gp_
 		return;
 	}
 	k->launches++;
+	if (driver)
+		k->driver_launches++;
 	/* LAUNCH reads smem from the stack, LAUNCH_EXC the whole config from memory */
 	if (c->hdr.flags & GP_EVF_ARGS_PARTIAL)
 		k->config_unread_launches++;
 	else
 		count_config(k, &cfg);
+}
+
+const char *gp_kernel_unresolved_reason(const struct gp_process *p, const struct gp_kernel *k)
+{
+	if (k->name)
+		return NULL;
+	if (k->handle_before_attach) /* a driver launch of a handle no traced call created */
+		return p->traced_from_start ? "unknown (handle not created by a traced call)"
+					    : "unknown (created before attach)";
+	return "unknown (no symbol at the launch site)";
 }

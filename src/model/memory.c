@@ -2,7 +2,9 @@
 /*
  * memory.c — device, managed and pinned host allocations of one process:
  * live ranges by address (for frees, transfer classification and leaks),
- * alloc/free counters and live/peak bytes per device and in total.
+ * alloc/free counters and live/peak bytes per device and in total. CUDA
+ * VMM physical allocations (cuMemCreate) count as device memory of their
+ * device; the ranges they are mapped at (cuMemMap) classify copies.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,6 +22,8 @@ const char *gp_alloc_kind_name(enum gp_alloc_kind k)
 		return "pinned";
 	case GP_AK_REGISTERED:
 		return "registered";
+	case GP_AK_MAPPED:
+		return "vmm_mapped";
 	}
 	return "unknown";
 }
@@ -108,6 +112,23 @@ static void account_release(struct gp_memory *mem, const struct gp_alloc *a, boo
 		}
 		mem->registered_live_bytes -= a->bytes;
 		break;
+	case GP_AK_MAPPED: /* the memory is its handle's: counted by gp_memory_vmm() */
+		break;
+	}
+}
+
+void gp_memory_vmm(struct gp_process *p, __u64 bytes, __s32 device, bool create)
+{
+	struct gp_memory *mem = &p->mem;
+
+	if (create) {
+		counts_alloc(&mem->vmm, bytes);
+		counts_alloc(&mem->total, bytes);
+		counts_alloc(device_counts(mem, device), bytes);
+	} else {
+		counts_release(&mem->vmm, bytes, true);
+		counts_release(&mem->total, bytes, true);
+		counts_release(device_counts(mem, device), bytes, true);
 	}
 }
 
@@ -164,6 +185,8 @@ int gp_memory_alloc(struct gp_process *p, const struct gp_api_call *c, enum gp_a
 		mem->registered_bytes += bytes;
 		mem->registered_live_bytes += bytes;
 		break;
+	case GP_AK_MAPPED:
+		break;
 	}
 	return 0;
 }
@@ -176,8 +199,9 @@ void gp_memory_free(struct gp_process *p, enum gp_alloc_kind kind, __u64 ptr)
 	struct gp_range *r = gp_ranges_find(set, ptr);
 	struct gp_alloc *a = (struct gp_alloc *)r;
 
-	/* cudaFreeHost frees only allocations, cudaHostUnregister only registrations */
-	if (a && a->r.start == ptr && (a->kind == GP_AK_REGISTERED) == (kind == GP_AK_REGISTERED)) {
+	/* cudaFreeHost frees only allocations, cudaHostUnregister only registrations, cuMemUnmap mappings */
+	if (a && a->r.start == ptr && (a->kind == GP_AK_REGISTERED) == (kind == GP_AK_REGISTERED) &&
+	    (a->kind == GP_AK_MAPPED) == (kind == GP_AK_MAPPED)) {
 		gp_ranges_remove(set, ptr);
 		account_release(mem, a, true);
 		free_alloc(r);
@@ -197,6 +221,8 @@ void gp_memory_free(struct gp_process *p, enum gp_alloc_kind kind, __u64 ptr)
 		mem->untracked_unregisters++;
 		mem->unregister_calls++;
 		break;
+	case GP_AK_MAPPED:
+		break;
 	}
 }
 
@@ -210,7 +236,8 @@ static void collect_live(const struct gp_range *r, void *ctx)
 	struct live_ctx *lc = ctx;
 	const struct gp_alloc *a = (const struct gp_alloc *)r;
 
-	if (a->kind != GP_AK_REGISTERED) /* a registration is not memory the process owns */
+	/* a registration is not memory the process owns; a mapped range is its handle's */
+	if (a->kind != GP_AK_REGISTERED && a->kind != GP_AK_MAPPED)
 		lc->out[lc->n++] = a;
 }
 

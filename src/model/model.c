@@ -56,9 +56,9 @@ struct gp_model *gp_model_new(const struct gp_resolver *resolver)
 
 	if (!m)
 		goto err;
-	if (resolver && resolver->kernel_name) {
+	if (resolver) {
 		m->resolver = *resolver;
-		m->has_resolver = true;
+		m->has_resolver = resolver->kernel_name != NULL;
 	}
 	m->name_buf = malloc(GP_NAME_BUF);
 	m->mangled_buf = malloc(GP_NAME_BUF);
@@ -98,6 +98,9 @@ static void process_free(struct gp_process *p)
 		free(p->libs[i].path);
 	free(p->libs);
 	free(p->traced_because);
+	gp_driver_release(p);
+	gp_nccl_release(p);
+	gp_pending_release(&p->pending);
 	gp_memory_release(&p->mem);
 	gp_kernels_release(p);
 	gp_u64map_clear(&p->streams, free);

@@ -36,6 +36,8 @@ struct gp_resolver {
 	 */
 	int (*kernel_name)(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr,
 			   char *name, size_t name_len, char *mangled, size_t mangled_len);
+	/* Optional: demangles a C++ symbol (a copy of it when not mangled). */
+	void (*demangle)(const char *mangled, char *out, size_t len);
 };
 
 /* What the session was: printed at the top of every report. */

@@ -45,7 +45,10 @@ struct gp_memset_row {
 };
 
 /* ---- memory ------------------------------------------------------------- */
-enum gp_alloc_kind { GP_AK_DEVICE, GP_AK_MANAGED, GP_AK_PINNED, GP_AK_REGISTERED };
+enum gp_alloc_kind {
+	GP_AK_DEVICE, GP_AK_MANAGED, GP_AK_PINNED, GP_AK_REGISTERED,
+	GP_AK_MAPPED, /* a virtual range mapped with cuMemMap: device memory for copies, counted via its handle */
+};
 
 const char *gp_alloc_kind_name(enum gp_alloc_kind k);
 
@@ -88,6 +91,16 @@ struct gp_memory {
 	__u64 unregistered_bytes;
 	__u64 registered_live_bytes;
 	__u64 untracked_unregisters;
+	/* CUDA virtual memory management (cuMemCreate / cuMemRelease, cuMemMap / cuMemUnmap) */
+	struct gp_u64map vmm_handles; /* handle -> struct gp_vmm_handle; its bytes count as device memory */
+	struct gp_mem_counts vmm;     /* physical allocations: create / release */
+	__u64 vmm_untracked_releases; /* cuMemRelease of a handle not created while traced */
+	__u64 vmm_map_calls, vmm_unmap_calls, vmm_mapped_bytes, vmm_unmapped_bytes, vmm_mapped_live_bytes;
+};
+
+struct gp_vmm_handle {
+	__u64 bytes;
+	__s32 device;
 };
 
 /* ---- kernels ------------------------------------------------------------ */
@@ -100,6 +113,7 @@ struct gp_kconfig {
 
 struct gp_kernel {
 	char *name;    /* demangled; NULL when unresolved */
+	bool handle_before_attach; /* driver launches of CUfunction/CUkernel handles never seen created */
 	char *mangled; /* "" when the symbol is not mangled; NULL when unresolved */
 	__u64 func;    /* first argument of the first launch site seen */
 	__u64 ret_addr;
@@ -107,6 +121,7 @@ struct gp_kernel {
 	__u64 calls;    /* launch calls naming this kernel */
 	__u64 launches; /* of which succeeded: the kernel was enqueued */
 	__u64 errors;   /* of which failed */
+	__u64 driver_launches; /* of launches: made through the driver API directly (cuLaunchKernel & co.) */
 	__u64 host_ns;
 	struct gp_kconfig configs[GP_KERNEL_CONFIGS_MAX];
 	unsigned nconfigs;
@@ -179,6 +194,61 @@ struct gp_cpu_summary {
 	__u64 top_api_offcpu_ns;
 };
 
+/* ---- what a synchronisation waited for ----------------------------------- */
+/*
+ * The rule (docs/report-format.md, "nccl"): a synchronisation call that
+ * returns waited for the last work queued on the stream(s) it covers since
+ * their previous synchronisation; its blocked time is charged to that work.
+ */
+enum gp_work_kind { GP_WORK_NONE, GP_WORK_KERNEL, GP_WORK_COPY, GP_WORK_MEMSET, GP_WORK_COLL };
+struct gp_pending_work {
+	__u64 stream_key;
+	__u64 ts_ns;         /* entry of the call that queued it */
+	enum gp_work_kind kind;
+	__u32 ops_since_sync; /* work items queued on the stream since its last synchronisation */
+	struct gp_nccl_row *coll; /* GP_WORK_COLL: its (communicator, op) row */
+	__u64 coll_bytes;
+};
+struct gp_pending {
+	struct gp_u64map by_stream; /* stream key -> struct gp_pending_work */
+	struct gp_u64map by_event;  /* event handle -> stream key of its latest record */
+	/* blocked time of synchronisation calls, by what they waited for */
+	__u64 blocked_ns[GP_WORK_COLL + 1];
+	__u64 blocked_calls[GP_WORK_COLL + 1];
+};
+
+/* ---- NCCL ------------------------------------------------------------------ */
+struct gp_nccl_row {          /* one (communicator, op, dtype) */
+	enum gp_nccl_op op;
+	int dtype;
+	__u64 calls, errors;
+	__u64 elements, bytes;    /* bytes as nccl-tests count them (gp_nccl_layout) */
+	__u64 host_ns;            /* host time inside the calls */
+	__u64 blocked_calls, blocked_ns; /* synchronisations that waited for it, and their time */
+	__u64 measured, measured_bytes, measured_ns; /* enqueue -> sync return, alone on its stream */
+	__u64 size_hist[GP_SIZE_BUCKETS];
+	__u64 bytes_unknown_nranks; /* calls whose byte count needs nranks, not known for the communicator */
+	__u32 peers_or_roots[8];  /* Send/Recv peers, Broadcast/Reduce roots seen (first 8) */
+	unsigned npeers;
+};
+
+struct gp_nccl_comm {
+	__u64 handle;
+	__s32 rank, nranks, device; /* -1: not known */
+	__u64 init_api;             /* how it was created (enum gp_api_id), 0: before attach */
+	__u64 parent;               /* ncclCommSplit: the communicator it was split from */
+	bool destroyed;
+	struct gp_nccl_row **rows;
+	size_t nrows;
+};
+
+struct gp_nccl {
+	struct gp_nccl_comm **comms; /* in order of first sight */
+	size_t ncomms;
+	struct gp_u64map by_handle;  /* handle -> comm */
+	__u64 group_calls;           /* ncclGroupStart/End pairs (ncclGroupEnd calls) */
+};
+
 /* ---- streams, events, threads, API ------------------------------------- */
 struct gp_stream {
 	__u64 key;    /* GP_STREAM_KEY_* or the handle */
@@ -190,6 +260,8 @@ struct gp_stream {
 	__u64 copy_bytes;
 	__u64 memsets;
 	__u64 memset_bytes;
+	__u64 collectives;  /* NCCL operations queued on it */
+	__u64 collective_bytes;
 	__u64 event_records;
 	__u64 event_waits;
 	__u64 sync_calls;
@@ -222,18 +294,42 @@ struct gp_errcount {
 	__u64 count;
 };
 
+/* A call made inside another traced call on the same thread: its implementation. */
+#define GP_API_LINKS_MAX 8
+struct gp_api_link {
+	__u16 api;  /* the other API */
+	__u64 calls;
+};
+
 struct gp_api_stats {
-	struct gp_stats time; /* host-observed duration of each call */
+	struct gp_stats time; /* host-observed duration of each call made outside any other traced call */
 	struct gp_cpu_attr inside; /* the calling threads' off-CPU time, switches, faults during the calls */
 	__u64 errors;
 	struct gp_errcount *codes; /* distinct non-zero return codes */
 	size_t ncodes;
+	/* calls made inside another traced call (not in time, errors, or any total) */
+	__u64 nested_calls;
+	__u64 nested_ns;
+	__u64 nested_errors;
+	struct gp_api_link outer[GP_API_LINKS_MAX];     /* as the implementation of */
+	struct gp_api_link inner[GP_API_LINKS_MAX];     /* implemented by (for an outer API) */
+	__u64 links_other;                              /* links that did not fit */
 };
 
 struct gp_library {
 	char *path;
 	enum gp_family family;
 	bool is_static;
+};
+
+/* GPU work a layer queued itself (calls outside any other traced call, that succeeded). */
+struct gp_layer_work {
+	__u64 launches;       /* kernel launches */
+	__u64 graph_launches;
+	__u64 copies, copy_bytes;
+	__u64 memsets, memset_bytes;
+	__u64 collectives, collective_bytes; /* NCCL */
+	__u64 host_ns;        /* host time in those calls */
 };
 
 /* ---- process ------------------------------------------------------------ */
@@ -258,6 +354,7 @@ struct gp_process {
 	struct gp_cpu_attr in_calls;      /* inside any traced call */
 	struct gp_cpu_attr in_sync_calls; /* inside synchronisation calls */
 
+	struct gp_layer_work work[GP_FAM_NCCL + 1];      /* [enum gp_family]: the combined GPU work view */
 	struct gp_xfer_row xfer[GP_DIR_MAX][GP_HM_MAX][2]; /* [dir][host memory][sync] */
 	struct gp_memset_row memsets[2];                 /* [sync] */
 	struct gp_memory mem;
@@ -266,6 +363,11 @@ struct gp_process {
 	size_t nkernels, kernels_cap;
 	struct gp_u64map ksites;  /* hash(func, ret_addr) -> struct gp_ksite chain */
 	struct gp_u64map khandles; /* nvcc kernel handle -> host function (from __cudaGetKernel) */
+	struct gp_u64map fnames;   /* driver CUfunction / CUkernel handle -> char * kernel name (mangled) */
+	struct gp_kernel *unknown_handles; /* driver launches of handles created before attach */
+	__u64 modules_loaded, modules_unloaded, functions_named;
+	struct gp_nccl *nccl;      /* NULL until the process makes an NCCL call */
+	struct gp_pending pending; /* the latest work queued and not yet synchronised, per stream */
 	struct gp_u64map graphs;  /* exec handle -> struct gp_graph */
 	struct gp_u64map streams; /* stream key -> struct gp_stream */
 	struct gp_events events;
@@ -335,6 +437,8 @@ void gp_memory_release(struct gp_memory *mem);
 int gp_memory_alloc(struct gp_process *p, const struct gp_api_call *c, enum gp_alloc_kind kind,
 		    __u64 ptr, __u64 bytes, __s32 device);
 void gp_memory_free(struct gp_process *p, enum gp_alloc_kind kind, __u64 ptr);
+/* A VMM physical allocation created (or released): device memory of device. */
+void gp_memory_vmm(struct gp_process *p, __u64 bytes, __s32 device, bool create);
 /* Live allocations of all kinds but registrations, by address; *out is malloc'ed (NULL when none). */
 int gp_memory_live(const struct gp_process *p, const struct gp_alloc ***out, size_t *n);
 const struct gp_mem_counts *gp_memory_device(const struct gp_memory *mem, int device); /* NULL if none */
@@ -348,11 +452,32 @@ __u64 gp_transfer_bytes(const struct gp_api_call *c); /* bytes a copy or memset 
 void gp_kernel_launch(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c);
 void gp_kernel_handle(struct gp_process *p, const struct gp_api_call *c); /* __cudaGetKernel */
 void gp_kernels_release(struct gp_process *p);
+/* Why k has no name, in words for reports; NULL when it has one. */
+const char *gp_kernel_unresolved_reason(const struct gp_process *p, const struct gp_kernel *k);
+
+/* nesting.c: calls made inside another traced call */
+void gp_api_nested(struct gp_process *p, struct gp_api_stats *st, const struct gp_api_call *c, __u16 outer);
+
+/* driver.c: module / function handles, VMM */
+void gp_driver_handles(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c, const char *ext,
+		       __u32 ext_len);
+void gp_driver_vmm(struct gp_process *p, const struct gp_api_call *c);
+const char *gp_driver_function_name(const struct gp_process *p, __u64 handle); /* NULL: unknown */
+void gp_driver_release(struct gp_process *p);
+
+/* nccl.c */
+/* Folds an NCCL call in; for a collective that was queued, returns its row and bytes. */
+struct gp_nccl_row *gp_nccl_call(struct gp_process *p, const struct gp_api_call *c, const char *ext,
+				 __u32 ext_len, __u64 *bytes);
+void gp_nccl_release(struct gp_process *p);
 
 /* streams.c */
 __u64 gp_stream_key(__u64 handle, bool per_thread_variant, __u32 tid);
 struct gp_stream *gp_stream_get(struct gp_process *p, __u64 key); /* creates it; NULL on ENOMEM */
 void gp_stream_call(struct gp_process *p, const struct gp_api_call *c);
+/* A collective queued on its stream (row from gp_nccl_call). */
+void gp_stream_collective(struct gp_process *p, const struct gp_api_call *c, struct gp_nccl_row *row, __u64 bytes);
+void gp_pending_release(struct gp_pending *pd);
 
 /* cpu.c */
 void gp_cpu_call(struct gp_process *p, struct gp_thread *t, struct gp_api_stats *st,
@@ -364,5 +489,6 @@ const char *gp_verdict_kind(enum gp_verdict v);
 
 /* cuda_errors.c */
 const char *gp_cuda_error_name(int code); /* NULL for codes it does not know */
+const char *gp_error_name(enum gp_family family, int code); /* the code's name in that API's enum, or NULL */
 
 #endif /* GP_MODEL_INTERNAL_H */

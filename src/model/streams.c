@@ -9,6 +9,14 @@
  * stream; handle 0 in a _ptsz/_ptds call (or cudaStreamPerThread anywhere)
  * is the calling thread's per-thread default stream; synchronous copies and
  * memsets, which take no stream, run on the default stream of their variant.
+ *
+ * What each synchronisation waited for: the latest work queued (kernel,
+ * graph, async copy or memset, NCCL operation) on the stream(s) it covers
+ * since their previous synchronisation; its blocked time is charged to that
+ * work's kind, and to the NCCL row when it was a collective. A collective
+ * that was the only work on its stream since the previous synchronisation
+ * is "measured": queued -> synchronisation return bounds its duration, the
+ * basis of the host-side bandwidths (docs/report-format.md, "nccl").
  */
 #include <stdlib.h>
 
@@ -54,6 +62,128 @@ static struct gp_stream *call_stream(struct gp_process *p, const struct gp_api_c
 	return gp_stream_get(p, gp_stream_key(handle, per_thread, c->hdr.tid));
 }
 
+void gp_pending_release(struct gp_pending *pd)
+{
+	gp_u64map_clear(&pd->by_stream, free);
+	gp_u64map_clear(&pd->by_event, free);
+}
+
+static struct gp_pending_work *pending_of(struct gp_process *p, __u64 key)
+{
+	struct gp_pending_work *w = gp_u64map_get(&p->pending.by_stream, key);
+
+	if (w)
+		return w;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->stream_key = key;
+	if (gp_u64map_put(&p->pending.by_stream, key, w)) {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+static void queued(struct gp_process *p, const struct gp_stream *s, const struct gp_api_call *c,
+		   enum gp_work_kind kind, struct gp_nccl_row *row, __u64 bytes)
+{
+	struct gp_pending_work *w = pending_of(p, s->key);
+
+	if (!w)
+		return;
+	w->kind = kind;
+	w->ts_ns = c->hdr.ts_ns;
+	w->coll = row;
+	w->coll_bytes = bytes;
+	w->ops_since_sync++;
+}
+
+/* A synchronisation that returned: charge its blocked time to what it waited for. */
+static void waited(struct gp_process *p, struct gp_pending_work *w, const struct gp_api_call *c)
+{
+	struct gp_pending *pd = &p->pending;
+
+	if (!w || w->kind == GP_WORK_NONE)
+		return;
+	pd->blocked_ns[w->kind] += c->dur_ns;
+	pd->blocked_calls[w->kind]++;
+	if (w->kind == GP_WORK_COLL && w->coll) {
+		w->coll->blocked_calls++;
+		w->coll->blocked_ns += c->dur_ns;
+		if (w->ops_since_sync == 1 && !c->ret) {
+			w->coll->measured++;
+			w->coll->measured_bytes += w->coll_bytes;
+			w->coll->measured_ns += c->hdr.ts_ns + c->dur_ns - w->ts_ns;
+		}
+	}
+	w->kind = GP_WORK_NONE;
+	w->coll = NULL;
+	w->ops_since_sync = 0;
+}
+
+
+/* A device-wide synchronisation: the latest work of every stream, charged once; all cleared. */
+static void waited_all(struct gp_process *p, const struct gp_api_call *c)
+{
+	size_t n = p->pending.by_stream.count;
+	void **ws = n ? malloc(n * sizeof(*ws)) : NULL;
+	struct gp_pending_work *latest = NULL;
+
+	if (!ws)
+		return;
+	n = gp_u64map_values(&p->pending.by_stream, ws, n);
+	for (size_t i = 0; i < n; i++) {
+		struct gp_pending_work *w = ws[i];
+
+		if (w->kind != GP_WORK_NONE && (!latest || w->ts_ns > latest->ts_ns))
+			latest = w;
+	}
+	waited(p, latest, c);
+	for (size_t i = 0; i < n; i++) {
+		struct gp_pending_work *w = ws[i];
+
+		w->kind = GP_WORK_NONE;
+		w->coll = NULL;
+		w->ops_since_sync = 0;
+	}
+	free(ws);
+}
+
+/* An event remembers the stream of its latest record; synchronising it waits for that stream. */
+static void event_recorded(struct gp_process *p, __u64 event, __u64 stream_key)
+{
+	__u64 *k = gp_u64map_get(&p->pending.by_event, event);
+
+	if (!k) {
+		k = malloc(sizeof(*k));
+		if (!k || gp_u64map_put(&p->pending.by_event, event, k)) {
+			free(k);
+			return;
+		}
+	}
+	*k = stream_key;
+}
+
+static void event_waited(struct gp_process *p, __u64 event, const struct gp_api_call *c)
+{
+	const __u64 *k = gp_u64map_get(&p->pending.by_event, event);
+
+	if (k)
+		waited(p, gp_u64map_get(&p->pending.by_stream, *k), c);
+}
+
+void gp_stream_collective(struct gp_process *p, const struct gp_api_call *c, struct gp_nccl_row *row, __u64 bytes)
+{
+	struct gp_stream *s = call_stream(p, c);
+
+	if (!s)
+		return;
+	s->collectives++;
+	s->collective_bytes += bytes;
+	queued(p, s, c, GP_WORK_COLL, row, bytes);
+}
+
 void gp_stream_call(struct gp_process *p, const struct gp_api_call *c)
 {
 	const struct gp_api_info *a = &gp_apis[c->api];
@@ -71,7 +201,8 @@ void gp_stream_call(struct gp_process *p, const struct gp_api_call *c)
 		if (a->attr & GP_A_SYNC_CALL) { /* blocked time counts whether or not it failed */
 			s->sync_calls++;
 			s->sync_ns += c->dur_ns;
-		} else if (ok && c->api == GP_API_CUDA_STREAM_DESTROY) {
+			waited(p, gp_u64map_get(&p->pending.by_stream, s->key), c);
+		} else if (ok && c->api == GP_API_CUDA_STREAM_DESTROY) { /* cuStreamDestroy is not traced */
 			s->destroyed++;
 		}
 		return;
@@ -83,11 +214,16 @@ void gp_stream_call(struct gp_process *p, const struct gp_api_call *c)
 		if (ok && (c->hdr.flags & GP_EVF_OUT_VALID))
 			p->events.created++;
 		return;
+	case GP_SHAPE_NONE:
+		if (a->attr & GP_A_SYNC_CALL) /* cudaDeviceSynchronize, cuCtxSynchronize */
+			waited_all(p, c);
+		return;
 	case GP_SHAPE_EVENT:
 		if (a->attr & GP_A_SYNC_CALL) {
 			p->events.sync_calls++;
 			p->events.sync_ns += c->dur_ns;
-		} else if (ok && c->api == GP_API_CUDA_EVENT_DESTROY) {
+			event_waited(p, c->args[0], c);
+		} else if (ok && c->api == GP_API_CUDA_EVENT_DESTROY) { /* cuEventDestroy is not traced */
 			p->events.destroyed++;
 		}
 		return;
@@ -95,30 +231,43 @@ void gp_stream_call(struct gp_process *p, const struct gp_api_call *c)
 		if (!ok)
 			return;
 		p->events.records++;
-		if ((s = call_stream(p, c)))
+		if ((s = call_stream(p, c))) {
 			s->event_records++;
+			event_recorded(p, c->args[0], s->key);
+		}
 		return;
 	case GP_SHAPE_LAUNCH:
 	case GP_SHAPE_LAUNCH_EXC:
-		if (ok && (s = call_stream(p, c)))
+	case GP_SHAPE_CU_LAUNCH:
+	case GP_SHAPE_CU_LAUNCH_EX:
+		if (ok && (s = call_stream(p, c))) {
 			s->kernels++;
+			queued(p, s, c, GP_WORK_KERNEL, NULL, 0);
+		}
 		return;
 	case GP_SHAPE_GRAPH_LAUNCH:
-		if (ok && (s = call_stream(p, c)))
+		if (ok && (s = call_stream(p, c))) {
 			s->graph_launches++;
+			queued(p, s, c, GP_WORK_KERNEL, NULL, 0);
+		}
 		return;
 	case GP_SHAPE_MEMCPY:
 	case GP_SHAPE_MEMCPY_2D:
 	case GP_SHAPE_MEMCPY_PEER:
+	case GP_SHAPE_CU_MEMCPY:
 		if (ok && (s = call_stream(p, c))) {
 			s->copies++;
 			s->copy_bytes += gp_transfer_bytes(c);
+			if (a->attr & GP_A_ASYNC) /* a synchronous copy is done when it returns */
+				queued(p, s, c, GP_WORK_COPY, NULL, 0);
 		}
 		return;
 	case GP_SHAPE_MEMSET:
 		if (ok && (s = call_stream(p, c))) {
 			s->memsets++;
 			s->memset_bytes += gp_transfer_bytes(c);
+			if (a->attr & GP_A_ASYNC)
+				queued(p, s, c, GP_WORK_MEMSET, NULL, 0);
 		}
 		return;
 	default:

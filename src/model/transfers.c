@@ -2,7 +2,8 @@
 /*
  * transfers.c — successful copies and memsets of one process, keyed by
  * (direction, host memory kind, sync). Direction comes from the
- * cudaMemcpyKind argument; cudaMemcpyDefault (or a kind that could not be
+ * cudaMemcpyKind argument or the driver function's name (cuMemcpyHtoD...);
+ * cudaMemcpyDefault, cuMemcpy (or a kind that could not be
  * read) is resolved from the pointers against the ranges the model knows.
  * The rules are spelled out in docs/report-format.md ("transfers").
  */
@@ -108,16 +109,32 @@ static struct copy_args decode_copy(const struct gp_api_call *c)
 	case GP_SHAPE_MEMCPY_PEER:
 		ca = (struct copy_args){ .dst = c->args[0], .src = c->args[2], .bytes = c->args[4], .peer = true };
 		break;
+	case GP_SHAPE_CU_MEMCPY: { /* the driver names the direction in the function, cuMemcpy not at all */
+		unsigned at = gp_apis[c->api].attr;
+
+		ca = (struct copy_args){ .dst = c->args[0], .src = c->args[1], .bytes = c->args[2],
+					 .kind = (at & GP_A_HTOD)   ? GP_MEMCPY_HTOD
+						 : (at & GP_A_DTOH) ? GP_MEMCPY_DTOH
+						 : (at & GP_A_DTOD) ? GP_MEMCPY_DTOD
+								    : GP_MEMCPY_DEFAULT };
+		break;
+	}
 	default:
 		break;
 	}
 	return ca;
 }
 
+/* (ptr, value, count[, stream]); cuMemsetD32 counts 4-byte elements */
+static __u64 memset_bytes(const struct gp_api_call *c)
+{
+	return c->args[2] * ((gp_apis[c->api].attr & GP_A_ELEM4) ? 4 : 1);
+}
+
 __u64 gp_transfer_bytes(const struct gp_api_call *c)
 {
 	if (gp_apis[c->api].shape == GP_SHAPE_MEMSET)
-		return c->args[2];
+		return memset_bytes(c);
 	return decode_copy(c).bytes;
 }
 
@@ -176,6 +193,6 @@ void gp_transfer_memset(struct gp_process *p, const struct gp_api_call *c)
 	if (c->ret)
 		return;
 	row->calls++;
-	row->bytes += c->args[2];
+	row->bytes += memset_bytes(c);
 	row->total_ns += c->dur_ns;
 }

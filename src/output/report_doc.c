@@ -229,11 +229,14 @@ static json_t *doc_process(struct doc *d, const struct gp_process *p)
 	put(d, o, "api_errors", j_u64(errors));
 	put(d, o, "api_total_ns", j_u64(p->api_total_ns));
 	put(d, o, "cuda_api", doc_api(d, p));
+	put(d, o, "nested_api", doc_nested_api(d, p));
+	put(d, o, "gpu_work", doc_gpu_work(d, p));
 	put(d, o, "transfers", doc_transfers(d, p));
 	put(d, o, "memsets", doc_memsets(d, p));
 	put(d, o, "memory", doc_memory(d, p));
 	put(d, o, "kernels", doc_kernels(d, p));
 	put(d, o, "graph_launches", doc_graphs(d, p));
+	put(d, o, "nccl", doc_nccl(d, p));
 	put(d, o, "streams", doc_streams(d, p));
 	put(d, o, "events", doc_events(d, p));
 	put(d, o, "cpu", doc_cpu(d, p, from, to));

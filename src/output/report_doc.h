@@ -31,6 +31,10 @@ json_t *arr_new(struct doc *d);
 
 /* Sections of one process (each returns the new value, or NULL + d->failed). */
 json_t *doc_api(struct doc *d, const struct gp_process *p);
+json_t *doc_nested_api(struct doc *d, const struct gp_process *p);
+json_t *doc_gpu_work(struct doc *d, const struct gp_process *p);
+json_t *doc_nccl(struct doc *d, const struct gp_process *p);
+json_t *doc_size_histogram(struct doc *d, const __u64 *hist); /* [{lo_bytes, hi_bytes, calls}] of GP_SIZE_BUCKETS */
 json_t *doc_transfers(struct doc *d, const struct gp_process *p);
 json_t *doc_memsets(struct doc *d, const struct gp_process *p);
 json_t *doc_memory(struct doc *d, const struct gp_process *p);

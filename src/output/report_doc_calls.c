@@ -34,7 +34,7 @@ static json_t *error_codes(struct doc *d, const struct gp_api_stats *st, enum gp
 	}
 	for (size_t i = 0; i < st->ncodes; i++) {
 		json_t *o = obj_new(d);
-		const char *name = fam == GP_FAM_CUDART ? gp_cuda_error_name(codes[i].code) : NULL;
+		const char *name = gp_error_name(fam, codes[i].code);
 		char num[16];
 
 		snprintf(num, sizeof(num), "%d", codes[i].code);
@@ -44,6 +44,21 @@ static json_t *error_codes(struct doc *d, const struct gp_api_stats *st, enum gp
 		push(d, arr, o);
 	}
 	free(codes);
+	return arr;
+}
+
+/* [{api, calls}] of a link table, in table order (first seen first). */
+static json_t *api_links(struct doc *d, const struct gp_api_link *links)
+{
+	json_t *arr = arr_new(d);
+
+	for (int i = 0; i < GP_API_LINKS_MAX && links[i].api; i++) {
+		json_t *o = obj_new(d);
+
+		put(d, o, "api", j_str(links[i].api < GP_API_MAX ? gp_apis[links[i].api].symbol : "unknown"));
+		put(d, o, "calls", j_u64(links[i].calls));
+		push(d, arr, o);
+	}
 	return arr;
 }
 
@@ -96,17 +111,54 @@ json_t *doc_api(struct doc *d, const struct gp_process *p)
 		put(d, o, "involuntary_switches", j_u64(refs[i].st->inside.invol_switches));
 		put(d, o, "minor_faults", j_u64(refs[i].st->inside.minor_faults));
 		put(d, o, "major_faults", j_u64(refs[i].st->inside.major_faults));
+		put(d, o, "implemented_by", api_links(d, refs[i].st->inner));
 		push(d, arr, o);
 	}
 	return arr;
 }
 
-static json_t *size_histogram(struct doc *d, const struct gp_xfer_row *row)
+/* Calls made inside another traced call: listed, not counted (see nesting.c). Most calls first. */
+static int cmp_nested(const void *a, const void *b)
+{
+	const struct api_ref *x = a, *y = b;
+
+	if (x->st->nested_calls != y->st->nested_calls)
+		return x->st->nested_calls > y->st->nested_calls ? -1 : 1;
+	return strcmp(gp_apis[x->id].symbol, gp_apis[y->id].symbol);
+}
+
+json_t *doc_nested_api(struct doc *d, const struct gp_process *p)
+{
+	json_t *arr = arr_new(d);
+	struct api_ref refs[GP_API_MAX];
+	size_t n = 0;
+
+	for (unsigned i = 1; i < GP_API_MAX; i++)
+		if (p->api[i] && p->api[i]->nested_calls)
+			refs[n++] = (struct api_ref){ (enum gp_api_id)i, p->api[i] };
+	qsort(refs, n, sizeof(refs[0]), cmp_nested);
+	for (size_t i = 0; i < n; i++) {
+		const struct gp_api_stats *st = refs[i].st;
+		json_t *o = obj_new(d);
+
+		put(d, o, "name", j_str(gp_apis[refs[i].id].symbol));
+		put(d, o, "family", j_str(gp_family_name(gp_apis[refs[i].id].family)));
+		put(d, o, "calls", j_u64(st->nested_calls));
+		put(d, o, "errors", j_u64(st->nested_errors));
+		put(d, o, "total_ns", j_u64(st->nested_ns));
+		put(d, o, "implements", api_links(d, st->outer));
+		put(d, o, "links_not_listed", j_u64(st->links_other));
+		push(d, arr, o);
+	}
+	return arr;
+}
+
+json_t *doc_size_histogram(struct doc *d, const __u64 *hist)
 {
 	json_t *arr = arr_new(d);
 
 	for (unsigned b = 0; b < GP_SIZE_BUCKETS; b++) {
-		if (!row->size_hist[b])
+		if (!hist[b])
 			continue;
 
 		json_t *o = obj_new(d);
@@ -115,7 +167,7 @@ static json_t *size_histogram(struct doc *d, const struct gp_xfer_row *row)
 		gp_size_bucket_range(b, &lo, &hi);
 		put(d, o, "lo_bytes", j_u64(lo));
 		put(d, o, "hi_bytes", j_u64(hi));
-		put(d, o, "calls", j_u64(row->size_hist[b]));
+		put(d, o, "calls", j_u64(hist[b]));
 		push(d, arr, o);
 	}
 	return arr;
@@ -156,7 +208,7 @@ json_t *doc_transfers(struct doc *d, const struct gp_process *p)
 				put(d, o, "max_bytes", j_u64(row->max_bytes));
 				put(d, o, "total_ns", j_u64(row->total_ns));
 				put(d, o, "bandwidth_bytes_per_s", bandwidth(row, sync));
-				put(d, o, "size_histogram", size_histogram(d, row));
+				put(d, o, "size_histogram", doc_size_histogram(d, row->size_hist));
 				push(d, arr, o);
 			}
 		}

@@ -98,6 +98,26 @@ static void put_live(struct doc *d, json_t *mem, const char *name, const char *t
 	put(d, mem, total_name, total);
 }
 
+/* CUDA virtual memory management: physical allocations (in the totals above) and mappings. */
+static json_t *vmm(struct doc *d, const struct gp_memory *mem)
+{
+	json_t *o = obj_new(d);
+
+	put(d, o, "create_calls", j_u64(mem->vmm.alloc_calls));
+	put(d, o, "release_calls", j_u64(mem->vmm.free_calls));
+	put(d, o, "created_bytes", j_u64(mem->vmm.alloc_bytes));
+	put(d, o, "released_bytes", j_u64(mem->vmm.freed_bytes));
+	put(d, o, "peak_bytes", j_u64(mem->vmm.peak_bytes));
+	put(d, o, "live_bytes", j_u64(mem->vmm.live_bytes));
+	put(d, o, "untracked_releases", j_u64(mem->vmm_untracked_releases));
+	put(d, o, "map_calls", j_u64(mem->vmm_map_calls));
+	put(d, o, "unmap_calls", j_u64(mem->vmm_unmap_calls));
+	put(d, o, "mapped_bytes", j_u64(mem->vmm_mapped_bytes));
+	put(d, o, "unmapped_bytes", j_u64(mem->vmm_unmapped_bytes));
+	put(d, o, "mapped_live_bytes", j_u64(mem->vmm_mapped_live_bytes));
+	return o;
+}
+
 json_t *doc_memory(struct doc *d, const struct gp_process *p)
 {
 	const struct gp_memory *mem = &p->mem;
@@ -113,6 +133,7 @@ json_t *doc_memory(struct doc *d, const struct gp_process *p)
 	put(d, o, "managed_alloc_bytes", j_u64(mem->managed_alloc_bytes));
 	put(d, o, "devices", devices(d, mem));
 	put(d, o, "pinned_host", pinned_host(d, mem));
+	put(d, o, "vmm", vmm(d, mem));
 
 	if (gp_memory_live(p, &live, &nlive))
 		d->failed = true;

@@ -93,11 +93,13 @@ json_t *doc_kernels(struct doc *d, const struct gp_process *p)
 		put(d, o, "name", k->name ? j_str(k->name) : json_null());
 		put(d, o, "mangled", k->name ? j_str(k->mangled) : json_null());
 		put(d, o, "resolved", json_boolean(k->name != NULL));
+		put(d, o, "unresolved_reason", k->name ? json_null() : j_str(gp_kernel_unresolved_reason(p, k)));
 		put(d, o, "func", j_hex(k->func));
 		put(d, o, "ret_addr", j_hex(k->ret_addr));
 		put(d, o, "sites", j_u64(k->sites));
 		put(d, o, "calls", j_u64(k->calls));
 		put(d, o, "launches", j_u64(k->launches));
+		put(d, o, "driver_launches", j_u64(k->driver_launches));
 		put(d, o, "errors", j_u64(k->errors));
 		put(d, o, "host_ns", j_u64(k->host_ns));
 		put(d, o, "configs", configs(d, k));
@@ -187,6 +189,8 @@ json_t *doc_streams(struct doc *d, const struct gp_process *p)
 		put(d, o, "copy_bytes", j_u64(s->copy_bytes));
 		put(d, o, "memsets", j_u64(s->memsets));
 		put(d, o, "memset_bytes", j_u64(s->memset_bytes));
+		put(d, o, "collectives", j_u64(s->collectives));
+		put(d, o, "collective_bytes", j_u64(s->collective_bytes));
 		put(d, o, "event_records", j_u64(s->event_records));
 		put(d, o, "event_waits", j_u64(s->event_waits));
 		put(d, o, "sync_calls", j_u64(s->sync_calls));

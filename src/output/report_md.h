@@ -29,6 +29,11 @@ int md_kernels(const json_t *p, FILE *out);
 int md_streams(const json_t *p, FILE *out);
 int md_threads(const json_t *doc, const json_t *p, FILE *out);
 
+/* report_md_nccl.c: nested calls, the combined GPU work view, NCCL. 0 or -ENOMEM. */
+int md_nested(const json_t *p, FILE *out);
+int md_gpu_work(const json_t *p, FILE *out);
+int md_nccl(const json_t *p, FILE *out);
+
 /* report_md_cpu.c: the CPU, scheduling and page-fault section. 0 or -ENOMEM. */
 int md_cpu(const json_t *p, FILE *out);
 

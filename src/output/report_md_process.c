@@ -89,18 +89,18 @@ static int api_table(const json_t *p, FILE *out)
 {
 	static const char *const head[] = { "Time (%)", "Total Time (ns)", "Num Calls", "Avg (ns)",
 					    "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)",
-					    "p99 (ns)", "Errors", "Name" };
+					    "p99 (ns)", "Errors", "Layer", "Name" };
 	const json_t *rows = json_object_get(p, "cuda_api"), *r;
 	size_t i;
 	char n[32];
 
-	fputs("### CUDA API summary (host-observed)\n\n", out);
+	fputs("### API summary: runtime, driver, NCCL (host-observed)\n\n", out);
 	if (!json_array_size(rows)) {
 		fputs("No traced call.\n\n", out);
 		return 0;
 	}
 
-	struct md_table *t = md_table_new(11, head, "rrrrrrrrrrl");
+	struct md_table *t = md_table_new(12, head, "rrrrrrrrrrll");
 
 	json_array_foreach(rows, i, r) {
 		if (!t)
@@ -115,6 +115,7 @@ static int api_table(const json_t *p, FILE *out)
 		md_table_cell(t, "%s", md_n(n, r, "stddev_ns"));
 		md_table_cell(t, "%s", md_n(n, r, "p99_ns"));
 		md_table_cell(t, "%s", md_n(n, r, "errors"));
+		md_table_cell(t, "%s", md_str(r, "family"));
 		md_table_cell(t, "%s", md_str(r, "name"));
 	}
 	int err = md_flush_table(t, out);
@@ -360,13 +361,19 @@ int md_process(const json_t *doc, const json_t *p, FILE *out)
 	/* in order: each section prints as it goes */
 	if ((e = api_table(p, out)) && !err)
 		err = e;
+	if ((e = md_nested(p, out)) && !err)
+		err = e;
 	if ((e = error_table(p, out)) && !err)
+		err = e;
+	if ((e = md_gpu_work(p, out)) && !err)
 		err = e;
 	if ((e = transfers(p, out)) && !err)
 		err = e;
 	if ((e = memory(doc, p, out)) && !err)
 		err = e;
 	if ((e = md_kernels(p, out)) && !err)
+		err = e;
+	if ((e = md_nccl(p, out)) && !err)
 		err = e;
 	if ((e = md_streams(p, out)) && !err)
 		err = e;

@@ -54,10 +54,11 @@ int md_kernels(const json_t *p, FILE *out)
 			config_text(cfg, sizeof(cfg), k);
 			md_table_cell(t, "%s", cfg);
 			if (md_bool(k, "resolved"))
-				md_table_cell(t, "`%s`", md_str(k, "name"));
+				md_table_cell(t, "`%s`%s", md_str(k, "name"),
+					      md_int(k, "driver_launches") ? " (driver launches included)" : "");
 			else
-				md_table_cell(t, "(unknown kernel; func %s, called from %s)", md_str(k, "func"),
-					      md_str(k, "ret_addr"));
+				md_table_cell(t, "%s; func %s, called from %s", md_str(k, "unresolved_reason"),
+					      md_str(k, "func"), md_str(k, "ret_addr"));
 		}
 		err = md_flush_table(t, out);
 		fputs("\nHost time is time spent in the launch calls, not kernel execution time.\n\n", out);

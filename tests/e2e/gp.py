@@ -205,6 +205,11 @@ def process(report, pid):
     return rows[0]
 
 
+def runtime_libs(proc):
+    """Paths of the CUDA runtime libraries of a report's process (the driver and NCCL ones left out)."""
+    return [lib["path"] for lib in proc["libraries"] if lib["family"] == "cudart"]
+
+
 def uprobe_links():
     """uprobe_multi and perf-event links the kernel holds, system-wide (bpftool 7.1
     predates uprobe_multi and prints its link type as the number 12)."""

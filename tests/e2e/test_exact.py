@@ -12,7 +12,11 @@ def test_every_api_once_exact(tmp_path):
     proc = gp.check_all(report, ref)
     assert proc["exited"] and proc["comm"] == "basic_ops"
     assert not proc["traced_from_start"]  # attached with --pid
-    assert [l["path"] for l in proc["libraries"]] == [os.path.realpath(os.path.join(gp.SIMGPU, "libcudart.so.13"))]
+    assert gp.runtime_libs(proc) == [os.path.realpath(os.path.join(gp.SIMGPU, "libcudart.so.13"))]
+    # the runtime loads the driver (as the real one does): probed too, its calls nested in the runtime's
+    assert [l["path"] for l in proc["libraries"] if l["family"] == "cuda"] == \
+        [os.path.realpath(os.path.join(gp.SIMGPU, "libcuda.so.1"))]
+    assert proc["nested_api"] and all(i["api"].startswith("cuda") for r in proc["nested_api"] for i in r["implements"])
     # the failing calls carry their exact codes
     codes = {r["name"]: {e["code"] for e in r["error_codes"]} for r in proc["cuda_api"]}
     assert codes["cudaMalloc"] == {1, 2}

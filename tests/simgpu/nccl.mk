@@ -36,3 +36,7 @@ $(SIMGPU_DIR)/tests/test_simgpu_nccl: $(SIMGPU_SRC)/tests/test_simgpu_nccl.c $(w
 # The workload: the workloads.mk pattern rule, plus the library.
 $(BUILD)/workloads/nccl_ranks: WL_LINK += -lnccl
 $(BUILD)/workloads/nccl_ranks: $(NCCL_LIBS)
+
+# nccl_clique: one process driving every rank (ncclCommInitAll, ncclCommSplit)
+$(BUILD)/workloads/nccl_clique: WL_LINK += -lnccl
+$(BUILD)/workloads/nccl_clique: $(SIMGPU_DIR)/libnccl.so.2

@@ -60,7 +60,7 @@ static void sections_of_a_running_process(void **state)
 
 	has(md, "# gpuprobed report");
 	has(md, "## Process 4242 — train");
-	has(md, "### CUDA API summary (host-observed)");
+	has(md, "### API summary: runtime, driver, NCCL (host-observed)");
 	line_has_in_order(md, "| Time (%)", api_head, sizeof(api_head) / sizeof(api_head[0]));
 	has(md, "| cudaErrorMemoryAllocation");
 	has(md, "### Transfers");
@@ -69,7 +69,7 @@ static void sections_of_a_running_process(void **state)
 	has(md, "#### Live at end of trace: 2 allocations");
 	lacks(md, "#### Leaks");
 	has(md, "`void scale<float>(float*, int)`");
-	has(md, "(unknown kernel; func 0xb2, called from 0x405678)");
+	has(md, "unknown (no symbol at the launch site); func 0xb2, called from 0x405678");
 	has(md, "| legacy default");
 	has(md, "| 4243 | loader");
 	has(md, "## Instrumentation (what was touched)");

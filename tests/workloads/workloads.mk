@@ -3,7 +3,7 @@
 # build/simgpu/libcudart.so.13 (RUNPATH, so LD_LIBRARY_PATH can swap in the real one).
 # nvcc_kernels.cu is built by the e2e tests themselves, only where nvcc exists.
 # Exceptions: basic_ops_static links the simulator statically (libcudart_static.a),
-# attach_dlopen links no runtime at all (it dlopens one), and many_libs wants a directory
+# attach_dlopen links no runtime at all (it dlopens one), driver_api links the driver too, and many_libs wants a directory
 # of generated libraries (make many-libs, part of make workloads).
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c tests/workloads/*.cpp)
 WORKLOADS     := $(patsubst tests/workloads/%,$(BUILD)/workloads/%,$(basename $(WORKLOAD_SRCS))) \
@@ -29,6 +29,9 @@ $(BUILD)/workloads/basic_ops_static: tests/workloads/basic_ops.c $(wildcard test
 # attach_dlopen calls the runtime only through dlsym: not linked to it, but its RUNPATH
 # still finds the simulator's libcudart.so.13 for dlopen("libcudart.so.13").
 $(BUILD)/workloads/attach_dlopen: WL_LINK := -rdynamic -ldl -lpthread -Wl,-rpath,'$$ORIGIN/../simgpu'
+
+# driver_api calls the driver API directly, like a library (cuBLAS, Triton) does.
+$(BUILD)/workloads/driver_api: WL_LINK += -lcuda
 
 # many_libs' libraries: MANY_LIBS tiny distinct .so files (scripts/gen_many_libs.sh).
 MANY_LIBS     ?= 300

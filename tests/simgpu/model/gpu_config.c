@@ -28,7 +28,7 @@ struct ktime {
 static struct ktime *ktimes;
 static size_t n_ktimes;
 
-static double env_num(const char *name, double def, double min)
+double sg_env_num(const char *name, double def, double min)
 {
 	const char *v = getenv(name);
 	char *end;
@@ -92,20 +92,20 @@ static void load_config(void)
 	static const double bw_defaults[8] = { 25, 10, 25, 10, 1000, 50, 10, 1000 };
 	int i;
 
-	cfg.devices = (int)env_num("SIMGPU_DEVICES", 1, 0);
+	cfg.devices = (int)sg_env_num("SIMGPU_DEVICES", 1, 0);
 	if (cfg.devices > SG_MAX_DEVICES)
 		cfg.devices = SG_MAX_DEVICES;
-	cfg.dev_mem_bytes = (uint64_t)(env_num("SIMGPU_DEVICE_MEM_MB", 16384, 1) * 1048576.0);
+	cfg.dev_mem_bytes = (uint64_t)(sg_env_num("SIMGPU_DEVICE_MEM_MB", 16384, 1) * 1048576.0);
 	for (i = 0; i < 8; i++)
-		cfg.gbps[i] = env_num(bw_names[i], bw_defaults[i], 1e-6);
-	cfg.copy_latency_ns = (uint64_t)(env_num("SIMGPU_COPY_LATENCY_US", 0, 0) * 1000.0 + 0.5);
-	cfg.kernel_ns = (uint64_t)(env_num("SIMGPU_KERNEL_US", 20, 0) * 1000.0 + 0.5);
-	cfg.launch_ns = (uint64_t)(env_num("SIMGPU_LAUNCH_US", 0, 0) * 1000.0 + 0.5);
-	cfg.queue_depth = (unsigned)env_num("SIMGPU_QUEUE_DEPTH", 1024, 1);
-	cfg.populate_bytes = (uint64_t)(env_num("SIMGPU_POPULATE_MB", 1024, 0) * 1048576.0);
-	cfg.init_error = (int)env_num("SIMGPU_INIT_ERROR", 0, 0);
-	cfg.log = (int)env_num("SIMGPU_LOG", 0, 0);
-	cfg.runtime_direct = (int)env_num("SIMGPU_RUNTIME_DIRECT", 0, 0);
+		cfg.gbps[i] = sg_env_num(bw_names[i], bw_defaults[i], 1e-6);
+	cfg.copy_latency_ns = (uint64_t)(sg_env_num("SIMGPU_COPY_LATENCY_US", 0, 0) * 1000.0 + 0.5);
+	cfg.kernel_ns = (uint64_t)(sg_env_num("SIMGPU_KERNEL_US", 20, 0) * 1000.0 + 0.5);
+	cfg.launch_ns = (uint64_t)(sg_env_num("SIMGPU_LAUNCH_US", 0, 0) * 1000.0 + 0.5);
+	cfg.queue_depth = (unsigned)sg_env_num("SIMGPU_QUEUE_DEPTH", 1024, 1);
+	cfg.populate_bytes = (uint64_t)(sg_env_num("SIMGPU_POPULATE_MB", 1024, 0) * 1048576.0);
+	cfg.init_error = (int)sg_env_num("SIMGPU_INIT_ERROR", 0, 0);
+	cfg.log = (int)sg_env_num("SIMGPU_LOG", 0, 0);
+	cfg.runtime_direct = (int)sg_env_num("SIMGPU_RUNTIME_DIRECT", 0, 0);
 	cfg.kernel_times = getenv("SIMGPU_KERNEL_TIMES");
 	parse_kernel_times(cfg.kernel_times);
 	sg_log_level = cfg.log;

@@ -69,6 +69,9 @@ enum sg_path {
 	SG_PATH_MEMSET,
 };
 
+/* A numeric knob: its value, or def when unset; a value that is not a number
+ * >= min is reported on stderr and def is used. For every simulated library's knobs. */
+double sg_env_num(const char *name, double def, double min);
 /* Reads the knobs once (idempotent, thread-safe) and returns them. */
 const struct sg_config *sg_config(void);
 /* Non-zero when SIMGPU_LOG is set; read directly so that a disabled log

@@ -134,7 +134,9 @@ void nc_comm_free(struct ncclComm *c)
 }
 
 /* ---- creation jobs --------------------------------------------------------------------------------- */
-enum { PH_POST = 0, PH_COLORS, PH_CREATE, PH_NAME, PH_REGISTER, PH_JOIN, PH_DONE, PH_N };
+/* Every phase runs for every job of a group before the next: a thread driving several ranks posts for all
+ * of them before it waits for any (PH_DONE_POST / PH_DONE_WAIT likewise). */
+enum { PH_POST = 0, PH_COLORS, PH_CREATE, PH_NAME, PH_REGISTER, PH_JOIN, PH_DONE_POST, PH_DONE_WAIT, PH_N };
 
 /* Split, after every rank's colour and key are known: the members of my
  * colour ordered by (key, old rank) -> my new rank, their count, and the
@@ -232,7 +234,8 @@ static void job_phase(struct nc_job *j, int ph)
 	case PH_REGISTER:
 		if (j->color == NCCL_SPLIT_NOCOLOR)
 			break;
-		j->comm = nc_comm_new();
+		if (!j->comm) /* allocated by the call when it was deferred to ncclGroupEnd */
+			j->comm = nc_comm_new();
 		if (!j->comm || comm_setup(j->comm, j->nranks, j->rank, p->dev)) {
 			j->err = ncclSystemError;
 			break;
@@ -243,10 +246,14 @@ static void job_phase(struct nc_job *j, int ph)
 		if (j->comm)
 			j->err = nc_join_wait(j->comm);
 		break;
-	case PH_DONE:
+	case PH_DONE_POST:
 		nc_lock(ps->ctl);
 		nc_rank(ps, p->rank)->done_gen = j->round;
 		nc_broadcast(ps->ctl);
+		nc_unlock(ps->ctl);
+		break;
+	case PH_DONE_WAIT:
+		nc_lock(ps->ctl);
 		for (r = 0; r < n && !j->err;)
 			if (nc_rank(ps, r)->done_gen >= j->round)
 				r++;
@@ -510,8 +517,17 @@ static ncclResult_t split(struct ncclComm *c, int color, int key, ncclComm_t *ne
 	j.key = key;
 	j.round = ++c->split_round;
 	j.out = newcomm;
-	if (nc_group_depth() > 0)
-		return nc_group_defer(&j);
+	if (nc_group_depth() > 0) {
+		/* as ncclCommInitRank in a group: the handle is valid now, created at ncclGroupEnd */
+		if (color != NCCL_SPLIT_NOCOLOR && !(j.comm = nc_comm_new()))
+			return ncclSystemError;
+		if ((e = nc_group_defer(&j))) {
+			nc_comm_free(j.comm);
+			return e;
+		}
+		*newcomm = j.comm;
+		return ncclSuccess;
+	}
 	return nc_jobs_run(&j, 1);
 }
 
@@ -520,7 +536,7 @@ NC_API ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
 	ncclResult_t e = split(comm, color, key, newcomm, config);
 
 	NC_RETURN(e, "comm=%p color=%d key=%d newcomm=%p config=%p", (void *)comm, color, key,
-		  newcomm && nc_group_depth() == 0 ? (void *)*newcomm : NULL, (void *)config);
+		  newcomm ? (void *)*newcomm : NULL, (void *)config);
 }
 
 /* ---- teardown ----------------------------------------------------------------------------------------- */

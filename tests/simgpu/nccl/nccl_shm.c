@@ -29,28 +29,11 @@
 static struct nc_config cfg;
 static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
 
-static double env_num(const char *name, double def, double min)
-{
-	const char *v = getenv(name);
-	char *end;
-	double d;
-
-	if (!v || !*v)
-		return def;
-	errno = 0;
-	d = strtod(v, &end);
-	if (errno || end == v || *end || d < min) {
-		fprintf(stderr, "simgpu: ignoring %s=%s (not a number >= %g)\n", name, v, min);
-		return def;
-	}
-	return d;
-}
-
 static void load_config(void)
 {
-	cfg.latency_ns = (uint64_t)(env_num("SIMGPU_NCCL_LATENCY_US", 5, 0) * 1000.0 + 0.5);
-	cfg.gbps = env_num("SIMGPU_NCCL_BW_GBPS", 20, 1e-6);
-	cfg.staging = (uint64_t)(env_num("SIMGPU_NCCL_STAGING_MB", 64, 0) * 1048576.0);
+	cfg.latency_ns = (uint64_t)(sg_env_num("SIMGPU_NCCL_LATENCY_US", 5, 0) * 1000.0 + 0.5);
+	cfg.gbps = sg_env_num("SIMGPU_NCCL_BW_GBPS", 20, 1e-6);
+	cfg.staging = (uint64_t)(sg_env_num("SIMGPU_NCCL_STAGING_MB", 64, 0) * 1048576.0);
 	cfg.staging &= ~(uint64_t)63;
 }
 

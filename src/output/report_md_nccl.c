@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * report_md_nccl.c — report.md sections for the layers below the runtime:
+ * calls made inside other traced calls (listed, not counted), the combined
+ * GPU work view (runtime + driver + NCCL, each piece of work once) and the
+ * NCCL communicators with their operations.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "output/md_table.h"
+#include "output/report_md.h"
+
+/* "cudaMemcpy ×12, cudaMemset ×2" from [{api, calls}] */
+static void links_text(char *buf, size_t len, const json_t *links)
+{
+	const json_t *l;
+	size_t i, off = 0;
+	char n[32];
+
+	buf[0] = '\0';
+	json_array_foreach(links, i, l) {
+		int w = snprintf(buf + off, len - off, "%s%s ×%s", i ? ", " : "", md_str(l, "api"), md_n(n, l, "calls"));
+
+		if (w < 0 || (size_t)w >= len - off)
+			break;
+		off += (size_t)w;
+	}
+}
+
+int md_nested(const json_t *p, FILE *out)
+{
+	static const char *const head[] = { "Calls", "Total Time (ns)", "Layer", "Name", "Implementation of" };
+	const json_t *rows = json_object_get(p, "nested_api"), *r;
+	size_t i;
+	char n[32], links[512];
+
+	if (!json_array_size(rows))
+		return 0;
+	fputs("### Calls made inside other traced calls (counted once, as the outer call)\n\n", out);
+
+	struct md_table *t = md_table_new(5, head, "rrlll");
+
+	json_array_foreach(rows, i, r) {
+		if (!t)
+			break;
+		md_table_cell(t, "%s", md_n(n, r, "calls"));
+		md_table_cell(t, "%s", md_n(n, r, "total_ns"));
+		md_table_cell(t, "%s", md_str(r, "family"));
+		md_table_cell(t, "%s", md_str(r, "name"));
+		links_text(links, sizeof(links), json_object_get(r, "implements"));
+		md_table_cell(t, "%s", links);
+	}
+	int err = md_flush_table(t, out);
+
+	fputs("\nThe runtime implements its calls with the driver on the same thread: such a driver call is "
+	      "its runtime call's implementation, already counted (and timed) as that call. Driver calls a "
+	      "library makes by itself are in the API summary.\n\n", out);
+	return err;
+}
+
+int md_gpu_work(const json_t *p, FILE *out)
+{
+	static const char *const head[] = { "Layer", "Launches", "Graph launches", "Copies", "Copy bytes",
+					    "Memsets", "Memset bytes", "Collectives", "Collective bytes",
+					    "Host time (ns)" };
+	static const char *const layers[] = { "cudart", "cuda", "nccl", "total" };
+	static const char *const titles[] = { "runtime", "driver", "NCCL", "**total**" };
+	const json_t *w = json_object_get(p, "gpu_work");
+	const json_t *total = json_object_get(w, "total");
+	char n[32];
+
+	if (!md_int(total, "launches") && !md_int(total, "graph_launches") && !md_int(total, "copies") &&
+	    !md_int(total, "memsets") && !md_int(total, "collectives"))
+		return 0;
+	fputs("### GPU work queued, by the layer that queued it\n\n", out);
+
+	struct md_table *t = md_table_new(10, head, "lrrrrrrrrr");
+
+	for (size_t i = 0; t && i < sizeof(layers) / sizeof(layers[0]); i++) {
+		const json_t *l = json_object_get(w, layers[i]);
+
+		md_table_cell(t, "%s", titles[i]);
+		md_table_cell(t, "%s", md_n(n, l, "launches"));
+		md_table_cell(t, "%s", md_n(n, l, "graph_launches"));
+		md_table_cell(t, "%s", md_n(n, l, "copies"));
+		md_table_cell(t, "%s", md_n(n, l, "copy_bytes"));
+		md_table_cell(t, "%s", md_n(n, l, "memsets"));
+		md_table_cell(t, "%s", md_n(n, l, "memset_bytes"));
+		md_table_cell(t, "%s", md_n(n, l, "collectives"));
+		md_table_cell(t, "%s", md_n(n, l, "collective_bytes"));
+		md_table_cell(t, "%s", md_n(n, l, "host_ns"));
+	}
+	int err = md_flush_table(t, out);
+
+	fputs("\nEach piece of work once: a runtime call and the driver call that implements it count as one "
+	      "(the runtime's); successful calls only.\n\n", out);
+	return err;
+}
+
+static void gbps_text(char *buf, size_t len, const json_t *v)
+{
+	if (json_is_number(v))
+		snprintf(buf, len, "%.2f", json_number_value(v));
+	else
+		snprintf(buf, len, "—");
+}
+
+static const char *s32_text(char *buf, const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (!json_is_integer(v))
+		return "?";
+	snprintf(buf, 32, "%lld", (long long)json_integer_value(v));
+	return buf;
+}
+
+int md_nccl(const json_t *p, FILE *out)
+{
+	static const char *const head[] = { "Op", "Dtype", "Calls", "Bytes", "Host avg (ns)", "Blocked (ns)",
+					    "Measured", "algbw (GB/s)", "busbw (GB/s)" };
+	const json_t *nc = json_object_get(p, "nccl");
+	const json_t *comms = json_object_get(nc, "communicators"), *c;
+	size_t i;
+	char n[32], a[32], b[32], r1[32], r2[32], r3[32];
+	int err = 0;
+
+	if (!json_array_size(comms))
+		return 0;
+	fputs("### NCCL\n\n", out);
+	json_array_foreach(comms, i, c) {
+		const json_t *ops = json_object_get(c, "ops"), *o;
+		size_t k;
+
+		fprintf(out, "Communicator %s: rank %s of %s, device %s%s%s%s\n\n", md_str(c, "handle"),
+			s32_text(r1, c, "rank"), s32_text(r2, c, "nranks"), s32_text(r3, c, "device"),
+			json_is_string(json_object_get(c, "created_by")) ? ", created by " : ", created before attach",
+			json_is_string(json_object_get(c, "created_by")) ? md_str(c, "created_by") : "",
+			md_bool(c, "destroyed") ? ", destroyed" : "");
+		if (!json_array_size(ops))
+			continue;
+
+		struct md_table *t = md_table_new(9, head, "llrrrrrrr");
+
+		json_array_foreach(ops, k, o) {
+			if (!t)
+				break;
+			md_table_cell(t, "%s", md_str(o, "op"));
+			md_table_cell(t, "%s", md_str(o, "dtype"));
+			md_table_cell(t, "%s", md_n(n, o, "calls"));
+			md_table_cell(t, "%s", md_bytes(n, (__u64)md_int(o, "bytes")));
+			md_table_cell(t, "%s", md_n(n, o, "host_avg_ns"));
+			md_table_cell(t, "%s", md_n(n, o, "blocked_ns"));
+			md_table_cell(t, "%s", md_n(n, o, "measured_calls"));
+			gbps_text(a, sizeof(a), json_object_get(o, "algbw_gbps"));
+			gbps_text(b, sizeof(b), json_object_get(o, "busbw_gbps"));
+			md_table_cell(t, "%s", a);
+			md_table_cell(t, "%s", b);
+		}
+		int e = md_flush_table(t, out);
+
+		err = err ? err : e;
+		fputc('\n', out);
+	}
+	fprintf(out, "Synchronisation time by what it waited for: collectives %s ns, kernels %s ns",
+		md_n(n, nc, "sync_blocked_ns_collectives"), md_n(a, nc, "sync_blocked_ns_kernels"));
+	if (json_is_number(json_object_get(nc, "comm_compute_ratio")))
+		fprintf(out, " — communication/computation ratio %.2f", json_number_value(json_object_get(nc, "comm_compute_ratio")));
+	fputs(".\n\nAll host-observed (no GPU timestamps): host time is inside the NCCL call (enqueueing); "
+	      "blocked time is the synchronisation calls whose last awaited work was that collective; "
+	      "algbw/busbw use collectives that were alone on their stream between two synchronisations "
+	      "(queued → synchronisation return), so they are lower bounds. docs/report-format.md says what "
+	      "each can and cannot mean.\n\n", out);
+	return err;
+}
