@@ -639,9 +639,13 @@ int gp_session_run(const struct gp_options *o)
 	if (s.launched)
 		gp_model_set_launch(s.model, o->command_text, s.procs.launched_done,
 				    s.procs.launched_status, s.procs.launched_signal);
-	gp_notice("%s after %.1f s: %zu process%s, %llu calls recorded, %s%s",
+	char nested[64] = "";
+
+	if (s.collector.nested_calls)
+		snprintf(nested, sizeof(nested), " (and %llu inside them)", (unsigned long long)s.collector.nested_calls);
+	gp_notice("%s after %.1f s: %zu process%s, %llu calls recorded%s, %s%s",
 		  err ? "event loop failed" : stop_text(why, signo), (double)(end_ns - t0) / 1e9,
-		  s.procs.n, s.procs.n == 1 ? "" : "es", (unsigned long long)s.collector.calls,
+		  s.procs.n, s.procs.n == 1 ? "" : "es", (unsigned long long)s.collector.calls, nested,
 		  s.bpf_drops ? "some lost or incomplete (see \"Loss counters\" in the report)" : "none lost",
 		  s.bpf_estimates ? "; the kernel did not report some switch-ins: their off-CPU time is estimated"
 				  : "");

@@ -52,8 +52,12 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	gp_model_ingest(c->model, data, size); /* malformed records are counted there */
-	if (size >= sizeof(*h) && (h->type == GP_EV_API_CALL || h->type == GP_EV_API_CALL_EXT))
-		c->calls++;
+	if (size >= sizeof(*h) && (h->type == GP_EV_API_CALL || h->type == GP_EV_API_CALL_EXT)) {
+		if (GP_EVF_PARENT(h->flags))
+			c->nested_calls++;
+		else
+			c->calls++;
+	}
 	if (size >= sizeof(*h) && h->tid != c->last_tid) {
 		void *key = (void *)(uintptr_t)h->tid;
 

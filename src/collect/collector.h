@@ -25,7 +25,8 @@ struct gp_collector {
 	void (*on_proc)(void *ctx, const struct gp_proc_event *e);
 	void *proc_ctx;
 	__u64 records;      /* records read from the ring */
-	__u64 calls;        /* of which: completed API calls */
+	__u64 calls;        /* of which: completed API calls made outside any other traced call */
+	__u64 nested_calls; /* and those made inside another traced call (its implementation) */
 	__u64 bytes;
 	__u32 last_tid;     /* fast path: consecutive records of one thread */
 	void *known_tids;   /* tsearch tree of tids already named */
