@@ -7,6 +7,7 @@
 #ifndef SIMGPU_TEST_H
 #define SIMGPU_TEST_H
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
 #include <setjmp.h>
@@ -21,6 +22,7 @@
 #include <cmocka.h>
 
 #include "cuda_runtime_api.h"
+#include "gpuprobed/api.h"
 
 static inline double now_ms(void)
 {
@@ -164,5 +166,37 @@ static inline int file_byte(const void *addr)
 		if (apr_b_ != 0x55)                                                              \
 			fail_msg("%s starts with %#x, not push %%rbp (0x55)", (sym), apr_b_);    \
 	} while (0)
+
+/*
+ * Every row of include/gpuprobed/api.h of family fam, and every name of
+ * extra, is exported by lib (at version, when not NULL: a versioned
+ * library) and starts with push %rbp, so that the tracer's uprobes on it
+ * are emulated and fire once per call. Returns how many were checked.
+ */
+static inline size_t assert_exports(void *lib, const char *libname, const char *version, int fam,
+				    const char *const *extra, size_t nextra)
+{
+	static const struct { const char *sym; int fam; } apis[] = {
+#define ROW(id, family, sym, shape, attr) { sym, family },
+		GP_API_TABLE(ROW)
+#undef ROW
+	};
+	size_t napis = sizeof(apis) / sizeof(apis[0]), n = 0;
+
+	assert_non_null(lib);
+	for (size_t i = 0; i < napis + nextra; i++) {
+		const char *sym = i < napis ? apis[i].sym : extra[i - napis];
+		const unsigned char *p;
+
+		if (i < napis && apis[i].fam != fam)
+			continue;
+		p = version ? dlvsym(lib, sym, version) : dlsym(lib, sym);
+		if (!p)
+			fail_msg("%s is not exported by %s", sym, libname);
+		ASSERT_PUSH_RBP(p, sym);
+		n++;
+	}
+	return n;
+}
 
 #endif /* SIMGPU_TEST_H */

@@ -63,11 +63,6 @@ static CUcontext primary0;
 /* ---- exports --------------------------------------------------------------------------- */
 static void test_exports(void **state)
 {
-	static const struct { const char *sym; int fam; } apis[] = {
-#define ROW(id, fam, sym, shape, attr) { sym, fam },
-		GP_API_TABLE(ROW)
-#undef ROW
-	};
 	static const char *const extra[] = {
 		"cuInit", "cuDriverGetVersion", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName",
 		"cuDeviceTotalMem_v2", "cuDeviceGetAttribute", "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease",
@@ -79,24 +74,11 @@ static void test_exports(void **state)
 		"cuMemGetAllocationGranularity", "cuFuncGetName", "cuKernelGetName", "cuGetErrorName",
 		"cuGetErrorString", "cuGetProcAddress_v2",
 	};
-	size_t n_apis = sizeof(apis) / sizeof(apis[0]), i, n = 0;
 	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-	const unsigned char *p;
 
 	(void)state;
-	assert_non_null(lib);
-	for (i = 0; i < n_apis + sizeof(extra) / sizeof(extra[0]); i++) {
-		const char *sym = i < n_apis ? apis[i].sym : extra[i - n_apis];
-
-		if (i < n_apis && apis[i].fam != GP_FAM_CUDA)
-			continue;
-		p = dlsym(lib, sym);
-		if (!p)
-			fail_msg("%s is not exported by libcuda.so.1", sym);
-		ASSERT_PUSH_RBP(p, sym);
-		n++;
-	}
-	assert_true(n > 100);
+	assert_true(assert_exports(lib, "libcuda.so.1", NULL, GP_FAM_CUDA, extra, sizeof(extra) / sizeof(extra[0])) >
+		    100);
 	dlclose(lib);
 }
 

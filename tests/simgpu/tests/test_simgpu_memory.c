@@ -19,11 +19,6 @@
 
 static void test_exports(void **state)
 {
-	static const struct { const char *sym; int fam; } apis[] = {
-#define ROW(id, fam, sym, shape, attr) { sym, fam },
-		GP_API_TABLE(ROW)
-#undef ROW
-	};
 	static const char *const extra[] = {
 		"cudaGetDeviceCount", "cudaGetDevice", "cudaDeviceReset", "cudaGetLastError", "cudaPeekAtLastError",
 		"cudaGetErrorString", "cudaGetErrorName", "cudaMemGetInfo", "cudaRuntimeGetVersion",
@@ -37,22 +32,10 @@ static void test_exports(void **state)
 	};
 	void *lib = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
 	const unsigned char *p;
-	size_t i, n = 0;
 
 	(void)state;
-	assert_non_null(lib);
-	for (i = 0; i < sizeof(apis) / sizeof(apis[0]) + sizeof(extra) / sizeof(extra[0]); i++) {
-		const char *sym = i < sizeof(apis) / sizeof(apis[0]) ? apis[i].sym : extra[i - sizeof(apis) / sizeof(apis[0])];
-
-		if (i < sizeof(apis) / sizeof(apis[0]) && apis[i].fam != GP_FAM_CUDART)
-			continue;
-		p = dlvsym(lib, sym, "libcudart.so.13");
-		if (!p)
-			fail_msg("%s@libcudart.so.13 is not exported", sym);
-		ASSERT_PUSH_RBP(p, sym);
-		n++;
-	}
-	assert_true(n > 60);
+	assert_true(assert_exports(lib, "libcudart.so.13", "libcudart.so.13", GP_FAM_CUDART, extra,
+				   sizeof(extra) / sizeof(extra[0])) > 60);
 	/* __cudaLaunchKernel: push %rbp; mov %rsp,%rbp; pop %rbp; jmp rel32 */
 	p = dlsym(lib, "__cudaLaunchKernel");
 	assert_non_null(p);
