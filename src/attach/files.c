@@ -207,7 +207,9 @@ static void retire(struct gp_files *fs, struct gp_file *f)
 {
 	struct gp_file_key key = { .dev = f->kdev, .ino = f->ino };
 
-	bpf_map_delete_elem(fs->map_fd, &key);
+	if (bpf_map_delete_elem(fs->map_fd, &key) && errno != ENOENT)
+		gp_warn("%s: cannot tell the kernel it has no traced user left (%s): a process mapping it "
+			"next may run before its probes are checked", f->path, strerror(errno));
 	f->retiring = true;
 }
 

@@ -183,6 +183,8 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 
 	if (!st)
 		return -ENOMEM;
+	if (c.hdr.flags & GP_EVF_EXT_TRUNC) /* a name cut at 1 KiB, more than 64 communicators */
+		gp_model_drop_add(m, "ext_truncated", 1);
 	/* handles a nested call creates are still the process's (names, communicators) */
 	if (a->family == GP_FAM_CUDA)
 		gp_driver_handles(m, p, &c, ext, ext_len);

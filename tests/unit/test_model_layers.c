@@ -104,6 +104,22 @@ static void driver_launch_names(void **state)
 
 	feed_get_function(m, GP_API_CU_MODULE_GET_FUNCTION, 0xf1, 0xa0, "_Z4gemmPfS_i");
 	feed_get_function(m, GP_API_CU_LIBRARY_GET_KERNEL, 0xc1, 0xb0, "softmax");
+	assert_int_equal(gp_model_drop_get(m, "ext_truncated"), 0);
+	{ /* a name cut at 1 KiB by the BPF side: kept cut, and counted */
+		struct gp_api_call_ext x;
+
+		memset(&x, 0, sizeof(x));
+		x.call = rec(GP_API_CU_MODULE_GET_FUNCTION, T_PID, T_TID, 550, 10, 0);
+		x.call.hdr.type = GP_EV_API_CALL_EXT;
+		x.call.hdr.size = sizeof(x);
+		x.call.hdr.flags = GP_EVF_OUT_VALID | GP_EVF_EXT_TRUNC;
+		x.call.out = 0xf9;
+		memset(x.data, 'k', sizeof(x.data) - 1);
+		x.data_len = sizeof(x.data);
+		assert_int_equal(gp_model_ingest(m, &x, sizeof(x)), 0);
+		assert_int_equal(gp_model_drop_get(m, "ext_truncated"), 1);
+		assert_int_equal(strlen(gp_driver_function_name(proc(m, T_PID), 0xf9)), sizeof(x.data) - 1);
+	}
 	c = rec(GP_API_CU_KERNEL_GET_FUNCTION, T_PID, T_TID, 600, 5, 0); /* CUkernel 0xc1 -> CUfunction 0xf2 */
 	c.args[0] = 0x7ffc0000;
 	c.args[1] = 0xc1;
@@ -312,6 +328,11 @@ static void nccl_bytes_blocked_bandwidth(void **state)
 	assert_non_null(row);
 	assert_true(json_real_value(json_object_get(row, "algbw_gbps")) == 1.05);
 	assert_true(json_real_value(json_object_get(row, "busbw_gbps")) == 1.57);
+	/* waited 3,999,900 ns behind the collective, 300,000 ns behind the kernel */
+	json_t *nccl = json_object_get(json_array_get(json_object_get(doc, "processes"), 0), "nccl");
+
+	assert_true(json_real_value(json_object_get(nccl, "comm_compute_ratio")) == 13.33);
+	assert_int_equal(json_integer_value(json_object_get(nccl, "sync_blocked_ns_kernels")), 300000);
 	json_decref(doc);
 	gp_model__free(m);
 }
