@@ -196,6 +196,10 @@ def test_nccl_four_ranks_exact(tmp_path):
                 key = next(k for k in got if k[0] <= int(size) <= k[1])
                 assert got[key] == calls, f"{op} size {size}"
             assert sum(got.values()) == want["calls"]
+            # host time inside the calls: the probes' window lies within the rank's own clock readings
+            # around each call, short of them by the clock reads and the probes' own cost
+            assert want["host_ns"] - want["calls"] * 50_000 <= row["host_ns"] <= want["host_ns"], \
+                f"{op} host_ns {row['host_ns']} vs the rank's {want['host_ns']}"
         assert rows["Send"]["peers"] == [(ref["rank"] + 1) % 4]
         assert rows["Recv"]["peers"] == [(ref["rank"] + 3) % 4]
         assert rows["Broadcast"]["roots"] == [0]

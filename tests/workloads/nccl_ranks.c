@@ -56,7 +56,7 @@
  * "live_allocations", "kernels", "streams", "threads"), plus
  *   "rank", "nranks", "device", "comm": "0x..." (the ncclComm_t), "stream": "0x...",
  *   "iters", "late_rank" (-1: none), "late_ms", "sizes_scale",
- *   "nccl": {"<api>": {"calls", "errors", and for data calls "count" (elements, summed),
+ *   "nccl": {"<api>": {"calls", "errors", "host_ns" (time around the calls, its own clock), and for data calls "count" (elements, summed),
  *            "bytes" (nccl-tests' size: AllReduce/Broadcast/Send/Recv count x dtsize,
  *            AllGather sendcount x dtsize x R, ReduceScatter recvcount x dtsize x R),
  *            "dtype" ("float32", "int32", "uint8"), "sizes": {"<bytes per call>": calls}}}
@@ -89,11 +89,20 @@ static bool allreduce_only;
 static double late_ms, scale = 1.0;
 static const char *ref_dir;
 
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
 /* ---- the rank's NCCL accounting --------------------------------------------------------------- */
 struct nc_api {
 	const char *name, *dtype;
 	unsigned long calls, errors;
 	unsigned long long count, bytes;
+	unsigned long long host_ns; /* CLOCK_MONOTONIC time around the calls, summed */
 	unsigned long long size[MAX_SIZES];
 	unsigned long size_calls[MAX_SIZES];
 	int nsizes;
@@ -113,13 +122,14 @@ static struct nc_api *nc_api(const char *name)
 }
 
 /* One call: counted, and for a data call its elements and nccl-tests bytes. */
-static ncclResult_t nc_count(const char *name, ncclResult_t e, const char *dtype, size_t count,
-			     unsigned long long bytes)
+static ncclResult_t nc_count(const char *name, ncclResult_t e, unsigned long long ns, const char *dtype,
+			     size_t count, unsigned long long bytes)
 {
 	struct nc_api *a = nc_api(name);
 	int k;
 
 	a->calls++;
+	a->host_ns += ns;
 	if (e != ncclSuccess) {
 		a->errors++;
 		fprintf(stderr, "workload: %s = %d (%s)\n", name, (int)e, ncclGetErrorString(e));
@@ -141,8 +151,15 @@ static ncclResult_t nc_count(const char *name, ncclResult_t e, const char *dtype
 	return e;
 }
 
-#define NC(fn, ...) nc_count(#fn, fn(__VA_ARGS__), NULL, 0, 0)
-#define NC_DATA(fn, dtype, count, bytes, ...) nc_count(#fn, fn(__VA_ARGS__), dtype, count, bytes)
+/* The call, timed by the rank's own clock around it, then counted. */
+#define NC_TIMED(fn, dtype, count, bytes, ...)                                            \
+	({                                                                                \
+		unsigned long long t0_ = now_ns();                                        \
+		ncclResult_t e_ = fn(__VA_ARGS__);                                        \
+		nc_count(#fn, e_, now_ns() - t0_, dtype, count, bytes);                   \
+	})
+#define NC(fn, ...) NC_TIMED(fn, NULL, 0, 0, __VA_ARGS__)
+#define NC_DATA(fn, dtype, count, bytes, ...) NC_TIMED(fn, dtype, count, bytes, __VA_ARGS__)
 
 /* ---- a rank ------------------------------------------------------------------------------------ */
 static size_t scaled(unsigned long long base)
@@ -186,13 +203,6 @@ static void fill(float *h, size_t bytes, int rank)
 		h[i] = (float)(rank * 1000 + (int)(i % 997));
 }
 
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
 
 static void write_ref(int rank, int dev, ncclComm_t comm, cudaStream_t s, unsigned long long blocked,
 		      const unsigned long long *per_iter)
@@ -225,8 +235,8 @@ static void write_ref(int rank, int dev, ncclComm_t comm, cudaStream_t s, unsign
 	for (int i = 0; i < nnapi; i++) {
 		const struct nc_api *a = &napi[i];
 
-		fprintf(f, "%s\n    \"%s\": {\"calls\": %lu, \"errors\": %lu", i ? "," : "", a->name, a->calls,
-			a->errors);
+		fprintf(f, "%s\n    \"%s\": {\"calls\": %lu, \"errors\": %lu, \"host_ns\": %llu", i ? "," : "",
+			a->name, a->calls, a->errors, a->host_ns);
 		if (a->dtype) {
 			fprintf(f, ", \"count\": %llu, \"bytes\": %llu, \"dtype\": \"%s\", \"sizes\": {", a->count,
 				a->bytes, a->dtype);
