@@ -30,6 +30,12 @@ struct gp_task_state {
 	__u32 depth;      /* live frames */
 	__u32 overflowed; /* entries not recorded for lack of a frame; their returns are expected */
 	struct gp_frame frames[GP_MAX_DEPTH];
+	/*
+	 * A record with a stack is assembled here, then copied into the ring at
+	 * its real size. Per thread, not per CPU: uprobe programs can be
+	 * preempted, and another thread's on this CPU would overwrite it.
+	 */
+	struct gp_api_call_stack stack_rec;
 };
 
 _Static_assert((GP_MAX_DEPTH & (GP_MAX_DEPTH - 1)) == 0, "GP_MAX_DEPTH must be a power of two");

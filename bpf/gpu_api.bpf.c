@@ -193,6 +193,38 @@ static __always_inline void read_ext(struct gp_api_call_ext *ext, const struct g
 		ext->data_len = GP_NCCL_INIT_ALL_MAX * 8 + devs;
 }
 
+/*
+ * Walks the caller's user stack into the record and copies it into the ring
+ * at its real size. At the return, ip is the call site and rbp the caller's
+ * own (callee-saved), so the frame-pointer walk starts exactly at the caller.
+ */
+static __always_inline void emit_with_stack(struct pt_regs *ctx, struct gp_api_call_stack *stk)
+{
+	long n = bpf_get_stack(ctx, stk->ips, sizeof(stk->ips), BPF_F_USER_STACK);
+	__u64 bytes;
+
+	if (n < (long)sizeof(__u64)) {
+		stk->ips[0] = ctx->ip;
+		stk->stack_flags = GP_STF_UNREAD;
+		stk->stack_err = (__s32)n;
+		count(&drops, GP_DROP_STACK_UNREAD);
+		n = sizeof(__u64);
+	} else {
+		stk->stack_flags = 0;
+		stk->stack_err = 0;
+	}
+	bytes = n;
+	asm volatile("" : "+r"(bytes)); /* keep the mask on the register the verifier checks */
+	bytes &= 0x3f8;                  /* whole frames, at most 127 */
+	if (!bytes)
+		bytes = sizeof(__u64);
+	stk->nframes = bytes / sizeof(__u64);
+	stk->call.hdr.type = GP_EV_API_CALL_STACK;
+	stk->call.hdr.size = sizeof(stk->call) + 8 + bytes;
+	if (bpf_ringbuf_output(&events, stk, sizeof(stk->call) + 8 + bytes, BPF_RB_NO_WAKEUP))
+		count(&drops, GP_DROP_RINGBUF_FULL);
+}
+
 SEC("uretprobe")
 int gp_api_exit(struct pt_regs *ctx)
 {
@@ -204,6 +236,7 @@ int gp_api_exit(struct pt_regs *ctx)
 	struct gp_task_state *st;
 	struct gp_api_call *rec = NULL;
 	struct gp_api_call_ext *ext = NULL;
+	struct gp_api_call_stack *stk = NULL;
 	struct gp_frame *f = NULL;
 	__u16 parent_api = 0;
 	__u32 depth;
@@ -257,10 +290,14 @@ int gp_api_exit(struct pt_regs *ctx)
 
 	if (ck & (GP_CK_STR | GP_CK_NCCL_ALL))
 		ext = bpf_ringbuf_reserve(&events, sizeof(*ext), 0);
+	else if ((ck & GP_CK_USTACK) && depth == 1) /* outermost: a nested call is its caller's */
+		stk = &st->stack_rec;
 	else
 		rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (ext)
 		rec = &ext->call;
+	else if (stk)
+		rec = &stk->call;
 	if (!rec) {
 		count(&drops, GP_DROP_RINGBUF_FULL);
 		return 0;
@@ -298,6 +335,10 @@ int gp_api_exit(struct pt_regs *ctx)
 			rec->hdr.flags |= GP_EVF_ARGS_PARTIAL;
 			count(&drops, GP_DROP_ARG_READ);
 		}
+	}
+	if (stk) {
+		emit_with_stack(ctx, stk);
+		return 0;
 	}
 	if (ext)
 		read_ext(ext, f, ck);

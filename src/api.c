@@ -14,6 +14,35 @@ const struct gp_api_info gp_apis[GP_API_MAX] = {
 #undef GP_API_INFO
 };
 
+bool gp_api_wants_stack(enum gp_api_id id)
+{
+	if (gp_apis[id].attr & GP_A_SYNC_CALL)
+		return true;
+	switch (gp_apis[id].shape) {
+	case GP_SHAPE_ALLOC:
+	case GP_SHAPE_ALLOC_ASYNC:
+	case GP_SHAPE_FREE:
+	case GP_SHAPE_FREE_ASYNC:
+	case GP_SHAPE_HOST_REGISTER:
+	case GP_SHAPE_MEMCPY:
+	case GP_SHAPE_MEMCPY_2D:
+	case GP_SHAPE_MEMCPY_PEER:
+	case GP_SHAPE_MEMSET:
+	case GP_SHAPE_LAUNCH:
+	case GP_SHAPE_LAUNCH_EXC:
+	case GP_SHAPE_GRAPH_LAUNCH:
+	case GP_SHAPE_CU_LAUNCH:
+	case GP_SHAPE_CU_LAUNCH_EX:
+	case GP_SHAPE_CU_MEMCPY:
+	case GP_SHAPE_VMM_CREATE:
+	case GP_SHAPE_VMM_RELEASE:
+	case GP_SHAPE_NCCL_COLL:
+		return true;
+	default:
+		return false;
+	}
+}
+
 unsigned gp_api_cookie_flags(enum gp_api_id id)
 {
 	switch (gp_apis[id].shape) {

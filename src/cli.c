@@ -20,7 +20,8 @@ static const char usage_text[] =
 	"Trace the CUDA runtime, CUDA driver and NCCL calls of processes with eBPF\n"
 	"uprobes, without touching them, and write report.md and report.json into the\n"
 	"output directory when every target has exited, --duration has passed, or on\n"
-	"Ctrl-C. Every copy of libcudart, libcuda and libnccl a target maps (any\n"
+	"Ctrl-C, with the call stacks that launch, copy, allocate and wait (flame graph,\n"
+	"folded stacks, speedscope). Every copy of libcudart, libcuda and libnccl a target maps (any\n"
 	"version, any directory, dlopen'ed later, or the runtime linked statically into\n"
 	"the program) is found and probed before its first call. A call made inside\n"
 	"another traced call (the runtime going down to the driver) is counted once.\n"
@@ -41,6 +42,11 @@ static const char usage_text[] =
 	"  -o, --output DIR       write reports into DIR (default ./profile_output)\n"
 	"      --ringbuf-mb N     ring buffer size in MiB, a power of two (default 16)\n"
 	"      --poll-ms N        drain the ring buffer every N ms (default 10)\n"
+	"      --no-stacks        do not capture call stacks (the cheapest mode: counts,\n"
+	"                         times and sizes only; no stacks.folded, flamegraph.svg,\n"
+	"                         speedscope.json)\n"
+	"      --max-stacks N     keep at most N distinct call stacks (default 1000000);\n"
+	"                         calls beyond are counted (drops.stacks_over_limit)\n"
 	"      --no-uprobe-multi  one perf-event link per probed function, as on kernels\n"
 	"                         before 6.6 (slower to attach and to detach)\n"
 	"  -v, --verbose          more messages (-vv: libbpf's too)\n"
@@ -94,7 +100,7 @@ static char *join_argv(int argc, char **argv)
 
 int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 {
-	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI };
+	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI, OPT_NO_STACKS, OPT_MAX_STACKS };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "name", required_argument, NULL, 'n' },
@@ -104,6 +110,8 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF },
 		{ "poll-ms", required_argument, NULL, OPT_POLL },
 		{ "no-uprobe-multi", no_argument, NULL, OPT_NO_MULTI },
+		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
+		{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -116,6 +124,8 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 	o->out_dir = "./profile_output";
 	o->ringbuf_mb = 16;
 	o->poll_ms = 10;
+	o->stacks = true;
+	o->max_stacks = GP_DEFAULT_MAX_STACKS;
 	opterr = 0; /* our own messages, one line each */
 	optind = 1;
 	/* '+': options end at the command (its own options are its own) */
@@ -172,6 +182,14 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 			break;
 		case OPT_NO_MULTI:
 			o->no_uprobe_multi = true;
+			break;
+		case OPT_NO_STACKS:
+			o->stacks = false;
+			break;
+		case OPT_MAX_STACKS:
+			if (!parse_uint(optarg, 100000000, &v) || v == 0)
+				return usage_error("--max-stacks: '%s' is not between 1 and 100000000", optarg);
+			o->max_stacks = (unsigned)v;
 			break;
 		case 'v':
 			o->verbosity++;

@@ -8,6 +8,7 @@
 
 #define GP_MAX_PIDS 64
 #define GP_MAX_NAME_ARGS 8 /* = GP_MAX_NAMES (events.h) */
+#define GP_DEFAULT_MAX_STACKS 1000000
 
 enum gp_mode { GP_MODE_PID = 1, GP_MODE_NAME, GP_MODE_LAUNCH, GP_MODE_ALL };
 
@@ -26,6 +27,8 @@ struct gp_options {
 	unsigned poll_ms;     /* how often the ring buffer is drained */
 	int verbosity;        /* -v count */
 	bool no_uprobe_multi; /* one perf-event link per probe, as on kernels < 6.6 */
+	bool stacks;          /* capture call stacks (default; --no-stacks) */
+	unsigned max_stacks;  /* distinct stacks kept (--max-stacks) */
 	char *command_line;   /* argv joined, for the report */
 };
 

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* report_files.c — report.json and report.md into a directory (see report_files.h). */
+/*
+ * report_files.c — report.json, report.md and the call-stack files (folded
+ * stacks per weight, flamegraph.svg, speedscope.json) into a directory (see
+ * report_files.h).
+ */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -7,12 +11,13 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "output/stack_paths.h"
 #include "report_files.h"
 
-typedef int (*report_writer)(const struct gp_model *m, FILE *out);
+/* Writes one file's content; ctx is the writer's own. */
+typedef int (*file_writer)(const void *ctx, FILE *out);
 
-static int write_one(const struct gp_model *m, const char *dir, const char *name,
-		     report_writer writer)
+static int write_one(const void *ctx, const char *dir, const char *name, file_writer writer)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	FILE *f;
@@ -26,7 +31,7 @@ static int write_one(const struct gp_model *m, const char *dir, const char *name
 		gp_err("write %s: %s", path, strerror(-err));
 		return err;
 	}
-	err = writer(m, f);
+	err = writer(ctx, f);
 	if (fflush(f) || ferror(f))
 		err = -(errno ? errno : EIO);
 	if (fsync(fileno(f)) && !err)
@@ -42,12 +47,92 @@ static int write_one(const struct gp_model *m, const char *dir, const char *name
 	return err;
 }
 
+/* The stack files, each written from one set of paths. */
+struct paths_file {
+	const char *name;
+	enum gp_weight weight;
+	int (*write)(const struct gp_paths *p, enum gp_weight w, FILE *out);
+};
+
+static int write_svg(const struct gp_paths *p, enum gp_weight w, FILE *out)
+{
+	return gp_flamegraph_svg_write(p, w, "GPU work by call stack (calls)", out);
+}
+
+static int write_speedscope(const struct gp_paths *p, enum gp_weight w, FILE *out)
+{
+	return gp_speedscope_write(p, "gpuprobed: GPU work by call stack", out);
+}
+
+static const struct paths_file stack_files[] = {
+	{ "stacks.folded", GP_W_CALLS, gp_folded_write },
+	{ "stacks.bytes.folded", GP_W_BYTES, gp_folded_write },
+	{ "stacks.host_ns.folded", GP_W_HOST_NS, gp_folded_write },
+	{ "flamegraph.svg", GP_W_CALLS, write_svg },
+	{ "speedscope.json", GP_W_CALLS, write_speedscope },
+};
+
+struct paths_job {
+	const struct gp_paths *paths;
+	const struct paths_file *file;
+};
+
+static int paths_writer(const void *ctx, FILE *out)
+{
+	const struct paths_job *job = ctx;
+
+	return job->file->write(job->paths, job->file->weight, out);
+}
+
+static int json_writer(const void *m, FILE *out)
+{
+	return gp_report_json_write(m, out);
+}
+
+static int md_writer(const void *m, FILE *out)
+{
+	return gp_report_md_write(m, out);
+}
+
+/* Writes the stack files, or removes those of an earlier run when stacks were off. */
+static int write_stack_files(const struct gp_model *m, const char *dir)
+{
+	struct gp_paths paths;
+	int err = 0;
+
+	if (!gp_model_stacks_captured(m)) {
+		for (size_t i = 0; i < sizeof(stack_files) / sizeof(stack_files[0]); i++) {
+			char path[PATH_MAX];
+
+			snprintf(path, sizeof(path), "%s/%s", dir, stack_files[i].name);
+			unlink(path); /* not this session's: they would pass for it */
+		}
+		return 0;
+	}
+	err = gp_paths_from_model(m, &paths);
+	if (err) {
+		gp_err("call stacks: %s", strerror(-err));
+		return err;
+	}
+	for (size_t i = 0; i < sizeof(stack_files) / sizeof(stack_files[0]); i++) {
+		struct paths_job job = { .paths = &paths, .file = &stack_files[i] };
+		int e = write_one(&job, dir, stack_files[i].name, paths_writer);
+
+		if (!err)
+			err = e;
+	}
+	gp_paths_release(&paths);
+	return err;
+}
+
 int gp_write_reports(const struct gp_model *m, const char *dir)
 {
-	int err = write_one(m, dir, "report.json", gp_report_json_write);
-	int err2 = write_one(m, dir, "report.md", gp_report_md_write);
+	int err = write_one(m, dir, "report.json", json_writer);
+	int err2 = write_one(m, dir, "report.md", md_writer);
+	int err3 = write_stack_files(m, dir);
 
 	if (!err && !err2)
-		gp_notice("report: %s/report.md (and report.json)", dir);
-	return err ? err : err2;
+		gp_notice("report: %s/report.md (and report.json%s)", dir,
+			  gp_model_stacks_captured(m) ? ", flamegraph.svg, speedscope.json, stacks*.folded" : "");
+	return err ? err : err2 ? err2 : err3;
 }

@@ -589,8 +589,11 @@ int gp_session_run(const struct gp_options *o)
 	raise_fd_limit();
 	s.sym = gp_symbolizer_new();
 	resolver = (struct gp_resolver){ .ctx = s.sym, .kernel_name = gp_symbolizer_kernel_name,
-				       .demangle = gp_demangle };
+				       .demangle = gp_demangle, .demangle_short = gp_demangle_short,
+				       .stack_seen = gp_symbolizer_stack_seen, .symbolize = gp_symbolizer_symbolize };
 	s.model = s.sym ? gp_model_new(&resolver) : NULL;
+	if (s.model)
+		gp_model_set_stacks(s.model, o->stacks, o->max_stacks);
 	s.cpu = s.model ? gp_cpu_accounts_new(s.model) : NULL;
 	if (!s.cpu) {
 		gp_err("out of memory");
@@ -599,6 +602,7 @@ int gp_session_run(const struct gp_options *o)
 	if (load_bpf(&s) || set_scope(&s))
 		goto out;
 	gp_uprobes_init(&s.probes, s.skel->progs.gp_api_enter, s.skel->progs.gp_api_exit, s.multi);
+	s.probes.stacks = o->stacks;
 	gp_files_init(&s.files, bpf_map__fd(s.skel->maps.lib_files), &s.probes, s.sym, s.model);
 	gp_procs_init(&s.procs, &s.files, s.sym, s.model, s.cpu, bpf_map__fd(s.skel->maps.tgid_bits),
 		      bpf_map__fd(s.skel->maps.admit_ns));
@@ -636,6 +640,7 @@ int gp_session_run(const struct gp_options *o)
 	gp_cpu_accounts_close(s.cpu, bpf_map__fd(s.skel->maps.thread_acct), end_ns);
 	collect_counters(&s);
 	gp_model_set_session_end(s.model, end_ns);
+	gp_model_symbolize_stacks(s.model);
 	if (s.launched)
 		gp_model_set_launch(s.model, o->command_text, s.procs.launched_done,
 				    s.procs.launched_status, s.procs.launched_signal);

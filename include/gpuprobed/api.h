@@ -255,6 +255,13 @@ extern const struct gp_api_info gp_apis[GP_API_MAX];
 /* Cookie flags (GP_CK_*) that the generic BPF programs need for an API. */
 unsigned gp_api_cookie_flags(enum gp_api_id id);
 
+/*
+ * Whether a call of id gets its caller's user stack when stacks are on:
+ * calls that queue GPU work (launches, copies, memsets, collectives), that
+ * allocate or free memory, or that wait for the GPU.
+ */
+bool gp_api_wants_stack(enum gp_api_id id);
+
 /* NCCL collectives and point-to-point calls (GP_SHAPE_NCCL_COLL). */
 enum gp_nccl_op {
 	GP_NCCL_ALL_REDUCE = 0,

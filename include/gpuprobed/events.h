@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define GP_ABI_VERSION 2
+#define GP_ABI_VERSION 3
 
 /* ---- records ----------------------------------------------------------- */
 
@@ -25,6 +25,7 @@ enum gp_event_type {
 	GP_EV_THREAD_EXIT = 3, /* struct gp_thread_exit: kernel -> collector only, a thread's final account */
 	GP_EV_PROC = 4,       /* struct gp_proc_event: kernel -> collector only, a process to trace or hold */
 	GP_EV_API_CALL_EXT = 5, /* struct gp_api_call_ext: an API call with bytes read from user memory */
+	GP_EV_API_CALL_STACK = 6, /* struct gp_api_call_stack: an API call with its caller's user stack */
 	GP_EV_TYPE_MAX,
 };
 
@@ -125,7 +126,28 @@ struct gp_api_call_ext {
 	char data[GP_EXT_DATA_MAX];
 };
 
+/*
+ * An API call with the user stack of the thread that made it, as the
+ * kernel's frame-pointer unwinder saw it at the call's return: ips[0] is
+ * the call site (the return address, right even without frame pointers),
+ * ips[1..] the callers. Only outermost calls that queue or wait for GPU
+ * work carry one (GP_CK_USTACK). The record is variable-sized:
+ * call.hdr.size = offsetof(ips) + 8 * nframes.
+ */
+#define GP_STACK_MAX_FRAMES 127 /* kernel.perf_event_max_stack's default */
+struct gp_api_call_stack {
+	struct gp_api_call call;
+	__u16 nframes;
+	__u16 stack_flags; /* GP_STF_* */
+	__s32 stack_err;   /* bpf_get_stack's error when GP_STF_UNREAD */
+	__u64 ips[GP_STACK_MAX_FRAMES];
+};
+
+#define GP_STF_UNREAD (1u << 0) /* the stack could not be walked: ips[0] (the call site) only */
+#define GP_STACK_REC_SIZE(nframes) (sizeof(struct gp_api_call) + 8 + 8 * (nframes))
+
 _Static_assert(sizeof(struct gp_event_hdr) == 24, "gp_event_hdr layout");
+_Static_assert(sizeof(struct gp_api_call_stack) == 144 + 8 + 8 * GP_STACK_MAX_FRAMES, "gp_api_call_stack layout");
 _Static_assert(sizeof(struct gp_api_call_ext) == 144 + 8 + GP_EXT_DATA_MAX, "gp_api_call_ext layout");
 _Static_assert(sizeof(struct gp_api_call) == 144, "gp_api_call layout");
 _Static_assert(sizeof(struct gp_thread_cpu) == 112, "gp_thread_cpu layout");
@@ -265,6 +287,7 @@ _Static_assert(sizeof(struct gp_proc_event) == 72, "gp_proc_event layout");
 #define GP_CK_NCCL_ALL   (1u << 7) /* at return, ncclCommInitAll's arrays into a gp_api_call_ext */
 #define GP_CK_OUT_SLOT_SHIFT 8     /* bits 8..10: argument slot of the out pointer */
 #define GP_CK_STR_SLOT_SHIFT 11    /* bits 11..13: argument slot of the string */
+#define GP_CK_USTACK     (1u << 14) /* outermost calls: the record carries the user stack (gp_api_call_stack) */
 #define GP_CK_OUT_AT(slot) (GP_CK_OUT | ((slot) << GP_CK_OUT_SLOT_SHIFT))
 #define GP_CK_STR_AT(slot) (GP_CK_STR | ((slot) << GP_CK_STR_SLOT_SHIFT))
 #define GP_CK_OUT_SLOT(f)  (((f) >> GP_CK_OUT_SLOT_SHIFT) & 7)
@@ -296,6 +319,7 @@ enum gp_bpf_drop {
 	GP_DROP_THREAD_EXIT_LOST,  /* a thread's final CPU account not recorded: ring buffer full */
 	GP_DROP_HOLD_LOST,         /* a process that needed a hold could not be held/told: its first calls may be missing */
 	GP_DROP_PROC_LOST,         /* a fork/exec/map of a traced process not told to userspace: ring buffer full */
+	GP_DROP_STACK_UNREAD,      /* a call's user stack could not be walked: recorded with its call site only */
 	GP_BPF_DROP_MAX,
 };
 

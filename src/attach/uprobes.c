@@ -45,9 +45,13 @@ static int reserve(void **v, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
-static __u64 probe_cookie(const struct gp_probe *p)
+static __u64 probe_cookie(const struct gp_uprobes *u, const struct gp_probe *p)
 {
-	return GP_COOKIE(p->api, p->idx, gp_api_cookie_flags(p->api));
+	unsigned flags = gp_api_cookie_flags(p->api);
+
+	if (u->stacks && gp_api_wants_stack(p->api))
+		flags |= GP_CK_USTACK;
+	return GP_COOKIE(p->api, p->idx, flags);
 }
 
 /* Records a probe for every traced function of family in elf (nothing attached yet). */
@@ -110,7 +114,7 @@ static int attach_multi(struct gp_uprobes *u, size_t first, pid_t pid, const cha
 	}
 	for (size_t i = 0; i < cnt; i++) {
 		offsets[i] = u->v[first + i].offset;
-		cookies[i] = probe_cookie(&u->v[first + i]);
+		cookies[i] = probe_cookie(u, &u->v[first + i]);
 	}
 	/* Return probes first: an entry never waits for a return that cannot come. */
 	fds[1] = gp_uprobe_multi_attach(bpf_program__fd(u->exit_prog), attach_path, offsets,
@@ -138,8 +142,8 @@ static int attach_perf(struct gp_uprobes *u, size_t first, pid_t pid, const char
 {
 	for (size_t i = first; i < u->n; i++) {
 		struct gp_probe *p = &u->v[i];
-		LIBBPF_OPTS(bpf_uprobe_opts, ropts, .retprobe = true, .bpf_cookie = probe_cookie(p));
-		LIBBPF_OPTS(bpf_uprobe_opts, eopts, .retprobe = false, .bpf_cookie = probe_cookie(p));
+		LIBBPF_OPTS(bpf_uprobe_opts, ropts, .retprobe = true, .bpf_cookie = probe_cookie(u, p));
+		LIBBPF_OPTS(bpf_uprobe_opts, eopts, .retprobe = false, .bpf_cookie = probe_cookie(u, p));
 
 		p->exit = bpf_program__attach_uprobe_opts(u->exit_prog, pid ? pid : -1, attach_path,
 							  (size_t)p->offset, &ropts);

@@ -39,6 +39,7 @@ struct gp_probe {
 
 struct gp_uprobes {
 	bool multi;            /* uprobe_multi links */
+	bool stacks;           /* GPU-work calls carry their caller's user stack (GP_CK_USTACK) */
 	struct bpf_program *enter_prog, *exit_prog;
 	struct gp_probe *v;
 	size_t n, cap;

@@ -63,13 +63,18 @@ static __s32 thread_device(struct gp_process *p, __u32 tid)
 	return t ? t->device : -1;
 }
 
-static void memory_call(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c)
+static void memory_call(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c, struct gp_op *op)
 {
 	const struct gp_api_info *a = &gp_apis[c->api];
 	enum gp_alloc_kind kind = (a->attr & GP_A_MEM_PINNED)    ? GP_AK_PINNED
 				  : (a->attr & GP_A_MEM_MANAGED) ? GP_AK_MANAGED
 								 : GP_AK_DEVICE;
+	bool frees = a->shape == GP_SHAPE_FREE || a->shape == GP_SHAPE_FREE_ASYNC;
 
+	if (a->shape == GP_SHAPE_HOST_REGISTER || (a->attr & GP_A_UNREGISTER))
+		kind = GP_AK_REGISTERED;
+	*op = (struct gp_op){ .kind = frees ? GP_OP_FREE : GP_OP_ALLOC, .alloc_kind = kind,
+			      .bytes = frees ? 0 : c->args[1] };
 	if (c->ret) /* a failed allocation or free changes nothing */
 		return;
 	switch (a->shape) {
@@ -90,8 +95,6 @@ static void memory_call(struct gp_model *m, struct gp_process *p, const struct g
 	case GP_SHAPE_FREE_ASYNC:
 		if (!c->args[0]) /* cudaFree(NULL) is a no-op (often used to create the context) */
 			return;
-		if (a->attr & GP_A_UNREGISTER)
-			kind = GP_AK_REGISTERED;
 		gp_memory_free(p, kind, c->args[0]);
 		return;
 	default:
@@ -149,6 +152,12 @@ static int validate(const void *data, size_t len)
 
 		if (c->hdr.size != sizeof(*x) || len < sizeof(*x) || x->data_len > GP_EXT_DATA_MAX)
 			return -EINVAL;
+	} else if (c->hdr.type == GP_EV_API_CALL_STACK) {
+		const struct gp_api_call_stack *k = data;
+
+		if (len < GP_STACK_REC_SIZE(1) || !k->nframes || k->nframes > GP_STACK_MAX_FRAMES ||
+		    c->hdr.size != GP_STACK_REC_SIZE(k->nframes) || len < c->hdr.size)
+			return -EINVAL;
 	} else if (c->hdr.type != GP_EV_API_CALL || c->hdr.size != sizeof(*c) || len < sizeof(*c)) {
 		return -EINVAL;
 	}
@@ -174,6 +183,8 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 	memcpy(&c, data, sizeof(c)); /* ring-buffer records need not be aligned for us */
 
 	const struct gp_api_call_ext *x = c.hdr.type == GP_EV_API_CALL_EXT ? data : NULL;
+	const struct gp_api_call_stack *stk = c.hdr.type == GP_EV_API_CALL_STACK ? data : NULL;
+	struct gp_op op = { .kind = (gp_apis[c.api].attr & GP_A_SYNC_CALL) ? GP_OP_SYNC : GP_OP_OTHER };
 	const char *ext = x ? x->data : NULL;
 	__u32 ext_len = x ? x->data_len : 0;
 	struct gp_process *p = gp_model_process_get(m, c.hdr.tgid);
@@ -192,6 +203,8 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 		gp_api_nested(p, st, &c, outer);
 		return 0;
 	}
+	m->cur_ips = stk ? stk->ips : NULL; /* kernel naming may use the launch's stack */
+	m->cur_nips = stk ? stk->nframes : 0;
 	gp_stats_add(&st->time, c.dur_ns);
 	if (c.ret)
 		count_error(st, c.ret);
@@ -205,29 +218,34 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 	case GP_SHAPE_FREE:
 	case GP_SHAPE_FREE_ASYNC:
 	case GP_SHAPE_HOST_REGISTER:
-		memory_call(m, p, &c);
+		memory_call(m, p, &c, &op);
 		break;
 	case GP_SHAPE_MEMCPY:
 	case GP_SHAPE_MEMCPY_2D:
 	case GP_SHAPE_MEMCPY_PEER:
 	case GP_SHAPE_CU_MEMCPY:
-		gp_transfer_copy(p, &c);
+		gp_transfer_copy(p, &c, &op);
 		break;
 	case GP_SHAPE_VMM_CREATE:
 	case GP_SHAPE_VMM_RELEASE:
 	case GP_SHAPE_VMM_MAP:
 	case GP_SHAPE_VMM_UNMAP:
+		if (a->shape == GP_SHAPE_VMM_CREATE) /* physical memory: (out, size, prop, flags) */
+			op = (struct gp_op){ .kind = GP_OP_ALLOC, .alloc_kind = GP_AK_DEVICE, .bytes = c.args[1] };
+		else if (a->shape == GP_SHAPE_VMM_RELEASE)
+			op = (struct gp_op){ .kind = GP_OP_FREE, .alloc_kind = GP_AK_DEVICE };
 		gp_driver_vmm(p, &c);
 		break;
 	case GP_SHAPE_MEMSET:
-		gp_transfer_memset(p, &c);
+		gp_transfer_memset(p, &c, &op);
 		break;
 	case GP_SHAPE_LAUNCH:
 	case GP_SHAPE_LAUNCH_EXC:
 	case GP_SHAPE_GRAPH_LAUNCH:
 	case GP_SHAPE_CU_LAUNCH:
 	case GP_SHAPE_CU_LAUNCH_EX:
-		gp_kernel_launch(m, p, &c);
+		op.kind = a->shape == GP_SHAPE_GRAPH_LAUNCH ? GP_OP_GRAPH : GP_OP_KERNEL;
+		op.kernel = gp_kernel_launch(m, p, &c);
 		break;
 	case GP_SHAPE_GET_KERNEL:
 		gp_kernel_handle(p, &c);
@@ -239,7 +257,9 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 		__u64 bytes = 0;
 		struct gp_nccl_row *row = gp_nccl_call(p, &c, ext, ext_len, &bytes);
 
-		if (row) {
+		if (row)
+			op = (struct gp_op){ .kind = GP_OP_COLL, .nccl_op = row->op, .dtype = row->dtype, .bytes = bytes };
+		if (row && !c.ret) {
 			gp_stream_collective(p, &c, row, bytes);
 			p->work[GP_FAM_NCCL].collectives++;
 			p->work[GP_FAM_NCCL].collective_bytes += bytes;
@@ -248,5 +268,9 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 	}
 	count_work(p, &c);
 	gp_stream_call(p, &c);
+	if (stk)
+		gp_stacks_add(m, p, &c, &op, stk);
+	m->cur_ips = NULL;
+	m->cur_nips = 0;
 	return 0;
 }

@@ -110,8 +110,8 @@ static struct gp_kernel *kernel_for_new_site(struct gp_model *m, struct gp_proce
 		name[0] = mangled[0] = '\0';
 		/* a known nvcc handle: name the host function it stands for */
 		rc = m->resolver.kernel_name(m->resolver.ctx, p->pid,
-					     host_fun ? (__u64)(uintptr_t)host_fun : func, ret_addr,
-					     name, GP_NAME_BUF, mangled, GP_NAME_BUF);
+					     host_fun ? (__u64)(uintptr_t)host_fun : func, ret_addr, m->cur_ips,
+					     m->cur_nips, name, GP_NAME_BUF, mangled, GP_NAME_BUF);
 		name[GP_NAME_BUF - 1] = mangled[GP_NAME_BUF - 1] = '\0';
 		if (!rc && !name[0]) /* a name must be something */
 			rc = -ENOENT;
@@ -233,7 +233,7 @@ static void graph_launch(struct gp_process *p, const struct gp_api_call *c)
 		g->launches++;
 }
 
-void gp_kernel_launch(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c)
+struct gp_kernel *gp_kernel_launch(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c)
 {
 	const __u64 *a = c->args;
 	struct gp_kconfig cfg = { 0 };
@@ -243,7 +243,7 @@ void gp_kernel_launch(struct gp_model *m, struct gp_process *p, const struct gp_
 	switch (gp_apis[c->api].shape) {
 	case GP_SHAPE_GRAPH_LAUNCH:
 		graph_launch(p, c);
-		return;
+		return NULL;
 	case GP_SHAPE_LAUNCH: /* (func, grid.xy, grid.z, block.xy, block.z, args, [sp+8] smem) */
 		func = a[0];
 		cfg = (struct gp_kconfig){ .grid = { lo32(a[1]), hi32(a[1]), lo32(a[2]) },
@@ -271,19 +271,19 @@ void gp_kernel_launch(struct gp_model *m, struct gp_process *p, const struct gp_
 					   .smem = lo32(a[6]) };
 		break;
 	default:
-		return;
+		return NULL;
 	}
 
 	struct gp_kernel *k = driver ? kernel_of_handle(m, p, func, c->ret_addr)
 				     : kernel_of_site(m, p, func, c->ret_addr);
 
 	if (!k)
-		return;
+		return NULL;
 	k->calls++;
 	k->host_ns += c->dur_ns;
 	if (c->ret) { /* nothing was enqueued: no launch, no configuration */
 		k->errors++;
-		return;
+		return k;
 	}
 	k->launches++;
 	if (driver)
@@ -293,6 +293,7 @@ void gp_kernel_launch(struct gp_model *m, struct gp_process *p, const struct gp_
 		k->config_unread_launches++;
 	else
 		count_config(k, &cfg);
+	return k;
 }
 
 const char *gp_kernel_unresolved_reason(const struct gp_process *p, const struct gp_kernel *k)

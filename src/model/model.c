@@ -23,10 +23,12 @@ static const char *const bpf_drop_names[GP_BPF_DROP_MAX] = {
 	[GP_DROP_THREAD_EXIT_LOST] = "thread_exit_lost",
 	[GP_DROP_HOLD_LOST] = "hold_lost",
 	[GP_DROP_PROC_LOST] = "proc_event_lost",
+	[GP_DROP_STACK_UNREAD] = "stack_unread",
 };
 
 /* Counters the model keeps itself; present (at 0) in every report, like the BPF ones. */
-static const char *const model_drop_names[] = { "malformed_records", "alloc_out_unread", "ext_truncated" };
+static const char *const model_drop_names[] = { "malformed_records", "alloc_out_unread", "ext_truncated",
+						"stacks_over_limit" };
 
 const char *gp_bpf_drop_name(enum gp_bpf_drop d)
 {
@@ -56,6 +58,7 @@ struct gp_model *gp_model_new(const struct gp_resolver *resolver)
 
 	if (!m)
 		goto err;
+	m->max_stacks = 1000000;
 	if (resolver) {
 		m->resolver = *resolver;
 		m->has_resolver = resolver->kernel_name != NULL;
@@ -103,6 +106,7 @@ static void process_free(struct gp_process *p)
 	gp_pending_release(&p->pending);
 	gp_memory_release(&p->mem);
 	gp_kernels_release(p);
+	gp_stacks_release(&p->stacks);
 	gp_u64map_clear(&p->streams, free);
 	gp_u64map_clear(&p->threads, thread_free);
 	free(p->comm);

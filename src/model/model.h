@@ -26,18 +26,43 @@ struct gp_model;
  * process (its /proc/PID/maps) or the ELF files. Called synchronously while
  * a record is ingested, at most once per distinct (tgid, func, ret_addr).
  */
+/* Where a frame's name came from. */
+enum gp_sym_source { GP_SYM_NONE, GP_SYM_ELF, GP_SYM_PERF_MAP };
+
+/* One address of a process, symbolized (strings valid until the resolver's next call). */
+struct gp_frame_sym {
+	const char *function;  /* demangled, without parameters; NULL: no symbol */
+	const char *symbol;    /* raw (mangled) symbol; NULL: none */
+	const char *file;      /* path of the mapped file; NULL: anonymous or unmapped */
+	const char *build_id;  /* hex GNU build-id of that file, "" when none */
+	__u64 sym_offset;      /* addr - symbol start */
+	__u64 file_offset;     /* addr's offset in the file */
+	enum gp_sym_source source;
+};
+
 struct gp_resolver {
 	void *ctx;
 	/*
 	 * Name of the kernel launched by a launch call whose first argument was
-	 * func and which returns to ret_addr. Fills name (demangled, NUL-ended)
+	 * func and which returns to ret_addr; stack (may be NULL) the call's user
+	 * stack, stack[0] == ret_addr. Fills name (demangled, NUL-ended)
 	 * and mangled (may be empty when the symbol is not mangled). Returns 0,
 	 * or -ENOENT when no name can be found.
 	 */
-	int (*kernel_name)(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr,
-			   char *name, size_t name_len, char *mangled, size_t mangled_len);
+	int (*kernel_name)(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack,
+			   unsigned nstack, char *name, size_t name_len, char *mangled, size_t mangled_len);
 	/* Optional: demangles a C++ symbol (a copy of it when not mangled). */
 	void (*demangle)(const char *mangled, char *out, size_t len);
+	/* Optional: the same without parameters ("ml::scale<float>"). */
+	void (*demangle_short)(const char *mangled, char *out, size_t len);
+	/*
+	 * Optional, called once per new distinct stack while records arrive (the
+	 * process may still live): make sure every address of it can be
+	 * symbolized later (a maps snapshot covering it, a perf map read).
+	 */
+	void (*stack_seen)(void *ctx, __u32 tgid, const __u64 *ips, unsigned n);
+	/* Optional: symbolize addr of tgid into *out. 0, or -ENOENT when nothing is known. */
+	int (*symbolize)(void *ctx, __u32 tgid, __u64 addr, struct gp_frame_sym *out);
 };
 
 /* What the session was: printed at the top of every report. */
@@ -112,6 +137,20 @@ void gp_model_drop_set(struct gp_model *m, const char *name, __u64 count);
  * Every report lists these (at 0 until set) and the model's own counters.
  */
 const char *gp_bpf_drop_name(enum gp_bpf_drop d);
+
+/*
+ * Call stacks: whether the session captures them, and how many distinct
+ * stacks (all processes together) are kept; calls beyond count in
+ * drops.stacks_over_limit under one "[stack table full]" stack.
+ */
+void gp_model_set_stacks(struct gp_model *m, bool captured, size_t max_stacks);
+bool gp_model_stacks_captured(const struct gp_model *m);
+/*
+ * Names every frame of every stack with the resolver's symbolize (once per
+ * distinct address of a process) and decides which stacks are truncated.
+ * Call before writing reports; again after more records is fine.
+ */
+void gp_model_symbolize_stacks(struct gp_model *m);
 
 /*
  * Fold one record in. data/len is exactly one record as it came from the

@@ -332,6 +332,67 @@ struct gp_layer_work {
 	__u64 host_ns;        /* host time in those calls */
 };
 
+/* ---- call stacks (stacks.c) ---------------------------------------------- */
+/* What one call did, for the row of its stack: filled by the aggregator of its shape. */
+enum gp_op_kind { GP_OP_OTHER, GP_OP_KERNEL, GP_OP_GRAPH, GP_OP_COPY, GP_OP_MEMSET, GP_OP_ALLOC, GP_OP_FREE,
+		  GP_OP_COLL, GP_OP_SYNC };
+struct gp_op {
+	enum gp_op_kind kind;
+	__u8 dir, hostmem;             /* copies: enum gp_dir, enum gp_hostmem */
+	__u8 alloc_kind;               /* allocations and frees: enum gp_alloc_kind */
+	__s16 nccl_op, dtype;          /* collectives */
+	const struct gp_kernel *kernel; /* launches */
+	__u64 bytes;                   /* what this call moved, set, allocated or reduced */
+};
+
+const char *gp_op_kind_name(enum gp_op_kind k);
+
+struct gp_stack_op {          /* one (API, operation) at a stack */
+	__u16 api;
+	struct gp_op op;
+	__u64 calls, errors, bytes, host_ns;
+};
+
+enum gp_stack_trunc { GP_TRUNC_NONE, GP_TRUNC_DEPTH, GP_TRUNC_UNWIND, GP_TRUNC_UNREAD };
+const char *gp_stack_trunc_name(enum gp_stack_trunc t); /* NULL for GP_TRUNC_NONE */
+
+struct gp_stack {
+	struct gp_stack *next; /* hash chain */
+	__u64 hash;
+	__u32 seq;             /* order of first sight */
+	__u16 nframes;         /* 0: the "[stack table full]" stack */
+	__u8 trunc;            /* enum gp_stack_trunc (unwind: set when symbolized) */
+	__u64 calls, bytes, host_ns;
+	struct gp_stack_op *ops;
+	__u32 nops, ops_cap;
+	__u32 *frame_ids;      /* [nframes] indexes into gp_stacks.frames, once symbolized */
+	__u64 ips[];           /* [0] the call site, then the callers */
+};
+
+/* A frame symbolized: one per distinct address of a process. */
+struct gp_stack_frame {
+	__u64 addr;
+	char *function;        /* demangled, without parameters; NULL: no symbol */
+	char *symbol;          /* raw symbol; NULL: none */
+	char *file;            /* mapped file; NULL: anonymous or unmapped */
+	char *build_id;        /* hex, "" when none */
+	__u64 sym_offset, file_offset;
+	__u8 source;           /* enum gp_sym_source */
+	bool thread_root;      /* where threads start: a stack ending here is complete */
+};
+
+struct gp_stacks {
+	struct gp_u64map by_hash;   /* hash -> struct gp_stack chain */
+	struct gp_stack **v;        /* in order of first sight */
+	size_t n, cap;
+	struct gp_stack *overflow;  /* calls beyond --max-stacks */
+	__u64 calls;                /* calls with a stack */
+	bool symbolized;
+	struct gp_stack_frame *frames;
+	size_t nframes, frames_cap;
+	struct gp_u64map frame_by_addr; /* addr -> index + 1 */
+};
+
 /* ---- process ------------------------------------------------------------ */
 struct gp_process {
 	__u32 pid;
@@ -372,6 +433,7 @@ struct gp_process {
 	struct gp_u64map streams; /* stream key -> struct gp_stream */
 	struct gp_events events;
 	struct gp_u64map threads; /* tid -> struct gp_thread */
+	struct gp_stacks stacks;
 };
 
 struct gp_probe {
@@ -422,6 +484,12 @@ struct gp_model {
 	struct gp_probe *probes[GP_MAX_PROBES];
 	struct gp_drop *drops;
 	size_t ndrops;
+
+	const __u64 *cur_ips;  /* the stack of the record being ingested (NULL: none) */
+	unsigned cur_nips;
+	bool stacks_on;        /* the session captured stacks */
+	size_t max_stacks;     /* distinct stacks kept, all processes together */
+	size_t nstacks;
 };
 
 #define GP_NAME_BUF 4096
@@ -444,12 +512,13 @@ int gp_memory_live(const struct gp_process *p, const struct gp_alloc ***out, siz
 const struct gp_mem_counts *gp_memory_device(const struct gp_memory *mem, int device); /* NULL if none */
 
 /* transfers.c */
-void gp_transfer_copy(struct gp_process *p, const struct gp_api_call *c);
-void gp_transfer_memset(struct gp_process *p, const struct gp_api_call *c);
+void gp_transfer_copy(struct gp_process *p, const struct gp_api_call *c, struct gp_op *op);
+void gp_transfer_memset(struct gp_process *p, const struct gp_api_call *c, struct gp_op *op);
 __u64 gp_transfer_bytes(const struct gp_api_call *c); /* bytes a copy or memset call names */
 
 /* kernels.c */
-void gp_kernel_launch(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c);
+/* Folds a launch in; returns its kernel row (NULL for graphs, or when out of memory). */
+struct gp_kernel *gp_kernel_launch(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c);
 void gp_kernel_handle(struct gp_process *p, const struct gp_api_call *c); /* __cudaGetKernel */
 void gp_kernels_release(struct gp_process *p);
 /* Why k has no name, in words for reports; NULL when it has one. */
@@ -478,6 +547,20 @@ void gp_stream_call(struct gp_process *p, const struct gp_api_call *c);
 /* A collective queued on its stream (row from gp_nccl_call). */
 void gp_stream_collective(struct gp_process *p, const struct gp_api_call *c, struct gp_nccl_row *row, __u64 bytes);
 void gp_pending_release(struct gp_pending *pd);
+
+/* stacks.c */
+/* A call that came with its stack (rec: the whole record as ingested). */
+void gp_stacks_add(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c, const struct gp_op *op,
+		   const struct gp_api_call_stack *rec);
+void gp_stacks_release(struct gp_stacks *s);
+/* Names for reports (never containing ';' or a newline). */
+void gp_size_label(__u64 bytes, char *buf, size_t len);                       /* "4 MiB", "1.5 KiB" */
+void gp_stack_op_label(const struct gp_model *m, const struct gp_process *p, const struct gp_stack_op *r,
+		       char *buf, size_t len);                                 /* "[kernel] gemm<float>" */
+void gp_stack_frame_label(const struct gp_stack_frame *f, char *buf, size_t len); /* "main", "lib.so+0x12" */
+/* A kernel's name without parameters ("ml::scale<float>"), or "(why it has none)". */
+void gp_kernel_short_name(const struct gp_model *m, const struct gp_process *p, const struct gp_kernel *k,
+			  char *buf, size_t len);
 
 /* cpu.c */
 void gp_cpu_call(struct gp_process *p, struct gp_thread *t, struct gp_api_stats *st,

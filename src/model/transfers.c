@@ -138,14 +138,12 @@ __u64 gp_transfer_bytes(const struct gp_api_call *c)
 	return decode_copy(c).bytes;
 }
 
-void gp_transfer_copy(struct gp_process *p, const struct gp_api_call *c)
+void gp_transfer_copy(struct gp_process *p, const struct gp_api_call *c, struct gp_op *op)
 {
 	struct copy_args ca = decode_copy(c);
 	enum gp_dir dir;
 	enum gp_hostmem hm;
 
-	if (c->ret) /* a failed copy moved nothing; it counts only as an API error */
-		return;
 	if (ca.peer) {
 		dir = GP_DIR_PTOP;
 		hm = GP_HM_DEVICE;
@@ -173,6 +171,10 @@ void gp_transfer_copy(struct gp_process *p, const struct gp_api_call *c)
 		}
 	}
 
+	*op = (struct gp_op){ .kind = GP_OP_COPY, .dir = dir, .hostmem = hm, .bytes = ca.bytes };
+	if (c->ret) /* a failed copy moved nothing; it counts only as an API error */
+		return;
+
 	bool sync = !(gp_apis[c->api].attr & GP_A_ASYNC);
 	struct gp_xfer_row *row = &p->xfer[dir][hm][sync];
 
@@ -186,10 +188,11 @@ void gp_transfer_copy(struct gp_process *p, const struct gp_api_call *c)
 	row->size_hist[gp_size_bucket(ca.bytes)]++;
 }
 
-void gp_transfer_memset(struct gp_process *p, const struct gp_api_call *c)
+void gp_transfer_memset(struct gp_process *p, const struct gp_api_call *c, struct gp_op *op)
 {
 	struct gp_memset_row *row = &p->memsets[!(gp_apis[c->api].attr & GP_A_ASYNC)];
 
+	*op = (struct gp_op){ .kind = GP_OP_MEMSET, .bytes = memset_bytes(c) };
 	if (c->ret)
 		return;
 	row->calls++;

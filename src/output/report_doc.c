@@ -241,6 +241,7 @@ static json_t *doc_process(struct doc *d, const struct gp_process *p)
 	put(d, o, "events", doc_events(d, p));
 	put(d, o, "cpu", doc_cpu(d, p, from, to));
 	put(d, o, "threads", doc_threads(d, p));
+	put(d, o, "stacks", doc_stacks(d, p));
 	return o;
 }
 

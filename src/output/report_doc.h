@@ -43,6 +43,9 @@ json_t *doc_graphs(struct doc *d, const struct gp_process *p);
 json_t *doc_streams(struct doc *d, const struct gp_process *p);
 json_t *doc_events(struct doc *d, const struct gp_process *p);
 json_t *doc_threads(struct doc *d, const struct gp_process *p);
+json_t *doc_stacks(struct doc *d, const struct gp_process *p);
+/* The stacks of p, heaviest first (calls, then first seen); *n of them, malloc'ed (NULL: none). */
+const struct gp_stack **sorted_stacks(const struct gp_process *p, size_t *n);
 json_t *doc_cpu(struct doc *d, const struct gp_process *p, __u64 from, __u64 to);
 json_t *doc_cpu_attr(struct doc *d, const struct gp_cpu_attr *a);
 

@@ -375,6 +375,8 @@ int md_process(const json_t *doc, const json_t *p, FILE *out)
 		err = e;
 	if ((e = md_nccl(p, out)) && !err)
 		err = e;
+	if ((e = md_stacks(p, out)) && !err)
+		err = e;
 	if ((e = md_streams(p, out)) && !err)
 		err = e;
 	if ((e = md_cpu(p, out)) && !err)

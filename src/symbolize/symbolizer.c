@@ -13,12 +13,20 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 
+#include "symbolize/perf_map.h"
 #include "symbolize/symbolizer.h"
+
+/* A process whose stacks name addresses its maps do not hold is looked at again at most this often. */
+#define RESNAPSHOT_NS 20000000ULL
 
 struct sym_proc {
 	pid_t pid;
 	struct gp_maps *maps;
+	__u64 snap_ns;               /* when maps was read (CLOCK_MONOTONIC) */
+	struct gp_perf_map *perf;    /* its JIT map, once an address needed it */
+	__u64 perf_ns;               /* when perf was read (0: never tried) */
 };
 
 struct sym_file {
@@ -32,7 +40,17 @@ struct gp_symbolizer {
 	size_t nprocs, cap_procs;
 	struct sym_file *files;
 	size_t nfiles, cap_files;
+	char function[1024]; /* gp_symbolizer_symbolize's answers */
+	char build_id[48];
 };
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
 
 struct gp_symbolizer *gp_symbolizer_new(void)
 {
@@ -45,8 +63,10 @@ void gp_symbolizer__free(struct gp_symbolizer *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->nprocs; i++)
+	for (i = 0; i < s->nprocs; i++) {
 		gp_maps__free(s->procs[i].maps);
+		gp_perf_map__free(s->procs[i].perf);
+	}
 	for (i = 0; i < s->nfiles; i++)
 		gp_elf_syms__free(s->files[i].elf);
 	free(s->procs);
@@ -80,11 +100,12 @@ static int keep_snapshot(struct gp_symbolizer *s, pid_t pid, struct gp_maps *map
 			s->cap_procs = nc;
 		}
 		p = &s->procs[s->nprocs++];
+		memset(p, 0, sizeof(*p));
 		p->pid = pid;
-		p->maps = NULL;
 	}
 	gp_maps__free(p->maps);
 	p->maps = maps;
+	p->snap_ns = now_ns();
 	return 0;
 }
 
@@ -183,8 +204,13 @@ const struct gp_elf_syms *gp_symbolizer_elf(struct gp_symbolizer *s, pid_t pid,
 		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
 		f->elf = gp_elf_syms__open(path);
 	}
-	if (!f->elf)
+	if (!f->elf) {
 		f->elf = gp_elf_syms__open(strcpy(path, m->path));
+		if (f->elf && f->elf->ino != m->inode) { /* replaced since it was mapped: not its symbols */
+			gp_elf_syms__free(f->elf);
+			f->elf = NULL;
+		}
+	}
 	f->mtime_ns = f->elf ? mtime_of(path) : 0;
 	if (!f->elf)
 		errno = ENOENT;
@@ -344,8 +370,8 @@ static int name_from_handle(struct gp_symbolizer *s, pid_t pid, __u64 func, __u6
 	return -ENOENT;
 }
 
-int gp_symbolizer_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, char *name,
-			      size_t name_len, char *mangled, size_t mangled_len)
+int gp_symbolizer_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack,
+			      unsigned nstack, char *name, size_t name_len, char *mangled, size_t mangled_len)
 {
 	struct gp_symbolizer *s = ctx;
 	struct gp_sym_result r;
@@ -360,6 +386,133 @@ int gp_symbolizer_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr,
 	 */
 	if (func && gp_symbolizer_lookup(s, (pid_t)tgid, func, &r) == 0 && r.sym_offset == 0)
 		return name_from_symbol(r.symbol, true, name, name_len, mangled, mangled_len);
+	/*
+	 * nvcc 13 launches through a helper shared by the file's kernels: the
+	 * stub that called it is a frame or two up the stack (frame pointers).
+	 */
+	for (unsigned i = 1; stack && i < nstack && i <= GP_STUB_FRAMES; i++)
+		if (gp_symbolizer_lookup(s, (pid_t)tgid, stack[i] - 1, &r) == 0 &&
+		    name_from_symbol(r.symbol, false, name, name_len, mangled, mangled_len) == 0)
+			return 0;
 	/* nvcc 13 with a working runtime: func is the handle cached in the stub. */
 	return name_from_handle(s, (pid_t)tgid, func, ret_addr, name, name_len, mangled, mangled_len);
+}
+
+void gp_demangle_short(const char *mangled, char *out, size_t len)
+{
+	char *d = NULL;
+
+	if (!len)
+		return;
+	if (mangled[0] == '_' && mangled[1] == 'Z')
+		d = cplus_demangle(mangled, DMGL_ANSI);
+	snprintf(out, len, "%s", d ? d : mangled);
+	free(d);
+}
+
+/* Reads pid's perf map again if it was never read or is older than the throttle. */
+static const struct gp_perf_map *perf_map_of(struct sym_proc *p, bool refresh)
+{
+	__u64 now = now_ns();
+	struct gp_perf_map *pm;
+
+	if (p->perf_ns && (!refresh || now - p->perf_ns < RESNAPSHOT_NS))
+		return p->perf;
+	p->perf_ns = now;
+	if (gp_perf_map_read(p->pid, &pm) == 0) {
+		gp_perf_map__free(p->perf);
+		p->perf = pm; /* a process gone keeps the map read while it lived */
+	}
+	return p->perf;
+}
+
+void gp_symbolizer_stack_seen(void *ctx, __u32 tgid, const __u64 *ips, unsigned n)
+{
+	struct gp_symbolizer *s = ctx;
+	struct sym_proc *p = find_proc(s, (pid_t)tgid);
+	bool resnap = false, jit = false;
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct gp_map *m = p && p->maps ? gp_maps_find(p->maps, ips[i] - 1) : NULL;
+
+		if (!m)
+			resnap = true; /* mapped since the snapshot (dlopen), or a broken frame chain */
+		else if (!m->inode && m->exec)
+			jit = true;
+	}
+	if (resnap && (!p || now_ns() - p->snap_ns >= RESNAPSHOT_NS)) {
+		gp_symbolizer_snapshot(s, (pid_t)tgid);
+		p = find_proc(s, (pid_t)tgid);
+		for (unsigned i = 0; p && p->maps && !jit && i < n; i++) {
+			const struct gp_map *m = gp_maps_find(p->maps, ips[i] - 1);
+
+			jit = m && !m->inode && m->exec;
+		}
+	}
+	if (jit && p) {
+		const struct gp_perf_map *pm = perf_map_of(p, false);
+		bool missing = !pm;
+
+		for (unsigned i = 0; pm && !missing && i < n; i++) {
+			const struct gp_map *m = gp_maps_find(p->maps, ips[i] - 1);
+
+			missing = m && !m->inode && m->exec && !gp_perf_map_find(pm, ips[i] - 1);
+		}
+		if (missing)
+			perf_map_of(p, true);
+	}
+}
+
+int gp_symbolizer_symbolize(void *ctx, __u32 tgid, __u64 addr, struct gp_frame_sym *out)
+{
+	struct gp_symbolizer *s = ctx;
+	struct sym_proc *p;
+	const struct gp_map *m;
+	struct gp_sym_result r = { 0 };
+
+	memset(out, 0, sizeof(*out));
+	out->build_id = "";
+	if (gp_symbolizer_lookup(s, (pid_t)tgid, addr, &r) == 0 || r.file) {
+		p = find_proc(s, (pid_t)tgid);
+		m = p && p->maps ? gp_maps_find(p->maps, addr) : NULL;
+		out->file = r.file;
+		out->file_offset = r.file_offset;
+		if (m) {
+			const struct gp_elf_syms *elf = gp_symbolizer_elf(s, (pid_t)tgid, m);
+
+			if (elf) {
+				gp_elf_build_id_hex(elf, s->build_id, sizeof(s->build_id));
+				out->build_id = s->build_id;
+			}
+		}
+		if (!r.symbol)
+			return 0;
+		out->symbol = r.symbol;
+		out->sym_offset = r.sym_offset;
+		out->source = GP_SYM_ELF;
+		gp_demangle_short(r.symbol, s->function, sizeof(s->function));
+		out->function = s->function;
+		return 0;
+	}
+	/* anonymous code: a JIT's, named by its perf map */
+	p = find_proc(s, (pid_t)tgid);
+	if (!p)
+		return -ENOENT;
+	{
+		const struct gp_perf_map *pm = perf_map_of(p, false);
+		const struct gp_perf_sym *ps = pm ? gp_perf_map_find(pm, addr) : NULL;
+
+		if (!ps && (pm = perf_map_of(p, true)))
+			ps = gp_perf_map_find(pm, addr);
+		if (!ps)
+			return -ENOENT;
+		snprintf(s->function, sizeof(s->function), "%s", ps->name);
+		for (char *c = s->function; *c; c++)
+			if (*c == ';' || *c == '\n')
+				*c = ':';
+		out->function = out->symbol = s->function;
+		out->sym_offset = addr - ps->start;
+		out->source = GP_SYM_PERF_MAP;
+		return 0;
+	}
 }

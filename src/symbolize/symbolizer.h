@@ -14,6 +14,7 @@
 #include <linux/types.h>
 
 #include "symbolize/elf_syms.h"
+#include "model/model.h"
 #include "symbolize/proc_maps.h"
 
 struct gp_symbolizer;
@@ -55,16 +56,37 @@ const struct gp_elf_syms *gp_symbolizer_elf_file(struct gp_symbolizer *s, const 
 /* Symbolize addr in pid. 0, or -ENOENT (unmapped / anonymous / no symbol). */
 int gp_symbolizer_lookup(struct gp_symbolizer *s, pid_t pid, __u64 addr, struct gp_sym_result *r);
 
+/* How many callers up a launch's stack an nvcc stub is looked for. */
+#define GP_STUB_FRAMES 3
+
 /*
  * gp_resolver.kernel_name (model.h): the kernel launched from ret_addr with
  * first argument func, tried in this order: ret_addr inside an nvcc launch
  * stub (__device_stub__<kernel>); func the address of a function (the host
- * function launched directly, older nvcc or hand-written launches); func an
- * nvcc 13 kernel handle, found in the stubs' cached __handle statics read
- * from the process. ctx is a struct gp_symbolizer.
+ * function launched directly, older nvcc or hand-written launches); one of
+ * the first GP_STUB_FRAMES callers in stack (may be NULL) inside a stub (nvcc
+ * 13's launches go through a helper the stub calls); func an nvcc 13 kernel
+ * handle, found in the stubs' cached __handle statics read from the process.
+ * ctx is a struct gp_symbolizer.
  */
-int gp_symbolizer_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, char *name,
-			      size_t name_len, char *mangled, size_t mangled_len);
+int gp_symbolizer_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack,
+			      unsigned nstack, char *name, size_t name_len, char *mangled, size_t mangled_len);
+
+/*
+ * gp_resolver.stack_seen: a new distinct stack of tgid. While the process
+ * lives, its maps are read again when the stack names an address outside
+ * the snapshot (a library dlopen'ed since), and its perf map
+ * (/tmp/perf-PID.map) when an address lies in anonymous executable memory
+ * (JIT code) — at most every 20 ms each.
+ */
+void gp_symbolizer_stack_seen(void *ctx, __u32 tgid, const __u64 *ips, unsigned n);
+
+/*
+ * gp_resolver.symbolize: addr of tgid through the maps snapshot to its file
+ * (ELF .symtab/.dynsym, build-id) or, in anonymous memory, the perf map.
+ * 0 when something is known (out->file or out->function set), else -ENOENT.
+ */
+int gp_symbolizer_symbolize(void *ctx, __u32 tgid, __u64 addr, struct gp_frame_sym *out);
 
 /*
  * From the symbol of an nvcc launch stub ("_Z32__device_stub__Z12plain_kernelPfPf",
@@ -75,5 +97,7 @@ int gp_stub_kernel_mangled(const char *sym, char *out, size_t len);
 
 /* Demangle a C++ name into out (a copy of the input when it is not mangled). */
 void gp_demangle(const char *mangled, char *out, size_t len);
+/* The same without the parameter list: "ml::scale<float>". */
+void gp_demangle_short(const char *mangled, char *out, size_t len);
 
 #endif

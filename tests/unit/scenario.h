@@ -17,7 +17,8 @@
 #define SC_HEAP  0x55d0c0de0000ULL
 #define SC_S1    0x55d0c0ff0000ULL
 
-static int sc_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, char *name, size_t name_len,
+static int sc_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack, unsigned nstack,
+			  char *name, size_t name_len,
 			  char *mangled, size_t mangled_len)
 {
 	if (ret_addr != 0x401234)

@@ -32,7 +32,8 @@ struct fake {
 	__u32 last_tgid;
 };
 
-static int fake_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, char *name, size_t name_len,
+static int fake_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack, unsigned nstack,
+			    char *name, size_t name_len,
 			    char *mangled, size_t mangled_len)
 {
 	struct fake *f = ctx;

@@ -2,7 +2,9 @@
 /*
  * test_symbolize.c — ELF symbol index, /proc/PID/maps snapshots and kernel
  * naming, on this very test binary (no root needed): nvcc stub names, the
- * host-function path, and nvcc 13 handles cached in a stub's __handle static.
+ * host-function path, nvcc 13 handles cached in a stub's __handle static, a
+ * stub found up the launch's stack; frames of stacks (file, build-id,
+ * demangled name without parameters) and perf maps for JIT code.
  * The functions and the variable below carry the names nvcc gives its stubs
  * (valid C identifiers), so the symbolizer meets them as it would in a real
  * CUDA program.
@@ -17,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "symbolize/perf_map.h"
 #include "symbolize/proc_maps.h"
 #include "symbolize/symbolizer.h"
 
@@ -152,23 +155,117 @@ static void kernel_names_in_a_live_process(void **state)
 	assert_int_equal(r.sym_offset, 1);
 
 	/* the launch returns into a stub: its kernel, whatever func is */
-	assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0x1234, stub + 4, name, sizeof(name), mangled,
+	assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0x1234, stub + 4, NULL, 0, name, sizeof(name), mangled,
 						   sizeof(mangled)), 0);
 	assert_string_equal(name, "plain_kernel(float*)");
 	assert_string_equal(mangled, "_Z12plain_kernelPf");
 	/* func is the host function itself */
-	assert_int_equal(gp_symbolizer_kernel_name(s, pid, host, helper + 4, name, sizeof(name), mangled,
+	assert_int_equal(gp_symbolizer_kernel_name(s, pid, host, helper + 4, NULL, 0, name, sizeof(name), mangled,
 						   sizeof(mangled)), 0);
 	assert_string_equal(name, "void gemm_kernel<float>(float*, int)");
 	/* func is an nvcc 13 handle, cached in saxpy's stub: read from this process */
 	_ZZ29__device_stub__Z5saxpyifPKfPfifPKfPfE8__handle = 0x5eed0000feedull;
-	assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0x5eed0000feedull, helper + 4, name, sizeof(name),
+	assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0x5eed0000feedull, helper + 4, NULL, 0, name, sizeof(name),
 						   mangled, sizeof(mangled)), 0);
 	assert_string_equal(name, "saxpy(int, float, float const*, float*)");
 	/* an unknown handle, returning into a non-stub: no name, never an address */
-	assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0xabcdef, helper + 4, name, sizeof(name), mangled,
+	assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0xabcdef, helper + 4, NULL, 0, name, sizeof(name), mangled,
 						   sizeof(mangled)), -ENOENT);
 	gp_symbolizer__free(s);
+}
+
+static void kernel_name_from_a_stub_up_the_stack(void **state)
+{
+	struct gp_symbolizer *s = gp_symbolizer_new();
+	char name[512], mangled[512];
+	__u32 pid = (__u32)getpid();
+	__u64 stub = (__u64)(uintptr_t)&_Z32__device_stub__Z12plain_kernelPfPf;
+	__u64 helper = (__u64)(uintptr_t)&launch_helper_lookalike;
+	/* nvcc 13: the launch returns into the helper, which the stub called */
+	__u64 stack[4] = { helper + 4, stub + 4, 0x10, 0x20 };
+
+	assert_non_null(s);
+	assert_int_equal(gp_symbolizer_snapshot(s, (pid_t)pid), 0);
+	assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0xabcdef, helper + 4, stack, 4, name, sizeof(name), mangled,
+						   sizeof(mangled)), 0);
+	assert_string_equal(name, "plain_kernel(float*)");
+	/* beyond GP_STUB_FRAMES callers, a stub is not this launch's */
+	{
+		__u64 deep[GP_STUB_FRAMES + 2] = { helper + 4 };
+
+		for (unsigned i = 1; i <= GP_STUB_FRAMES; i++)
+			deep[i] = helper + 5;
+		deep[GP_STUB_FRAMES + 1] = stub + 4;
+		assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0xabcdef, helper + 4, deep, GP_STUB_FRAMES + 2, name,
+							   sizeof(name), mangled, sizeof(mangled)), -ENOENT);
+	}
+	gp_symbolizer__free(s);
+}
+
+static void frames_of_a_live_process(void **state)
+{
+	struct gp_symbolizer *s = gp_symbolizer_new();
+	__u32 pid = (__u32)getpid();
+	__u64 host = (__u64)(uintptr_t)&_Z11gemm_kernelIfEvPT_i;
+	struct gp_frame_sym fs;
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	__u64 ips[2] = { host + 4, 0x8 };
+
+	assert_non_null(s);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	gp_symbolizer_stack_seen(s, pid, ips, 2); /* takes the first snapshot */
+	assert_non_null(gp_symbolizer_maps(s, (pid_t)pid));
+	assert_int_equal(gp_symbolizer_symbolize(s, pid, host + 3, &fs), 0);
+	assert_string_equal(fs.function, "gemm_kernel<float>");
+	assert_string_equal(fs.symbol, "_Z11gemm_kernelIfEvPT_i");
+	assert_int_equal(fs.sym_offset, 3);
+	assert_string_equal(fs.file, exe);
+	assert_int_equal(fs.source, GP_SYM_ELF);
+	assert_true(strlen(fs.build_id) >= 16); /* gcc links with --build-id */
+	/* nothing mapped there */
+	assert_int_equal(gp_symbolizer_symbolize(s, pid, 0x8, &fs), -ENOENT);
+	assert_null(fs.function);
+	gp_symbolizer__free(s);
+}
+
+static void short_demangling(void **state)
+{
+	char out[256];
+
+	gp_demangle_short("_ZN2ml5scaleIfEEvPT_S1_i", out, sizeof(out));
+	assert_string_equal(out, "ml::scale<float>");
+	gp_demangle_short("_Z11gemm_kernelIfEvPT_i", out, sizeof(out));
+	assert_string_equal(out, "gemm_kernel<float>");
+	gp_demangle_short("plain_c_function", out, sizeof(out));
+	assert_string_equal(out, "plain_c_function");
+}
+
+static void perf_maps(void **state)
+{
+	static const char text[] =
+		"7f0000001000 40 py::train_step\n"
+		"garbage line\n"
+		"7f0000000000 100 jit one two\n"
+		"7f0000002000 0 empty\n"
+		"7f0000001000 20 py::train_step_v2\n"
+		"zz 10 bad_start\n";
+	struct gp_perf_map *m;
+	const struct gp_perf_sym *ps;
+
+	assert_int_equal(gp_perf_map_parse(text, sizeof(text) - 1, &m), 0);
+	assert_int_equal(m->n, 3);
+	ps = gp_perf_map_find(m, 0x7f0000000010);
+	assert_non_null(ps);
+	assert_string_equal(ps->name, "jit one two");
+	ps = gp_perf_map_find(m, 0x7f0000001010); /* the later line for one start wins */
+	assert_non_null(ps);
+	assert_string_equal(ps->name, "py::train_step_v2");
+	assert_null(gp_perf_map_find(m, 0x7f0000001030)); /* past the v2 entry's 0x20 bytes */
+	assert_null(gp_perf_map_find(m, 0x7effffffffff));
+	gp_perf_map__free(m);
+	assert_int_equal(gp_perf_map_read(999999999, &m), -ENOENT);
 }
 
 int main(void)
@@ -179,6 +276,10 @@ int main(void)
 		cmocka_unit_test(maps_parsing),
 		cmocka_unit_test(elf_index_of_this_binary),
 		cmocka_unit_test(kernel_names_in_a_live_process),
+		cmocka_unit_test(kernel_name_from_a_stub_up_the_stack),
+		cmocka_unit_test(frames_of_a_live_process),
+		cmocka_unit_test(short_demangling),
+		cmocka_unit_test(perf_maps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

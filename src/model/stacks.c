@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * stacks.c — the call stacks of GPU work, per process: every distinct user
+ * stack (deduplicated by hash, compared frame by frame) with one row per
+ * (API, operation) made from it — a kernel, a copy of a direction, memory
+ * kind and size, an allocation, a collective — holding calls, errors, bytes
+ * and host time. Addresses stay raw while records arrive; the resolver is
+ * told of each new stack (so the live process's maps can be snapshotted)
+ * and names the frames once, at the end (gp_model_symbolize_stacks), once
+ * per distinct address.
+ *
+ * Bounded: at most m->max_stacks distinct stacks, all processes together;
+ * a call beyond goes to the process's one "[stack table full]" stack and is
+ * counted in drops.stacks_over_limit, so totals stay exact.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model_internal.h"
+
+const char *gp_op_kind_name(enum gp_op_kind k)
+{
+	static const char *const names[] = {
+		[GP_OP_OTHER] = "other", [GP_OP_KERNEL] = "kernel", [GP_OP_GRAPH] = "graph",
+		[GP_OP_COPY] = "copy",   [GP_OP_MEMSET] = "memset", [GP_OP_ALLOC] = "alloc",
+		[GP_OP_FREE] = "free",   [GP_OP_COLL] = "collective", [GP_OP_SYNC] = "sync",
+	};
+
+	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "other";
+}
+
+const char *gp_stack_trunc_name(enum gp_stack_trunc t)
+{
+	switch (t) {
+	case GP_TRUNC_DEPTH:
+		return "depth";
+	case GP_TRUNC_UNWIND:
+		return "unwind";
+	case GP_TRUNC_UNREAD:
+		return "unread";
+	default:
+		return NULL;
+	}
+}
+
+void gp_model_set_stacks(struct gp_model *m, bool captured, size_t max_stacks)
+{
+	m->stacks_on = captured;
+	m->max_stacks = max_stacks;
+}
+
+bool gp_model_stacks_captured(const struct gp_model *m)
+{
+	return m->stacks_on;
+}
+
+static __u64 stack_hash(const __u64 *ips, unsigned n)
+{
+	__u64 h = 0x243f6a8885a308d3ULL ^ n;
+
+	for (unsigned i = 0; i < n; i++) {
+		h ^= ips[i];
+		h *= 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+	}
+	return h ? h : 1;
+}
+
+static struct gp_stack *stack_new(const __u64 *ips, unsigned n, __u64 hash, __u32 seq)
+{
+	struct gp_stack *k = calloc(1, sizeof(*k) + n * sizeof(__u64));
+
+	if (!k)
+		return NULL;
+	k->hash = hash;
+	k->seq = seq;
+	k->nframes = (__u16)n;
+	if (n)
+		memcpy(k->ips, ips, n * sizeof(__u64));
+	return k;
+}
+
+static int push_stack(struct gp_stacks *s, struct gp_stack *k)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct gp_stack **v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = k;
+	return 0;
+}
+
+/* The stack with these frames: found, created, or the overflow stack when the table is full. */
+static struct gp_stack *stack_get(struct gp_model *m, struct gp_process *p, const __u64 *ips, unsigned n,
+				  bool *is_new)
+{
+	struct gp_stacks *s = &p->stacks;
+	__u64 h = stack_hash(ips, n);
+	struct gp_stack *head = gp_u64map_get(&s->by_hash, h), *k;
+
+	*is_new = false;
+	for (k = head; k; k = k->next)
+		if (k->nframes == n && !memcmp(k->ips, ips, n * sizeof(__u64)))
+			return k;
+	if (m->nstacks >= m->max_stacks) {
+		gp_model_drop_add(m, "stacks_over_limit", 1);
+		if (!s->overflow)
+			s->overflow = stack_new(NULL, 0, 0, UINT32_MAX);
+		return s->overflow;
+	}
+	k = stack_new(ips, n, h, (__u32)s->n);
+	if (!k)
+		return NULL;
+	k->next = head;
+	if (push_stack(s, k)) {
+		free(k);
+		return NULL;
+	}
+	if (gp_u64map_put(&s->by_hash, h, k)) {
+		s->n--;
+		free(k);
+		return NULL;
+	}
+	m->nstacks++;
+	*is_new = true;
+	return k;
+}
+
+static bool same_op(const struct gp_stack_op *r, __u16 api, const struct gp_op *op)
+{
+	if (r->api != api || r->op.kind != op->kind)
+		return false;
+	switch (op->kind) {
+	case GP_OP_KERNEL:
+		return r->op.kernel == op->kernel;
+	case GP_OP_COPY:
+		return r->op.dir == op->dir && r->op.hostmem == op->hostmem && r->op.bytes == op->bytes;
+	case GP_OP_MEMSET:
+		return r->op.bytes == op->bytes;
+	case GP_OP_ALLOC:
+		return r->op.alloc_kind == op->alloc_kind && r->op.bytes == op->bytes;
+	case GP_OP_FREE:
+		return r->op.alloc_kind == op->alloc_kind;
+	case GP_OP_COLL:
+		return r->op.nccl_op == op->nccl_op && r->op.dtype == op->dtype && r->op.bytes == op->bytes;
+	default:
+		return true;
+	}
+}
+
+static struct gp_stack_op *op_get(struct gp_stack *k, __u16 api, const struct gp_op *op)
+{
+	struct gp_stack_op *r;
+
+	for (__u32 i = 0; i < k->nops; i++)
+		if (same_op(&k->ops[i], api, op))
+			return &k->ops[i];
+	if (k->nops == k->ops_cap) {
+		__u32 cap = k->ops_cap ? 2 * k->ops_cap : 1;
+		struct gp_stack_op *v = realloc(k->ops, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		k->ops = v;
+		k->ops_cap = cap;
+	}
+	r = &k->ops[k->nops++];
+	memset(r, 0, sizeof(*r));
+	r->api = api;
+	r->op = *op;
+	return r;
+}
+
+void gp_stacks_add(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c, const struct gp_op *op,
+		   const struct gp_api_call_stack *rec)
+{
+	struct gp_stack *k;
+	struct gp_stack_op *r;
+	bool is_new;
+	/* bytes a call moved: a failed call moved none */
+	__u64 bytes = c->ret || op->kind == GP_OP_FREE ? 0 : op->bytes;
+
+	k = stack_get(m, p, rec->ips, rec->nframes, &is_new);
+	if (!k)
+		return;
+	if (is_new) {
+		if (rec->stack_flags & GP_STF_UNREAD)
+			k->trunc = GP_TRUNC_UNREAD;
+		else if (rec->nframes == GP_STACK_MAX_FRAMES)
+			k->trunc = GP_TRUNC_DEPTH;
+		if (m->has_resolver && m->resolver.stack_seen)
+			m->resolver.stack_seen(m->resolver.ctx, p->pid, k->ips, k->nframes);
+	}
+	p->stacks.calls++;
+	k->calls++;
+	k->bytes += bytes;
+	k->host_ns += c->dur_ns;
+	r = op_get(k, c->api, op);
+	if (!r)
+		return;
+	r->calls++;
+	r->errors += c->ret != 0;
+	r->bytes += bytes;
+	r->host_ns += c->dur_ns;
+}
+
+/* ---- symbolization --------------------------------------------------------- */
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/* Where threads start: a stack that reaches one of these was walked to its end. */
+static bool is_thread_root(const struct gp_frame_sym *fs)
+{
+	static const char *const roots[] = { "_start", "__libc_start_main", "__libc_start_call_main",
+					     "start_thread", "clone", "clone3", "__clone", "__clone3",
+					     "thread_start" };
+	const char *base;
+
+	if (fs->symbol)
+		for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+			if (!strcmp(fs->symbol, roots[i]))
+				return true;
+	/* The C library's own starts are local symbols, stripped from Debian's libc.so.6 */
+	if (!fs->file)
+		return false;
+	base = strrchr(fs->file, '/');
+	base = base ? base + 1 : fs->file;
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) || !strncmp(base, "libpthread", 10);
+}
+
+static long frame_of(struct gp_model *m, struct gp_stacks *s, __u32 pid, __u64 addr)
+{
+	void *hit = gp_u64map_get(&s->frame_by_addr, addr);
+	struct gp_frame_sym fs = { 0 };
+	struct gp_stack_frame *f;
+
+	if (hit)
+		return (long)(uintptr_t)hit - 1;
+	if (s->nframes == s->frames_cap) {
+		size_t cap = s->frames_cap ? 2 * s->frames_cap : 256;
+		struct gp_stack_frame *v = realloc(s->frames, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->frames = v;
+		s->frames_cap = cap;
+	}
+	/*
+	 * Every address of a stack is a return address: the call that made the
+	 * frame is the instruction before it (a call ending a function would
+	 * otherwise be named after the next one). Offsets stay those of addr.
+	 */
+	if (m->resolver.symbolize && addr && m->resolver.symbolize(m->resolver.ctx, pid, addr - 1, &fs) == 0) {
+		fs.sym_offset += 1;
+		fs.file_offset += 1;
+	} else if (!fs.file) {
+		fs = (struct gp_frame_sym){ 0 };
+	}
+	f = &s->frames[s->nframes];
+	*f = (struct gp_stack_frame){
+		.addr = addr, .function = dup_or_null(fs.function), .symbol = dup_or_null(fs.symbol),
+		.file = dup_or_null(fs.file), .build_id = strdup(fs.build_id ? fs.build_id : ""),
+		.sym_offset = fs.symbol ? fs.sym_offset : 0, .file_offset = fs.file ? fs.file_offset : 0,
+		.source = fs.source, .thread_root = is_thread_root(&fs),
+	};
+	if (!f->build_id || gp_u64map_put(&s->frame_by_addr, addr, (void *)(uintptr_t)(s->nframes + 1))) {
+		free(f->function);
+		free(f->symbol);
+		free(f->file);
+		free(f->build_id);
+		return -ENOMEM;
+	}
+	return (long)s->nframes++;
+}
+
+void gp_model_symbolize_stacks(struct gp_model *m)
+{
+	for (size_t i = 0; i < m->nprocs; i++) {
+		struct gp_process *p = m->procs[i];
+		struct gp_stacks *s = &p->stacks;
+
+		for (size_t j = 0; j < s->n; j++) {
+			struct gp_stack *k = s->v[j];
+			long id = 0;
+
+			if (k->frame_ids)
+				continue;
+			k->frame_ids = calloc(k->nframes, sizeof(*k->frame_ids));
+			if (!k->frame_ids)
+				return;
+			for (unsigned f = 0; f < k->nframes && id >= 0; f++) {
+				id = frame_of(m, s, p->pid, k->ips[f]);
+				k->frame_ids[f] = id >= 0 ? (__u32)id : 0;
+			}
+			if (id < 0) { /* out of memory or no resolver: raw addresses only */
+				free(k->frame_ids);
+				k->frame_ids = NULL;
+				continue;
+			}
+			/* walked to the thread's start, or stopped short (no frame pointers) */
+			if (k->trunc == GP_TRUNC_NONE && !s->frames[k->frame_ids[k->nframes - 1]].thread_root)
+				k->trunc = GP_TRUNC_UNWIND;
+		}
+		s->symbolized = true;
+	}
+}
+
+static void stack_free(struct gp_stack *k)
+{
+	if (!k)
+		return;
+	free(k->ops);
+	free(k->frame_ids);
+	free(k);
+}
+
+void gp_stacks_release(struct gp_stacks *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		stack_free(s->v[i]);
+	stack_free(s->overflow);
+	free(s->v);
+	gp_u64map_clear(&s->by_hash, NULL);
+	for (size_t i = 0; i < s->nframes; i++) {
+		free(s->frames[i].function);
+		free(s->frames[i].symbol);
+		free(s->frames[i].file);
+		free(s->frames[i].build_id);
+	}
+	free(s->frames);
+	gp_u64map_clear(&s->frame_by_addr, NULL);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- names for reports --------------------------------------------------- */
+
+/*
+ * "4 MiB", "1536 KiB", "1000 B", "1.5 KiB": the largest unit that divides
+ * the size exactly; else one decimal in the largest unit it reaches.
+ */
+void gp_size_label(__u64 bytes, char *buf, size_t len)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int top = 0;
+
+	while (top < 4 && bytes >= 1ULL << (10 * (top + 1)))
+		top++;
+	for (int u = top; u >= 0; u--) {
+		if (bytes % (1ULL << (10 * u)) == 0) {
+			if (u == 0 && top > 0)
+				break; /* no unit divides it: a decimal reads better than the raw count */
+			snprintf(buf, len, "%llu %s", (unsigned long long)(bytes >> (10 * u)), units[u]);
+			return;
+		}
+	}
+	snprintf(buf, len, "%.1f %s", (double)bytes / (double)(1ULL << (10 * top)), units[top]);
+}
+
+void gp_kernel_short_name(const struct gp_model *m, const struct gp_process *p, const struct gp_kernel *k,
+			  char *buf, size_t len)
+{
+	if (!k) {
+		snprintf(buf, len, "(unresolved)");
+		return;
+	}
+	if (!k->name) {
+		const char *why = gp_kernel_unresolved_reason(p, k);
+
+		snprintf(buf, len, "(%s)", why ? why : "unresolved");
+		return;
+	}
+	if (k->mangled && k->mangled[0] && m->has_resolver && m->resolver.demangle_short)
+		m->resolver.demangle_short(k->mangled, buf, len);
+	else
+		snprintf(buf, len, "%s", k->name);
+}
+
+void gp_stack_op_label(const struct gp_model *m, const struct gp_process *p, const struct gp_stack_op *r,
+		       char *buf, size_t len)
+{
+	char size[32], name[GP_NAME_BUF];
+	const struct gp_op *op = &r->op;
+
+	gp_size_label(op->bytes, size, sizeof(size));
+	switch (op->kind) {
+	case GP_OP_KERNEL:
+		gp_kernel_short_name(m, p, op->kernel, name, sizeof(name));
+		snprintf(buf, len, "[kernel] %s", name);
+		break;
+	case GP_OP_GRAPH:
+		snprintf(buf, len, "[graph launch]");
+		break;
+	case GP_OP_COPY:
+		snprintf(buf, len, "[%s %s %s]", gp_dir_name(op->dir), size, gp_hostmem_name(op->hostmem));
+		break;
+	case GP_OP_MEMSET:
+		snprintf(buf, len, "[memset %s]", size);
+		break;
+	case GP_OP_ALLOC:
+		if (op->alloc_kind == GP_AK_REGISTERED)
+			snprintf(buf, len, "[register %s]", size);
+		else
+			snprintf(buf, len, "[alloc %s %s]", gp_alloc_kind_name(op->alloc_kind), size);
+		break;
+	case GP_OP_FREE:
+		snprintf(buf, len, op->alloc_kind == GP_AK_REGISTERED ? "[unregister]" : "[free %s]",
+			 gp_alloc_kind_name(op->alloc_kind));
+		break;
+	case GP_OP_COLL:
+		snprintf(buf, len, "[%s %s %s]", gp_nccl_op_name(op->nccl_op), gp_nccl_dtype_name(op->dtype), size);
+		break;
+	case GP_OP_SYNC:
+		snprintf(buf, len, "[sync]");
+		break;
+	default:
+		snprintf(buf, len, "[%s]", r->errors == r->calls && r->calls ? "failed" : "call");
+		break;
+	}
+	for (char *c = buf; *c; c++)
+		if (*c == ';' || *c == '\n')
+			*c = *c == ';' ? ':' : ' ';
+}
+
+void gp_stack_frame_label(const struct gp_stack_frame *f, char *buf, size_t len)
+{
+	if (f->function) {
+		snprintf(buf, len, "%s", f->function);
+	} else if (f->file) {
+		const char *base = strrchr(f->file, '/');
+
+		snprintf(buf, len, "%s+0x%llx", base ? base + 1 : f->file, (unsigned long long)f->file_offset);
+	} else {
+		snprintf(buf, len, "[unknown]");
+	}
+	for (char *c = buf; *c; c++)
+		if (*c == ';' || *c == '\n')
+			*c = *c == ';' ? ':' : ' ';
+}
