@@ -27,7 +27,7 @@ LDLIBS   := -lbpf -lelf -lz -ljansson -liberty -lm
 
 # Debian packages the build, the tests, the demo and the bench need.
 DEB_PACKAGES := make gcc g++ clang libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
-                libiberty-dev libcmocka-dev python3 python3-pytest bpftrace
+                libiberty-dev libcmocka-dev python3 python3-pytest python3-jsonschema bpftrace
 
 # ---- BPF: vmlinux.h -> .bpf.o -> .skel.h ---------------------------------
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)

@@ -314,7 +314,7 @@ int gp_api_exit(struct pt_regs *ctx)
 	rec->hdr.ts_ns = f->ts;
 	rec->dur_ns = now - f->ts;
 	rec->ret_addr = ctx->ip; /* the uretprobe restored ip to the call site */
-	rec->ret = (__s32)ctx->ax;
+	rec->ret = (ck & GP_CK_VOID) ? 0 : (__s32)ctx->ax;
 	rec->api = GP_COOKIE_API(cookie);
 	rec->probe = GP_COOKIE_PROBE(cookie);
 	rec->out = 0;

@@ -69,6 +69,8 @@ unsigned gp_api_cookie_flags(enum gp_api_id id)
 		       (id == GP_API_CU_MODULE_LOAD || id == GP_API_CU_LIBRARY_LOAD_FROM_FILE ? GP_CK_STR_AT(1) : 0);
 	case GP_SHAPE_GET_FUNCTION:
 		return GP_CK_OUT_AT(0) | GP_CK_STR_AT(2);
+	case GP_SHAPE_REGISTER_FUNCTION:
+		return GP_CK_STR_AT(3) | GP_CK_VOID;
 	case GP_SHAPE_NCCL_SPLIT:
 		return GP_CK_OUT_AT(3);
 	case GP_SHAPE_NCCL_COMM_QUERY:

@@ -45,6 +45,8 @@ enum gp_shape {
 	GP_SHAPE_EVENT,             /* (event) */
 	GP_SHAPE_SET_DEVICE,        /* (int device) */
 	GP_SHAPE_GET_KERNEL,        /* (cudaKernel_t *out, const void *hostFun); out read at return */
+	GP_SHAPE_REGISTER_FUNCTION, /* (void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *deviceName,
+	                               ...) returning void: deviceName (GP_CK_STR of slot 3) in the extension */
 	/* CUDA driver */
 	GP_SHAPE_CU_LAUNCH,         /* (f, gx, gy, gz, bx, by, [sp+8] bz, [sp+16] smem, [sp+24] stream, params, extra):
 	                               slot 5 = by | bz << 32, 6 = smem, 7 = stream */
@@ -87,6 +89,7 @@ enum gp_shape {
 #define GP_A_DTOD        (1u << 9) /* driver copy: device -> device */
 #define GP_A_ELEM4       (1u << 10) /* memset count is in 4-byte elements (cuMemsetD32) */
 #define GP_A_UNREGISTER  (1u << 11) /* frees a registered host range (cudaHostUnregister, cuMemHostUnregister) */
+#define GP_A_VOID        (1u << 12) /* returns nothing: the return register is not a result (ret is 0) */
 
 /*            id                           family        symbol                           shape                     attributes */
 #define GP_API_TABLE(X) \
@@ -142,6 +145,8 @@ enum gp_shape {
 	X(CUDA_SET_DEVICE,                GP_FAM_CUDART, "cudaSetDevice",                 GP_SHAPE_SET_DEVICE,       0) \
 	/* nvcc 13 launch stubs: once per kernel, handle <- host function; names handle launches */ \
 	X(CUDA_GET_KERNEL,                GP_FAM_CUDART, "__cudaGetKernel",               GP_SHAPE_GET_KERNEL,       0) \
+	/* nvcc's registration at start-up: host function -> device (kernel) name, even in stripped programs */ \
+	X(CUDA_REGISTER_FUNCTION,         GP_FAM_CUDART, "__cudaRegisterFunction",        GP_SHAPE_REGISTER_FUNCTION, GP_A_VOID) \
 	/* ---- CUDA driver (libcuda.so.1) ---- */ \
 	X(CU_LAUNCH_KERNEL,               GP_FAM_CUDA,   "cuLaunchKernel",                GP_SHAPE_CU_LAUNCH,        GP_A_ASYNC | GP_A_LAUNCH) \
 	X(CU_LAUNCH_KERNEL_PTSZ,          GP_FAM_CUDA,   "cuLaunchKernel_ptsz",           GP_SHAPE_CU_LAUNCH,        GP_A_ASYNC | GP_A_LAUNCH | GP_A_PTSZ) \

@@ -288,6 +288,7 @@ _Static_assert(sizeof(struct gp_proc_event) == 72, "gp_proc_event layout");
 #define GP_CK_OUT_SLOT_SHIFT 8     /* bits 8..10: argument slot of the out pointer */
 #define GP_CK_STR_SLOT_SHIFT 11    /* bits 11..13: argument slot of the string */
 #define GP_CK_USTACK     (1u << 14) /* outermost calls: the record carries the user stack (gp_api_call_stack) */
+#define GP_CK_VOID       (1u << 15) /* the function returns void: ret is recorded as 0 */
 #define GP_CK_OUT_AT(slot) (GP_CK_OUT | ((slot) << GP_CK_OUT_SLOT_SHIFT))
 #define GP_CK_STR_AT(slot) (GP_CK_STR | ((slot) << GP_CK_STR_SLOT_SHIFT))
 #define GP_CK_OUT_SLOT(f)  (((f) >> GP_CK_OUT_SLOT_SHIFT) & 7)

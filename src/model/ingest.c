@@ -73,7 +73,10 @@ static void memory_call(struct gp_model *m, struct gp_process *p, const struct g
 
 	if (a->shape == GP_SHAPE_HOST_REGISTER || (a->attr & GP_A_UNREGISTER))
 		kind = GP_AK_REGISTERED;
-	*op = (struct gp_op){ .kind = frees ? GP_OP_FREE : GP_OP_ALLOC, .alloc_kind = kind,
+	/* cudaFree frees device and managed memory alike: "device" names both */
+	*op = (struct gp_op){ .kind = frees ? GP_OP_FREE : GP_OP_ALLOC,
+			      .alloc_kind = frees && kind == GP_AK_MANAGED && (a->attr & GP_A_MEM_DEVICE) ? GP_AK_DEVICE
+												   : kind,
 			      .bytes = frees ? 0 : c->args[1] };
 	if (c->ret) /* a failed allocation or free changes nothing */
 		return;
@@ -246,6 +249,9 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 	case GP_SHAPE_CU_LAUNCH_EX:
 		op.kind = a->shape == GP_SHAPE_GRAPH_LAUNCH ? GP_OP_GRAPH : GP_OP_KERNEL;
 		op.kernel = gp_kernel_launch(m, p, &c);
+		break;
+	case GP_SHAPE_REGISTER_FUNCTION:
+		gp_kernel_register(p, &c, ext, ext_len);
 		break;
 	case GP_SHAPE_GET_KERNEL:
 		gp_kernel_handle(p, &c);

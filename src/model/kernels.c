@@ -42,6 +42,7 @@ void gp_kernels_release(struct gp_process *p)
 	p->nkernels = p->kernels_cap = 0;
 	gp_u64map_clear(&p->ksites, site_chain_free);
 	gp_u64map_clear(&p->khandles, NULL);
+	gp_u64map_clear(&p->kregs, free);
 	gp_u64map_clear(&p->graphs, free);
 }
 
@@ -85,6 +86,24 @@ void gp_kernel_handle(struct gp_process *p, const struct gp_api_call *c)
 		gp_u64map_put(&p->khandles, c->out, (void *)(uintptr_t)c->args[1]);
 }
 
+void gp_kernel_register(struct gp_process *p, const struct gp_api_call *c, const char *ext, __u32 ext_len)
+{
+	char *name, *old;
+
+	/* __cudaRegisterFunction(handle, hostFun, deviceFun, deviceName, ...): a NUL-ended name */
+	if (!ext || !ext_len || ext[ext_len - 1] || !ext[0] || !c->args[1])
+		return;
+	name = strdup(ext);
+	if (!name)
+		return;
+	old = gp_u64map_get(&p->kregs, c->args[1]);
+	if (gp_u64map_put(&p->kregs, c->args[1], name)) {
+		free(name);
+		return;
+	}
+	free(old);
+}
+
 /* The row of a demangled name, or a new one. */
 static struct gp_kernel *kernel_named(struct gp_process *p, __u64 func, __u64 ret_addr, const char *name,
 				      const char *mangled)
@@ -116,8 +135,18 @@ static struct gp_kernel *kernel_for_new_site(struct gp_model *m, struct gp_proce
 		if (!rc && !name[0]) /* a name must be something */
 			rc = -ENOENT;
 	}
-	if (rc)
-		return kernel_new(p, func, ret_addr, NULL, NULL);
+	if (rc) {
+		/* no symbol (a stripped program): the name it registered at start-up */
+		const char *reg = gp_u64map_get(&p->kregs, host_fun ? (__u64)(uintptr_t)host_fun : func);
+
+		if (!reg)
+			return kernel_new(p, func, ret_addr, NULL, NULL);
+		snprintf(mangled, GP_NAME_BUF, "%s", reg[0] == '_' && reg[1] == 'Z' ? reg : "");
+		if (m->has_resolver && m->resolver.demangle)
+			m->resolver.demangle(reg, name, GP_NAME_BUF);
+		else
+			snprintf(name, GP_NAME_BUF, "%s", reg);
+	}
 
 	/*
 	 * One row per demangled name: the stub path and the host-function path

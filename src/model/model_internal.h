@@ -424,6 +424,7 @@ struct gp_process {
 	size_t nkernels, kernels_cap;
 	struct gp_u64map ksites;  /* hash(func, ret_addr) -> struct gp_ksite chain */
 	struct gp_u64map khandles; /* nvcc kernel handle -> host function (from __cudaGetKernel) */
+	struct gp_u64map kregs;    /* host function -> char * device name, mangled (__cudaRegisterFunction) */
 	struct gp_u64map fnames;   /* driver CUfunction / CUkernel handle -> char * kernel name (mangled) */
 	struct gp_kernel *unknown_handles; /* driver launches of handles created before attach */
 	__u64 modules_loaded, modules_unloaded, functions_named;
@@ -520,6 +521,7 @@ __u64 gp_transfer_bytes(const struct gp_api_call *c); /* bytes a copy or memset 
 /* Folds a launch in; returns its kernel row (NULL for graphs, or when out of memory). */
 struct gp_kernel *gp_kernel_launch(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c);
 void gp_kernel_handle(struct gp_process *p, const struct gp_api_call *c); /* __cudaGetKernel */
+void gp_kernel_register(struct gp_process *p, const struct gp_api_call *c, const char *ext, __u32 ext_len);
 void gp_kernels_release(struct gp_process *p);
 /* Why k has no name, in words for reports; NULL when it has one. */
 const char *gp_kernel_unresolved_reason(const struct gp_process *p, const struct gp_kernel *k);

@@ -42,8 +42,8 @@ struct fg {
 	FILE *out;        /* NULL: the counting walk */
 	enum gp_weight w;
 	__u64 total;
-	size_t levels;    /* stack levels drawn, the "all" bar included */
-	size_t drawn, elided;
+	size_t levels;    /* stack levels, the "all" bar included */
+	size_t elided;    /* frames too narrow to draw */
 };
 
 /* ---- text ----------------------------------------------------------------- */
@@ -264,7 +264,6 @@ static void frame(struct fg *g, const char *name, size_t depth, __u64 start, __u
 		g->elided++;
 		return;
 	}
-	g->drawn++;
 	if (!g->out)
 		return;
 	fprintf(g->out, "<g class=\"f%s\" data-s=\"%llu\" data-w=\"%llu\" data-d=\"%zu\"><title>",
@@ -275,8 +274,8 @@ static void frame(struct fg *g, const char *name, size_t depth, __u64 start, __u
 		 share_text(share, weight, g->total));
 	put_text(g->out, suffix, SIZE_MAX);
 	fputs("</title>", g->out);
-	fprintf(g->out, "<rect x=\"%.2f\" y=\"%lu\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>", x, y, px, FG_FRAME_H - 1,
-		frame_colour(colour, name, depth ? frame_kind(name) : FG_ALL));
+	fprintf(g->out, "<rect x=\"%.2f\" y=\"%lu\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>", x, y, px,
+		FG_FRAME_H - 1, frame_colour(colour, name, depth ? frame_kind(name) : FG_ALL));
 	fprintf(g->out, "<text x=\"%.2f\" y=\"%lu\">", x + 3, y + FG_FRAME_H - 4);
 	if (fit >= 3)
 		put_text(g->out, name, (size_t)fit);
@@ -332,8 +331,8 @@ static void head(struct fg *g, const char *title, size_t npaths)
 	fprintf(g->out, "<rect class=\"bg\" x=\"0\" y=\"0\" width=\"%d\" height=\"%lu\"/>\n", FG_WIDTH, height);
 	fprintf(g->out, "<text id=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">", FG_WIDTH / 2);
 	put_text(g->out, title, SIZE_MAX);
-	fprintf(g->out, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"40\" text-anchor=\"middle\">GPU work by %s \xe2\x80\x94 ", FG_WIDTH / 2,
-		weight_label(g->w));
+	fprintf(g->out, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"40\" text-anchor=\"middle\">"
+		"GPU work by %s \xe2\x80\x94 ", FG_WIDTH / 2, weight_label(g->w));
 	if (!g->total) {
 		fputs("no stacks captured</text>\n", g->out);
 		return;
@@ -354,8 +353,8 @@ static void tail(struct fg *g)
 	unsigned long height = FG_TOP + g->levels * FG_FRAME_H + FG_BOTTOM;
 
 	if (!g->total)
-		fprintf(g->out, "<text id=\"empty\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">no stacks captured</text>\n", FG_WIDTH / 2,
-			FG_TOP + FG_FRAME_H - 4);
+		fprintf(g->out, "<text id=\"empty\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">no stacks captured</text>\n",
+			FG_WIDTH / 2, FG_TOP + FG_FRAME_H - 4);
 	fprintf(g->out, "<text id=\"details\" x=\"%d\" y=\"%lu\"> </text>\n"
 		"<text id=\"matched\" x=\"%d\" y=\"%lu\" text-anchor=\"end\"> </text>\n",
 		FG_PAD, height - 10, FG_WIDTH - FG_PAD, height - 10);
@@ -402,7 +401,6 @@ int gp_flamegraph_svg_write(const struct gp_paths *p, enum gp_weight w, const ch
 		walk(&g, v, n, open_name, open_start);
 	}
 	g.out = out;
-	g.drawn = 0;
 	head(&g, title ? title : "GPU work", n);
 	if (n) {
 		g.elided = 0;

@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include <jansson.h>
@@ -63,6 +64,16 @@ static json_int_t frame_index(json_t *frames, json_t *index, const char *raw)
 	return i;
 }
 
+static bool in_a_profile(const struct gp_path *path)
+{
+	int w;
+
+	for (w = 0; w < GP_W_MAX; w++)
+		if (path->w[w])
+			return true;
+	return false;
+}
+
 /* The stack of each path (root first) as a JSON array, shared by the profiles. */
 static json_t *stacks(const struct gp_paths *p, json_t *frames)
 {
@@ -77,12 +88,11 @@ static json_t *stacks(const struct gp_paths *p, json_t *frames)
 
 		if (!stack || json_array_append_new(all, stack))
 			goto fail;
+		if (!in_a_profile(path))
+			continue; /* its frames stay out of the table */
 		for (j = 0; j < path->nframes; j++) {
-			json_int_t f;
+			json_int_t f = frame_index(frames, index, path->frames[j]);
 
-			if (!path->w[GP_W_CALLS] && !path->w[GP_W_BYTES] && !path->w[GP_W_HOST_NS])
-				break; /* in no profile: its frames stay out of the table */
-			f = frame_index(frames, index, path->frames[j]);
 			if (f < 0 || json_array_append_new(stack, json_integer(f)))
 				goto fail;
 		}

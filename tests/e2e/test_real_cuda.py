@@ -73,6 +73,28 @@ def test_nvcc_program_on_the_real_runtime(tmp_path, real_cudart):
     assert calls["cudaLaunchKernel"] == (8, 8)
 
 
+def test_stripped_program_names_kernels_from_their_registration(tmp_path):
+    """A stripped nvcc program has no symbol to name its kernels by: the names come from
+    __cudaRegisterFunction(handle, hostFun, deviceFun, deviceName), seen at start-up (-- CMD)."""
+    exe = nvcc_build(tmp_path)
+    subprocess.run(["strip", exe], check=True)
+    out = tmp_path / "out"
+    p = subprocess.run([gp.GPUPROBED, "-o", str(out), "--", exe], input="go\n", env=gp.sim_env(),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    did = json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("{")][0])
+    proc = json.load(open(out / "report.json"))["processes"][0]
+    kernels = {k["name"]: k for k in proc["kernels"]}
+    assert set(kernels) == {SCALE, SAXPY}
+    assert kernels[SCALE]["launches"] == did["scale_ok"] == 5 and kernels[SAXPY]["launches"] == did["saxpy_ok"] == 3
+    calls = {r["name"]: r["calls"] for r in proc["cuda_api"]}
+    assert calls["__cudaRegisterFunction"] == 2
+    # the leaves of the stacks carry the names too, without parameters
+    leaves = {line.rsplit(" ", 1)[0].split(";")[-1]: int(line.rsplit(" ", 1)[1])
+              for line in open(out / "stacks.folded").read().splitlines() if "[kernel]" in line}
+    assert leaves == {"[kernel] ml::scale<float>": 5, "[kernel] saxpy": 3}
+
+
 def test_runtime_linked_statically(tmp_path):
     """nvcc links cudart statically by default: the runtime's functions are local symbols of the
     executable, which gpuprobed finds and probes (libraries[].static)."""
