@@ -640,7 +640,13 @@ int gp_session_run(const struct gp_options *o)
 	gp_cpu_accounts_close(s.cpu, bpf_map__fd(s.skel->maps.thread_acct), end_ns);
 	collect_counters(&s);
 	gp_model_set_session_end(s.model, end_ns);
-	gp_model_symbolize_stacks(s.model);
+	{
+		__u64 t_sym = clock_ns(CLOCK_MONOTONIC);
+		size_t nstacks, naddrs = gp_model_symbolize_stacks(s.model, &nstacks);
+
+		gp_info("symbolized %zu call stacks (%zu distinct addresses) in %.1f ms", nstacks, naddrs,
+			(double)(clock_ns(CLOCK_MONOTONIC) - t_sym) / 1e6);
+	}
 	if (s.launched)
 		gp_model_set_launch(s.model, o->command_text, s.procs.launched_done,
 				    s.procs.launched_status, s.procs.launched_signal);

@@ -148,9 +148,10 @@ bool gp_model_stacks_captured(const struct gp_model *m);
 /*
  * Names every frame of every stack with the resolver's symbolize (once per
  * distinct address of a process) and decides which stacks are truncated.
- * Call before writing reports; again after more records is fine.
+ * Call before writing reports; again after more records is fine. Returns
+ * the distinct addresses named, *nstacks (may be NULL) the stacks done now.
  */
-void gp_model_symbolize_stacks(struct gp_model *m);
+size_t gp_model_symbolize_stacks(struct gp_model *m, size_t *nstacks);
 
 /*
  * Fold one record in. data/len is exactly one record as it came from the

@@ -284,8 +284,10 @@ static long frame_of(struct gp_model *m, struct gp_stacks *s, __u32 pid, __u64 a
 	return (long)s->nframes++;
 }
 
-void gp_model_symbolize_stacks(struct gp_model *m)
+size_t gp_model_symbolize_stacks(struct gp_model *m, size_t *nstacks)
 {
+	size_t frames = 0, stacks = 0;
+
 	for (size_t i = 0; i < m->nprocs; i++) {
 		struct gp_process *p = m->procs[i];
 		struct gp_stacks *s = &p->stacks;
@@ -298,7 +300,8 @@ void gp_model_symbolize_stacks(struct gp_model *m)
 				continue;
 			k->frame_ids = calloc(k->nframes, sizeof(*k->frame_ids));
 			if (!k->frame_ids)
-				return;
+				goto out;
+			stacks++;
 			for (unsigned f = 0; f < k->nframes && id >= 0; f++) {
 				id = frame_of(m, s, p->pid, k->ips[f]);
 				k->frame_ids[f] = id >= 0 ? (__u32)id : 0;
@@ -313,7 +316,12 @@ void gp_model_symbolize_stacks(struct gp_model *m)
 				k->trunc = GP_TRUNC_UNWIND;
 		}
 		s->symbolized = true;
+		frames += s->nframes;
 	}
+out:
+	if (nstacks)
+		*nstacks = stacks;
+	return frames;
 }
 
 static void stack_free(struct gp_stack *k)

@@ -177,7 +177,7 @@ static void truncation_and_symbols(void **state)
 	feed_stack(m, &c, cut, 2, 0);                   /* never reaches the C library */
 	feed_stack(m, &c, deep, GP_STACK_MAX_FRAMES, 0); /* the depth limit */
 	feed_stack(m, &c, (const __u64[]){ STEP_B_RET }, 1, GP_STF_UNREAD);
-	gp_model_symbolize_stacks(m);
+	gp_model_symbolize_stacks(m, NULL);
 	p = gp_model_process_get(m, T_PID);
 	assert_int_equal(p->stacks.n, 4);
 	assert_int_equal(p->stacks.v[0]->trunc, GP_TRUNC_NONE);
@@ -223,7 +223,7 @@ static void folded_lines(void **state)
 	feed_stack(m, &c, a2, 3, 0);
 	feed_stack(m, &cp, cut, 2, 0);
 	feed_stack(m, &cp, cut, 2, 0);
-	gp_model_symbolize_stacks(m);
+	gp_model_symbolize_stacks(m, NULL);
 	text = folded(m, GP_W_CALLS);
 	/* heaviest stack first: the copy stack has 2 calls, each launch stack 1 (merged in one line) */
 	assert_string_equal(text, "train (pid 4242);[truncated];main;step_b;cudaMemcpy;[HtoD 4 MiB pageable] 2\n"
