@@ -4,7 +4,7 @@
 #   make deps     install every Debian package the build and the tests need (idempotent)
 #   make test     deps + build + unit tests + end-to-end tests (root: real BPF)
 #   make demo     deps + build + trace the bundled demo workload into ./profile_output/
-#   make bench    deps + build + overhead benchmark (writes build/bench/performance.md)
+#   make bench    deps + build + overhead benchmark (writes docs/performance.md)
 #   make install  PREFIX=/usr/local DESTDIR=
 
 .DEFAULT_GOAL := all

@@ -53,4 +53,9 @@ echo
 echo "== $out/report.md (first sections; the whole report is in the file) =="
 sed -n '/^## Process/,/^### Memory/p' "$out/report.md"
 echo
+echo "== $out/report.md, who launches what (from the call stacks) =="
+sed -n '/^### Who launches what/,/^#### Top call paths per kind of transfer/p' "$out/report.md" | sed '$d'
+echo
 echo "Reports: $out/report.md and $out/report.json"
+echo "Call stacks: $out/flamegraph.svg (open it in a browser), $out/speedscope.json (speedscope.app),"
+echo "             $out/stacks.folded, stacks.bytes.folded, stacks.host_ns.folded (flamegraph.pl / inferno)"

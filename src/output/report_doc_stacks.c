@@ -56,7 +56,7 @@ static json_t *doc_frame(struct doc *d, const struct gp_stack_frame *f)
 
 static json_t *doc_op(struct doc *d, const struct gp_process *p, const struct gp_stack_op *r)
 {
-	char label[GP_NAME_BUF + 64], kname[GP_NAME_BUF];
+	char label[GP_NAME_BUF + 64];
 	json_t *o = obj_new(d);
 
 	gp_stack_op_label(d->m, p, r, label, sizeof(label));
@@ -64,8 +64,7 @@ static json_t *doc_op(struct doc *d, const struct gp_process *p, const struct gp
 	put(d, o, "kind", j_str(gp_op_kind_name(r->op.kind)));
 	put(d, o, "op", j_str(label));
 	if (r->op.kind == GP_OP_KERNEL && r->op.kernel && r->op.kernel->name) {
-		gp_kernel_short_name(d->m, p, r->op.kernel, kname, sizeof(kname));
-		put(d, o, "kernel", j_str(kname));
+		put(d, o, "kernel", j_str(r->op.kernel->name)); /* as in kernels[], to join them */
 	} else {
 		put(d, o, "kernel", json_null());
 	}

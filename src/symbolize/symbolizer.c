@@ -25,6 +25,7 @@ struct sym_proc {
 	pid_t pid;
 	struct gp_maps *maps;
 	__u64 snap_ns;               /* when maps was read (CLOCK_MONOTONIC) */
+	__u64 stale_ns;              /* when a fresh snapshot still missed a stack's address (0: never) */
 	struct gp_perf_map *perf;    /* its JIT map, once an address needed it */
 	__u64 perf_ns;               /* when perf was read (0: never tried) */
 };
@@ -440,14 +441,24 @@ void gp_symbolizer_stack_seen(void *ctx, __u32 tgid, const __u64 *ips, unsigned 
 		else if (!m->inode && m->exec)
 			jit = true;
 	}
-	if (resnap && (!p || now_ns() - p->snap_ns >= RESNAPSHOT_NS)) {
+	/*
+	 * A library mapped since the snapshot: read the maps again at once (the
+	 * process may exit any moment). Only addresses that a fresh snapshot does
+	 * not hold either (a broken frame chain) wait for the throttle.
+	 */
+	if (resnap && (!p || !p->stale_ns || now_ns() - p->stale_ns >= RESNAPSHOT_NS)) {
+		bool missing = false;
+
 		gp_symbolizer_snapshot(s, (pid_t)tgid);
 		p = find_proc(s, (pid_t)tgid);
-		for (unsigned i = 0; p && p->maps && !jit && i < n; i++) {
+		for (unsigned i = 0; p && p->maps && i < n; i++) {
 			const struct gp_map *m = gp_maps_find(p->maps, ips[i] - 1);
 
-			jit = m && !m->inode && m->exec;
+			jit = jit || (m && !m->inode && m->exec);
+			missing = missing || !m;
 		}
+		if (p)
+			p->stale_ns = missing ? now_ns() : 0;
 	}
 	if (jit && p) {
 		const struct gp_perf_map *pm = perf_map_of(p, false);

@@ -77,7 +77,8 @@ int gp_symbolizer_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr,
  * lives, its maps are read again when the stack names an address outside
  * the snapshot (a library dlopen'ed since), and its perf map
  * (/tmp/perf-PID.map) when an address lies in anonymous executable memory
- * (JIT code) — at most every 20 ms each.
+ * (JIT code). A fresh snapshot that still misses an address (a broken frame
+ * chain) holds the next one back 20 ms; the perf map is read at most every 20 ms.
  */
 void gp_symbolizer_stack_seen(void *ctx, __u32 tgid, const __u64 *ips, unsigned n);
 

@@ -406,3 +406,156 @@ def check_all(report, ref, exact_peak=True):
     check_instrumentation(report, ref["pid"], ref)
     check_no_loss(report)
     return proc
+
+
+# ---- call stacks (processes[].stacks, stacks*.folded) ----------------------------------
+
+# A stack is complete when its outermost frame is where a thread starts: in the C library or
+# in one of these functions (docs: processes[].stacks).
+THREAD_ROOTS = {"_start", "__libc_start_main", "__libc_start_call_main", "start_thread", "clone", "clone3"}
+# The APIs whose outermost calls carry a stack (launch, copy, memset, allocation, free, sync)
+# among those the stack workloads make.
+STACKED_APIS = {"cudaLaunchKernel", "cudaMemcpy", "cudaMemset", "cudaMalloc", "cudaFree",
+                "cudaStreamSynchronize", "cudaDeviceSynchronize"}
+# The pseudo-frame of the stack that takes the calls beyond --max-stacks.
+TABLE_FULL = "[stack table full]"
+FOLDED_FILES = ("stacks.folded", "stacks.bytes.folded", "stacks.host_ns.folded")
+STACK_FILES = FOLDED_FILES + ("flamegraph.svg", "speedscope.json")
+
+
+def stack_frames(proc, stack):
+    """The frame objects of a stack, leaf first (frame 0 = the call site)."""
+    frames = proc["stacks"]["frames"]
+    return [frames[i] for i in stack["frames"]]
+
+
+def stack_functions(proc, stack):
+    """Leaf-first function names of a stack (None for a frame without a function)."""
+    return [f["function"] for f in stack_frames(proc, stack)]
+
+
+def stack_ops(stack, api=None):
+    return [op for op in stack["ops"] if api is None or op["api"] == api]
+
+
+def find_stacks(proc, leaf_first_prefix, api=None):
+    """Stacks whose leaf-first function names start with leaf_first_prefix (and, given api,
+    that carry an operation of that API)."""
+    n = len(leaf_first_prefix)
+    return [s for s in proc["stacks"]["stacks"]
+            if stack_functions(proc, s)[:n] == list(leaf_first_prefix) and stack_ops(s, api)]
+
+
+def find_stacks_through(proc, functions, api=None):
+    """Stacks whose leaf-first function names contain `functions` as a contiguous run, anywhere
+    (for launches that pass through frames of a library's own, such as nvcc's launch stubs)."""
+    want, n = list(functions), len(functions)
+    out = []
+    for s in proc["stacks"]["stacks"]:
+        names = stack_functions(proc, s)
+        if stack_ops(s, api) and any(names[i:i + n] == want for i in range(len(names) - n + 1)):
+            out.append(s)
+    return out
+
+
+def is_table_full(proc, stack):
+    """The stack that collects the calls beyond --max-stacks (no frames of its own)."""
+    return stack["truncated"] == "table_full"
+
+
+def is_thread_root(frame):
+    """A frame of the code that starts threads: the C library or _start & co."""
+    return frame["function"] in THREAD_ROOTS or os.path.basename(frame["file"] or "").startswith("libc.so")
+
+
+def folded_frame(frame):
+    """A frame as the folded files write it: its function, else FILE+0xOFFSET, else [unknown]."""
+    if frame["function"]:
+        return frame["function"]
+    if frame["file"]:
+        return f"{os.path.basename(frame['file'])}+0x{frame['file_offset']:x}"
+    return "[unknown]"
+
+
+def folded_stack(proc, stack, op):
+    """The folded line (without its weight) of one operation of a report stack:
+    "COMM (pid N);[truncated];outermost;...;call site;API;LEAF"."""
+    parts = [f"{proc['comm']} (pid {proc['pid']})"]
+    if stack["truncated"]:
+        parts.append("[truncated]")
+    parts += [folded_frame(f) for f in reversed(stack_frames(proc, stack))]
+    parts += [op["api"], op["op"]]
+    return ";".join(parts)
+
+
+def read_folded(path):
+    """A folded file as {stack: weight} (weights of repeated lines summed). Minimal parser;
+    tests/e2e/stack_formats.py has the full one when it exists."""
+    out = {}
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            stack, sep, weight = line.rpartition(" ")
+            assert sep and stack and weight.isdigit(), f"{path}:{n}: not 'STACK WEIGHT': {line!r}"
+            out[stack] = out.get(stack, 0) + int(weight)
+    return out
+
+
+def check_stacks_consistent(proc):
+    """What processes[].stacks must say about itself, whatever the workload: totals equal the
+    sums of their parts, indexes valid, stacks sorted by calls, truncation marked as described."""
+    st = proc["stacks"]
+    nframes = len(st["frames"])
+    full = sum(1 for s in st["stacks"] if is_table_full(proc, s))
+    assert full <= 1, "more than one [stack table full] stack"
+    assert st["distinct"] == len(st["stacks"]) - full, f"distinct {st['distinct']} != {len(st['stacks'])} stacks listed"
+    assert st["calls"] == sum(s["calls"] for s in st["stacks"]), "stacks.calls != sum of the stacks' calls"
+    assert st["truncated_stacks"] == sum(1 for s in st["stacks"] if s["truncated"] and not is_table_full(proc, s))
+    calls = [s["calls"] for s in st["stacks"]]
+    assert calls == sorted(calls, reverse=True), "stacks[] not sorted by calls, descending"
+    for s in st["stacks"]:
+        assert (s["frames"] or is_table_full(proc, s)) and all(0 <= i < nframes for i in s["frames"]), \
+            f"bad frame indexes {s['frames']}"
+        assert s["truncated"] in (None, "depth", "unwind", "unread", "table_full"), s["truncated"]
+        for field in ("calls", "bytes", "host_ns"):
+            assert s[field] == sum(op[field] for op in s["ops"]), f"stack {field} != sum of its ops: {s}"
+        assert len({(op["api"], op["op"]) for op in s["ops"]}) == len(s["ops"]), f"an op listed twice: {s['ops']}"
+        if s["truncated"] is None and not is_table_full(proc, s):
+            assert is_thread_root(stack_frames(proc, s)[-1]), \
+                f"complete stack whose outermost frame is not a thread's start: {stack_frames(proc, s)[-1]}"
+    for f in st["frames"]:
+        assert f["source"] in ("elf", "perf_map", None), f
+    return st
+
+
+def check_folded_files(out_dir, report):
+    """The three folded files say what report.json says, line for line: one line per (stack, op)
+    of every process, weighted by calls, bytes and host time. Lines of weight 0 may be left out."""
+    want = {"stacks.folded": {}, "stacks.bytes.folded": {}, "stacks.host_ns.folded": {}}
+    for proc in report["processes"]:
+        if not proc["stacks"]["captured"]:
+            continue
+        for s in proc["stacks"]["stacks"]:
+            for op in s["ops"]:
+                key = folded_stack(proc, s, op)
+                for name, field in (("stacks.folded", "calls"), ("stacks.bytes.folded", "bytes"),
+                                    ("stacks.host_ns.folded", "host_ns")):
+                    want[name][key] = want[name].get(key, 0) + op[field]
+    for name, lines in want.items():
+        got = read_folded(os.path.join(str(out_dir), name))
+        got = {k: v for k, v in got.items() if v}
+        lines = {k: v for k, v in lines.items() if v}
+        assert got == lines, f"{name} differs from report.json: only in file {sorted(set(got) - set(lines))[:5]}, " \
+                             f"only in report {sorted(set(lines) - set(got))[:5]}, " \
+                             f"weights differ {[(k, got[k], lines[k]) for k in got if k in lines and got[k] != lines[k]][:5]}"
+
+
+def build_id(path):
+    """The GNU build ID of an ELF file, in hex ("" without one)."""
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        if "Build ID:" in line:
+            return line.split("Build ID:")[1].strip()
+    return ""

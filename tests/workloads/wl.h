@@ -16,7 +16,11 @@
  * A workload that loads the runtime itself (dlopen) defines WL_RUNTIME_DLOPEN
  * before including this: then nothing here calls the runtime (no link-time
  * reference to it), wl_set_device() is not provided and --pre is refused.
- * Header-only so each workload is one file; not a library of the product.
+ * A workload sets wl.ref_extra to add members of its own to the reference
+ * (the stack workloads: the call paths they took).
+ * Header-only so each workload is one file (the accounting is per translation
+ * unit: a workload's other sources report to its main file instead of
+ * including this); not a library of the product.
  */
 #ifndef WL_H
 #define WL_H
@@ -108,6 +112,8 @@ static struct {
 	struct wl_stream streams[WL_MAX_STREAMS];
 	int nstreams;
 	bool counting;
+	/* More members of the reference object (workload-specific), each written with its leading comma. */
+	void (*ref_extra)(FILE *f);
 } wl = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static __thread int wl_device; /* this thread's current device, as cudaSetDevice left it */
@@ -477,7 +483,10 @@ static inline void wl_write_ref(FILE *f)
 	fputs("\n  },\n  \"threads\": {", f);
 	for (int i = 0; i < wl.nthreads; i++)
 		fprintf(f, "%s\n    \"%ld\": %lu", i ? "," : "", wl.threads[i].tid, wl.threads[i].calls);
-	fputs("\n  }\n}\n", f);
+	fputs("\n  }", f);
+	if (wl.ref_extra)
+		wl.ref_extra(f);
+	fputs("\n}\n", f);
 }
 
 /* The reference so far, into the file at path (dies if it cannot). */

@@ -1,10 +1,11 @@
 # tests/workloads — programs with exactly known behaviour that print their own
 # reference. Built with gcc/g++ against the simulator's CUDA headers and linked to
 # build/simgpu/libcudart.so.13 (RUNPATH, so LD_LIBRARY_PATH can swap in the real one).
-# nvcc_kernels.cu is built by the e2e tests themselves, only where nvcc exists.
+# nvcc_kernels.cu and stacks/nvcc_*.cu are built by the e2e tests themselves, only where nvcc exists.
 # Exceptions: basic_ops_static links the simulator statically (libcudart_static.a),
 # attach_dlopen links no runtime at all (it dlopens one), driver_api links the driver too, and many_libs wants a directory
-# of generated libraries (make many-libs, part of make workloads).
+# of generated libraries (make many-libs, part of make workloads), and stack_paths is several
+# sources and a library of its own (below).
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c tests/workloads/*.cpp)
 WORKLOADS     := $(patsubst tests/workloads/%,$(BUILD)/workloads/%,$(basename $(WORKLOAD_SRCS))) \
                  $(BUILD)/workloads/basic_ops_static
@@ -41,6 +42,27 @@ $(MANY_LIBS_DIR)/.count-$(MANY_LIBS): scripts/gen_many_libs.sh
 	scripts/gen_many_libs.sh $(MANY_LIBS_DIR) $(MANY_LIBS)
 	touch $@
 
+# stack_paths: GPU work from three places, for the call-stack tests — stack_paths.c, a C++ file of
+# the same executable (stacks/stack_paths_gemm.cpp) and libstackstage.so (stacks/stackstage.c,
+# -fPIC -shared, found through the executable's RUNPATH). Both keep frame pointers (WL_FLAGS).
+STACK_SRC := tests/workloads/stacks
+$(BUILD)/workloads/libstackstage.so: $(STACK_SRC)/stackstage.c $(STACK_SRC)/stack_paths.h $(STACK_SRC)/frames.h | simgpu
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WL_FLAGS) -fPIC -shared $< -o $@ -L$(BUILD)/simgpu -lcudart -Wl,-rpath,'$$ORIGIN/../simgpu'
+
+$(BUILD)/workloads/stack_paths: tests/workloads/stack_paths.c $(STACK_SRC)/stack_paths_gemm.cpp \
+		$(STACK_SRC)/stack_paths.h $(STACK_SRC)/frames.h $(wildcard tests/workloads/*.h) \
+		$(BUILD)/workloads/libstackstage.so | simgpu
+	@mkdir -p $(BUILD)/workloads/obj
+	$(CC) -std=gnu11 $(WL_FLAGS) -c $< -o $(BUILD)/workloads/obj/stack_paths.o
+	$(CXX) -std=gnu++20 $(WL_FLAGS) -fno-exceptions -c $(STACK_SRC)/stack_paths_gemm.cpp \
+		-o $(BUILD)/workloads/obj/stack_paths_gemm.o
+	$(CXX) $(BUILD)/workloads/obj/stack_paths.o $(BUILD)/workloads/obj/stack_paths_gemm.o -o $@ \
+		-L$(BUILD)/workloads -lstackstage -Wl,-rpath,'$$ORIGIN' -ldl $(WL_LINK)
+
+# stack_storm is one file, with the frame macros of stacks/.
+$(BUILD)/workloads/stack_storm: $(STACK_SRC)/frames.h
+
 .PHONY: workloads many-libs
-workloads: $(WORKLOADS) many-libs
+workloads: $(WORKLOADS) $(BUILD)/workloads/libstackstage.so many-libs
 many-libs: $(MANY_LIBS_DIR)/.count-$(MANY_LIBS)
