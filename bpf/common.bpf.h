@@ -36,6 +36,8 @@ struct gp_task_state {
 	 * preempted, and another thread's on this CPU would overwrite it.
 	 */
 	struct gp_api_call_stack stack_rec;
+	/* the stack walk copies the user stack a page at a time (+ room for a frame read at its end) */
+	__u8 stack_page[4096 + 16];
 };
 
 _Static_assert((GP_MAX_DEPTH & (GP_MAX_DEPTH - 1)) == 0, "GP_MAX_DEPTH must be a power of two");

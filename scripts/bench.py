@@ -627,8 +627,8 @@ def main():
         "Added cost per call = the workload's own ns/call under the tracer minus untraced.",
         "The floor is empty bpftrace probes (entry + return) on the same functions: the price of a",
         "uprobe + uretprobe pair itself. gpuprobed counting is `--no-stacks`; gpuprobed stacks is its",
-        "default, a user stack (frame pointers, `bpf_get_stack`) copied into each launch's and copy's",
-        "record. bpftrace counts calls and keeps a latency histogram; bpftrace ustack counts",
+        "default, a user stack (frame pointers, walked by gpuprobed's return program a page of stack",
+        "at a time) copied into each launch's and copy's record. bpftrace counts calls and keeps a latency histogram; bpftrace ustack counts",
         "`@[ustack]` at the same return probes (no entry probe: it needs none), the obvious way to get",
         "call stacks with bpftrace.",
         "",
@@ -672,8 +672,8 @@ def main():
         lines.append(f"| `{p}` | {c:.0f} | {s:.0f} | {s - c:+.0f} |")
     lines += [
         "",
-        "The stacks mode's return program at other depths (one run each; the walk is `bpf_get_stack`'s",
-        "frame-pointer walk, one user-memory read per frame):",
+        "The stacks mode's return program at other depths (one run each; the walk copies the stack",
+        "from each frame to the end of its page, one user-memory read per page, not per frame):",
         "",
         "| `bench_calls --depth` | frames recorded | `gp_api_exit` ns/run | over counting's |",
         "|---:|---:|---:|---:|",
