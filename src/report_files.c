@@ -111,7 +111,7 @@ static int write_stack_files(const struct gp_model *m, const char *dir)
 	}
 	err = gp_paths_from_model(m, &paths);
 	if (err) {
-		gp_err("call stacks: %s", strerror(-err));
+		gp_err("call stacks (stacks*.folded, flamegraph.svg, speedscope.json not written): %s", strerror(-err));
 		return err;
 	}
 	for (size_t i = 0; i < sizeof(stack_files) / sizeof(stack_files[0]); i++) {

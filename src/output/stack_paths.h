@@ -54,10 +54,14 @@ struct gp_paths {
 int gp_paths_from_model(const struct gp_model *m, struct gp_paths *out);
 void gp_paths_release(struct gp_paths *p);
 
-/* Short unit suffix and divisor for a weight: "calls", "bytes", "ns". */
+/* A weight's unit, for titles and tables: "calls", "bytes", "ns". */
 const char *gp_weight_name(enum gp_weight w);
 
-/* "frame;frame;leaf N\n" per path with w > 0, in the order of p. 0 or -errno. */
+/*
+ * "frame;frame;leaf N\n" per path with w > 0, in the order of p. Paths are
+ * distinct frame sequences (stacks that symbolize alike are merged when the
+ * paths are built), so no line repeats. 0 or -errno.
+ */
 int gp_folded_write(const struct gp_paths *p, enum gp_weight w, FILE *out);
 
 /*

@@ -12,6 +12,8 @@ import signal
 import subprocess
 import time
 
+import stack_formats
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("GP_BUILD", os.path.join(ROOT, "build"))
 GPUPROBED = os.path.join(BUILD, "gpuprobed")
@@ -488,21 +490,6 @@ def folded_stack(proc, stack, op):
     return ";".join(parts)
 
 
-def read_folded(path):
-    """A folded file as {stack: weight} (weights of repeated lines summed). Minimal parser;
-    tests/e2e/stack_formats.py has the full one when it exists."""
-    out = {}
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            line = line.rstrip("\n")
-            if not line:
-                continue
-            stack, sep, weight = line.rpartition(" ")
-            assert sep and stack and weight.isdigit(), f"{path}:{n}: not 'STACK WEIGHT': {line!r}"
-            out[stack] = out.get(stack, 0) + int(weight)
-    return out
-
-
 def check_stacks_consistent(proc):
     """What processes[].stacks must say about itself, whatever the workload: totals equal the
     sums of their parts, indexes valid, stacks sorted by calls, truncation marked as described."""
@@ -544,7 +531,7 @@ def check_folded_files(out_dir, report):
                                     ("stacks.host_ns.folded", "host_ns")):
                     want[name][key] = want[name].get(key, 0) + op[field]
     for name, lines in want.items():
-        got = read_folded(os.path.join(str(out_dir), name))
+        got = stack_formats.parse_folded(os.path.join(str(out_dir), name))
         got = {k: v for k, v in got.items() if v}
         lines = {k: v for k, v in lines.items() if v}
         assert got == lines, f"{name} differs from report.json: only in file {sorted(set(got) - set(lines))[:5]}, " \

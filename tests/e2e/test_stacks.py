@@ -18,10 +18,7 @@ import pytest
 
 import gp
 
-try:  # the format checkers (another helper writes them); minimal local checks without them
-    import stack_formats
-except ImportError:
-    stack_formats = None
+import stack_formats
 
 NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 STACKS = os.path.join(gp.ROOT, "tests", "workloads", "stacks")
@@ -30,10 +27,7 @@ LEVELS, REPS = 15, 7  # stack_storm: 32768 distinct stacks, 229,376 launches
 STORM_ENV = {"SIMGPU_KERNEL_US": 0}  # kernels take no time: launches never wait for the queue
 
 
-def read_folded(path):
-    if stack_formats is not None:
-        return stack_formats.parse_folded(path)
-    return gp.read_folded(path)
+read_folded = stack_formats.parse_folded
 
 
 def only_stack(stacks, what):
@@ -127,6 +121,24 @@ def test_each_path_has_its_stack(paths_run):
     assert set(ref["cuda_api"]) - gp.STACKED_APIS == {"cudaSetDevice"}
     assert st["calls"] == sum(p["calls"] for p in paths) == \
         sum(a["calls"] for n, a in ref["cuda_api"].items() if n in gp.STACKED_APIS)
+    # the stacks split the same calls: per API, their host time is the API table's, to the ns
+    by_api = {}
+    for s in st["stacks"]:
+        for op in s["ops"]:
+            by_api[op["api"]] = by_api.get(op["api"], 0) + op["host_ns"]
+    assert by_api == {r["name"]: r["total_ns"] for r in proc["cuda_api"] if r["name"] in gp.STACKED_APIS}
+    # and the copies' bytes are the transfers' bytes, per direction and host memory
+    copied = {}
+    for s in st["stacks"]:
+        for op in s["ops"]:
+            if op["kind"] == "copy":
+                key = (op["direction"], op["host_memory"])
+                copied[key] = copied.get(key, 0) + op["bytes"]
+    transfers = {}
+    for t in proc["transfers"]:  # rows are split by sync/async too
+        key = (t["direction"], t["host_memory"])
+        transfers[key] = transfers.get(key, 0) + t["bytes"]
+    assert copied == transfers
 
 
 def test_frames_name_their_files_and_symbols(paths_run):
@@ -228,35 +240,22 @@ def test_stack_output_formats(paths_run):
     proc = gp.process(report, ref["pid"])
     svg, ss = os.path.join(out, "flamegraph.svg"), os.path.join(out, "speedscope.json")
     assert os.path.getsize(svg) > 0 and os.path.getsize(ss) > 0
-    if stack_formats is not None:
-        stack_formats.validate_speedscope(ss)
-        boxes = stack_formats.validate_flamegraph_svg(svg)
-        names = {name for name, _ in boxes}
-        for fn in ("main", "launch_alpha", "stage_launch", "jit_python_step", "[kernel] k_alpha"):
-            assert any(n == fn or n.startswith(fn) for n in names), f"{fn} not in the flame graph"
-        # the widest box (the root) weighs every call that carried a stack
-        assert max(w for _, w in boxes) == proc["stacks"]["calls"]
-        loaded = stack_formats.load_in_speedscope(ss)
-        if isinstance(loaded, str):
-            pytest.skip(f"speedscope.json not loaded in speedscope: {loaded}")
-        # speedscope's own importer sees every call, byte and nanosecond of the report
-        by_name = {p["name"]: p for p in loaded["profiles"]}
-        st = proc["stacks"]
-        assert by_name["GPU work by calls"]["totalWeight"] == st["calls"]
-        assert by_name["GPU work by bytes"]["totalWeight"] == sum(s["bytes"] for s in st["stacks"])
-        assert by_name["GPU work by host time"]["totalWeight"] == sum(s["host_ns"] for s in st["stacks"])
-    else:
-        # TODO: switch to tests/e2e/stack_formats.py (validate_speedscope, validate_flamegraph_svg,
-        # load_in_speedscope) once it exists; these are minimal.
-        import xml.etree.ElementTree as ET
-        with open(ss) as f:
-            doc = json.load(f)
-        assert "speedscope" in doc.get("$schema", ""), doc.get("$schema")
-        assert doc["profiles"] and doc["shared"]["frames"]
-        root = ET.parse(svg).getroot()
-        assert root.tag.endswith("svg")
-        text = ET.tostring(root, encoding="unicode")
-        assert "launch_alpha" in text and "k_alpha" in text
+    stack_formats.validate_speedscope(ss)
+    boxes = stack_formats.validate_flamegraph_svg(svg)
+    names = {name for name, _ in boxes}
+    for fn in ("main", "launch_alpha", "stage_launch", "jit_python_step", "[kernel] k_alpha"):
+        assert any(n == fn or n.startswith(fn) for n in names), f"{fn} not in the flame graph"
+    # the widest box (the root) weighs every call that carried a stack
+    assert max(w for _, w in boxes) == proc["stacks"]["calls"]
+    loaded = stack_formats.load_in_speedscope(ss)
+    if isinstance(loaded, str):
+        pytest.skip(f"speedscope.json not loaded in speedscope: {loaded}")
+    # speedscope's own importer sees every call, byte and nanosecond of the report
+    by_name = {p["name"]: p for p in loaded["profiles"]}
+    st = proc["stacks"]
+    assert by_name["GPU work by calls"]["totalWeight"] == st["calls"]
+    assert by_name["GPU work by bytes"]["totalWeight"] == sum(s["bytes"] for s in st["stacks"])
+    assert by_name["GPU work by host time"]["totalWeight"] == sum(s["host_ns"] for s in st["stacks"])
 
 
 # ---- --no-stacks ----------------------------------------------------------------------------
