@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model/model_internal.h"
+#include "model/model_ops.h"
 
 static struct gp_api_stats *api_stats_get(struct gp_process *p, enum gp_api_id api)
 {
@@ -169,7 +170,7 @@ static int validate(const void *data, size_t len)
 	return 0;
 }
 
-int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
+static int ingest(struct gp_model *m, const void *data, size_t len)
 {
 	struct gp_api_call c;
 
@@ -279,4 +280,13 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 	m->cur_ips = NULL;
 	m->cur_nips = 0;
 	return 0;
+}
+
+int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
+{
+	int err = ingest(m, data, len);
+
+	/* after the resolver's answers (a kernel's name), which a capture records as they are given */
+	gp_model_tap_op(m, GP_MOP_INGEST, data, len);
+	return err;
 }

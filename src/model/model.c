@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/model_internal.h"
+#include "model/model_ops.h"
 
 static const char *const bpf_drop_names[GP_BPF_DROP_MAX] = {
 	[GP_DROP_RINGBUF_FULL] = "ringbuf_full",
@@ -150,6 +151,8 @@ void gp_model__free(struct gp_model *m)
 
 void gp_model_set_session(struct gp_model *m, const struct gp_session_info *info)
 {
+	gp_model_tap_op(m, GP_MOP_SESSION, info->tool_version, info->command_line, info->mode, info->hostname,
+			info->kernel_release, (__u64)info->start_mono_ns, (__u64)info->start_realtime_ns);
 	/* an allocation failure leaves the previous value (or NULL, printed as "") */
 	replace_str(&m->session.tool_version, info->tool_version);
 	replace_str(&m->session.command_line, info->command_line);
@@ -163,6 +166,7 @@ void gp_model_set_session(struct gp_model *m, const struct gp_session_info *info
 
 void gp_model_set_session_end(struct gp_model *m, __u64 end_mono_ns)
 {
+	gp_model_tap_op(m, GP_MOP_SESSION_END, (__u64)end_mono_ns);
 	m->session.end_mono_ns = end_mono_ns;
 }
 
@@ -207,6 +211,8 @@ int gp_model_process_add(struct gp_model *m, __u32 pid, const char *comm, const 
 {
 	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
 
+	gp_model_tap_op(m, GP_MOP_PROCESS_ADD, (unsigned)pid, comm, cmdline, (__u64)attach_mono_ns,
+			(int)traced_from_start);
 	if (!p || p->exited) /* an exited pid that comes back is a new process */
 		p = process_new(m, pid);
 	if (!p)
@@ -222,6 +228,7 @@ int gp_model_process_origin(struct gp_model *m, __u32 pid, const char *because, 
 {
 	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
 
+	gp_model_tap_op(m, GP_MOP_PROCESS_ORIGIN, (unsigned)pid, because, (unsigned)parent_pid);
 	if (!p)
 		return -ENOENT;
 	p->parent_pid = parent_pid;
@@ -232,6 +239,7 @@ int gp_model_process_exec(struct gp_model *m, __u32 pid, const char *comm, const
 {
 	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
 
+	gp_model_tap_op(m, GP_MOP_PROCESS_EXEC, (unsigned)pid, comm, cmdline);
 	if (!p || p->exited)
 		return -ENOENT;
 	p->execs++;
@@ -244,6 +252,7 @@ int gp_model_skipped_add(struct gp_model *m, __u32 pid, const char *comm, const 
 {
 	struct gp_skipped *v = realloc(m->skipped, (m->nskipped + 1) * sizeof(*v));
 
+	gp_model_tap_op(m, GP_MOP_SKIPPED, (unsigned)pid, comm, reason);
 	if (!v)
 		return -ENOMEM;
 	m->skipped = v;
@@ -260,6 +269,7 @@ int gp_model_skipped_add(struct gp_model *m, __u32 pid, const char *comm, const 
 int gp_model_set_launch(struct gp_model *m, const char *command, bool exited, int exit_status,
 			int term_signal)
 {
+	gp_model_tap_op(m, GP_MOP_LAUNCH, command, (int)exited, exit_status, term_signal);
 	m->launch.set = true;
 	m->launch.exited = exited;
 	m->launch.exit_status = exit_status;
@@ -271,6 +281,7 @@ int gp_model_process_exited(struct gp_model *m, __u32 pid, __u64 exit_mono_ns)
 {
 	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
 
+	gp_model_tap_op(m, GP_MOP_PROCESS_EXITED, (unsigned)pid, (__u64)exit_mono_ns);
 	if (!p)
 		return -ENOENT;
 	p->exited = true;
@@ -283,6 +294,7 @@ int gp_model_library_add(struct gp_model *m, __u32 pid, const char *path, enum g
 {
 	struct gp_process *p = gp_model_process_get(m, pid);
 
+	gp_model_tap_op(m, GP_MOP_LIBRARY, (unsigned)pid, path, (unsigned)family, (int)is_static);
 	if (!p)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nlibs; i++)
@@ -324,6 +336,7 @@ int gp_model_thread_name(struct gp_model *m, __u32 pid, __u32 tid, const char *n
 	struct gp_process *p = gp_model_process_get(m, pid);
 	struct gp_thread *t = p ? gp_process_thread_get(p, tid) : NULL;
 
+	gp_model_tap_op(m, GP_MOP_THREAD_NAME, (unsigned)pid, (unsigned)tid, name);
 	if (!t)
 		return -ENOMEM;
 	return replace_str(&t->name, name);
@@ -332,6 +345,7 @@ int gp_model_thread_name(struct gp_model *m, __u32 pid, __u32 tid, const char *n
 int gp_model_probe_add(struct gp_model *m, unsigned idx, const char *target, __u32 pid,
 		       const char *symbol, __u64 file_offset, enum gp_api_id api)
 {
+	gp_model_tap_op(m, GP_MOP_PROBE_ADD, idx, target, (unsigned)pid, symbol, (__u64)file_offset, (unsigned)api);
 	if (idx >= GP_MAX_PROBES)
 		return -EINVAL;
 
@@ -353,6 +367,7 @@ int gp_model_probe_add(struct gp_model *m, unsigned idx, const char *target, __u
 
 int gp_model_probe_hits(struct gp_model *m, unsigned idx, __u64 entry_hits, __u64 return_hits)
 {
+	gp_model_tap_op(m, GP_MOP_PROBE_HITS, idx, (__u64)entry_hits, (__u64)return_hits);
 	if (idx >= GP_MAX_PROBES || !m->probes[idx])
 		return -ENOENT;
 	m->probes[idx]->entry_hits = entry_hits;
@@ -393,6 +408,7 @@ void gp_model_drop_set(struct gp_model *m, const char *name, __u64 count)
 {
 	struct gp_drop *d = drop_get(m, name);
 
+	gp_model_tap_op(m, GP_MOP_DROP_SET, name, (__u64)count);
 	if (d)
 		d->count = count;
 }

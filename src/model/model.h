@@ -160,6 +160,18 @@ size_t gp_model_symbolize_stacks(struct gp_model *m, size_t *nstacks);
  */
 int gp_model_ingest(struct gp_model *m, const void *data, size_t len);
 
+/*
+ * A tap sees every operation that changes the model (model_ops.h) right
+ * after it happened, serialized: the capture file records them so that a
+ * later load rebuilds the same model. record() gets data NULL when the
+ * operation could not be serialized (out of memory): it is lost, count it.
+ */
+struct gp_model_tap {
+	void *ctx;
+	void (*record)(void *ctx, unsigned op, const void *data, size_t len);
+};
+void gp_model_set_tap(struct gp_model *m, const struct gp_model_tap *tap); /* NULL: none */
+
 /* Sinks (src/output/). Each returns 0 or -errno. */
 int gp_report_json_write(const struct gp_model *m, FILE *out);
 int gp_report_md_write(const struct gp_model *m, FILE *out);

@@ -455,6 +455,7 @@ struct gp_drop {
 struct gp_model {
 	struct gp_resolver resolver;
 	bool has_resolver;
+	struct gp_model_tap tap; /* sees every operation (model_ops.c) */
 	char *name_buf;    /* resolver output buffers, GP_NAME_BUF bytes each */
 	char *mangled_buf;
 
@@ -575,5 +576,8 @@ const char *gp_verdict_kind(enum gp_verdict v);
 /* cuda_errors.c */
 const char *gp_cuda_error_name(int code); /* NULL for codes it does not know */
 const char *gp_error_name(enum gp_family family, int code); /* the code's name in that API's enum, or NULL */
+
+/* Hands operation op (model_ops.h), its fields as varargs per its format, to the tap if any. */
+void gp_model_tap_op(struct gp_model *m, unsigned op, ...);
 
 #endif /* GP_MODEL_INTERNAL_H */

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "model/model_internal.h"
+#include "model/model_ops.h"
 
 const char *gp_op_kind_name(enum gp_op_kind k)
 {
@@ -48,6 +49,7 @@ const char *gp_stack_trunc_name(enum gp_stack_trunc t)
 
 void gp_model_set_stacks(struct gp_model *m, bool captured, size_t max_stacks)
 {
+	gp_model_tap_op(m, GP_MOP_STACKS, (int)captured, (__u64)max_stacks);
 	m->stacks_on = captured;
 	m->max_stacks = max_stacks;
 }
@@ -284,7 +286,7 @@ static long frame_of(struct gp_model *m, struct gp_stacks *s, __u32 pid, __u64 a
 	return (long)s->nframes++;
 }
 
-size_t gp_model_symbolize_stacks(struct gp_model *m, size_t *nstacks)
+static size_t symbolize_stacks(struct gp_model *m, size_t *nstacks)
 {
 	size_t frames = 0, stacks = 0;
 
@@ -454,4 +456,13 @@ void gp_stack_frame_label(const struct gp_stack_frame *f, char *buf, size_t len)
 	for (char *c = buf; *c; c++)
 		if (*c == ';' || *c == '\n')
 			*c = *c == ';' ? ':' : ' ';
+}
+
+size_t gp_model_symbolize_stacks(struct gp_model *m, size_t *nstacks)
+{
+	size_t frames = symbolize_stacks(m, nstacks);
+
+	/* after the resolver's answers, which a capture records as they are given */
+	gp_model_tap_op(m, GP_MOP_SYMBOLIZE);
+	return frames;
 }
