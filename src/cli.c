@@ -16,6 +16,7 @@ static const char usage_text[] =
 	"       gpuprobed [OPTIONS] --name NAME [--name NAME...]\n"
 	"       gpuprobed [OPTIONS] --all\n"
 	"       gpuprobed [OPTIONS] -- COMMAND [ARGS...]\n"
+	"       gpuprobed report CAPTURE [-o DIR]\n"
 	"\n"
 	"Trace the CUDA runtime, CUDA driver and NCCL calls of processes with eBPF\n"
 	"uprobes, without touching them, and write report.md and report.json into the\n"
@@ -47,11 +48,18 @@ static const char usage_text[] =
 	"                         speedscope.json)\n"
 	"      --max-stacks N     keep at most N distinct call stacks (default 1000000);\n"
 	"                         calls beyond are counted (drops.stacks_over_limit)\n"
+	"      --record FILE      write the capture (every record, self-contained, for\n"
+	"                         'gpuprobed report' on any machine) to FILE (default\n"
+	"                         DIR/capture.gpz)\n"
+	"      --no-record        write no capture\n"
 	"      --no-uprobe-multi  one perf-event link per probed function, as on kernels\n"
 	"                         before 6.6 (slower to attach and to detach)\n"
 	"  -v, --verbose          more messages (-vv: libbpf's too)\n"
 	"  -h, --help             this text\n"
 	"  -V, --version          print the version\n"
+	"\n"
+	"'gpuprobed report CAPTURE' rebuilds every output of a session from its capture\n"
+	"(report.json equal to the live one but for \"source\"), into -o DIR.\n"
 	"\n"
 	"Needs root (CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE). Exit status: 0 on success,\n"
 	"1 on a runtime failure, 2 on bad usage; with -- COMMAND, the command's status\n"
@@ -100,7 +108,7 @@ static char *join_argv(int argc, char **argv)
 
 int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 {
-	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI, OPT_NO_STACKS, OPT_MAX_STACKS };
+	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI, OPT_NO_STACKS, OPT_MAX_STACKS, OPT_RECORD, OPT_NO_RECORD };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "name", required_argument, NULL, 'n' },
@@ -112,6 +120,8 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		{ "no-uprobe-multi", no_argument, NULL, OPT_NO_MULTI },
 		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
 		{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+		{ "record", required_argument, NULL, OPT_RECORD },
+		{ "no-record", no_argument, NULL, OPT_NO_RECORD },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -126,6 +136,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 	o->poll_ms = 10;
 	o->stacks = true;
 	o->max_stacks = GP_DEFAULT_MAX_STACKS;
+	o->record = true;
 	opterr = 0; /* our own messages, one line each */
 	optind = 1;
 	/* '+': options end at the command (its own options are its own) */
@@ -191,6 +202,15 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 				return usage_error("--max-stacks: '%s' is not between 1 and 100000000", optarg);
 			o->max_stacks = (unsigned)v;
 			break;
+		case OPT_RECORD:
+			if (!*optarg)
+				return usage_error("--record: empty file name%s", "");
+			o->record_path = optarg;
+			o->record = true;
+			break;
+		case OPT_NO_RECORD:
+			o->record = false;
+			break;
 		case 'v':
 			o->verbosity++;
 			break;
@@ -208,6 +228,8 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 	}
 	if (optind < argc)
 		o->command = &argv[optind];
+	if (!o->record && o->record_path)
+		return usage_error("--record and --no-record contradict each other%s", "");
 	if ((o->npids > 0) + (o->nnames > 0) + o->all + (o->command != NULL) > 1)
 		return usage_error("give one kind of target: --pid, --name, --all or -- COMMAND%s", "");
 	if (o->npids)

@@ -29,6 +29,8 @@ struct gp_options {
 	bool no_uprobe_multi; /* one perf-event link per probe, as on kernels < 6.6 */
 	bool stacks;          /* capture call stacks (default; --no-stacks) */
 	unsigned max_stacks;  /* distinct stacks kept (--max-stacks) */
+	bool record;          /* write a capture (default; --no-record) */
+	const char *record_path; /* --record FILE; NULL: OUT_DIR/capture.gpz */
 	char *command_line;   /* argv joined, for the report */
 };
 

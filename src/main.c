@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* main.c — gpuprobed's entry point: parse the command line, run the session. */
+#include <string.h>
+
+#include "capture/report_cmd.h"
 #include "cli.h"
 #include "log.h"
 #include "session.h"
@@ -7,7 +10,11 @@
 int main(int argc, char **argv)
 {
 	struct gp_options opt;
-	int status = gp_cli_parse(argc, argv, &opt);
+	int status;
+
+	if (argc > 1 && !strcmp(argv[1], "report"))
+		return gp_report_main(argc - 1, argv + 1);
+	status = gp_cli_parse(argc, argv, &opt);
 
 	if (status >= 0)
 		return status;

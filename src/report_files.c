@@ -8,6 +8,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -135,4 +138,42 @@ int gp_write_reports(const struct gp_model *m, const char *dir)
 		gp_notice("report: %s/report.md (and report.json%s)", dir,
 			  gp_model_stacks_captured(m) ? ", flamegraph.svg, speedscope.json, stacks*.folded" : "");
 	return err ? err : err2 ? err2 : err3;
+}
+
+/* Output directory: created if missing, and proven writable before we attach. */
+int gp_prepare_out_dir(const char *dir)
+{
+	char tmp[PATH_MAX], path[PATH_MAX];
+	size_t len;
+	int fd;
+
+	len = (size_t)snprintf(path, sizeof(path), "%s", dir);
+	if (len >= sizeof(path)) {
+		gp_err("output directory %s: name too long", dir);
+		return -ENAMETOOLONG;
+	}
+	/* mkdir -p */
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) && errno != EEXIST) {
+			gp_err("output directory %s: cannot create %s: %s", dir, path, strerror(errno));
+			return -errno;
+		}
+		*p = '/';
+	}
+	if (mkdir(path, 0755) && errno != EEXIST) {
+		gp_err("output directory %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/.gpuprobed-write-test-XXXXXX", dir);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		gp_err("output directory %s: not writable: %s", dir, strerror(errno));
+		return -errno;
+	}
+	close(fd);
+	unlink(tmp);
+	return 0;
 }

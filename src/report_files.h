@@ -9,6 +9,9 @@
 
 #include "model/model.h"
 
+/* Creates dir (and its parents) and checks it is writable. 0, or -errno after one message. */
+int gp_prepare_out_dir(const char *dir);
+
 /* 0, or -errno after one message naming the file and the cause. */
 int gp_write_reports(const struct gp_model *m, const char *dir);
 

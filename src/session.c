@@ -38,6 +38,7 @@
 #include "attach/procs.h"
 #include "attach/uprobe_multi.h"
 #include "attach/uprobes.h"
+#include "capture/capture_live.h"
 #include "cli.h"
 #include "launch.h"
 #include "collect/collector.h"
@@ -58,6 +59,7 @@ struct session {
 	struct gp_cpu_accounts *cpu;
 	struct gp_symbolizer *sym;
 	struct gp_model *model;
+	struct gp_capture_live capture; /* the capture file, if recorded */
 	struct gp_uprobes probes;
 	bool multi; /* uprobe_multi links */
 	struct gp_files files;
@@ -90,44 +92,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (level == LIBBPF_WARN && gp_log_level < LOG_INFO)
 		return 0;
 	return vfprintf(stderr, fmt, ap); /* libbpf's lines carry their own prefix */
-}
-
-/* Output directory: created if missing, and proven writable before we attach. */
-static int prepare_out_dir(const char *dir)
-{
-	char tmp[PATH_MAX], path[PATH_MAX];
-	size_t len;
-	int fd;
-
-	len = (size_t)snprintf(path, sizeof(path), "%s", dir);
-	if (len >= sizeof(path)) {
-		gp_err("output directory %s: name too long", dir);
-		return -ENAMETOOLONG;
-	}
-	/* mkdir -p */
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0755) && errno != EEXIST) {
-			gp_err("output directory %s: cannot create %s: %s", dir, path, strerror(errno));
-			return -errno;
-		}
-		*p = '/';
-	}
-	if (mkdir(path, 0755) && errno != EEXIST) {
-		gp_err("output directory %s: %s", dir, strerror(errno));
-		return -errno;
-	}
-	snprintf(tmp, sizeof(tmp), "%s/.gpuprobed-write-test-XXXXXX", dir);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		gp_err("output directory %s: not writable: %s", dir, strerror(errno));
-		return -errno;
-	}
-	close(fd);
-	unlink(tmp);
-	return 0;
 }
 
 /* An explicit --pid must exist and be readable: said before anything is loaded. */
@@ -420,6 +384,7 @@ static void cleanup(struct session *s)
 	gp_files_free(&s->files);
 	gp_cpu_accounts__free(s->cpu);
 	gpu_api_bpf__destroy(s->skel);
+	gp_capture_live_abort(&s->capture); /* still open: the session failed before its end */
 	gp_model__free(s->model);
 	gp_symbolizer__free(s->sym);
 	gp_launch_abort(&s->launch);
@@ -584,16 +549,25 @@ int gp_session_run(const struct gp_options *o)
 	for (int i = 0; i < o->npids; i++)
 		if (check_pid(o->pids[i]))
 			return GP_EXIT_FAILURE;
-	if (prepare_out_dir(o->out_dir))
+	if (gp_prepare_out_dir(o->out_dir))
 		return GP_EXIT_FAILURE;
 	raise_fd_limit();
 	s.sym = gp_symbolizer_new();
 	resolver = (struct gp_resolver){ .ctx = s.sym, .kernel_name = gp_symbolizer_kernel_name,
 				       .demangle = gp_demangle, .demangle_short = gp_demangle_short,
 				       .stack_seen = gp_symbolizer_stack_seen, .symbolize = gp_symbolizer_symbolize };
+	if (o->record) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/capture.gpz", o->out_dir);
+		if (gp_capture_live_open(&s.capture, o->record_path ? o->record_path : path, &resolver))
+			goto out;
+	}
 	s.model = s.sym ? gp_model_new(&resolver) : NULL;
-	if (s.model)
+	if (s.model) {
+		gp_capture_live_tap(&s.capture, s.model);
 		gp_model_set_stacks(s.model, o->stacks, o->max_stacks);
+	}
 	s.cpu = s.model ? gp_cpu_accounts_new(s.model) : NULL;
 	if (!s.cpu) {
 		gp_err("out of memory");
@@ -650,6 +624,7 @@ int gp_session_run(const struct gp_options *o)
 	if (s.launched)
 		gp_model_set_launch(s.model, o->command_text, s.procs.launched_done,
 				    s.procs.launched_status, s.procs.launched_signal);
+	gp_capture_live_close(&s.capture, s.model); /* after the model's last operation */
 	char nested[64] = "";
 
 	if (s.collector.nested_calls)

@@ -53,7 +53,7 @@ struct gp_cap_op_hdr {
 	__u32 len;
 };
 
-_Static_assert(sizeof(struct gp_cap_header) == 200, "gp_cap_header layout");
+_Static_assert(sizeof(struct gp_cap_header) == 216, "gp_cap_header layout");
 _Static_assert(sizeof(struct gp_cap_chunk) == 24, "gp_cap_chunk layout");
 _Static_assert(sizeof(struct gp_cap_op_hdr) == 8, "gp_cap_op_hdr layout");
 

@@ -24,8 +24,8 @@ struct gp_capture_stats {
 	__u64 ops;             /* operations returned */
 	__u64 file_bytes;      /* size of the file */
 	bool complete;         /* the end operation was read */
-	/* when !complete, or corrupt chunks: one line for humans, "" otherwise */
-	char what_was_cut[256];
+	char cut[256];         /* !complete: where and how the file ends, for humans; "" otherwise */
+	char corruption[256];  /* corrupt_chunks: the first one, for humans; "" otherwise */
 };
 
 /*

@@ -7,6 +7,7 @@
  * implementation: listed (nesting.c), never counted twice.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -285,7 +286,20 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 {
 	int err = ingest(m, data, len);
+	struct gp_event_hdr h;
 
+	if (!err) { /* valid: at least a header, and a whole record of its type */
+		__u64 end, more = 0;
+
+		memcpy(&h, data, sizeof(h));
+		end = h.ts_ns;
+		if (h.type == GP_EV_API_CALL || h.type == GP_EV_API_CALL_EXT || h.type == GP_EV_API_CALL_STACK)
+			memcpy(&more, (const char *)data + offsetof(struct gp_api_call, dur_ns), sizeof(more));
+		else if (h.type == GP_EV_THREAD_CPU)
+			memcpy(&end, (const char *)data + offsetof(struct gp_thread_cpu, end_ns), sizeof(end));
+		if (end + more > m->last_event_ns)
+			m->last_event_ns = end + more;
+	}
 	/* after the resolver's answers (a kernel's name), which a capture records as they are given */
 	gp_model_tap_op(m, GP_MOP_INGEST, data, len);
 	return err;

@@ -128,6 +128,10 @@ void gp_model__free(struct gp_model *m)
 	}
 	free(m->skipped);
 	free(m->launch.command);
+	free((char *)m->source.kind);
+	free((char *)m->source.capture_file);
+	free((char *)m->source.cut);
+	free((char *)m->source.corruption);
 	gp_u64map_clear(&m->by_pid, NULL);
 	for (unsigned i = 0; i < GP_MAX_PROBES; i++) {
 		if (!m->probes[i])
@@ -162,6 +166,34 @@ void gp_model_set_session(struct gp_model *m, const struct gp_session_info *info
 	m->session.start_mono_ns = info->start_mono_ns;
 	m->session.start_realtime_ns = info->start_realtime_ns;
 	m->session.set = true;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s && *s ? strdup(s) : NULL;
+}
+
+void gp_model_set_source(struct gp_model *m, const struct gp_report_source *src)
+{
+	free((char *)m->source.kind);
+	free((char *)m->source.capture_file);
+	free((char *)m->source.cut);
+	free((char *)m->source.corruption);
+	m->source = *src;
+	m->source.kind = dup_or_null(src->kind);
+	m->source.capture_file = dup_or_null(src->capture_file);
+	m->source.cut = dup_or_null(src->cut);
+	m->source.corruption = dup_or_null(src->corruption);
+}
+
+bool gp_model_session_ended(const struct gp_model *m)
+{
+	return m->session.end_mono_ns != 0;
+}
+
+__u64 gp_model_last_event_ns(const struct gp_model *m)
+{
+	return m->last_event_ns;
 }
 
 void gp_model_set_session_end(struct gp_model *m, __u64 end_mono_ns)

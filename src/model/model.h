@@ -81,6 +81,9 @@ void gp_model__free(struct gp_model *m);                            /* NULL is a
 
 void gp_model_set_session(struct gp_model *m, const struct gp_session_info *info);
 void gp_model_set_session_end(struct gp_model *m, __u64 end_mono_ns);
+bool gp_model_session_ended(const struct gp_model *m);
+/* The latest time an ingested record reaches (a call's return), 0 before any. */
+__u64 gp_model_last_event_ns(const struct gp_model *m);
 
 /*
  * A traced process. traced_from_start: gpuprobed was attached before the
@@ -171,6 +174,24 @@ struct gp_model_tap {
 	void (*record)(void *ctx, unsigned op, const void *data, size_t len);
 };
 void gp_model_set_tap(struct gp_model *m, const struct gp_model_tap *tap); /* NULL: none */
+
+/*
+ * Where the records came from: report.json "source". Not an operation (a
+ * capture does not record it): it is what differs between a live report
+ * and the report of its capture.
+ */
+struct gp_report_source {
+	const char *kind;         /* "live" or "capture" */
+	const char *capture_file; /* live: the capture written (NULL: none); capture: the file read */
+	__u64 ops;                /* operations written / read */
+	__u64 lost_ops;           /* live: operations the capture lost (disk full) */
+	__u64 chunks;             /* chunks written / read whole */
+	__u64 corrupt_chunks;     /* capture: chunks skipped */
+	bool complete;            /* capture: its end was read; live: it was closed cleanly */
+	const char *cut;          /* capture: where and how it ends when not complete; NULL otherwise */
+	const char *corruption;   /* capture: the first corrupt chunk; NULL when none */
+};
+void gp_model_set_source(struct gp_model *m, const struct gp_report_source *src);
 
 /* Sinks (src/output/). Each returns 0 or -errno. */
 int gp_report_json_write(const struct gp_model *m, FILE *out);

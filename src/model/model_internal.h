@@ -456,6 +456,8 @@ struct gp_model {
 	struct gp_resolver resolver;
 	bool has_resolver;
 	struct gp_model_tap tap; /* sees every operation (model_ops.c) */
+	struct gp_report_source source; /* strings owned; kind NULL: "live" without a capture */
+	__u64 last_event_ns; /* the latest time an ingested record reaches */
 	char *name_buf;    /* resolver output buffers, GP_NAME_BUF bytes each */
 	char *mangled_buf;
 

@@ -464,13 +464,31 @@ static json_t *doc_summary(struct doc *d, const json_t *procs)
 	return s;
 }
 
+/* Where the records came from: the one part of a live report its capture's report does not repeat. */
+static json_t *doc_source(struct doc *d)
+{
+	const struct gp_report_source *src = &d->m->source;
+	json_t *o = obj_new(d);
+
+	put(d, o, "kind", j_str(src->kind ? src->kind : "live"));
+	put(d, o, "capture_file", src->capture_file ? j_str(src->capture_file) : json_null());
+	put(d, o, "ops", j_u64(src->ops));
+	put(d, o, "lost_ops", j_u64(src->lost_ops));
+	put(d, o, "chunks", j_u64(src->chunks));
+	put(d, o, "corrupt_chunks", j_u64(src->corrupt_chunks));
+	put(d, o, "complete", json_boolean(src->capture_file ? src->complete : true));
+	put(d, o, "cut", src->cut ? j_str(src->cut) : json_null());
+	put(d, o, "corruption", src->corruption ? j_str(src->corruption) : json_null());
+	return o;
+}
+
 json_t *gp_report_doc(const struct gp_model *m)
 {
 	struct doc d = { .m = m };
 	json_t *root = obj_new(&d);
 
 	put(&d, root, "schema", j_str(GP_REPORT_SCHEMA));
-	put(&d, root, "source", j_str("live"));
+	put(&d, root, "source", doc_source(&d));
 	put(&d, root, "session", doc_session(&d));
 	put(&d, root, "processes", doc_processes(&d));
 	put(&d, root, "skipped", doc_skipped(&d));

@@ -224,6 +224,28 @@ static int skipped(const json_t *doc, FILE *out)
 	return err;
 }
 
+/* Rebuilt from a capture: which, and what of it could not be read. */
+static void source_lines(const json_t *doc, FILE *out)
+{
+	const json_t *src = json_object_get(doc, "source");
+	const char *file = md_str(src, "capture_file");
+
+	if (strcmp(md_str(src, "kind"), "capture")) {
+		if (*file)
+			fprintf(out, "- Capture: `%s` (%lld operations in %lld chunks%s)\n", file,
+				(long long)md_int(src, "ops"), (long long)md_int(src, "chunks"),
+				md_int(src, "lost_ops") ? "; some lost: see lost_ops in report.json" : "");
+		return;
+	}
+	fprintf(out, "- Source: rebuilt from the capture `%s` (%lld operations in %lld chunks)\n", file,
+		(long long)md_int(src, "ops"), (long long)md_int(src, "chunks"));
+	if (*md_str(src, "cut"))
+		fprintf(out, "- **Capture incomplete**: %s\n", md_str(src, "cut"));
+	if (md_int(src, "corrupt_chunks"))
+		fprintf(out, "- **Corrupt chunks skipped**: %lld (%s)\n", (long long)md_int(src, "corrupt_chunks"),
+			md_str(src, "corruption"));
+}
+
 static void session_header(const json_t *doc, FILE *out)
 {
 	const json_t *s = json_object_get(doc, "session");
@@ -243,6 +265,7 @@ static void session_header(const json_t *doc, FILE *out)
 	else
 		fputs("- Duration: (session not ended)\n", out);
 	processes_line(doc, out);
+	source_lines(doc, out);
 	fprintf(out, "- Events lost or degraded: %s (see \"Loss counters\")\n\n", md_n(n, doc, "drops_total"));
 	fputs("Times are CLOCK_MONOTONIC; \"+s\" is seconds since the session started. All API times are "
 	      "host-observed: from the entry to the return of each call on the calling thread, not GPU "

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* capture_load.c — a capture's operations applied to a model (capture_load.h). */
+#include <errno.h>
+
+#include "capture/capture_load.h"
+#include "model/model_ops.h"
+
+int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, const void *data, size_t len)
+{
+	union gp_op_val v[GP_OP_MAX_FIELDS];
+	struct gp_session_info info;
+
+	if (op == GP_MOP_KERNEL_NAME || op == GP_MOP_SYMBOL)
+		return gp_answers_add(as, op, data, len);
+	if (gp_op_unpack(op, data, len, v))
+		return -EINVAL;
+	switch (op) {
+	case GP_MOP_SESSION:
+		info = (struct gp_session_info){ .tool_version = v[0].s, .command_line = v[1].s, .mode = v[2].s,
+						 .hostname = v[3].s, .kernel_release = v[4].s,
+						 .start_mono_ns = v[5].u, .start_realtime_ns = v[6].u };
+		gp_model_set_session(m, &info);
+		break;
+	case GP_MOP_SESSION_END:
+		gp_model_set_session_end(m, v[0].u);
+		break;
+	case GP_MOP_PROCESS_ADD:
+		gp_model_process_add(m, (__u32)v[0].u, v[1].s, v[2].s, v[3].u, v[4].u);
+		break;
+	case GP_MOP_PROCESS_EXITED:
+		gp_model_process_exited(m, (__u32)v[0].u, v[1].u);
+		break;
+	case GP_MOP_PROCESS_ORIGIN:
+		gp_model_process_origin(m, (__u32)v[0].u, v[1].s, (__u32)v[2].u);
+		break;
+	case GP_MOP_PROCESS_EXEC:
+		gp_model_process_exec(m, (__u32)v[0].u, v[1].s, v[2].s);
+		break;
+	case GP_MOP_SKIPPED:
+		gp_model_skipped_add(m, (__u32)v[0].u, v[1].s, v[2].s);
+		break;
+	case GP_MOP_LAUNCH:
+		gp_model_set_launch(m, v[0].s, v[1].u, (int)v[2].i, (int)v[3].i);
+		break;
+	case GP_MOP_LIBRARY:
+		if (v[2].u < GP_FAM_CUDART || v[2].u > GP_FAM_NCCL)
+			return -EINVAL;
+		gp_model_library_add(m, (__u32)v[0].u, v[1].s, (enum gp_family)v[2].u, v[3].u);
+		break;
+	case GP_MOP_THREAD_NAME:
+		gp_model_thread_name(m, (__u32)v[0].u, (__u32)v[1].u, v[2].s);
+		break;
+	case GP_MOP_PROBE_ADD:
+		if (v[5].u >= GP_API_MAX)
+			return -EINVAL;
+		gp_model_probe_add(m, (unsigned)v[0].u, v[1].s, (__u32)v[2].u, v[3].s, v[4].u, (enum gp_api_id)v[5].u);
+		break;
+	case GP_MOP_PROBE_HITS:
+		gp_model_probe_hits(m, (unsigned)v[0].u, v[1].u, v[2].u);
+		break;
+	case GP_MOP_DROP_SET:
+		if (!v[0].s)
+			return -EINVAL;
+		gp_model_drop_set(m, v[0].s, v[1].u);
+		break;
+	case GP_MOP_STACKS:
+		gp_model_set_stacks(m, v[0].u, (size_t)v[1].u);
+		break;
+	case GP_MOP_INGEST:
+		gp_model_ingest(m, v[0].r.p, v[0].r.n); /* a malformed record is counted there, as live */
+		break;
+	case GP_MOP_SYMBOLIZE:
+		gp_model_symbolize_stacks(m, NULL);
+		break;
+	case GP_MOP_MAPS:
+		return 1;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int gp_capture_load(struct gp_capture_reader *r, struct gp_model *m, struct gp_answers *as,
+		    struct gp_capture_load_stats *st)
+{
+	unsigned op;
+	const void *data;
+	size_t len;
+	int rc;
+
+	*st = (struct gp_capture_load_stats){ 0 };
+	while ((rc = gp_capture_next(r, &op, &data, &len)) > 0) {
+		int err = gp_capture_apply(m, as, op, data, len);
+
+		if (err < 0)
+			st->malformed++;
+		else if (err > 0)
+			st->ignored++;
+		else if (op == GP_MOP_KERNEL_NAME || op == GP_MOP_SYMBOL)
+			st->answers++;
+		else
+			st->applied++;
+	}
+	return rc;
+}

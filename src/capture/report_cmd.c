@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * report_cmd.c — `gpuprobed report CAPTURE [-o DIR]`: loads the capture into
+ * a fresh model (capture_load.h) and writes every report from it, exactly
+ * as the live session wrote them; what the capture lacks (cut, corrupt
+ * chunks) is said on stderr and in the reports' "source".
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "capture/capture_load.h"
+#include "capture/report_cmd.h"
+#include "cli.h"
+#include "log.h"
+#include "report_files.h"
+
+static const char usage_text[] =
+	"Usage: gpuprobed report CAPTURE [-o DIR] [-v]\n"
+	"\n"
+	"Rebuild every output of a traced session (report.json, report.md, call-stack\n"
+	"files) from its capture file (written by a session as DIR/capture.gpz, or\n"
+	"--record FILE), on this machine or any other: the capture holds the answers\n"
+	"of symbolization, nothing is read from /proc or the traced programs' files.\n"
+	"report.json equals the live session's but for its \"source\".\n"
+	"A capture cut short (gpuprobed killed, disk full) gives the report of what it\n"
+	"holds; corrupt chunks are skipped and counted.\n"
+	"\n"
+	"  -o, --output DIR   write into DIR (default ./profile_output)\n"
+	"  -v, --verbose      more messages\n"
+	"  -h, --help         this text\n"
+	"\n"
+	"Exit status: 0 when the reports were written, 1 when the file is not a\n"
+	"capture this gpuprobed reads or a report could not be written, 2 on bad usage.\n";
+
+static int usage(const char *fmt, const char *arg)
+{
+	fputs("gpuprobed report: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nTry 'gpuprobed report --help' for more information.\n", stderr);
+	return GP_EXIT_USAGE;
+}
+
+int gp_report_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *out_dir = "./profile_output", *path;
+	struct gp_capture_reader *r = NULL;
+	struct gp_answers *as = NULL;
+	struct gp_model *m = NULL;
+	struct gp_capture_load_stats ls;
+	const struct gp_capture_stats *cs;
+	struct gp_resolver resolver;
+	char errmsg[4200];
+	int c, rc, status = GP_EXIT_FAILURE;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":o:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!*optarg)
+				return usage("--output: empty directory name%s", "");
+			out_dir = optarg;
+			break;
+		case 'v':
+			gp_log_level = gp_log_level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return GP_EXIT_OK;
+		case ':':
+			return usage("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage("no capture file given%s", "");
+	if (optind + 1 < argc)
+		return usage("one capture file at a time ('%s' is one too many)", argv[optind + 1]);
+	path = argv[optind];
+	r = gp_capture_open(path, errmsg, sizeof(errmsg));
+	if (!r) {
+		gp_err("%s", errmsg);
+		return GP_EXIT_FAILURE;
+	}
+	if (gp_prepare_out_dir(out_dir))
+		goto out;
+	as = gp_answers_new();
+	resolver = gp_answers_resolver(as);
+	m = as ? gp_model_new(&resolver) : NULL;
+	if (!m) {
+		gp_err("out of memory");
+		goto out;
+	}
+	rc = gp_capture_load(r, m, as, &ls);
+	cs = gp_capture_stats(r);
+	if (rc < 0)
+		gp_err("%s: %s (reporting what was read before it)", path, strerror(-rc));
+	if (!cs->complete) {
+		gp_warn("%s: %s", path, cs->cut);
+		if (!gp_model_session_ended(m))
+			gp_model_set_session_end(m, gp_model_last_event_ns(m)); /* cut: it ends there */
+	}
+	if (cs->corrupt_chunks)
+		gp_warn("%s: %llu corrupt chunk%s skipped: %s", path, (unsigned long long)cs->corrupt_chunks,
+			cs->corrupt_chunks == 1 ? "" : "s", cs->corruption);
+	if (ls.malformed)
+		gp_warn("%s: %llu operations did not decode and were skipped", path, (unsigned long long)ls.malformed);
+	gp_model_symbolize_stacks(m, NULL); /* a capture cut before its end has stacks still unnamed */
+	gp_model_set_source(m, &(struct gp_report_source){
+				       .kind = "capture", .capture_file = path, .ops = cs->ops, .chunks = cs->chunks,
+				       .corrupt_chunks = cs->corrupt_chunks, .complete = cs->complete,
+				       .cut = cs->complete ? NULL : cs->cut,
+				       .corruption = cs->corrupt_chunks ? cs->corruption : NULL });
+	gp_info("%s: %llu operations in %llu chunks (%llu applied, %llu resolver answers)", path,
+		(unsigned long long)cs->ops, (unsigned long long)cs->chunks, (unsigned long long)ls.applied,
+		(unsigned long long)ls.answers);
+	if (gp_write_reports(m, out_dir) == 0)
+		status = GP_EXIT_OK;
+out:
+	gp_model__free(m);
+	gp_answers__free(as);
+	gp_capture_close(r);
+	return status;
+}
