@@ -224,11 +224,13 @@ static int next_chunk(struct gp_capture_reader *r)
 		}
 		r->offset += sizeof(h);
 		if (!chunk_header_ok(&h)) {
-			r->st.corrupt_chunks++;
+			/* the chunks skipped are counted by the gap in sequence numbers at the next good one */
 			set_corrupt(r, "a corrupt chunk header at byte %llu: skipped to the next good chunk",
-				(unsigned long long)at);
-			if (!resync(r, &h, at + 1))
+				    (unsigned long long)at);
+			if (!resync(r, &h, at + 1)) {
+				r->st.corrupt_chunks++;
 				return 0;
+			}
 			at = r->offset - sizeof(h);
 		}
 		if (grow(&r->z, &r->z_cap, h.zlen) || grow(&r->raw, &r->raw_cap, h.raw_len))
@@ -250,7 +252,9 @@ static int next_chunk(struct gp_capture_reader *r)
 		    !ops_ok(r->raw, raw_len)) {
 			r->st.corrupt_chunks++;
 			set_corrupt(r, "chunk %u (byte %llu) is corrupt: skipped, the chunks after it are kept", h.seq,
-				(unsigned long long)at);
+				    (unsigned long long)at);
+			if (h.seq >= r->next_seq)
+				r->next_seq = (__u64)h.seq + 1; /* its header is good: it is the one missing */
 			continue;
 		}
 		if (h.seq != r->next_seq && h.seq > r->next_seq) {
