@@ -516,6 +516,13 @@ int gp_memory_live(const struct gp_process *p, const struct gp_alloc ***out, siz
 const struct gp_mem_counts *gp_memory_device(const struct gp_memory *mem, int device); /* NULL if none */
 
 /* transfers.c */
+/* A copy call's pointers, bytes, direction and host memory kind, as the transfer table classifies it. */
+struct gp_copy_info {
+	__u64 dst, src, bytes;
+	enum gp_dir dir;
+	enum gp_hostmem hostmem;
+};
+void gp_transfer_classify(const struct gp_process *p, const struct gp_api_call *c, struct gp_copy_info *out);
 void gp_transfer_copy(struct gp_process *p, const struct gp_api_call *c, struct gp_op *op);
 void gp_transfer_memset(struct gp_process *p, const struct gp_api_call *c, struct gp_op *op);
 __u64 gp_transfer_bytes(const struct gp_api_call *c); /* bytes a copy or memset call names */
@@ -547,6 +554,8 @@ void gp_nccl_release(struct gp_process *p);
 
 /* streams.c */
 __u64 gp_stream_key(__u64 handle, bool per_thread_variant, __u32 tid);
+/* The stream key a call names (its default stream when it takes none); false when unreadable. */
+bool gp_call_stream_key(const struct gp_api_call *c, __u64 *key);
 struct gp_stream *gp_stream_get(struct gp_process *p, __u64 key); /* creates it; NULL on ENOMEM */
 void gp_stream_call(struct gp_process *p, const struct gp_api_call *c);
 /* A collective queued on its stream (row from gp_nccl_call). */

@@ -48,18 +48,26 @@ struct gp_stream *gp_stream_get(struct gp_process *p, __u64 key)
 	return s;
 }
 
-/* The stream a call names, or NULL (no stream, or it could not be read). */
-static struct gp_stream *call_stream(struct gp_process *p, const struct gp_api_call *c)
+bool gp_call_stream_key(const struct gp_api_call *c, __u64 *key)
 {
 	int slot = gp_api_stream_slot(c->api);
 	bool per_thread = gp_apis[c->api].attr & GP_A_PTSZ;
 	__u64 handle = 0;
 
 	if (slot >= 6 && (c->hdr.flags & GP_EVF_ARGS_PARTIAL)) /* slots 6..7 come from user memory */
-		return NULL;
+		return false;
 	if (slot >= 0)
 		handle = c->args[slot];
-	return gp_stream_get(p, gp_stream_key(handle, per_thread, c->hdr.tid));
+	*key = gp_stream_key(handle, per_thread, c->hdr.tid);
+	return true;
+}
+
+/* The stream a call names, or NULL (no stream, or it could not be read). */
+static struct gp_stream *call_stream(struct gp_process *p, const struct gp_api_call *c)
+{
+	__u64 key;
+
+	return gp_call_stream_key(c, &key) ? gp_stream_get(p, key) : NULL;
 }
 
 void gp_pending_release(struct gp_pending *pd)

@@ -138,7 +138,7 @@ __u64 gp_transfer_bytes(const struct gp_api_call *c)
 	return decode_copy(c).bytes;
 }
 
-void gp_transfer_copy(struct gp_process *p, const struct gp_api_call *c, struct gp_op *op)
+void gp_transfer_classify(const struct gp_process *p, const struct gp_api_call *c, struct gp_copy_info *out)
 {
 	struct copy_args ca = decode_copy(c);
 	enum gp_dir dir;
@@ -170,22 +170,29 @@ void gp_transfer_copy(struct gp_process *p, const struct gp_api_call *c, struct 
 			break;
 		}
 	}
+	*out = (struct gp_copy_info){ .dst = ca.dst, .src = ca.src, .bytes = ca.bytes, .dir = dir, .hostmem = hm };
+}
 
-	*op = (struct gp_op){ .kind = GP_OP_COPY, .dir = dir, .hostmem = hm, .bytes = ca.bytes };
+void gp_transfer_copy(struct gp_process *p, const struct gp_api_call *c, struct gp_op *op)
+{
+	struct gp_copy_info ci;
+
+	gp_transfer_classify(p, c, &ci);
+	*op = (struct gp_op){ .kind = GP_OP_COPY, .dir = ci.dir, .hostmem = ci.hostmem, .bytes = ci.bytes };
 	if (c->ret) /* a failed copy moved nothing; it counts only as an API error */
 		return;
 
 	bool sync = !(gp_apis[c->api].attr & GP_A_ASYNC);
-	struct gp_xfer_row *row = &p->xfer[dir][hm][sync];
+	struct gp_xfer_row *row = &p->xfer[ci.dir][ci.hostmem][sync];
 
-	if (!row->calls || ca.bytes < row->min_bytes)
-		row->min_bytes = ca.bytes;
-	if (ca.bytes > row->max_bytes)
-		row->max_bytes = ca.bytes;
+	if (!row->calls || ci.bytes < row->min_bytes)
+		row->min_bytes = ci.bytes;
+	if (ci.bytes > row->max_bytes)
+		row->max_bytes = ci.bytes;
 	row->calls++;
-	row->bytes += ca.bytes;
+	row->bytes += ci.bytes;
 	row->total_ns += c->dur_ns;
-	row->size_hist[gp_size_bucket(ca.bytes)]++;
+	row->size_hist[gp_size_bucket(ci.bytes)]++;
 }
 
 void gp_transfer_memset(struct gp_process *p, const struct gp_api_call *c, struct gp_op *op)
