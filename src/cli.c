@@ -17,6 +17,8 @@ static const char usage_text[] =
 	"       gpuprobed [OPTIONS] --all\n"
 	"       gpuprobed [OPTIONS] -- COMMAND [ARGS...]\n"
 	"       gpuprobed report CAPTURE [-o DIR]\n"
+	"       gpuprobed replay CAPTURE [--pid PID] [--speed X] [--what-if WHAT[,WHAT...]]\n"
+	"                        [--kernel-times FILE] [--dry-run] [-o DIR]\n"
 	"\n"
 	"Trace the CUDA runtime, CUDA driver and NCCL calls of processes with eBPF\n"
 	"uprobes, without touching them, and write report.md and report.json into the\n"

@@ -5,6 +5,7 @@
 #include "capture/report_cmd.h"
 #include "cli.h"
 #include "log.h"
+#include "replay/replay.h"
 #include "session.h"
 
 int main(int argc, char **argv)
@@ -14,6 +15,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "report"))
 		return gp_report_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "replay"))
+		return gp_replay_main(argc - 1, argv + 1);
 	status = gp_cli_parse(argc, argv, &opt);
 
 	if (status >= 0)

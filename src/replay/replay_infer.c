@@ -60,7 +60,7 @@ static void observe(struct obs *obs, const struct gp_rprocess *p, long cand, con
 	const struct gp_rop *k = &p->ops[cand];
 	__u64 end = sync->ts_ns + sync->dur_ns, *v;
 
-	if (k->kernel < 0 || (size_t)k->kernel >= p->nkernels || end < k->ts_ns)
+	if (!obs || k->kernel < 0 || (size_t)k->kernel >= p->nkernels || end < k->ts_ns)
 		return;
 	v = realloc(obs[k->kernel].v, (obs[k->kernel].n + 1) * sizeof(*v));
 	if (!v)
@@ -118,14 +118,19 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-void gp_rplan_infer(struct gp_rprocess *p)
+/*
+ * One pass: with sync_copies false, synchronous copies count as queued work
+ * that does not synchronise (the plan as the what-if async-copies replays
+ * it), so that a synchronisation is dropped only where it is redundant in
+ * the replay that drops it. Kernel observations come from the pass as captured.
+ */
+static void pass(struct gp_rprocess *p, bool sync_copies, struct obs *obs)
 {
 	struct sstate *ss = calloc(p->nobjs ? p->nobjs : 1, sizeof(*ss));
 	struct estate *es = calloc(p->nobjs ? p->nobjs : 1, sizeof(*es));
-	struct obs *obs = calloc(p->nkernels ? p->nkernels : 1, sizeof(*obs));
 
-	if (!ss || !es || !obs)
-		goto out; /* no durations inferred, no synchronisation called redundant */
+	if (!ss || !es)
+		goto out; /* no synchronisation called redundant */
 	for (size_t i = 0; i < p->nobjs; i++) {
 		ss[i].cand = -1;
 		es[i].stream = -1;
@@ -133,6 +138,7 @@ void gp_rplan_infer(struct gp_rprocess *p)
 	for (size_t i = 0; i < p->nops; i++) {
 		struct gp_rop *op = &p->ops[i];
 		int s = op->stream;
+		bool redundant = false;
 
 		switch (op->kind) {
 		case GP_ROP_KERNEL:
@@ -143,7 +149,7 @@ void gp_rplan_infer(struct gp_rprocess *p)
 		case GP_ROP_MEMSET:
 			ss[s].queued++;
 			ss[s].cand = -1;
-			if (op->legacy_sync)
+			if (op->legacy_sync && (sync_copies || op->kind == GP_ROP_MEMSET))
 				synchronise(p, ss, obs, op, s, NULL);
 			break;
 		case GP_ROP_ALLOC:
@@ -158,23 +164,40 @@ void gp_rplan_infer(struct gp_rprocess *p)
 			es[op->event] = (struct estate){ .stream = s, .queued = ss[s].queued };
 			break;
 		case GP_ROP_STREAM_SYNC:
-			op->redundant = synchronise(p, ss, obs, op, s, NULL);
+			redundant = synchronise(p, ss, obs, op, s, NULL);
 			break;
 		case GP_ROP_EVENT_SYNC:
 			if (es[op->event].stream < 0) /* never recorded: returns at once */
-				op->redundant = true;
+				redundant = true;
 			else
-				op->redundant = synchronise(p, ss, obs, op, es[op->event].stream, &es[op->event].queued);
+				redundant = synchronise(p, ss, obs, op, es[op->event].stream, &es[op->event].queued);
 			break;
 		case GP_ROP_DEVICE_SYNC:
-			op->redundant = synchronise(p, ss, obs, op, -1, NULL);
+			redundant = synchronise(p, ss, obs, op, -1, NULL);
 			break;
 		default:
 			break;
 		}
-		if (op->redundant)
-			p->redundant_syncs++;
+		if (sync_copies) {
+			op->redundant = redundant;
+			p->redundant_syncs += redundant;
+		} else {
+			op->redundant_if_async = redundant;
+		}
 	}
+out:
+	free(ss);
+	free(es);
+}
+
+void gp_rplan_infer(struct gp_rprocess *p)
+{
+	struct obs *obs = calloc(p->nkernels ? p->nkernels : 1, sizeof(*obs));
+
+	if (!obs)
+		return; /* no durations inferred, no synchronisation called redundant */
+	pass(p, true, obs);
+	pass(p, false, NULL);
 	for (size_t k = 0; k < p->nkernels; k++) {
 		struct gp_rkernel *rk = &p->kernels[k];
 
@@ -185,10 +208,7 @@ void gp_rplan_infer(struct gp_rprocess *p)
 		rk->dur_ns = obs[k].v[obs[k].n / 2];
 		rk->source = GP_KDUR_INFERRED;
 	}
-out:
-	for (size_t k = 0; obs && k < p->nkernels; k++)
+	for (size_t k = 0; k < p->nkernels; k++)
 		free(obs[k].v);
 	free(obs);
-	free(ss);
-	free(es);
 }

@@ -78,6 +78,7 @@ struct gp_rop {
 	int kernel;         /* index into the process's kernels */
 	int device;         /* set device */
 	bool redundant;     /* a synchronisation that waits for nothing queued since the previous one */
+	bool redundant_if_async; /* the same where synchronous copies were made asynchronous */
 	struct gp_rdep deps[GP_ROP_DEPS];
 	unsigned ndeps;
 	__u32 adv[GP_ROP_DEPS]; /* objects whose counter advances once it is issued */

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * replay_cli.c — `gpuprobed replay CAPTURE [--pid P] [--speed X]
+ * [--what-if WHAT[,WHAT...]] [--kernel-times FILE] [--dry-run] [-o DIR]`.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "log.h"
+#include "replay/replay.h"
+#include "replay/replay_report.h"
+#include "report_files.h"
+
+static const char usage_text[] =
+	"Usage: gpuprobed replay CAPTURE [--pid PID] [--speed X] [--what-if WHAT[,WHAT...]]\n"
+	"                        [--kernel-times FILE] [--dry-run] [-o DIR]\n"
+	"\n"
+	"Rebuild the GPU work of each process of a capture (DIR/capture.gpz of a traced\n"
+	"session) per host thread and per stream: allocations, copies, memsets, kernels,\n"
+	"event records and waits, synchronisations, and the host's think time between\n"
+	"calls; re-issue it through the CUDA runtime this process loads (libcudart.so.13,\n"
+	".so.12 or .so, found through LD_LIBRARY_PATH), one host thread per original\n"
+	"thread, keeping each stream's order and the dependencies between streams.\n"
+	"Kernels are stood in for (their code is not in the capture). Prints original and\n"
+	"replayed wall time and per-stream time; writes DIR/replay.json. See docs/replay.md.\n"
+	"\n"
+	"  -p, --pid PID          replay this process only (default: every process)\n"
+	"      --speed X          divide the host's think time by X (default 1; GPU time\n"
+	"                         is not scaled)\n"
+	"      --what-if WHAT     replay twice, as captured and changed, and print the\n"
+	"                         measured saving. WHAT: pinned (pageable copies staged in\n"
+	"                         pinned memory), async-copies (synchronous copies queued\n"
+	"                         on their stream), no-redundant-sync (synchronisations\n"
+	"                         that wait for nothing new dropped); comma-separated\n"
+	"      --kernel-times FILE  kernel durations, name=microseconds per line or\n"
+	"                         comma-separated, over those inferred from the capture\n"
+	"      --dry-run          write the plan into replay.json, issue nothing\n"
+	"  -o, --output DIR       write replay.json into DIR (default ./profile_output)\n"
+	"  -v, --verbose          more messages\n"
+	"  -h, --help             this text\n"
+	"\n"
+	"Exit status: 0 when every process was replayed, 1 on a runtime failure (not a\n"
+	"capture, no CUDA runtime, a replayed call failed), 2 on bad usage.\n";
+
+static int usage(const char *fmt, const char *arg)
+{
+	fputs("gpuprobed replay: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nTry 'gpuprobed replay --help' for more information.\n", stderr);
+	return GP_EXIT_USAGE;
+}
+
+struct replay_opts {
+	const char *path, *out_dir, *kernel_times;
+	long pid; /* -1: every process */
+	double speed;
+	unsigned what;
+	bool dry_run;
+};
+
+static int parse(int argc, char **argv, struct replay_opts *o)
+{
+	enum { OPT_SPEED = 256, OPT_WHAT_IF, OPT_KERNEL_TIMES, OPT_DRY_RUN };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "speed", required_argument, NULL, OPT_SPEED },
+		{ "what-if", required_argument, NULL, OPT_WHAT_IF },
+		{ "kernel-times", required_argument, NULL, OPT_KERNEL_TIMES },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "output", required_argument, NULL, 'o' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char errmsg[256], *end;
+	int c;
+
+	*o = (struct replay_opts){ .out_dir = "./profile_output", .pid = -1, .speed = 1.0 };
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":p:o:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			errno = 0;
+			o->pid = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || o->pid <= 0 || o->pid > 4194304)
+				return usage("--pid: '%s' is not a process id", optarg);
+			break;
+		case OPT_SPEED:
+			errno = 0;
+			o->speed = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(o->speed) || o->speed <= 0 || o->speed > 1e6)
+				return usage("--speed: '%s' is not a number above 0", optarg);
+			break;
+		case OPT_WHAT_IF:
+			if (gp_whatif_parse(optarg, &o->what, errmsg, sizeof(errmsg)))
+				return usage("%s", errmsg);
+			break;
+		case OPT_KERNEL_TIMES:
+			o->kernel_times = optarg;
+			break;
+		case OPT_DRY_RUN:
+			o->dry_run = true;
+			break;
+		case 'o':
+			if (!*optarg)
+				return usage("--output: empty directory name%s", "");
+			o->out_dir = optarg;
+			break;
+		case 'v':
+			gp_log_level = gp_log_level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return GP_EXIT_OK;
+		case ':':
+			return usage("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage("no capture file given%s", "");
+	if (optind + 1 < argc)
+		return usage("one capture file at a time ('%s' is one too many)", argv[optind + 1]);
+	if (o->dry_run && o->what)
+		return usage("--dry-run issues nothing: --what-if needs a replay%s", "");
+	o->path = argv[optind];
+	return -1;
+}
+
+static int load_kernel_times(const char *path, struct gp_kernel_times *kt)
+{
+	char errmsg[512], *text = NULL;
+	size_t len = 0;
+	FILE *f = fopen(path, "r");
+	int rc;
+
+	if (!f) {
+		gp_err("--kernel-times %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (getdelim(&text, &len, '\0', f) < 0 && ferror(f)) {
+		gp_err("--kernel-times %s: %s", path, strerror(errno));
+		fclose(f);
+		free(text);
+		return -EIO;
+	}
+	fclose(f);
+	rc = gp_kernel_times_parse(text ? text : "", kt, errmsg, sizeof(errmsg));
+	if (rc)
+		gp_err("--kernel-times %s: %s", path, errmsg);
+	free(text);
+	return rc;
+}
+
+int gp_replay_main(int argc, char **argv)
+{
+	struct replay_opts o;
+	struct gp_kernel_times kt = { 0 };
+	struct gp_rplan plan = { 0 };
+	struct gp_replay_outcome *out = NULL;
+	struct gp_cuda cu;
+	size_t n = 0;
+	char errmsg[1024];
+	int status = parse(argc, argv, &o), rc;
+
+	if (status >= 0)
+		return status;
+	status = GP_EXIT_FAILURE;
+	if (o.kernel_times && load_kernel_times(o.kernel_times, &kt))
+		return GP_EXIT_FAILURE;
+	if ((rc = gp_replay_plan_file(o.path, o.kernel_times ? &kt : NULL, &plan, errmsg, sizeof(errmsg)))) {
+		gp_err("%s", errmsg);
+		goto out;
+	}
+	if (o.pid >= 0 && !gp_rplan_process(&plan, (__u32)o.pid)) {
+		gp_err("pid %ld is not in %s", o.pid, o.path);
+		goto out;
+	}
+	if (!(out = calloc(plan.nprocs ? plan.nprocs : 1, sizeof(*out)))) {
+		gp_err("out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < plan.nprocs; i++)
+		if ((o.pid < 0 && plan.procs[i]->nops) || plan.procs[i]->pid == (__u32)o.pid)
+			out[n++] = (struct gp_replay_outcome){ .p = plan.procs[i], .what = o.what };
+	if (!n) {
+		gp_err("%s: no process in it made a GPU call to replay", o.path);
+		goto out;
+	}
+	if (gp_prepare_out_dir(o.out_dir))
+		goto out;
+	if (!o.dry_run) {
+		if (gp_cuda_open(&cu, errmsg, sizeof(errmsg))) {
+			gp_err("%s", errmsg);
+			goto out;
+		}
+		gp_info("replaying through %s", cu.rt_name);
+		for (size_t i = 0; i < n; i++) { /* one process after the other, in this process */
+			if (gp_replay_run(&cu, out[i].p, o.speed, 0, &out[i].base, errmsg, sizeof(errmsg)) ||
+			    (o.what && gp_replay_run(&cu, out[i].p, o.speed, o.what, &out[i].changed, errmsg,
+						     sizeof(errmsg)))) {
+				gp_err("%s", errmsg);
+				goto out;
+			}
+			out[i].ran = true;
+		}
+		gp_cuda_close(&cu);
+	}
+	gp_replay_print(stdout, out, n);
+	if (gp_replay_report_write(o.out_dir, o.path, o.speed, o.what, out, n, errmsg, sizeof(errmsg))) {
+		gp_err("%s", errmsg);
+		goto out;
+	}
+	status = GP_EXIT_OK;
+	for (size_t i = 0; i < n; i++) {
+		if (out[i].base.errors || out[i].changed.errors) {
+			gp_err("pid %u: %llu replayed calls failed; first: %s", out[i].p->pid,
+			       (unsigned long long)(out[i].base.errors + out[i].changed.errors),
+			       out[i].base.errors ? out[i].base.first_error : out[i].changed.first_error);
+			status = GP_EXIT_FAILURE;
+		}
+	}
+out:
+	for (size_t i = 0; out && i < n; i++) {
+		gp_replay_result_release(&out[i].base);
+		gp_replay_result_release(&out[i].changed);
+	}
+	free(out);
+	gp_rplan_release(&plan);
+	gp_kernel_times_release(&kt);
+	return status;
+}

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * replay_report.c — what a replay measured: DIR/replay.json (schema
+ * gpuprobed.replay/1, documented in docs/replay.md) and the summary printed
+ * on stdout. Per process and per stream: the operations in order, original
+ * and replayed time (a stream's time is its first operation's entry to its
+ * last operation's return); the what-if replay beside the baseline.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model_internal.h"
+#include "replay/replay_report.h"
+
+/* Original [first entry, last return] and replayed [first start, last end] of stream s's operations. */
+static void stream_times(const struct gp_rprocess *p, const struct gp_replay_result *res, int s, __u64 *orig,
+			 __u64 *replayed, size_t *nops)
+{
+	__u64 o0 = UINT64_MAX, o1 = 0, r0 = UINT64_MAX, r1 = 0;
+
+	*nops = 0;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct gp_rop *op = &p->ops[i];
+
+		if (op->stream != s)
+			continue;
+		(*nops)++;
+		if (op->ts_ns < o0)
+			o0 = op->ts_ns;
+		if (op->ts_ns + op->dur_ns > o1)
+			o1 = op->ts_ns + op->dur_ns;
+		if (res && !res->dropped[i] && res->end_ns[i]) {
+			if (res->start_ns[i] < r0)
+				r0 = res->start_ns[i];
+			if (res->end_ns[i] > r1)
+				r1 = res->end_ns[i];
+		}
+	}
+	*orig = o1 > o0 ? o1 - o0 : 0;
+	*replayed = r1 > r0 ? r1 - r0 : 0;
+}
+
+static json_t *result_json(const struct gp_replay_result *res)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:s?, s:s?}", "wall_ns", (json_int_t)res->wall_ns, "calls",
+			 (json_int_t)res->calls, "errors", (json_int_t)res->errors, "changed_ops",
+			 (json_int_t)res->changed_ops, "first_error", res->first_error[0] ? res->first_error : NULL,
+			 "kernels", res->kernels);
+}
+
+static json_t *process_json(const struct gp_replay_outcome *o)
+{
+	const struct gp_rprocess *p = o->p;
+	const struct gp_replay_result *base = o->ran ? &o->base : NULL;
+	json_t *jp, *streams = json_array(), *kernels = json_array(), *threads = json_array(), *nr = json_object();
+	char label[32], line[512], names[64];
+
+	for (size_t s = 0; s < p->nobjs; s++) {
+		__u64 orig, rep;
+		size_t n;
+		json_t *seq;
+
+		if (p->objs[s].kind != GP_ROBJ_STREAM)
+			continue;
+		stream_times(p, base, (int)s, &orig, &rep, &n);
+		if (!n)
+			continue;
+		seq = json_array();
+		for (size_t i = 0; i < p->nops; i++) {
+			if (p->ops[i].stream != (int)s)
+				continue;
+			gp_rop_describe(p, &p->ops[i], line, sizeof(line));
+			json_array_append_new(seq, json_string(line));
+		}
+		gp_robj_label(&p->objs[s], label, sizeof(label));
+		json_t *js = json_pack("{s:s, s:s, s:I, s:I, s:o}", "stream", label, "kind",
+				       p->objs[s].skind == GP_RSTREAM_LEGACY        ? "legacy_default"
+				       : p->objs[s].skind == GP_RSTREAM_PER_THREAD ? "per_thread_default"
+										  : "handle",
+				       "ops", (json_int_t)n, "original_ns", (json_int_t)orig, "operations", seq);
+
+		if (base)
+			json_object_set_new(js, "replayed_ns", json_integer((json_int_t)rep));
+		json_array_append_new(streams, js);
+	}
+	for (size_t k = 0; k < p->nkernels; k++) {
+		const struct gp_rkernel *rk = &p->kernels[k];
+		static const char *const src[] = { "none", "table", "inferred" };
+
+		if (!rk->launches)
+			continue;
+		json_array_append_new(kernels, json_pack("{s:s?, s:s?, s:I, s:I, s:s, s:I}", "name", rk->name,
+							 "mangled", rk->mangled, "launches", (json_int_t)rk->launches,
+							 "duration_ns", (json_int_t)rk->dur_ns, "duration_source",
+							 src[rk->source], "observations",
+							 (json_int_t)rk->observations));
+	}
+	for (size_t t = 0; t < p->nthreads; t++)
+		json_array_append_new(threads, json_pack("{s:I, s:s?, s:I}", "tid", (json_int_t)p->threads[t].tid,
+							 "name", p->threads[t].name, "ops",
+							 (json_int_t)p->threads[t].nops));
+	for (size_t a = 0; a < GP_API_MAX; a++)
+		if (p->not_replayed[a])
+			json_object_set_new(nr, gp_apis[a].symbol, json_integer((json_int_t)p->not_replayed[a]));
+	jp = json_pack("{s:I, s:s?, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o}", "pid", (json_int_t)p->pid, "comm",
+		       p->comm, "ops", (json_int_t)p->nops, "original_ns", (json_int_t)(p->end_ns - p->start_ns),
+		       "redundant_syncs", (json_int_t)p->redundant_syncs, "nested_calls",
+		       (json_int_t)p->nested_skipped, "threads", threads, "streams", streams, "kernels", kernels,
+		       "not_replayed", nr);
+	json_object_set_new(jp, "failed_calls_skipped", json_integer((json_int_t)p->failed_skipped));
+	if (base) {
+		json_object_set_new(jp, "replayed_ns", json_integer((json_int_t)o->base.wall_ns));
+		json_object_set_new(jp, "replay", result_json(&o->base));
+	}
+	if (o->ran && o->what) {
+		json_t *w = result_json(&o->changed), *ws = json_object();
+
+		for (size_t s = 0; s < p->nobjs; s++) {
+			__u64 orig, rep;
+			size_t n;
+
+			if (p->objs[s].kind != GP_ROBJ_STREAM)
+				continue;
+			stream_times(p, &o->changed, (int)s, &orig, &rep, &n);
+			gp_robj_label(&p->objs[s], label, sizeof(label));
+			if (n)
+				json_object_set_new(ws, label, json_integer((json_int_t)rep));
+		}
+		json_object_set_new(w, "streams_replayed_ns", ws);
+		gp_whatif_name(o->what, names, sizeof(names));
+		json_object_set_new(w, "changes", json_string(names));
+		json_object_set_new(w, "baseline_ns", json_integer((json_int_t)o->base.wall_ns));
+		json_object_set_new(w, "changed_ns", json_integer((json_int_t)o->changed.wall_ns));
+		json_object_set_new(w, "saving_ns",
+				    json_integer((json_int_t)o->base.wall_ns - (json_int_t)o->changed.wall_ns));
+		json_object_set_new(jp, "what_if", w);
+	}
+	return jp;
+}
+
+int gp_replay_report_write(const char *dir, const char *capture, double speed, unsigned what,
+			   const struct gp_replay_outcome *o, size_t n, char *errmsg, size_t errlen)
+{
+	json_t *doc, *procs = json_array();
+	char path[4096], tmp[4200], names[64];
+	int rc = 0;
+
+	gp_whatif_name(what, names, sizeof(names));
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(procs, process_json(&o[i]));
+	doc = json_pack("{s:s, s:s, s:f, s:s?, s:o}", "schema", "gpuprobed.replay/1", "capture", capture, "speed",
+			speed, "what_if", what ? names : NULL, "processes", procs);
+	snprintf(path, sizeof(path), "%s/replay.json", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (!doc || json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_SORT_KEYS)) {
+		snprintf(errmsg, errlen, "cannot write %s", tmp);
+		rc = -EIO;
+	} else if (rename(tmp, path)) {
+		snprintf(errmsg, errlen, "cannot write %s: %s", path, strerror(errno));
+		rc = -errno;
+	}
+	json_decref(doc);
+	return rc;
+}
+
+static void ms(char *buf, size_t len, __u64 ns)
+{
+	snprintf(buf, len, "%.3f ms", (double)ns / 1e6);
+}
+
+void gp_replay_print(FILE *f, const struct gp_replay_outcome *o, size_t n)
+{
+	char a[32], b[32], c[32], label[32], names[64];
+
+	for (size_t i = 0; i < n; i++) {
+		const struct gp_rprocess *p = o[i].p;
+
+		ms(a, sizeof(a), p->end_ns - p->start_ns);
+		fprintf(f, "pid %u (%s): %zu operations on %zu threads\n", p->pid, p->comm ? p->comm : "?", p->nops,
+			p->nthreads);
+		if (!o[i].ran) {
+			fprintf(f, "  original  %s (not replayed)\n", a);
+			continue;
+		}
+		ms(b, sizeof(b), o[i].base.wall_ns);
+		fprintf(f, "  wall time: original %s, replayed %s\n", a, b);
+		for (size_t s = 0; s < p->nobjs; s++) {
+			__u64 orig, rep;
+			size_t nops;
+
+			if (p->objs[s].kind != GP_ROBJ_STREAM)
+				continue;
+			stream_times(p, &o[i].base, (int)s, &orig, &rep, &nops);
+			if (!nops)
+				continue;
+			gp_robj_label(&p->objs[s], label, sizeof(label));
+			ms(a, sizeof(a), orig);
+			ms(b, sizeof(b), rep);
+			fprintf(f, "  stream %-8s %4zu ops: original %s, replayed %s\n", label, nops, a, b);
+		}
+		if (o[i].base.errors)
+			fprintf(f, "  %llu replayed calls failed, first: %s\n", (unsigned long long)o[i].base.errors,
+				o[i].base.first_error);
+		if (p->not_replayed_total)
+			fprintf(f, "  %llu calls not replayed (see replay.json: not_replayed)\n",
+				(unsigned long long)p->not_replayed_total);
+		if (!o[i].what)
+			continue;
+		gp_whatif_name(o[i].what, names, sizeof(names));
+		ms(a, sizeof(a), o[i].base.wall_ns);
+		ms(b, sizeof(b), o[i].changed.wall_ns);
+		ms(c, sizeof(c),
+		   o[i].base.wall_ns > o[i].changed.wall_ns ? o[i].base.wall_ns - o[i].changed.wall_ns
+							    : o[i].changed.wall_ns - o[i].base.wall_ns);
+		fprintf(f, "  what-if %s: %llu operations changed; baseline %s, changed %s: %s %s (%.1f %%)\n", names,
+			(unsigned long long)o[i].changed.changed_ops, a, b,
+			o[i].base.wall_ns >= o[i].changed.wall_ns ? "saves" : "costs", c,
+			o[i].base.wall_ns ? 100.0 * ((double)o[i].base.wall_ns - (double)o[i].changed.wall_ns) /
+						    (double)o[i].base.wall_ns
+					  : 0.0);
+	}
+}
