@@ -566,6 +566,7 @@ int gp_session_run(const struct gp_options *o)
 	s.model = s.sym ? gp_model_new(&resolver) : NULL;
 	if (s.model) {
 		gp_capture_live_tap(&s.capture, s.model);
+		gp_capture_live_maps(&s.capture, s.sym);
 		gp_model_set_stacks(s.model, o->stacks, o->max_stacks);
 	}
 	s.cpu = s.model ? gp_cpu_accounts_new(s.model) : NULL;
