@@ -65,12 +65,19 @@ static const char usage_text[] =
 	"1 on a runtime failure, 2 on bad usage; with -- COMMAND, the command's status\n"
 	"(127: not found, 126: not executable). See gpuprobed(8) and docs/report-format.md.\n";
 
+int gp_usage_error(const char *subcommand, const char *fmt, const char *arg)
+{
+	const char *sp = subcommand ? " " : "", *sub = subcommand ? subcommand : "";
+
+	fprintf(stderr, "gpuprobed%s%s: ", sp, sub);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'gpuprobed%s%s --help' for more information.\n", sp, sub);
+	return GP_EXIT_USAGE;
+}
+
 static int usage_error(const char *fmt, const char *arg)
 {
-	fputs("gpuprobed: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputs("\nTry 'gpuprobed --help' for more information.\n", stderr);
-	return GP_EXIT_USAGE;
+	return gp_usage_error(NULL, fmt, arg);
 }
 
 static bool parse_uint(const char *s, unsigned long max, unsigned long *out)

@@ -41,6 +41,12 @@ struct gp_options {
 enum { GP_EXIT_OK = 0, GP_EXIT_FAILURE = 1, GP_EXIT_USAGE = 2, GP_EXIT_CANNOT_RUN = 126,
        GP_EXIT_NOT_FOUND = 127 };
 
+/*
+ * One line naming the problem and a pointer to the help of subcommand (NULL:
+ * gpuprobed's own), on stderr. Returns GP_EXIT_USAGE. fmt has one %s: arg.
+ */
+int gp_usage_error(const char *subcommand, const char *fmt, const char *arg);
+
 /* "pid", "name", "launch", "all" */
 const char *gp_mode_name(enum gp_mode m);
 

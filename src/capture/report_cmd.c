@@ -35,10 +35,7 @@ static const char usage_text[] =
 
 static int usage(const char *fmt, const char *arg)
 {
-	fputs("gpuprobed report: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputs("\nTry 'gpuprobed report --help' for more information.\n", stderr);
-	return GP_EXIT_USAGE;
+	return gp_usage_error("report", fmt, arg);
 }
 
 int gp_report_main(int argc, char **argv)
