@@ -45,6 +45,7 @@
 #include "collect/event_loop.h"
 #include "log.h"
 #include "model/model.h"
+#include "output/trace_json.h"
 #include "report_files.h"
 #include "privileges.h"
 #include "session.h"
@@ -58,6 +59,7 @@ struct session {
 	struct gp_cpu_accounts *cpu;
 	struct gp_symbolizer *sym;
 	struct gp_model *model;
+	struct gp_timeline *timeline; /* trace.json, fed by the model; NULL: --no-timeline */
 	struct gp_uprobes probes;
 	bool multi; /* uprobe_multi links */
 	struct gp_files files;
@@ -392,6 +394,35 @@ static void set_session_info(struct session *s)
 	gp_model_set_session(s->model, &info);
 }
 
+/* The timeline observes the model from its first record (a failure to open it is not fatal). */
+static void open_timeline(struct session *s)
+{
+	const struct gp_timeline_opts topts = { .max_events = s->opt->timeline_max_events };
+
+	if (!s->opt->timeline)
+		return;
+	s->timeline = gp_timeline_open(s->opt->out_dir, &topts);
+	if (!s->timeline)
+		gp_warn("timeline %s/%s: %s (not written)", s->opt->out_dir, GP_TIMELINE_FILE, strerror(errno));
+	else
+		gp_timeline_attach(s->timeline, s->model);
+}
+
+static void close_timeline(struct session *s)
+{
+	struct gp_timeline_counts tc;
+
+	if (!s->opt->timeline || !s->timeline) {
+		gp_timeline_remove_stale(s->opt->out_dir); /* an earlier run's would pass for this one's */
+		return;
+	}
+	if (!gp_timeline_close(s->timeline, s->model, &tc) && tc.left_out)
+		gp_notice("timeline: %llu of %llu calls left out (--timeline-max-events %llu)",
+			  (unsigned long long)tc.left_out, (unsigned long long)tc.calls,
+			  (unsigned long long)s->opt->timeline_max_events);
+	s->timeline = NULL;
+}
+
 static const char *stop_text(enum gp_stop_reason why, int signo)
 {
 	static char buf[64];
@@ -420,6 +451,7 @@ static void cleanup(struct session *s)
 	gp_files_free(&s->files);
 	gp_cpu_accounts__free(s->cpu);
 	gpu_api_bpf__destroy(s->skel);
+	gp_timeline_abort(s->timeline, s->model); /* closed (NULL) when the reports were written */
 	gp_model__free(s->model);
 	gp_symbolizer__free(s->sym);
 	gp_launch_abort(&s->launch);
@@ -592,8 +624,10 @@ int gp_session_run(const struct gp_options *o)
 				       .demangle = gp_demangle, .demangle_short = gp_demangle_short,
 				       .stack_seen = gp_symbolizer_stack_seen, .symbolize = gp_symbolizer_symbolize };
 	s.model = s.sym ? gp_model_new(&resolver) : NULL;
-	if (s.model)
+	if (s.model) {
 		gp_model_set_stacks(s.model, o->stacks, o->max_stacks);
+		open_timeline(&s);
+	}
 	s.cpu = s.model ? gp_cpu_accounts_new(s.model) : NULL;
 	if (!s.cpu) {
 		gp_err("out of memory");
@@ -650,6 +684,7 @@ int gp_session_run(const struct gp_options *o)
 	if (s.launched)
 		gp_model_set_launch(s.model, o->command_text, s.procs.launched_done,
 				    s.procs.launched_status, s.procs.launched_signal);
+	close_timeline(&s);
 	char nested[64] = "";
 
 	if (s.collector.nested_calls)
