@@ -53,7 +53,7 @@ static const char usage_text[] =
 	"      --timeline-max-events N\n"
 	"                         write at most N API calls into trace.json (default\n"
 	"                         5000000); calls beyond are counted\n"
-	"                         (drops.timeline_calls_left_out)\n"
+	"                         (drops.timeline_left_out)\n"
 	"      --no-uprobe-multi  one perf-event link per probed function, as on kernels\n"
 	"                         before 6.6 (slower to attach and to detach)\n"
 	"  -v, --verbose          more messages (-vv: libbpf's too)\n"

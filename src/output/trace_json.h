@@ -9,7 +9,7 @@
  *
  * Use: gp_timeline_open() before the first record, gp_timeline_attach() to
  * the model, ingest, then gp_timeline_close() before the reports are written
- * (it sets drops.timeline_calls_left_out in the model).
+ * (it sets drops.timeline_left_out in the model).
  */
 #ifndef GP_TRACE_JSON_H
 #define GP_TRACE_JSON_H
@@ -19,7 +19,7 @@
 #include "model/model.h"
 
 #define GP_TIMELINE_FILE               "trace.json"
-#define GP_TIMELINE_DROP               "timeline_calls_left_out"
+#define GP_TIMELINE_DROP               "timeline_left_out"
 #define GP_TIMELINE_DEFAULT_MAX_EVENTS 5000000ULL
 
 struct gp_timeline;
