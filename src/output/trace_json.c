@@ -526,10 +526,9 @@ static void meta_sort(struct gp_timeline *tl, __u32 pid, __u32 tid, __u64 index)
 static void stream_label(__u64 key, char *buf, size_t len)
 {
 	if (key == GP_STREAM_KEY_LEGACY)
-		snprintf(buf, len, "stream 0x0: legacy default stream (host-observed)");
+		snprintf(buf, len, "legacy default stream 0x0 (host-observed)");
 	else if (key & GP_STREAM_KEY_PER_THREAD)
-		snprintf(buf, len, "stream 0x%llx: per-thread default stream of tid %u (host-observed)",
-			 (unsigned long long)key, (unsigned)(key & 0xffffffffu));
+		snprintf(buf, len, "per-thread default stream of tid %u (host-observed)", (unsigned)(key & 0xffffffffu));
 	else
 		snprintf(buf, len, "stream 0x%llx (host-observed)", (unsigned long long)key);
 }
