@@ -22,7 +22,8 @@ static const char usage_text[] =
 	"uprobes, without touching them, and write report.md and report.json into the\n"
 	"output directory when every target has exited, --duration has passed, or on\n"
 	"Ctrl-C, with the call stacks that launch, copy, allocate and wait (flame graph,\n"
-	"folded stacks, speedscope). Every copy of libcudart, libcuda and libnccl a target maps (any\n"
+	"folded stacks, speedscope) and a timeline of every call (trace.json, for\n"
+	"Perfetto UI and chrome://tracing). Every copy of libcudart, libcuda and libnccl a target maps (any\n"
 	"version, any directory, dlopen'ed later, or the runtime linked statically into\n"
 	"the program) is found and probed before its first call. A call made inside\n"
 	"another traced call (the runtime going down to the driver) is counted once.\n"
@@ -52,6 +53,12 @@ static const char usage_text[] =
 	"                         'gpuprobed report' on any machine) to FILE (default\n"
 	"                         DIR/capture.gpz)\n"
 	"      --no-record        write no capture\n"
+	"      --no-timeline      do not write trace.json (the timeline for Perfetto UI and\n"
+	"                         chrome://tracing: every call, stream work, flows, counters)\n"
+	"      --timeline-max-events N\n"
+	"                         write at most N API calls into trace.json (default\n"
+	"                         5000000); calls beyond are counted\n"
+	"                         (drops.timeline_left_out)\n"
 	"      --no-uprobe-multi  one perf-event link per probed function, as on kernels\n"
 	"                         before 6.6 (slower to attach and to detach)\n"
 	"  -v, --verbose          more messages (-vv: libbpf's too)\n"
@@ -115,7 +122,8 @@ static char *join_argv(int argc, char **argv)
 
 int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 {
-	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI, OPT_NO_STACKS, OPT_MAX_STACKS, OPT_RECORD, OPT_NO_RECORD };
+	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI, OPT_NO_STACKS, OPT_MAX_STACKS, OPT_RECORD, OPT_NO_RECORD,
+	       OPT_NO_TIMELINE, OPT_TIMELINE_MAX };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "name", required_argument, NULL, 'n' },
@@ -129,6 +137,8 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 		{ "record", required_argument, NULL, OPT_RECORD },
 		{ "no-record", no_argument, NULL, OPT_NO_RECORD },
+		{ "no-timeline", no_argument, NULL, OPT_NO_TIMELINE },
+		{ "timeline-max-events", required_argument, NULL, OPT_TIMELINE_MAX },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -144,6 +154,8 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 	o->stacks = true;
 	o->max_stacks = GP_DEFAULT_MAX_STACKS;
 	o->record = true;
+	o->timeline = true;
+	o->timeline_max_events = GP_DEFAULT_TIMELINE_MAX_EVENTS;
 	opterr = 0; /* our own messages, one line each */
 	optind = 1;
 	/* '+': options end at the command (its own options are its own) */
@@ -217,6 +229,15 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 			break;
 		case OPT_NO_RECORD:
 			o->record = false;
+			break;
+		case OPT_NO_TIMELINE:
+			o->timeline = false;
+			break;
+		case OPT_TIMELINE_MAX:
+			if (!parse_uint(optarg, 1000000000000UL, &v) || v == 0)
+				return usage_error("--timeline-max-events: '%s' is not between 1 and 1000000000000",
+						   optarg);
+			o->timeline_max_events = v;
 			break;
 		case 'v':
 			o->verbosity++;
