@@ -357,6 +357,42 @@ def symbolize_run(args, workload, env, tmp):
     return s
 
 
+def capture_run(args, workload, env, tmp, iters):
+    """gpuprobed -v -o DIR -- bench_calls --iters N (capture on, the default), then gpuprobed report of it:
+    the rate the session kept up with, losses, the writer's waits, bytes per operation, and the time to
+    rebuild every output from the capture."""
+    out_dir = os.path.join(tmp, "cap")
+    shutil.rmtree(out_dir, ignore_errors=True)
+    cmd = [os.path.join(args.build, "gpuprobed"), "-v", "-o", out_dir, "--", workload, "--iters", str(iters)]
+    rc, out, err, wall, rss = run_measured(cmd, env, tmp, "cap")
+    if rc != 0:
+        sys.exit(f"bench: gpuprobed -- bench_calls --iters {iters} exited {rc}: {err}")
+    m = re.search(r"capture \S+: (\d+) operations, ([0-9.]+) MiB \(([0-9.]+) MiB before compression\); "
+                  r"the consumer waited (\d+) times", err)
+    calls = re.search(r"after ([0-9.]+) s: .*?(\d+) calls recorded", err)
+    if not m or not calls:
+        sys.exit(f"bench: no capture line in gpuprobed -v's output: {err}")
+    res = json_line(out, "launch_ns") or {}
+    c = dict(ops=int(m.group(1)), file_mib=float(m.group(2)), raw_mib=float(m.group(3)), waits=int(m.group(4)),
+             traced_s=float(calls.group(1)), calls=int(calls.group(2)), rss_mib=rss,
+             launch_ns=res.get("launch_ns"), memcpy_ns=res.get("memcpy_ns"))
+    c.update(report_summary(out_dir))
+    capture = os.path.join(out_dir, "capture.gpz")
+    rc, _, err, c["report_s"], c["report_rss_mib"] = run_measured(
+        [os.path.join(args.build, "gpuprobed"), "report", capture, "-o", os.path.join(tmp, "cap-report")],
+        env, tmp, "cap-report")
+    if rc != 0:
+        sys.exit(f"bench: gpuprobed report exited {rc}: {err}")
+    with open(os.path.join(out_dir, "report.json")) as a, open(os.path.join(tmp, "cap-report", "report.json")) as b:
+        ja, jb = json.load(a), json.load(b)
+    ja.pop("source")
+    jb.pop("source")
+    c["equal"] = ja == jb
+    shutil.rmtree(out_dir, ignore_errors=True)
+    shutil.rmtree(os.path.join(tmp, "cap-report"), ignore_errors=True)
+    return c
+
+
 def pingpong_run(build, env, rounds, traced, tmp):
     """An untraced ping-pong next to an idle waiting process; with traced, gpuprobed traces that
     process (so only the tracer differs). Returns (ns per round trip, sched_switch BPF ns per
@@ -527,6 +563,15 @@ def main():
                 f"symbolized in {s['sym_ms']:.1f} ms ({s['addresses']} addresses), peak RSS {s['rss_mib']:.0f} MiB "
                 f"(workload alone {s['alone_rss_mib']:.0f} MiB), wall {s['wall_s']:.2f} s, drops: {fmt_drops(s['drops'])}, "
                 f"truncated stacks {s['truncated']:,}")
+
+        caps = []
+        for iters in (args.iters, 5 * args.iters):
+            c = capture_run(args, workload, env, tmp, iters)
+            caps.append(c)
+            log(f"capture: {c['calls']:,} calls in {c['traced_s']:.2f} s, {c['ops']:,} operations, "
+                f"{c['file_mib']:.1f} MiB ({c['raw_mib']:.1f} MiB raw), writer waits {c['waits']}, "
+                f"drops: {fmt_drops(losses(c['drops']))}; gpuprobed report: {c['report_s']:.2f} s, "
+                f"{c['report_rss_mib']:.0f} MiB, equal: {c['equal']}")
 
         libs_dir = os.path.join(args.build, "many_libs")
         attach = [attach_run(args.build, env, libs_dir, tmp) for _ in range(args.reps)]
@@ -737,6 +782,27 @@ def main():
         lines += ["", "**Flagged:** " + "; ".join(sym_flags) + "."]
     lines += [
         "",
+        "## Capture file: keeping up, size, rebuilding the report",
+        "",
+        "`gpuprobed -v -- bench_calls --iters N` with the capture on (the default; stacks on), then",
+        "`gpuprobed report` of its capture. The workload calls as fast as it can (both loops back to back);",
+        "\"waits\" counts the times the ring buffer's consumer waited for the capture's compressing thread",
+        "(back-pressure: with none, the capture cost the consumer only memcpys). Operations include the",
+        "nested driver calls and the resolver's answers. \"equal\": the rebuilt report.json equals the live",
+        "one but for `source`.",
+        "",
+        "| calls | call rate (calls/s) | drops | writer waits | operations | capture | bytes/operation "
+        "(compressed / raw) | `gpuprobed report` | its peak RSS | equal |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in caps:
+        lines.append(f"| {c['calls']:,} | {c['calls'] / c['traced_s']:,.0f} | {fmt_drops(losses(c['drops']))} | "
+                     f"{c['waits']} | {c['ops']:,} | {c['file_mib']:.1f} MiB | "
+                     f"{c['file_mib'] * 1048576 / c['ops']:.1f} / {c['raw_mib'] * 1048576 / c['ops']:.1f} | "
+                     f"{c['report_s']:.2f} s ({c['ops'] / c['report_s'] / 1e6:.2f} M operations/s) | "
+                     f"{c['report_rss_mib']:.0f} MiB | {'yes' if c['equal'] else '**no**'} |")
+    lines += [
+        "",
         "## Cost to processes gpuprobed does not trace",
         "",
         "The scheduler tracepoint fires for every context switch on the machine; gpuprobed's program",
@@ -774,6 +840,7 @@ def main():
         json.dumps({"calls": samples, "bpf_stats": bpf, "depth_sweep": sweep,
                     "walk_end": {f"ustack({n})": v for n, v in walk_end.items()},
                     "stacks_userspace": [{k: v for k, v in s.items() if k != "codes"} for s in sym],
+                    "capture": [{k: v for k, v in c.items() if k != "codes"} for c in caps],
                     "pingpong": pp}, indent=1),
         "```",
         "",

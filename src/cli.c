@@ -24,7 +24,8 @@ static const char usage_text[] =
 	"uprobes, without touching them, and write report.md and report.json into the\n"
 	"output directory when every target has exited, --duration has passed, or on\n"
 	"Ctrl-C, with the call stacks that launch, copy, allocate and wait (flame graph,\n"
-	"folded stacks, speedscope). Every copy of libcudart, libcuda and libnccl a target maps (any\n"
+	"folded stacks, speedscope) and a timeline of every call (trace.json, for\n"
+	"Perfetto UI and chrome://tracing). Every copy of libcudart, libcuda and libnccl a target maps (any\n"
 	"version, any directory, dlopen'ed later, or the runtime linked statically into\n"
 	"the program) is found and probed before its first call. A call made inside\n"
 	"another traced call (the runtime going down to the driver) is counted once.\n"
@@ -54,6 +55,12 @@ static const char usage_text[] =
 	"                         'gpuprobed report' on any machine) to FILE (default\n"
 	"                         DIR/capture.gpz)\n"
 	"      --no-record        write no capture\n"
+	"      --no-timeline      do not write trace.json (the timeline for Perfetto UI and\n"
+	"                         chrome://tracing: every call, stream work, flows, counters)\n"
+	"      --timeline-max-events N\n"
+	"                         write at most N API calls into trace.json (default\n"
+	"                         5000000); calls beyond are counted\n"
+	"                         (drops.timeline_left_out)\n"
 	"      --no-uprobe-multi  one perf-event link per probed function, as on kernels\n"
 	"                         before 6.6 (slower to attach and to detach)\n"
 	"  -v, --verbose          more messages (-vv: libbpf's too)\n"
@@ -67,12 +74,19 @@ static const char usage_text[] =
 	"1 on a runtime failure, 2 on bad usage; with -- COMMAND, the command's status\n"
 	"(127: not found, 126: not executable). See gpuprobed(8) and docs/report-format.md.\n";
 
+int gp_usage_error(const char *subcommand, const char *fmt, const char *arg)
+{
+	const char *sp = subcommand ? " " : "", *sub = subcommand ? subcommand : "";
+
+	fprintf(stderr, "gpuprobed%s%s: ", sp, sub);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'gpuprobed%s%s --help' for more information.\n", sp, sub);
+	return GP_EXIT_USAGE;
+}
+
 static int usage_error(const char *fmt, const char *arg)
 {
-	fputs("gpuprobed: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputs("\nTry 'gpuprobed --help' for more information.\n", stderr);
-	return GP_EXIT_USAGE;
+	return gp_usage_error(NULL, fmt, arg);
 }
 
 static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -110,7 +124,8 @@ static char *join_argv(int argc, char **argv)
 
 int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 {
-	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI, OPT_NO_STACKS, OPT_MAX_STACKS, OPT_RECORD, OPT_NO_RECORD };
+	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI, OPT_NO_STACKS, OPT_MAX_STACKS, OPT_RECORD, OPT_NO_RECORD,
+	       OPT_NO_TIMELINE, OPT_TIMELINE_MAX };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "name", required_argument, NULL, 'n' },
@@ -124,6 +139,8 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 		{ "record", required_argument, NULL, OPT_RECORD },
 		{ "no-record", no_argument, NULL, OPT_NO_RECORD },
+		{ "no-timeline", no_argument, NULL, OPT_NO_TIMELINE },
+		{ "timeline-max-events", required_argument, NULL, OPT_TIMELINE_MAX },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -139,6 +156,8 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 	o->stacks = true;
 	o->max_stacks = GP_DEFAULT_MAX_STACKS;
 	o->record = true;
+	o->timeline = true;
+	o->timeline_max_events = GP_DEFAULT_TIMELINE_MAX_EVENTS;
 	opterr = 0; /* our own messages, one line each */
 	optind = 1;
 	/* '+': options end at the command (its own options are its own) */
@@ -212,6 +231,15 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 			break;
 		case OPT_NO_RECORD:
 			o->record = false;
+			break;
+		case OPT_NO_TIMELINE:
+			o->timeline = false;
+			break;
+		case OPT_TIMELINE_MAX:
+			if (!parse_uint(optarg, 1000000000000UL, &v) || v == 0)
+				return usage_error("--timeline-max-events: '%s' is not between 1 and 1000000000000",
+						   optarg);
+			o->timeline_max_events = v;
 			break;
 		case 'v':
 			o->verbosity++;

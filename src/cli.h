@@ -9,6 +9,7 @@
 #define GP_MAX_PIDS 64
 #define GP_MAX_NAME_ARGS 8 /* = GP_MAX_NAMES (events.h) */
 #define GP_DEFAULT_MAX_STACKS 1000000
+#define GP_DEFAULT_TIMELINE_MAX_EVENTS 5000000ULL /* = GP_TIMELINE_DEFAULT_MAX_EVENTS (output/trace_json.h) */
 
 enum gp_mode { GP_MODE_PID = 1, GP_MODE_NAME, GP_MODE_LAUNCH, GP_MODE_ALL };
 
@@ -31,6 +32,8 @@ struct gp_options {
 	unsigned max_stacks;  /* distinct stacks kept (--max-stacks) */
 	bool record;          /* write a capture (default; --no-record) */
 	const char *record_path; /* --record FILE; NULL: OUT_DIR/capture.gpz */
+	bool timeline;        /* write trace.json (default; --no-timeline) */
+	unsigned long long timeline_max_events; /* API calls written into it at most (--timeline-max-events) */
 	char *command_line;   /* argv joined, for the report */
 };
 
@@ -40,6 +43,12 @@ struct gp_options {
  */
 enum { GP_EXIT_OK = 0, GP_EXIT_FAILURE = 1, GP_EXIT_USAGE = 2, GP_EXIT_CANNOT_RUN = 126,
        GP_EXIT_NOT_FOUND = 127 };
+
+/*
+ * One line naming the problem and a pointer to the help of subcommand (NULL:
+ * gpuprobed's own), on stderr. Returns GP_EXIT_USAGE. fmt has one %s: arg.
+ */
+int gp_usage_error(const char *subcommand, const char *fmt, const char *arg);
 
 /* "pid", "name", "launch", "all" */
 const char *gp_mode_name(enum gp_mode m);

@@ -46,6 +46,7 @@
 #include "collect/event_loop.h"
 #include "log.h"
 #include "model/model.h"
+#include "output/trace_json.h"
 #include "report_files.h"
 #include "privileges.h"
 #include "session.h"
@@ -60,6 +61,7 @@ struct session {
 	struct gp_symbolizer *sym;
 	struct gp_model *model;
 	struct gp_capture_live capture; /* the capture file, if recorded */
+	struct gp_timeline *timeline; /* trace.json, fed by the model; NULL: --no-timeline */
 	struct gp_uprobes probes;
 	bool multi; /* uprobe_multi links */
 	struct gp_files files;
@@ -356,6 +358,35 @@ static void set_session_info(struct session *s)
 	gp_model_set_session(s->model, &info);
 }
 
+/* The timeline observes the model from its first record (a failure to open it is not fatal). */
+static void open_timeline(struct session *s)
+{
+	const struct gp_timeline_opts topts = { .max_events = s->opt->timeline_max_events };
+
+	if (!s->opt->timeline)
+		return;
+	s->timeline = gp_timeline_open(s->opt->out_dir, &topts);
+	if (!s->timeline)
+		gp_warn("timeline %s/%s: %s (not written)", s->opt->out_dir, GP_TIMELINE_FILE, strerror(errno));
+	else
+		gp_timeline_attach(s->timeline, s->model);
+}
+
+static void close_timeline(struct session *s)
+{
+	struct gp_timeline_counts tc;
+
+	if (!s->opt->timeline || !s->timeline) {
+		gp_timeline_remove_stale(s->opt->out_dir); /* an earlier run's would pass for this one's */
+		return;
+	}
+	if (!gp_timeline_close(s->timeline, s->model, &tc) && tc.left_out)
+		gp_notice("timeline: %llu of %llu calls left out (--timeline-max-events %llu)",
+			  (unsigned long long)tc.left_out, (unsigned long long)tc.calls,
+			  (unsigned long long)s->opt->timeline_max_events);
+	s->timeline = NULL;
+}
+
 static const char *stop_text(enum gp_stop_reason why, int signo)
 {
 	static char buf[64];
@@ -385,6 +416,7 @@ static void cleanup(struct session *s)
 	gp_cpu_accounts__free(s->cpu);
 	gpu_api_bpf__destroy(s->skel);
 	gp_capture_live_abort(&s->capture); /* still open: the session failed before its end */
+	gp_timeline_abort(s->timeline, s->model); /* closed (NULL) when the reports were written */
 	gp_model__free(s->model);
 	gp_symbolizer__free(s->sym);
 	gp_launch_abort(&s->launch);
@@ -566,7 +598,9 @@ int gp_session_run(const struct gp_options *o)
 	s.model = s.sym ? gp_model_new(&resolver) : NULL;
 	if (s.model) {
 		gp_capture_live_tap(&s.capture, s.model);
+		gp_capture_live_maps(&s.capture, s.sym);
 		gp_model_set_stacks(s.model, o->stacks, o->max_stacks);
+		open_timeline(&s);
 	}
 	s.cpu = s.model ? gp_cpu_accounts_new(s.model) : NULL;
 	if (!s.cpu) {
@@ -624,6 +658,7 @@ int gp_session_run(const struct gp_options *o)
 	if (s.launched)
 		gp_model_set_launch(s.model, o->command_text, s.procs.launched_done,
 				    s.procs.launched_status, s.procs.launched_signal);
+	close_timeline(&s);
 	gp_capture_live_close(&s.capture, s.model); /* after the model's last operation */
 	char nested[64] = "";
 

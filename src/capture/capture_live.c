@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* capture_live.c — a live session's capture (capture_live.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -9,6 +11,8 @@
 #include "capture/capture_live.h"
 #include "gpuprobed/events.h"
 #include "log.h"
+#include "model/model_ops.h"
+#include "symbolize/symbolizer.h"
 
 static __u64 now_ns(clockid_t clk)
 {
@@ -47,6 +51,52 @@ int gp_capture_live_open(struct gp_capture_live *cl, const char *path, struct gp
 	cl->rr.record_ctx = cl->w;
 	*resolver = gp_recording_resolver(&cl->rr);
 	return 0;
+}
+
+/* The executable file mappings of a snapshot, as /proc/PID/maps prints them, into the capture. */
+static void record_maps(void *ctx, pid_t pid, const struct gp_maps *maps)
+{
+	struct gp_capture_live *cl = ctx;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!cl->w || !(f = open_memstream(&text, &len)))
+		return;
+	for (size_t i = 0; i < maps->n; i++) {
+		const struct gp_map *m = &maps->v[i];
+
+		if (m->exec)
+			fprintf(f, "%llx-%llx r-xp %08llx %02x:%02x %llu %s\n", (unsigned long long)m->start,
+				(unsigned long long)m->end, (unsigned long long)m->offset,
+				major((dev_t)m->dev), minor((dev_t)m->dev),
+				(unsigned long long)m->inode, m->path);
+	}
+	if (fclose(f) == 0) {
+		unsigned char *buf;
+		size_t n;
+		__u64 mono = now_ns(CLOCK_MONOTONIC);
+
+		n = 4 + 8 + 4 + len + 1;
+		buf = malloc(n);
+		if (buf) {
+			__u32 p32 = (__u32)pid, slen = (__u32)len + 1;
+
+			memcpy(buf, &p32, 4);
+			memcpy(buf + 4, &mono, 8);
+			memcpy(buf + 12, &slen, 4);
+			memcpy(buf + 16, text, len + 1);
+		}
+		gp_capture_writer_op(cl->w, GP_MOP_MAPS, buf, n); /* NULL: counted as lost */
+		free(buf);
+	}
+	free(text);
+}
+
+void gp_capture_live_maps(struct gp_capture_live *cl, struct gp_symbolizer *sym)
+{
+	if (cl->w)
+		gp_symbolizer_on_snapshot(sym, record_maps, cl);
 }
 
 void gp_capture_live_tap(struct gp_capture_live *cl, struct gp_model *m)

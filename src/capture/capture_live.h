@@ -26,6 +26,9 @@ struct gp_capture_live {
  * model must be created with the wrapped one). 0, or -1 after a message.
  */
 int gp_capture_live_open(struct gp_capture_live *cl, const char *path, struct gp_resolver *resolver);
+/* Every maps snapshot sym takes goes into the capture too (GP_MOP_MAPS: for readers of the file). */
+struct gp_symbolizer;
+void gp_capture_live_maps(struct gp_capture_live *cl, struct gp_symbolizer *sym);
 /* Every operation of m from now on goes into the capture. */
 void gp_capture_live_tap(struct gp_capture_live *cl, struct gp_model *m);
 /* Ends the capture (after m's last operation), tells m (source), says what was written. 0 or -1. */

@@ -5,7 +5,10 @@
  * as the live session wrote them; what the capture lacks (cut, corrupt
  * chunks) is said on stderr and in the reports' "source".
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,13 +16,14 @@
 #include "capture/report_cmd.h"
 #include "cli.h"
 #include "log.h"
+#include "output/trace_json.h"
 #include "report_files.h"
 
 static const char usage_text[] =
-	"Usage: gpuprobed report CAPTURE [-o DIR] [-v]\n"
+	"Usage: gpuprobed report CAPTURE [-o DIR] [--no-timeline] [-v]\n"
 	"\n"
-	"Rebuild every output of a traced session (report.json, report.md, call-stack\n"
-	"files) from its capture file (written by a session as DIR/capture.gpz, or\n"
+	"Rebuild every output of a traced session (report.json, report.md, trace.json,\n"
+	"call-stack files) from its capture file (written by a session as DIR/capture.gpz, or\n"
 	"--record FILE), on this machine or any other: the capture holds the answers\n"
 	"of symbolization, nothing is read from /proc or the traced programs' files.\n"
 	"report.json equals the live session's but for its \"source\".\n"
@@ -27,6 +31,10 @@ static const char usage_text[] =
 	"holds; corrupt chunks are skipped and counted.\n"
 	"\n"
 	"  -o, --output DIR   write into DIR (default ./profile_output)\n"
+	"      --no-timeline  do not write trace.json\n"
+	"      --timeline-max-events N\n"
+	"                     write at most N calls into trace.json (default 5000000;\n"
+	"                     give the live session's value to rebuild its trace.json)\n"
 	"  -v, --verbose      more messages\n"
 	"  -h, --help         this text\n"
 	"\n"
@@ -35,16 +43,16 @@ static const char usage_text[] =
 
 static int usage(const char *fmt, const char *arg)
 {
-	fputs("gpuprobed report: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputs("\nTry 'gpuprobed report --help' for more information.\n", stderr);
-	return GP_EXIT_USAGE;
+	return gp_usage_error("report", fmt, arg);
 }
 
 int gp_report_main(int argc, char **argv)
 {
+	enum { OPT_NO_TIMELINE = 256, OPT_TIMELINE_MAX };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "no-timeline", no_argument, NULL, OPT_NO_TIMELINE },
+		{ "timeline-max-events", required_argument, NULL, OPT_TIMELINE_MAX },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -56,7 +64,10 @@ int gp_report_main(int argc, char **argv)
 	struct gp_capture_load_stats ls;
 	const struct gp_capture_stats *cs;
 	struct gp_resolver resolver;
-	char errmsg[4200];
+	struct gp_timeline_opts topts = { .max_events = GP_TIMELINE_DEFAULT_MAX_EVENTS };
+	struct gp_timeline *tl = NULL;
+	bool timeline = true;
+	char errmsg[4200], *end;
 	int c, rc, status = GP_EXIT_FAILURE;
 
 	opterr = 0;
@@ -67,6 +78,15 @@ int gp_report_main(int argc, char **argv)
 			if (!*optarg)
 				return usage("--output: empty directory name%s", "");
 			out_dir = optarg;
+			break;
+		case OPT_NO_TIMELINE:
+			timeline = false;
+			break;
+		case OPT_TIMELINE_MAX:
+			errno = 0;
+			topts.max_events = strtoull(optarg, &end, 10);
+			if (errno || *end || !*optarg || *optarg == '-' || !topts.max_events)
+				return usage("--timeline-max-events: '%s' is not a positive number", optarg);
 			break;
 		case 'v':
 			gp_log_level = gp_log_level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
@@ -99,6 +119,15 @@ int gp_report_main(int argc, char **argv)
 		gp_err("out of memory");
 		goto out;
 	}
+	if (timeline) {
+		tl = gp_timeline_open(out_dir, &topts);
+		if (!tl)
+			gp_warn("timeline %s/%s: %s (not written)", out_dir, GP_TIMELINE_FILE, strerror(errno));
+		else
+			gp_timeline_attach(tl, m);
+	} else {
+		gp_timeline_remove_stale(out_dir);
+	}
 	rc = gp_capture_load(r, m, as, &ls);
 	cs = gp_capture_stats(r);
 	if (rc < 0)
@@ -122,9 +151,14 @@ int gp_report_main(int argc, char **argv)
 	gp_info("%s: %llu operations in %llu chunks (%llu applied, %llu resolver answers)", path,
 		(unsigned long long)cs->ops, (unsigned long long)cs->chunks, (unsigned long long)ls.applied,
 		(unsigned long long)ls.answers);
+	if (tl) {
+		gp_timeline_close(tl, m, NULL); /* its loss counter is set before the reports */
+		tl = NULL;
+	}
 	if (gp_write_reports(m, out_dir) == 0)
 		status = GP_EXIT_OK;
 out:
+	gp_timeline_abort(tl, m);
 	gp_model__free(m);
 	gp_answers__free(as);
 	gp_capture_close(r);

@@ -4,7 +4,8 @@
  * statistics and the calling thread, and hands it to the aggregator its
  * shape belongs to (memory, transfers, kernels, driver handles, NCCL,
  * streams). A call made inside another traced call is that call's
- * implementation: listed (nesting.c), never counted twice.
+ * implementation: listed (nesting.c), never counted twice. Each outermost
+ * call is then shown, decoded, to the observer if one is set (the timeline).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -143,6 +144,47 @@ static void count_work(struct gp_process *p, const struct gp_api_call *c)
 	w->host_ns += c->dur_ns;
 }
 
+void gp_model_set_observer(struct gp_model *m, const struct gp_model_observer *obs)
+{
+	m->observer = obs ? *obs : (struct gp_model_observer){ 0 };
+}
+
+/* Everything the observer needs of an outermost call, from what the aggregators decided. */
+static void observe(struct gp_model *m, const struct gp_process *p, const struct gp_api_call *c,
+		    const struct gp_op *op, const struct gp_stream_fx *fx, __u64 live_before)
+{
+	const struct gp_api_info *a = &gp_apis[c->api];
+	struct gp_call_view v = {
+		.pid = c->hdr.tgid,
+		.tid = c->hdr.tid,
+		.api = c->api,
+		.ts_ns = c->hdr.ts_ns,
+		.dur_ns = c->dur_ns,
+		.ret = c->ret,
+		.error = c->ret ? gp_error_name(a->family, c->ret) : NULL,
+		.op = gp_op_kind_name(op->kind),
+		.bytes = op->bytes,
+		.has_stream = fx->has_stream,
+		.stream = fx->stream,
+		.queued = fx->queued,
+		.queue_seq = fx->queue_seq,
+		.memory_changed = p->mem.total.live_bytes != live_before,
+		.device_live_bytes = p->mem.total.live_bytes,
+	};
+
+	if (op->kind == GP_OP_COPY) {
+		v.direction = gp_dir_name(op->dir);
+		v.host_memory = gp_hostmem_name(op->hostmem);
+	}
+	if (op->kind == GP_OP_KERNEL && op->kernel)
+		v.kernel = op->kernel->name;
+	if (fx->sync) {
+		v.covered = p->pending.covers;
+		v.ncovered = p->pending.ncovers;
+	}
+	m->observer.call(m->observer.ctx, &v);
+}
+
 static int validate(const void *data, size_t len)
 {
 	const struct gp_api_call *c = data;
@@ -196,9 +238,12 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 	struct gp_api_stats *st = p ? api_stats_get(p, c.api) : NULL;
 	__u16 outer = GP_EVF_PARENT(c.hdr.flags);
 	const struct gp_api_info *a = &gp_apis[c.api];
+	struct gp_stream_fx fx = { 0 };
+	__u64 live_before;
 
 	if (!st)
 		return -ENOMEM;
+	live_before = p->mem.total.live_bytes;
 	if (c.hdr.flags & GP_EVF_EXT_TRUNC) /* a name cut at 1 KiB, more than 64 communicators */
 		gp_model_drop_add(m, "ext_truncated", 1);
 	/* handles a nested call creates are still the process's (names, communicators) */
@@ -268,16 +313,18 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 		if (row)
 			op = (struct gp_op){ .kind = GP_OP_COLL, .nccl_op = row->op, .dtype = row->dtype, .bytes = bytes };
 		if (row && !c.ret) {
-			gp_stream_collective(p, &c, row, bytes);
+			gp_stream_collective(p, &c, row, bytes, &fx);
 			p->work[GP_FAM_NCCL].collectives++;
 			p->work[GP_FAM_NCCL].collective_bytes += bytes;
 			p->work[GP_FAM_NCCL].host_ns += c.dur_ns;
 		}
 	}
 	count_work(p, &c);
-	gp_stream_call(p, &c);
+	gp_stream_call(p, &c, &fx);
 	if (stk)
 		gp_stacks_add(m, p, &c, &op, stk);
+	if (m->observer.call)
+		observe(m, p, &c, &op, &fx, live_before);
 	m->cur_ips = NULL;
 	m->cur_nips = 0;
 	return 0;

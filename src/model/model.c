@@ -29,7 +29,7 @@ static const char *const bpf_drop_names[GP_BPF_DROP_MAX] = {
 
 /* Counters the model keeps itself; present (at 0) in every report, like the BPF ones. */
 static const char *const model_drop_names[] = { "malformed_records", "alloc_out_unread", "ext_truncated",
-						"stacks_over_limit" };
+						"stacks_over_limit", "timeline_left_out" };
 
 const char *gp_bpf_drop_name(enum gp_bpf_drop d)
 {

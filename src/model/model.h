@@ -193,6 +193,49 @@ struct gp_report_source {
 };
 void gp_model_set_source(struct gp_model *m, const struct gp_report_source *src);
 
+/*
+ * Observer: sees every outermost traced call (made outside any other traced
+ * call) right after the model folded it in, decoded; the timeline
+ * (output/trace_json.h) is one. Calls made inside another traced call (the
+ * runtime's driver call) are not shown to it: their outer call stands for
+ * them. The view and what it points to are valid during the callback only.
+ */
+
+/* Work a synchronisation covered on one stream: the stream's queued work numbers [first_seq, end_seq). */
+struct gp_sync_cover {
+	__u64 stream;    /* stream key (model_internal.h: GP_STREAM_KEY_* or the handle) */
+	__u64 first_seq;
+	__u64 end_seq;
+};
+
+struct gp_call_view {
+	__u32 pid, tid;
+	enum gp_api_id api;
+	__u64 ts_ns, dur_ns;       /* entry, host-observed time in the call */
+	__s32 ret;
+	const char *error;         /* ret's name in the API's enum; NULL when 0 or unknown */
+	const char *op;            /* what it did: "kernel", "copy", "memset", "alloc", "free", "collective",
+				      "sync", "graph", "other" */
+	__u64 bytes;               /* copied, set, allocated, reduced; 0 when it names none */
+	const char *direction;     /* copies: "HtoD", ...; NULL otherwise */
+	const char *host_memory;   /* copies: "pinned", "pageable", ...; NULL otherwise */
+	const char *kernel;        /* launches: the kernel's demangled name; NULL when unresolved */
+	bool has_stream;           /* the call names a stream (stream is its key) */
+	__u64 stream;
+	bool queued;               /* it queued work on stream that a later synchronisation covers */
+	__u64 queue_seq;           /* that work's number on its stream, from 0 */
+	bool memory_changed;       /* it allocated or freed device memory */
+	__u64 device_live_bytes;   /* the process's live device (+ managed) memory after the call */
+	const struct gp_sync_cover *covered; /* a synchronisation: what it waited for */
+	size_t ncovered;
+};
+
+struct gp_model_observer {
+	void *ctx;
+	void (*call)(void *ctx, const struct gp_call_view *v);
+};
+void gp_model_set_observer(struct gp_model *m, const struct gp_model_observer *obs); /* NULL: none */
+
 /* Sinks (src/output/). Each returns 0 or -errno. */
 int gp_report_json_write(const struct gp_model *m, FILE *out);
 int gp_report_md_write(const struct gp_model *m, FILE *out);

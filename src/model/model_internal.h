@@ -208,6 +208,9 @@ struct gp_pending_work {
 	__u32 ops_since_sync; /* work items queued on the stream since its last synchronisation */
 	struct gp_nccl_row *coll; /* GP_WORK_COLL: its (communicator, op) row */
 	__u64 coll_bytes;
+	/* work items numbered per stream from 0: [synced_seq, queued_seq) not yet covered by a synchronisation */
+	__u64 queued_seq;
+	__u64 synced_seq;
 };
 struct gp_pending {
 	struct gp_u64map by_stream; /* stream key -> struct gp_pending_work */
@@ -215,6 +218,18 @@ struct gp_pending {
 	/* blocked time of synchronisation calls, by what they waited for */
 	__u64 blocked_ns[GP_WORK_COLL + 1];
 	__u64 blocked_calls[GP_WORK_COLL + 1];
+	/* what the last synchronisation covered, for the observer (grown as needed, reused) */
+	struct gp_sync_cover *covers;
+	size_t ncovers, covers_cap;
+};
+
+/* What a call did to the streams (streams.c), for the observer. */
+struct gp_stream_fx {
+	bool has_stream;
+	__u64 stream;
+	bool queued;
+	__u64 queue_seq;
+	bool sync; /* p->pending.covers[0 .. ncovers) is what it covered */
 };
 
 /* ---- NCCL ------------------------------------------------------------------ */
@@ -458,6 +473,7 @@ struct gp_model {
 	struct gp_model_tap tap; /* sees every operation (model_ops.c) */
 	struct gp_report_source source; /* strings owned; kind NULL: "live" without a capture */
 	__u64 last_event_ns; /* the latest time an ingested record reaches */
+	struct gp_model_observer observer; /* sees every outermost call (ingest.c); call NULL: none */
 	char *name_buf;    /* resolver output buffers, GP_NAME_BUF bytes each */
 	char *mangled_buf;
 
@@ -557,9 +573,11 @@ __u64 gp_stream_key(__u64 handle, bool per_thread_variant, __u32 tid);
 /* The stream key a call names (its default stream when it takes none); false when unreadable. */
 bool gp_call_stream_key(const struct gp_api_call *c, __u64 *key);
 struct gp_stream *gp_stream_get(struct gp_process *p, __u64 key); /* creates it; NULL on ENOMEM */
-void gp_stream_call(struct gp_process *p, const struct gp_api_call *c);
+/* fx (reset by the caller) says which stream the call named, what it queued or covered. */
+void gp_stream_call(struct gp_process *p, const struct gp_api_call *c, struct gp_stream_fx *fx);
 /* A collective queued on its stream (row from gp_nccl_call). */
-void gp_stream_collective(struct gp_process *p, const struct gp_api_call *c, struct gp_nccl_row *row, __u64 bytes);
+void gp_stream_collective(struct gp_process *p, const struct gp_api_call *c, struct gp_nccl_row *row, __u64 bytes,
+			  struct gp_stream_fx *fx);
 void gp_pending_release(struct gp_pending *pd);
 
 /* stacks.c */

@@ -17,6 +17,11 @@
  * that was the only work on its stream since the previous synchronisation
  * is "measured": queued -> synchronisation return bounds its duration, the
  * basis of the host-side bandwidths (docs/report-format.md, "nccl").
+ *
+ * For the observer (the timeline), work items are numbered per stream from
+ * 0, and a synchronisation covers every item queued on the stream(s) it
+ * waits for since their previous synchronisation: the same rule, told per
+ * item (gp_stream_fx, struct gp_pending.covers).
  */
 #include <stdlib.h>
 
@@ -74,6 +79,9 @@ void gp_pending_release(struct gp_pending *pd)
 {
 	gp_u64map_clear(&pd->by_stream, free);
 	gp_u64map_clear(&pd->by_event, free);
+	free(pd->covers);
+	pd->covers = NULL;
+	pd->ncovers = pd->covers_cap = 0;
 }
 
 static struct gp_pending_work *pending_of(struct gp_process *p, __u64 key)
@@ -94,17 +102,40 @@ static struct gp_pending_work *pending_of(struct gp_process *p, __u64 key)
 }
 
 static void queued(struct gp_process *p, const struct gp_stream *s, const struct gp_api_call *c,
-		   enum gp_work_kind kind, struct gp_nccl_row *row, __u64 bytes)
+		   enum gp_work_kind kind, struct gp_nccl_row *row, __u64 bytes, struct gp_stream_fx *fx)
 {
 	struct gp_pending_work *w = pending_of(p, s->key);
 
 	if (!w)
 		return;
+	fx->queued = true;
+	fx->queue_seq = w->queued_seq++;
 	w->kind = kind;
 	w->ts_ns = c->hdr.ts_ns;
 	w->coll = row;
 	w->coll_bytes = bytes;
 	w->ops_since_sync++;
+}
+
+/* The observer's view of a synchronisation: it covered the items of w not covered yet. */
+static void covered(struct gp_process *p, struct gp_pending_work *w)
+{
+	struct gp_pending *pd = &p->pending;
+
+	if (!w || w->synced_seq == w->queued_seq)
+		return;
+	if (pd->ncovers == pd->covers_cap) {
+		size_t cap = pd->covers_cap ? 2 * pd->covers_cap : 8;
+		struct gp_sync_cover *v = realloc(pd->covers, cap * sizeof(*v));
+
+		if (!v)
+			return; /* the items stay uncovered: the timeline closes them at its end */
+		pd->covers = v;
+		pd->covers_cap = cap;
+	}
+	pd->covers[pd->ncovers++] = (struct gp_sync_cover){ .stream = w->stream_key, .first_seq = w->synced_seq,
+							    .end_seq = w->queued_seq };
+	w->synced_seq = w->queued_seq;
 }
 
 /* A synchronisation that returned: charge its blocked time to what it waited for. */
@@ -151,6 +182,7 @@ static void waited_all(struct gp_process *p, const struct gp_api_call *c)
 	for (size_t i = 0; i < n; i++) {
 		struct gp_pending_work *w = ws[i];
 
+		covered(p, w);
 		w->kind = GP_WORK_NONE;
 		w->coll = NULL;
 		w->ops_since_sync = 0;
@@ -177,45 +209,68 @@ static void event_waited(struct gp_process *p, __u64 event, const struct gp_api_
 {
 	const __u64 *k = gp_u64map_get(&p->pending.by_event, event);
 
-	if (k)
-		waited(p, gp_u64map_get(&p->pending.by_stream, *k), c);
+	if (k) {
+		struct gp_pending_work *w = gp_u64map_get(&p->pending.by_stream, *k);
+
+		covered(p, w);
+		waited(p, w, c);
+	}
 }
 
-void gp_stream_collective(struct gp_process *p, const struct gp_api_call *c, struct gp_nccl_row *row, __u64 bytes)
+/* The stream a call names, told to the observer too. */
+static struct gp_stream *fx_stream(struct gp_process *p, const struct gp_api_call *c, struct gp_stream_fx *fx)
 {
 	struct gp_stream *s = call_stream(p, c);
+
+	if (s) {
+		fx->has_stream = true;
+		fx->stream = s->key;
+	}
+	return s;
+}
+
+void gp_stream_collective(struct gp_process *p, const struct gp_api_call *c, struct gp_nccl_row *row, __u64 bytes,
+			  struct gp_stream_fx *fx)
+{
+	struct gp_stream *s = fx_stream(p, c, fx);
 
 	if (!s)
 		return;
 	s->collectives++;
 	s->collective_bytes += bytes;
-	queued(p, s, c, GP_WORK_COLL, row, bytes);
+	queued(p, s, c, GP_WORK_COLL, row, bytes, fx);
 }
 
-void gp_stream_call(struct gp_process *p, const struct gp_api_call *c)
+void gp_stream_call(struct gp_process *p, const struct gp_api_call *c, struct gp_stream_fx *fx)
 {
 	const struct gp_api_info *a = &gp_apis[c->api];
 	bool ok = c->ret == 0;
 	struct gp_stream *s;
 
+	p->pending.ncovers = 0;
+	if (a->attr & GP_A_SYNC_CALL)
+		fx->sync = true;
 	switch (a->shape) {
 	case GP_SHAPE_STREAM_CREATE:
 		if (ok && (c->hdr.flags & GP_EVF_OUT_VALID) && (s = gp_stream_get(p, c->out)))
 			s->created++;
 		return;
 	case GP_SHAPE_STREAM:
-		if (!(s = call_stream(p, c)))
+		if (!(s = fx_stream(p, c, fx)))
 			return;
 		if (a->attr & GP_A_SYNC_CALL) { /* blocked time counts whether or not it failed */
+			struct gp_pending_work *w = gp_u64map_get(&p->pending.by_stream, s->key);
+
 			s->sync_calls++;
 			s->sync_ns += c->dur_ns;
-			waited(p, gp_u64map_get(&p->pending.by_stream, s->key), c);
+			covered(p, w);
+			waited(p, w, c);
 		} else if (ok && c->api == GP_API_CUDA_STREAM_DESTROY) { /* cuStreamDestroy is not traced */
 			s->destroyed++;
 		}
 		return;
 	case GP_SHAPE_STREAM_WAIT_EVENT:
-		if (ok && (s = call_stream(p, c)))
+		if (ok && (s = fx_stream(p, c, fx)))
 			s->event_waits++;
 		return;
 	case GP_SHAPE_EVENT_CREATE:
@@ -239,7 +294,7 @@ void gp_stream_call(struct gp_process *p, const struct gp_api_call *c)
 		if (!ok)
 			return;
 		p->events.records++;
-		if ((s = call_stream(p, c))) {
+		if ((s = fx_stream(p, c, fx))) {
 			s->event_records++;
 			event_recorded(p, c->args[0], s->key);
 		}
@@ -248,34 +303,34 @@ void gp_stream_call(struct gp_process *p, const struct gp_api_call *c)
 	case GP_SHAPE_LAUNCH_EXC:
 	case GP_SHAPE_CU_LAUNCH:
 	case GP_SHAPE_CU_LAUNCH_EX:
-		if (ok && (s = call_stream(p, c))) {
+		if (ok && (s = fx_stream(p, c, fx))) {
 			s->kernels++;
-			queued(p, s, c, GP_WORK_KERNEL, NULL, 0);
+			queued(p, s, c, GP_WORK_KERNEL, NULL, 0, fx);
 		}
 		return;
 	case GP_SHAPE_GRAPH_LAUNCH:
-		if (ok && (s = call_stream(p, c))) {
+		if (ok && (s = fx_stream(p, c, fx))) {
 			s->graph_launches++;
-			queued(p, s, c, GP_WORK_KERNEL, NULL, 0);
+			queued(p, s, c, GP_WORK_KERNEL, NULL, 0, fx);
 		}
 		return;
 	case GP_SHAPE_MEMCPY:
 	case GP_SHAPE_MEMCPY_2D:
 	case GP_SHAPE_MEMCPY_PEER:
 	case GP_SHAPE_CU_MEMCPY:
-		if (ok && (s = call_stream(p, c))) {
+		if (ok && (s = fx_stream(p, c, fx))) {
 			s->copies++;
 			s->copy_bytes += gp_transfer_bytes(c);
 			if (a->attr & GP_A_ASYNC) /* a synchronous copy is done when it returns */
-				queued(p, s, c, GP_WORK_COPY, NULL, 0);
+				queued(p, s, c, GP_WORK_COPY, NULL, 0, fx);
 		}
 		return;
 	case GP_SHAPE_MEMSET:
-		if (ok && (s = call_stream(p, c))) {
+		if (ok && (s = fx_stream(p, c, fx))) {
 			s->memsets++;
 			s->memset_bytes += gp_transfer_bytes(c);
 			if (a->attr & GP_A_ASYNC)
-				queued(p, s, c, GP_WORK_MEMSET, NULL, 0);
+				queued(p, s, c, GP_WORK_MEMSET, NULL, 0, fx);
 		}
 		return;
 	default:

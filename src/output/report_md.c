@@ -232,13 +232,14 @@ static void source_lines(const json_t *doc, FILE *out)
 
 	if (strcmp(md_str(src, "kind"), "capture")) {
 		if (*file)
-			fprintf(out, "- Capture: `%s` (%lld operations in %lld chunks%s)\n", file,
+			fprintf(out, "- Capture: `%s` (%lld operations in %lld chunk%s%s)\n", file,
 				(long long)md_int(src, "ops"), (long long)md_int(src, "chunks"),
+				md_int(src, "chunks") == 1 ? "" : "s",
 				md_int(src, "lost_ops") ? "; some lost: see lost_ops in report.json" : "");
 		return;
 	}
-	fprintf(out, "- Source: rebuilt from the capture `%s` (%lld operations in %lld chunks)\n", file,
-		(long long)md_int(src, "ops"), (long long)md_int(src, "chunks"));
+	fprintf(out, "- Source: rebuilt from the capture `%s` (%lld operations in %lld chunk%s)\n", file,
+		(long long)md_int(src, "ops"), (long long)md_int(src, "chunks"), md_int(src, "chunks") == 1 ? "" : "s");
 	if (*md_str(src, "cut"))
 		fprintf(out, "- **Capture incomplete**: %s\n", md_str(src, "cut"));
 	if (md_int(src, "corrupt_chunks"))

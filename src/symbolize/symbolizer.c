@@ -43,6 +43,8 @@ struct gp_symbolizer {
 	size_t nfiles, cap_files;
 	char function[1024]; /* gp_symbolizer_symbolize's answers */
 	char build_id[48];
+	void (*on_snapshot)(void *ctx, pid_t pid, const struct gp_maps *maps);
+	void *snapshot_ctx;
 };
 
 static __u64 now_ns(void)
@@ -107,7 +109,16 @@ static int keep_snapshot(struct gp_symbolizer *s, pid_t pid, struct gp_maps *map
 	gp_maps__free(p->maps);
 	p->maps = maps;
 	p->snap_ns = now_ns();
+	if (s->on_snapshot)
+		s->on_snapshot(s->snapshot_ctx, pid, maps);
 	return 0;
+}
+
+void gp_symbolizer_on_snapshot(struct gp_symbolizer *s, void (*fn)(void *ctx, pid_t pid, const struct gp_maps *maps),
+			       void *ctx)
+{
+	s->on_snapshot = fn;
+	s->snapshot_ctx = ctx;
 }
 
 int gp_symbolizer_snapshot(struct gp_symbolizer *s, pid_t pid)

@@ -37,6 +37,10 @@ int gp_symbolizer_snapshot(struct gp_symbolizer *s, pid_t pid);
 /* child (a fork of parent) maps what parent did: a copy of parent's snapshot. 0 or -errno. */
 int gp_symbolizer_inherit(struct gp_symbolizer *s, pid_t parent, pid_t child);
 
+/* fn(ctx, pid, maps) after each snapshot is taken (the capture records them). */
+void gp_symbolizer_on_snapshot(struct gp_symbolizer *s, void (*fn)(void *ctx, pid_t pid, const struct gp_maps *maps),
+			       void *ctx);
+
 /* The latest snapshot of pid, or NULL. */
 const struct gp_maps *gp_symbolizer_maps(struct gp_symbolizer *s, pid_t pid);
 

@@ -27,7 +27,7 @@ HEADER_SIZE = 216
 CHUNK_HEADER = struct.Struct("<6I")  # magic seq raw_len zlen data_crc hdr_crc
 CHUNK_MAGIC = 0x435A5047
 SAME_FILES = ("stacks.folded", "stacks.bytes.folded", "stacks.host_ns.folded", "flamegraph.svg",
-              "speedscope.json")
+              "speedscope.json", "trace.json")
 
 
 def without_source(text):
@@ -100,6 +100,8 @@ def test_busy_session_equal_too(busy_run, tmp_path):
     assert rc == 0, err
     live = open(os.path.join(os.path.dirname(capture), "report.json")).read()
     assert without_source((tmp_path / "report.json").read_text()) == without_source(live)
+    with open(os.path.join(os.path.dirname(capture), "trace.json"), "rb") as f:
+        assert (tmp_path / "trace.json").read_bytes() == f.read()
     assert report["source"]["chunks"] == len(chunks_of(capture)) >= 8
 
 

@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * trace_json.c — the timeline (trace_json.h): a model observer that writes
+ * one Chrome trace event per fact as the calls arrive, hand-formatted into a
+ * large stdio buffer (no allocation per call; the consumer must keep up with
+ * a million records a second).
+ *
+ * Tracks: per process (pid), one per thread (its outermost calls as
+ * complete slices) and one per CUDA stream (a synthetic tid): an instant at
+ * each work item's queueing, and one "window" slice per synchronisation,
+ * from the first item it covered being queued to the synchronisation's
+ * return. Flow arrows go from each queueing call to the synchronisation
+ * that covered the item. Nothing here is a GPU timestamp.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "model/model_internal.h"
+#include "output/text_clean.h"
+#include "output/trace_json.h"
+
+#define TL_STREAM_TID_BASE 0x40000000u /* above every pid_max: stream tracks never meet real tids */
+#define TL_COPY_SAMPLE_NS  1000000ULL  /* the copied-bytes counter: at most one sample per ms */
+#define TL_BUF_BYTES       (1u << 20)
+
+struct tl_stream {
+	__u64 key;
+	__u32 tid;          /* synthetic track id */
+	__u32 index;        /* in its process, from 0: track order */
+	__u64 flow_base;    /* flow ids are flow_base + item number */
+	__u64 written_end;  /* items below have their flow start written */
+	__u64 finished;     /* items below have their flow finish written */
+	bool window_open;
+	__u64 window_ts;    /* queueing of the window's first item */
+	__u64 window_items;
+	__u64 window_last;  /* end of the latest queueing call in the window */
+	__u64 prev_end;     /* end of the previous window: windows never overlap */
+};
+
+struct tl_proc {
+	__u32 pid;
+	struct gp_u64map streams; /* key -> struct tl_stream */
+	struct gp_u64map tids;    /* tid -> this (a set) */
+	__u32 nstreams;
+	__u64 copied[GP_DIR_MAX]; /* bytes of the kept successful copies, by direction */
+	__u64 copy_sample_ts;     /* last sample of the copied-bytes counter */
+	__u64 copy_last_ts;       /* latest kept copy */
+	bool copy_dirty;          /* a copy since that sample */
+};
+
+struct gp_timeline {
+	FILE *out;
+	char *buf;
+	char path[PATH_MAX], tmp[PATH_MAX];
+	__u64 max_events;
+	__u64 calls, kept, events;
+	__u32 nstreams; /* all processes: flow id prefixes */
+	struct gp_u64map procs; /* pid -> struct tl_proc */
+	struct tl_proc *last;   /* the previous call's process */
+	bool failed;            /* out of memory for a track: the file would lie, so it is not kept */
+};
+
+/* ---- formatting ----------------------------------------------------------- */
+
+static void put(struct gp_timeline *tl, const char *s)
+{
+	fputs_unlocked(s, tl->out);
+}
+
+static void put_u64(struct gp_timeline *tl, __u64 v)
+{
+	char b[24], *p = b + sizeof(b);
+
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	fwrite_unlocked(p, 1, (size_t)(b + sizeof(b) - p), tl->out);
+}
+
+static void put_s64(struct gp_timeline *tl, __s64 v)
+{
+	if (v < 0) {
+		putc_unlocked('-', tl->out);
+		put_u64(tl, -(__u64)v);
+	} else {
+		put_u64(tl, (__u64)v);
+	}
+}
+
+/* Nanoseconds as microseconds with three decimals: exact. */
+static void put_us(struct gp_timeline *tl, __u64 ns)
+{
+	unsigned frac = (unsigned)(ns % 1000);
+
+	put_u64(tl, ns / 1000);
+	putc_unlocked('.', tl->out);
+	putc_unlocked((char)('0' + frac / 100), tl->out);
+	putc_unlocked((char)('0' + frac / 10 % 10), tl->out);
+	putc_unlocked((char)('0' + frac % 10), tl->out);
+}
+
+/* A JSON string: quotes, backslashes escaped; bytes that are not valid UTF-8 or control become U+FFFD. */
+static void put_str(struct gp_timeline *tl, const char *s)
+{
+	putc_unlocked('"', tl->out);
+	while (*s) {
+		size_t n = gp_text_char_len(s);
+
+		if (!n) {
+			put(tl, GP_TEXT_REPLACEMENT);
+			s++;
+			continue;
+		}
+		if (*s == '"' || *s == '\\')
+			putc_unlocked('\\', tl->out);
+		fwrite_unlocked(s, 1, n, tl->out);
+		s += n;
+	}
+	putc_unlocked('"', tl->out);
+}
+
+static void put_hex(struct gp_timeline *tl, __u64 v)
+{
+	char b[24];
+
+	snprintf(b, sizeof(b), "\"0x%llx\"", (unsigned long long)v);
+	put(tl, b);
+}
+
+/* Opens an event: {"ph":PH,"pid":..,"tid":..,"ts":.. (the caller goes on with ,"name":... and closes it). */
+static void ev_open(struct gp_timeline *tl, const char *ph, __u32 pid, __u32 tid, __u64 ts_ns)
+{
+	put(tl, tl->events++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"");
+	put(tl, ph);
+	put(tl, "\",\"pid\":");
+	put_u64(tl, pid);
+	put(tl, ",\"tid\":");
+	put_u64(tl, tid);
+	put(tl, ",\"ts\":");
+	put_us(tl, ts_ns);
+}
+
+/* ---- tracks --------------------------------------------------------------- */
+
+static void proc_free(void *v)
+{
+	struct tl_proc *tp = v;
+
+	gp_u64map_clear(&tp->streams, free);
+	gp_u64map_clear(&tp->tids, NULL);
+	free(tp);
+}
+
+static struct tl_proc *proc_of(struct gp_timeline *tl, __u32 pid)
+{
+	struct tl_proc *tp = tl->last && tl->last->pid == pid ? tl->last : gp_u64map_get(&tl->procs, pid);
+
+	if (!tp) {
+		tp = calloc(1, sizeof(*tp));
+		if (!tp || gp_u64map_put(&tl->procs, pid, tp)) {
+			free(tp);
+			return NULL;
+		}
+		tp->pid = pid;
+	}
+	tl->last = tp;
+	return tp;
+}
+
+static struct tl_stream *stream_of(struct gp_timeline *tl, struct tl_proc *tp, __u64 key)
+{
+	struct tl_stream *s = gp_u64map_get(&tp->streams, key);
+
+	if (s)
+		return s;
+	s = calloc(1, sizeof(*s));
+	if (!s || gp_u64map_put(&tp->streams, key, s)) {
+		free(s);
+		return NULL;
+	}
+	s->key = key;
+	s->index = tp->nstreams++;
+	s->tid = TL_STREAM_TID_BASE + s->index;
+	s->flow_base = (__u64)++tl->nstreams << 32; /* ids below 2^53: exact as JavaScript numbers */
+	return s;
+}
+
+/* ---- events ---------------------------------------------------------------- */
+
+static const char *family_cat(enum gp_api_id api)
+{
+	return gp_family_name(gp_apis[api].family);
+}
+
+static void call_slice(struct gp_timeline *tl, const struct gp_call_view *v)
+{
+	ev_open(tl, "X", v->pid, v->tid, v->ts_ns);
+	put(tl, ",\"dur\":");
+	put_us(tl, v->dur_ns);
+	put(tl, ",\"cat\":\"");
+	put(tl, family_cat(v->api));
+	put(tl, "\",\"name\":\"");
+	put(tl, gp_apis[v->api].symbol);
+	put(tl, "\",\"args\":{\"op\":\"");
+	put(tl, v->op);
+	put(tl, "\",\"ret\":");
+	put_s64(tl, v->ret);
+	if (v->ret && v->error) {
+		put(tl, ",\"error\":\"");
+		put(tl, v->error);
+		putc_unlocked('"', tl->out);
+	}
+	if (v->bytes) {
+		put(tl, ",\"bytes\":");
+		put_u64(tl, v->bytes);
+	}
+	if (v->direction) {
+		put(tl, ",\"direction\":\"");
+		put(tl, v->direction);
+		put(tl, "\",\"host_memory\":\"");
+		put(tl, v->host_memory);
+		putc_unlocked('"', tl->out);
+	}
+	if (v->has_stream) {
+		put(tl, ",\"stream\":");
+		if (v->stream & GP_STREAM_KEY_PER_THREAD) { /* the key, not a handle: say which thread's */
+			put(tl, "\"per-thread default, tid ");
+			put_u64(tl, v->stream & 0xffffffffu);
+			putc_unlocked('"', tl->out);
+		} else {
+			put_hex(tl, v->stream);
+		}
+	}
+	if (v->kernel) {
+		put(tl, ",\"kernel\":");
+		put_str(tl, v->kernel);
+	}
+	put(tl, "}}");
+}
+
+/* A work item queued on its stream: instant on the stream track, flow start on the call. */
+static void queued(struct gp_timeline *tl, struct tl_proc *tp, const struct gp_call_view *v)
+{
+	struct tl_stream *s = stream_of(tl, tp, v->stream);
+
+	if (!s) {
+		tl->failed = true;
+		return;
+	}
+	ev_open(tl, "i", v->pid, s->tid, v->ts_ns);
+	put(tl, ",\"s\":\"t\",\"cat\":\"queue\",\"name\":");
+	if (v->kernel)
+		put_str(tl, v->kernel);
+	else if (v->direction) {
+		put(tl, "\"copy ");
+		put(tl, v->direction);
+		putc_unlocked('"', tl->out);
+	} else {
+		putc_unlocked('"', tl->out);
+		put(tl, v->op);
+		putc_unlocked('"', tl->out);
+	}
+	put(tl, ",\"args\":{\"api\":\"");
+	put(tl, gp_apis[v->api].symbol);
+	put(tl, "\",\"queued_by_tid\":");
+	put_u64(tl, v->tid);
+	if (v->bytes) {
+		put(tl, ",\"bytes\":");
+		put_u64(tl, v->bytes);
+	}
+	put(tl, ",\"item\":");
+	put_u64(tl, v->queue_seq);
+	put(tl, "}}");
+
+	ev_open(tl, "s", v->pid, v->tid, v->ts_ns);
+	put(tl, ",\"cat\":\"queue\",\"name\":\"waited for by\",\"id\":");
+	put_u64(tl, s->flow_base + v->queue_seq);
+	putc_unlocked('}', tl->out);
+
+	if (!s->window_open) {
+		s->window_open = true;
+		s->window_ts = v->ts_ns;
+		s->window_items = 0;
+		s->window_last = 0;
+	}
+	s->window_items++;
+	if (v->ts_ns + v->dur_ns > s->window_last)
+		s->window_last = v->ts_ns + v->dur_ns;
+	s->written_end = v->queue_seq + 1;
+}
+
+/* Flow finishes of items [s->finished, end) at (pid, tid, ts), bound to the slice there. */
+static void finish_flows(struct gp_timeline *tl, struct tl_stream *s, __u64 end, __u32 pid, __u32 tid, __u64 ts)
+{
+	if (end > s->written_end)
+		end = s->written_end;
+	for (; s->finished < end; s->finished++) {
+		ev_open(tl, "f", pid, tid, ts);
+		put(tl, ",\"bp\":\"e\",\"cat\":\"queue\",\"name\":\"waited for by\",\"id\":");
+		put_u64(tl, s->flow_base + s->finished);
+		putc_unlocked('}', tl->out);
+	}
+}
+
+/* Closes a stream's window at end_ns: one slice over the time its work was outstanding. */
+static void close_window(struct gp_timeline *tl, __u32 pid, struct tl_stream *s, __u64 end_ns, const char *name,
+			 const char *by)
+{
+	__u64 from = s->window_ts > s->prev_end ? s->window_ts : s->prev_end;
+
+	if (!s->window_open)
+		return;
+	if (end_ns < from)
+		end_ns = from;
+	ev_open(tl, "X", pid, s->tid, from);
+	put(tl, ",\"dur\":");
+	put_us(tl, end_ns - from);
+	put(tl, ",\"cat\":\"stream\",\"name\":\"");
+	put(tl, name);
+	put(tl, "\",\"args\":{\"items\":");
+	put_u64(tl, s->window_items);
+	if (by) {
+		put(tl, ",\"synchronised_by\":\"");
+		put(tl, by);
+		putc_unlocked('"', tl->out);
+	}
+	put(tl, "}}");
+	s->window_open = false;
+	s->prev_end = end_ns;
+}
+
+/* A synchronisation: its windows close at its return, the flows of what it covered end on it. */
+static void synced(struct gp_timeline *tl, struct tl_proc *tp, const struct gp_call_view *v)
+{
+	for (size_t i = 0; i < v->ncovered; i++) {
+		const struct gp_sync_cover *cv = &v->covered[i];
+		struct tl_stream *s = gp_u64map_get(&tp->streams, cv->stream);
+
+		if (!s || s->finished >= s->written_end)
+			continue; /* none of its items was written (after the cap) */
+		/* at the return: work queued by another thread while it waited began after the call did */
+		finish_flows(tl, s, cv->end_seq, v->pid, v->tid, v->ts_ns + v->dur_ns - (v->dur_ns ? 1 : 0));
+		close_window(tl, v->pid, s, v->ts_ns + v->dur_ns, "queued work, done by the synchronisation's return",
+			     gp_apis[v->api].symbol);
+	}
+}
+
+static void memory_counter(struct gp_timeline *tl, const struct gp_call_view *v)
+{
+	ev_open(tl, "C", v->pid, v->pid, v->ts_ns + v->dur_ns);
+	put(tl, ",\"name\":\"device memory (live bytes)\",\"args\":{\"live_bytes\":");
+	put_u64(tl, v->device_live_bytes);
+	put(tl, "}}");
+}
+
+static void copy_counter(struct gp_timeline *tl, struct tl_proc *tp, __u64 ts)
+{
+	bool first = true;
+
+	ev_open(tl, "C", tp->pid, tp->pid, ts);
+	put(tl, ",\"name\":\"bytes copied (cumulative)\",\"args\":{");
+	for (int d = 0; d < GP_DIR_MAX; d++) {
+		if (!tp->copied[d])
+			continue;
+		put(tl, first ? "\"" : ",\"");
+		put(tl, gp_dir_name(d));
+		put(tl, "\":");
+		put_u64(tl, tp->copied[d]);
+		first = false;
+	}
+	put(tl, "}}");
+	tp->copy_sample_ts = ts;
+	tp->copy_dirty = false;
+}
+
+static void copied(struct gp_timeline *tl, struct tl_proc *tp, const struct gp_call_view *v)
+{
+	int d;
+
+	for (d = 0; d < GP_DIR_MAX && strcmp(gp_dir_name(d), v->direction); d++)
+		;
+	if (d == GP_DIR_MAX)
+		return;
+	tp->copied[d] += v->bytes;
+	tp->copy_dirty = true;
+	if (v->ts_ns > tp->copy_last_ts)
+		tp->copy_last_ts = v->ts_ns;
+	if (v->ts_ns >= tp->copy_sample_ts + TL_COPY_SAMPLE_NS)
+		copy_counter(tl, tp, v->ts_ns);
+}
+
+static void on_call(void *ctx, const struct gp_call_view *v)
+{
+	struct gp_timeline *tl = ctx;
+	struct tl_proc *tp;
+
+	tl->calls++;
+	if (tl->kept >= tl->max_events)
+		return;
+	tp = proc_of(tl, v->pid);
+	if (!tp || (!gp_u64map_get(&tp->tids, v->tid) && gp_u64map_put(&tp->tids, v->tid, tp))) {
+		tl->failed = true;
+		return;
+	}
+	tl->kept++;
+	call_slice(tl, v);
+	if (v->queued)
+		queued(tl, tp, v);
+	if (v->ncovered)
+		synced(tl, tp, v);
+	if (v->memory_changed)
+		memory_counter(tl, v);
+	if (v->direction && !v->ret)
+		copied(tl, tp, v);
+}
+
+/* ---- lifetime ------------------------------------------------------------------ */
+
+struct gp_timeline *gp_timeline_open(const char *dir, const struct gp_timeline_opts *opts)
+{
+	struct gp_timeline *tl = calloc(1, sizeof(*tl));
+
+	if (!tl)
+		return NULL;
+	tl->max_events = opts && opts->max_events ? opts->max_events : GP_TIMELINE_DEFAULT_MAX_EVENTS;
+	if ((size_t)snprintf(tl->path, sizeof(tl->path), "%s/%s", dir, GP_TIMELINE_FILE) >= sizeof(tl->path) ||
+	    (size_t)snprintf(tl->tmp, sizeof(tl->tmp), "%s.tmp", tl->path) >= sizeof(tl->tmp)) {
+		free(tl);
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	tl->buf = malloc(TL_BUF_BYTES);
+	tl->out = tl->buf ? fopen(tl->tmp, "we") : NULL;
+	if (!tl->out) {
+		int e = tl->buf ? errno : ENOMEM;
+
+		free(tl->buf);
+		free(tl);
+		errno = e;
+		return NULL;
+	}
+	setvbuf(tl->out, tl->buf, _IOFBF, TL_BUF_BYTES);
+	put(tl, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+	return tl;
+}
+
+void gp_timeline_attach(struct gp_timeline *tl, struct gp_model *m)
+{
+	const struct gp_model_observer obs = { .ctx = tl, .call = on_call };
+
+	gp_model_set_observer(m, &obs);
+}
+
+static void release(struct gp_timeline *tl, struct gp_model *m)
+{
+	if (m && m->observer.ctx == tl)
+		gp_model_set_observer(m, NULL);
+	if (tl->out)
+		fclose(tl->out);
+	free(tl->buf);
+	gp_u64map_clear(&tl->procs, proc_free);
+	free(tl);
+}
+
+void gp_timeline_abort(struct gp_timeline *tl, struct gp_model *m)
+{
+	if (!tl)
+		return;
+	unlink(tl->tmp);
+	release(tl, m);
+}
+
+void gp_timeline_remove_stale(const char *dir)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, GP_TIMELINE_FILE);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s.tmp", dir, GP_TIMELINE_FILE);
+	unlink(path);
+}
+
+/* The newest model process of pid (NULL if the model never had it). */
+static const struct gp_process *model_proc(const struct gp_model *m, __u32 pid)
+{
+	return gp_u64map_get(&m->by_pid, pid);
+}
+
+/* A thread's name: the model's for the newest process of pid that knows it. */
+static const char *thread_name(const struct gp_model *m, __u32 pid, __u32 tid)
+{
+	for (size_t i = m->nprocs; i-- > 0;) {
+		const struct gp_thread *t;
+
+		if (m->procs[i]->pid != pid || !(t = gp_u64map_get(&m->procs[i]->threads, tid)))
+			continue;
+		if (t->name && *t->name)
+			return t->name;
+	}
+	return NULL;
+}
+
+static void meta_name(struct gp_timeline *tl, const char *what, __u32 pid, __u32 tid, const char *name)
+{
+	ev_open(tl, "M", pid, tid, 0);
+	put(tl, ",\"name\":\"");
+	put(tl, what);
+	put(tl, "\",\"args\":{\"name\":");
+	put_str(tl, name);
+	put(tl, "}}");
+}
+
+static void meta_sort(struct gp_timeline *tl, __u32 pid, __u32 tid, __u64 index)
+{
+	ev_open(tl, "M", pid, tid, 0);
+	put(tl, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
+	put_u64(tl, index);
+	put(tl, "}}");
+}
+
+static void stream_label(__u64 key, char *buf, size_t len)
+{
+	if (key == GP_STREAM_KEY_LEGACY)
+		snprintf(buf, len, "legacy default stream 0x0 (host-observed)");
+	else if (key & GP_STREAM_KEY_PER_THREAD)
+		snprintf(buf, len, "per-thread default stream of tid %u (host-observed)", (unsigned)(key & 0xffffffffu));
+	else
+		snprintf(buf, len, "stream 0x%llx (host-observed)", (unsigned long long)key);
+}
+
+/* Closing events of one process: open windows, their flows, its last counter sample; then its names. */
+static void finish_proc(struct gp_timeline *tl, const struct gp_model *m, struct tl_proc *tp)
+{
+	const struct gp_process *p = model_proc(m, tp->pid);
+	const char *comm = p && p->comm && *p->comm ? p->comm : "process";
+	char label[160];
+
+	for (size_t i = 0; i < tp->streams.cap; i++) {
+		struct tl_stream *s = tp->streams.slots[i].val;
+
+		if (!s)
+			continue;
+		/* work never seen synchronised (or whose synchronisation came after the cap) */
+		if (s->window_open) {
+			__u64 last = s->window_last;
+
+			close_window(tl, tp->pid, s, last + 1, "queued work, no synchronisation recorded", NULL);
+			finish_flows(tl, s, s->written_end, tp->pid, s->tid, last);
+		}
+		stream_label(s->key, label, sizeof(label));
+		meta_name(tl, "thread_name", tp->pid, s->tid, label);
+		meta_sort(tl, tp->pid, s->tid, 1 + (__u64)s->index);
+	}
+	if (tp->copy_dirty)
+		copy_counter(tl, tp, tp->copy_last_ts);
+	meta_name(tl, "process_name", tp->pid, 0, comm);
+	for (size_t i = 0; i < tp->tids.cap; i++) {
+		__u32 tid = (__u32)tp->tids.slots[i].key;
+		const char *name;
+
+		if (!tp->tids.slots[i].val)
+			continue;
+		name = thread_name(m, tp->pid, tid);
+		if (!name && tid == tp->pid)
+			name = comm;
+		if (!name) {
+			snprintf(label, sizeof(label), "thread %u", tid);
+			name = label;
+		}
+		meta_name(tl, "thread_name", tp->pid, tid, name);
+		meta_sort(tl, tp->pid, tid, 0);
+	}
+}
+
+static void other_data(struct gp_timeline *tl, const struct gp_model *m)
+{
+	put(tl, "\n],\"otherData\":{\"tool\":\"gpuprobed\",\"version\":");
+	put_str(tl, m->session.tool_version ? m->session.tool_version : "");
+	put(tl, ",\"clock\":\"CLOCK_MONOTONIC, microseconds\",\"gpu_timestamps\":false,"
+		"\"stream_tracks\":\"host-observed: an instant when work was queued; a window from the first "
+		"item a synchronisation covered being queued to that synchronisation's return\",\"max_events\":");
+	put_u64(tl, tl->max_events);
+	put(tl, ",\"calls\":");
+	put_u64(tl, tl->calls);
+	put(tl, ",\"calls_kept\":");
+	put_u64(tl, tl->kept);
+	put(tl, ",\"calls_left_out\":");
+	put_u64(tl, tl->calls - tl->kept);
+	put(tl, ",\"session_start_mono_ns\":");
+	put_u64(tl, m->session.start_mono_ns);
+	put(tl, ",\"session_start_realtime_ns\":");
+	put_u64(tl, m->session.start_realtime_ns);
+	put(tl, "}}\n");
+}
+
+int gp_timeline_close(struct gp_timeline *tl, struct gp_model *m, struct gp_timeline_counts *counts)
+{
+	int err = 0;
+
+	if (!tl)
+		return 0;
+	gp_model_set_observer(m, NULL);
+	for (size_t i = 0; i < tl->procs.cap; i++)
+		if (tl->procs.slots[i].val)
+			finish_proc(tl, m, tl->procs.slots[i].val);
+	other_data(tl, m);
+	gp_model_drop_set(m, GP_TIMELINE_DROP, tl->calls - tl->kept);
+	if (counts)
+		*counts = (struct gp_timeline_counts){ .calls = tl->calls, .kept = tl->kept,
+						       .left_out = tl->calls - tl->kept, .events = tl->events };
+	if (fflush(tl->out) || ferror(tl->out))
+		err = -(errno ? errno : EIO);
+	else if (tl->failed)
+		err = -ENOMEM;
+	if (fclose(tl->out) && !err)
+		err = -errno;
+	tl->out = NULL;
+	if (!err && rename(tl->tmp, tl->path))
+		err = -errno;
+	if (err) {
+		gp_err("write %s: %s", tl->path, strerror(-err));
+		unlink(tl->tmp);
+		unlink(tl->path); /* an earlier run's would pass for this one's */
+	}
+	release(tl, NULL);
+	return err;
+}

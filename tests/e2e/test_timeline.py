@@ -1,0 +1,175 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""trace.json, the timeline (docs/report-format.md, "Timeline"): valid Chrome trace JSON that agrees
+with report.json exactly: one slice per call, slices that nest on every track, flows that start and
+end inside slices, every pid and tid named, copy bytes equal to the transfer totals; the cap leaves
+out an exact count; --no-timeline writes none and removes an earlier one."""
+import bisect
+import collections
+import json
+import os
+from decimal import Decimal
+
+import gp
+
+CALL_CATS = {"cudart", "cuda", "nccl"}
+
+
+def load_trace(out_dir):
+    with open(os.path.join(str(out_dir), "trace.json")) as f:
+        # decimals kept exact: ts and dur are microseconds with three decimals (ns)
+        return json.load(f, parse_float=Decimal)
+
+
+def ns(us):
+    return int(Decimal(us) * 1000)
+
+
+def call_slices(trace):
+    return [e for e in trace["traceEvents"] if e["ph"] == "X" and e.get("cat") in CALL_CATS]
+
+
+def check_calls(trace, report):
+    """Slices per process and API equal report.json's call counts."""
+    slices = call_slices(trace)
+    for proc in report["processes"]:
+        want = {r["name"]: r["calls"] for r in proc["cuda_api"]}
+        got = collections.Counter(e["name"] for e in slices if e["pid"] == proc["pid"])
+        assert dict(got) == want, f"pid {proc['pid']}: slices {dict(got)} != report {want}"
+    assert {e["pid"] for e in slices} <= {p["pid"] for p in report["processes"]}
+
+
+def tracks(trace):
+    """{(pid, tid): [(start_ns, end_ns, event)]} of the complete slices, sorted."""
+    by = collections.defaultdict(list)
+    for e in trace["traceEvents"]:
+        if e["ph"] == "X":
+            by[(e["pid"], e["tid"])].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e))
+    for v in by.values():
+        v.sort(key=lambda s: (s[0], -s[1]))
+    return by
+
+
+def check_nesting(by_track):
+    """On one track, two slices are disjoint or one contains the other."""
+    for track, slices in by_track.items():
+        stack = []
+        for start, end, e in slices:
+            while stack and stack[-1] <= start:
+                stack.pop()
+            assert not stack or end <= stack[-1], f"{track}: {e['name']} [{start}, {end}] overlaps a slice ending {stack[-1]}"
+            stack.append(end)
+
+
+def inside(by_track, pid, tid, t):
+    slices = by_track.get((pid, tid), [])
+    starts = [s[0] for s in slices]
+    i = bisect.bisect_right(starts, t)
+    return any(slices[j][0] <= t <= slices[j][1] for j in range(max(0, i - 8), i))
+
+
+def check_flows(trace, by_track):
+    ends = collections.defaultdict(lambda: {"s": [], "f": []})
+    for e in trace["traceEvents"]:
+        if e["ph"] in ("s", "f"):
+            ends[e["id"]][e["ph"]].append(e)
+    for fid, se in ends.items():
+        assert len(se["s"]) == 1 and len(se["f"]) == 1, f"flow {fid}: {se}"
+        s, f = se["s"][0], se["f"][0]
+        assert s["cat"] == f["cat"] and f["bp"] == "e"
+        assert ns(s["ts"]) <= ns(f["ts"]), f"flow {fid} ends before it starts"
+        for e in (s, f):
+            assert inside(by_track, e["pid"], e["tid"], ns(e["ts"])), f"flow {fid} {e['ph']} not inside a slice: {e}"
+    return len(ends)
+
+
+def check_names(trace):
+    names = {(e["pid"], e["tid"]) for e in trace["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+    pnames = {e["pid"] for e in trace["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
+    used = {(e["pid"], e["tid"]) for e in trace["traceEvents"] if e["ph"] in ("X", "i", "s", "f")}
+    assert used <= names, f"tracks without a name: {used - names}"
+    assert {p for p, _ in used} <= pnames
+
+
+def check_copy_bytes(trace, report):
+    """Bytes of the successful copy slices = the transfer totals, per process."""
+    for proc in report["processes"]:
+        got = sum(e["args"].get("bytes", 0) for e in call_slices(trace)
+                  if e["pid"] == proc["pid"] and e["args"]["op"] == "copy" and e["args"]["ret"] == 0)
+        assert got == sum(t["bytes"] for t in proc["transfers"]), f"pid {proc['pid']}"
+
+
+def check_trace(out_dir, report):
+    trace = load_trace(out_dir)
+    assert trace["displayTimeUnit"] == "ns"
+    check_calls(trace, report)
+    by_track = tracks(trace)
+    check_nesting(by_track)
+    nflows = check_flows(trace, by_track)
+    check_names(trace)
+    check_copy_bytes(trace, report)
+    assert trace["otherData"]["calls_left_out"] == 0 and report["drops"]["timeline_left_out"] == 0
+    return trace, nflows
+
+
+def test_multi_stream_timeline_agrees_with_the_report(tmp_path):
+    report, ref, tr = gp.trace(tmp_path, "multi_stream", args=("--threads", "4", "--iters", "40"),
+                               env=gp.sim_env(SIMGPU_DEVICES=2, SIMGPU_KERNEL_US=5))
+    proc = gp.check_all(report, ref, exact_peak=False)
+    trace, nflows = check_trace(tr.out_dir, report)
+    # every queued item has a flow; stream tracks are named as host-observed
+    queued = [e for e in trace["traceEvents"] if e["ph"] == "i"]
+    assert nflows == len(queued) > 0
+    stream_names = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"]
+                    if e["ph"] == "M" and e["name"] == "thread_name" and e["tid"] >= 0x40000000}
+    assert set(stream_names) == {e["tid"] for e in queued}
+    assert all(n.endswith("(host-observed)") for n in stream_names.values())
+    # 4 threads x (3 streams + a per-thread default stream), and the main thread's stream of peer copies
+    kinds = collections.Counter(n.split(" ")[0] for n in stream_names.values())
+    assert kinds == {"stream": 13, "per-thread": 4}, stream_names
+    launches = [e for e in call_slices(trace) if e["name"] == "cudaLaunchKernel"]
+    assert launches and all(e["args"]["kernel"] == "stream_kernel" for e in launches)
+    # the device memory counter ends where the report's memory ends
+    mem = [e for e in trace["traceEvents"] if e["ph"] == "C" and e["name"].startswith("device memory")]
+    assert max(mem, key=lambda e: ns(e["ts"]))["args"]["live_bytes"] == proc["memory"]["live_bytes"]
+
+
+def test_nccl_ranks_timeline(tmp_path):
+    """Four rank processes (launched): one pid each, collectives on their streams, flows to their syncs."""
+    refs_dir = tmp_path / "refs"
+    refs_dir.mkdir()
+    tr = gp.Tracer(["--", os.path.join(gp.WORKLOADS, "nccl_ranks"), "--ref-dir", str(refs_dir), "--ranks", "4",
+                    "--iters", "3"], tmp_path / "out", env=gp.sim_env())
+    assert tr.wait(timeout=180) == 0, tr.stderr
+    report = tr.report()
+    gp.check_no_loss(report)
+    trace, nflows = check_trace(tr.out_dir, report)
+    ranks = {p["pid"] for p in report["processes"] if any(r["name"].startswith("nccl") for r in p["cuda_api"])}
+    assert len(ranks) == 4
+    colls = [e for e in call_slices(trace) if e["cat"] == "nccl" and e["args"]["op"] == "collective"]
+    assert {e["pid"] for e in colls} == ranks and all(e["args"]["bytes"] > 0 and "stream" in e["args"] for e in colls)
+    assert nflows >= len(colls)
+
+
+def test_cap_leaves_out_an_exact_count(tmp_path):
+    report, _, tr = gp.trace(tmp_path, "multi_stream", args=("--threads", "2", "--iters", "30"),
+                             tracer_args=("--timeline-max-events", "100"))
+    trace = load_trace(tr.out_dir)
+    total = sum(p["api_calls"] for p in report["processes"])
+    kept = len(call_slices(trace))
+    assert kept == 100 < total
+    assert trace["otherData"]["calls_left_out"] == total - kept == report["drops"]["timeline_left_out"]
+    by_track = tracks(trace)
+    check_nesting(by_track)
+    check_flows(trace, by_track)
+    check_names(trace)
+    assert "timeline_left_out" in tr.report_md()
+
+
+def test_no_timeline_writes_none_and_removes_an_old_one(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "trace.json").write_text('{"traceEvents": []}')
+    wl = gp.Workload("basic_ops", tmp_path)
+    report, tr, _ = gp.trace_workload(wl, tmp_path, tracer_args=("--no-timeline",))
+    assert report["drops"]["timeline_left_out"] == 0
+    assert not os.path.exists(out / "trace.json") and not os.path.exists(out / "trace.json.tmp")

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * test_trace_json.c — the timeline (output/trace_json.c) fed through the
+ * model's observer: the file is valid JSON in the Chrome trace format, one
+ * slice per outermost call with its decoded arguments, stream tracks,
+ * flows from queued work to the synchronisation that covered it, counters,
+ * names, the cap and its drop counter, strings escaped.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "records.h"
+#include "output/trace_json.h"
+
+#define S1  0x55550000a000ULL
+#define S2  0x55550000b000ULL
+#define DEV 0x700000000000ULL
+#define HST 0x7f0000000000ULL
+#define T0  5000000000ULL
+
+/* A kernel name that needs escaping: quotes, a backslash, a byte that is not UTF-8. */
+static int odd_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack, unsigned nstack,
+			   char *name, size_t name_len, char *mangled, size_t mangled_len)
+{
+	snprintf(name, name_len, "k<\"q\\\xff\">");
+	snprintf(mangled, mangled_len, "%s", "");
+	return 0;
+}
+
+static const struct gp_resolver resolver = { .kernel_name = odd_kernel_name };
+
+struct fixture {
+	char dir[64];
+	struct gp_model *m;
+	struct gp_timeline *tl;
+	__u64 t;
+};
+
+static void start(struct fixture *f, __u64 max_events)
+{
+	const struct gp_timeline_opts o = { .max_events = max_events };
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/gp-test-trace-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	f->m = gp_model_new(&resolver);
+	assert_non_null(f->m);
+	assert_int_equal(gp_model_process_add(f->m, T_PID, "train", "train --x", T0, true), 0);
+	assert_int_equal(gp_model_thread_name(f->m, T_PID, T_TID + 1, "loader"), 0);
+	f->tl = gp_timeline_open(f->dir, &o);
+	assert_non_null(f->tl);
+	gp_timeline_attach(f->tl, f->m);
+	f->t = T0 + 1000;
+}
+
+/* Feeds c at the next time on the clock (1 us apart). */
+static void at(struct fixture *f, struct gp_api_call c)
+{
+	c.hdr.ts_ns = f->t;
+	f->t += c.dur_ns + 1000;
+	feed(f->m, &c);
+}
+
+static json_t *finish(struct fixture *f, struct gp_timeline_counts *tc)
+{
+	char path[128];
+	json_error_t err;
+	json_t *doc;
+
+	assert_int_equal(gp_timeline_close(f->tl, f->m, tc), 0);
+	snprintf(path, sizeof(path), "%s/trace.json.tmp", f->dir);
+	assert_int_not_equal(access(path, F_OK), 0); /* renamed */
+	snprintf(path, sizeof(path), "%s/trace.json", f->dir);
+	doc = json_load_file(path, 0, &err);
+	if (!doc)
+		fail_msg("trace.json: %s (line %d)", err.text, err.line);
+	unlink(path);
+	rmdir(f->dir);
+	return doc;
+}
+
+static json_t *events(json_t *doc)
+{
+	json_t *ev = json_object_get(doc, "traceEvents");
+
+	assert_true(json_is_array(ev));
+	assert_string_equal(json_string_value(json_object_get(doc, "displayTimeUnit")), "ns");
+	return ev;
+}
+
+static const char *str(const json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "";
+}
+
+static json_int_t num(const json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+/* Events of phase ph (and name, when not NULL), counted; *last the last one. */
+static size_t count(json_t *ev, const char *ph, const char *name, json_t **last)
+{
+	size_t i, n = 0;
+	json_t *e;
+
+	json_array_foreach(ev, i, e) {
+		if (strcmp(str(e, "ph"), ph) || (name && strcmp(str(e, "name"), name)))
+			continue;
+		n++;
+		if (last)
+			*last = e;
+	}
+	return n;
+}
+
+/* ts in ns from the decimal microseconds (exactly three decimals are written). */
+static __u64 ts_ns(const json_t *e, const char *k)
+{
+	return (__u64)(json_real_value(json_object_get(e, k)) * 1000.0 + 0.5);
+}
+
+static void slices_args_and_nesting(void **state)
+{
+	struct fixture f;
+	const __u32 g[3] = { 4, 1, 1 };
+	struct gp_api_call c;
+	struct gp_timeline_counts tc;
+	json_t *doc, *ev, *e = NULL, *args;
+
+	start(&f, 0);
+	at(&f, rec_alloc(GP_API_CUDA_MALLOC, T_TID, DEV, 1 << 20, 0));
+	at(&f, rec_alloc(GP_API_CUDA_MALLOC_HOST, T_TID, HST, 4096, 0));
+	at(&f, rec_memcpy(GP_API_CUDA_MEMCPY, DEV, HST, 4096, GP_MEMCPY_HTOD, 0, 500, 0));
+	at(&f, rec_memcpy(GP_API_CUDA_MEMCPY, DEV, 0x1000, 100, GP_MEMCPY_HTOD, 0, 50, 21)); /* failed */
+	c = rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 1, 2, g, g, 0, S1, 0);
+	at(&f, c);
+	c = rec(GP_API_CU_LAUNCH_KERNEL, T_PID, T_TID, 0, 3, 0); /* the runtime's driver call: nested */
+	c.hdr.flags |= (__u32)GP_API_CUDA_LAUNCH_KERNEL << GP_EVF_PARENT_SHIFT;
+	at(&f, c);
+	at(&f, rec_ptr(GP_API_CUDA_FREE, T_TID, DEV, 0, 0));
+	doc = finish(&f, &tc);
+	ev = events(doc);
+
+	assert_int_equal(tc.calls, 6);
+	assert_int_equal(tc.kept, 6);
+	assert_int_equal(tc.left_out, 0);
+	assert_int_equal(count(ev, "X", "cuLaunchKernel", NULL), 0);
+	assert_int_equal(count(ev, "X", "cudaMemcpy", NULL), 2);
+	assert_int_equal(count(ev, "X", "cudaLaunchKernel", &e), 1);
+	assert_string_equal(str(e, "cat"), "cudart");
+	args = json_object_get(e, "args");
+	assert_string_equal(str(args, "kernel"), "k<\"q\\\xef\xbf\xbd\">");
+	assert_string_equal(str(args, "stream"), "0x55550000a000");
+	assert_string_equal(str(args, "op"), "kernel");
+	assert_int_equal(num(e, "tid"), T_TID);
+
+	/* the copies: bytes, direction, host memory; the failed one its code and name */
+	size_t i;
+	int seen = 0;
+
+	json_array_foreach(ev, i, e) {
+		if (strcmp(str(e, "name"), "cudaMemcpy"))
+			continue;
+		args = json_object_get(e, "args");
+		if (num(args, "ret") == 0) {
+			assert_int_equal(num(args, "bytes"), 4096);
+			assert_string_equal(str(args, "direction"), "HtoD");
+			assert_string_equal(str(args, "host_memory"), "pinned");
+			assert_int_equal(ts_ns(e, "dur"), 500);
+		} else {
+			assert_int_equal(num(args, "ret"), 21);
+			assert_string_equal(str(args, "error"), "cudaErrorInvalidMemcpyDirection");
+		}
+		seen++;
+	}
+	assert_int_equal(seen, 2);
+
+	/* live device memory after the allocation and after the free */
+	assert_int_equal(count(ev, "C", "device memory (live bytes)", &e), 2);
+	assert_int_equal(num(json_object_get(e, "args"), "live_bytes"), 0);
+	/* cumulative bytes of successful copies */
+	count(ev, "C", "bytes copied (cumulative)", &e);
+	assert_int_equal(num(json_object_get(e, "args"), "HtoD"), 4096);
+
+	/* names: the process, its thread, the stream track (sorted after threads) */
+	assert_int_equal(count(ev, "M", "process_name", &e), 1);
+	assert_string_equal(str(json_object_get(e, "args"), "name"), "train");
+	json_array_foreach(ev, i, e) {
+		if (strcmp(str(e, "ph"), "M") || strcmp(str(e, "name"), "thread_name"))
+			continue;
+		if (num(e, "tid") == T_TID)
+			assert_string_equal(str(json_object_get(e, "args"), "name"), "train");
+		else
+			assert_string_equal(str(json_object_get(e, "args"), "name"), "stream 0x55550000a000 (host-observed)");
+	}
+	assert_int_equal(count(ev, "M", "thread_name", NULL), 2);
+	assert_int_equal(num(json_object_get(doc, "otherData"), "calls_left_out"), 0);
+	assert_int_equal(gp_model_drop_get(f.m, GP_TIMELINE_DROP), 0);
+	json_decref(doc);
+	gp_model__free(f.m);
+}
+
+/* The flow of id, start and finish: exactly one each. */
+static void flow_ends(json_t *ev, json_int_t id, json_t **s, json_t **fin)
+{
+	size_t i, ns = 0, nf = 0;
+	json_t *e;
+
+	json_array_foreach(ev, i, e) {
+		if (num(e, "id") != id)
+			continue;
+		if (!strcmp(str(e, "ph"), "s")) {
+			*s = e;
+			ns++;
+		} else if (!strcmp(str(e, "ph"), "f")) {
+			*fin = e;
+			nf++;
+		}
+	}
+	assert_int_equal(ns, 1);
+	assert_int_equal(nf, 1);
+}
+
+static void flows_to_the_covering_synchronisation(void **state)
+{
+	struct fixture f;
+	const __u32 g[3] = { 1, 1, 1 };
+	struct gp_timeline_counts tc;
+	json_t *doc, *ev, *e, *s = NULL, *fin = NULL;
+	__u64 copy_ts, sync_ts, sync_end, dev_ts;
+	size_t i;
+
+	start(&f, 0);
+	at(&f, rec_create(GP_API_CUDA_STREAM_CREATE, S1));
+	at(&f, rec_create(GP_API_CUDA_STREAM_CREATE, S2));
+	at(&f, rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 1, 2, g, g, 0, S1, 0));           /* S1 item 0 */
+	copy_ts = f.t;
+	at(&f, rec_memcpy(GP_API_CUDA_MEMCPY_ASYNC, DEV, HST, 64, GP_MEMCPY_HTOD, S1, 5, 0)); /* S1 item 1 */
+	at(&f, rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 1, 2, g, g, 0, S2, 0));           /* S2 item 0 */
+	sync_ts = f.t;
+	at(&f, rec_h(GP_API_CUDA_STREAM_SYNCHRONIZE, T_TID + 1, S1, 0, 2000, 0));      /* covers S1 0..1 */
+	sync_end = sync_ts + 2000;
+	at(&f, rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 1, 2, g, g, 0, S1, 0));           /* S1 item 2 */
+	dev_ts = f.t;
+	at(&f, rec_h(GP_API_CUDA_DEVICE_SYNCHRONIZE, T_TID, 0, 0, 3000, 0));           /* S1 item 2, S2 item 0 */
+	at(&f, rec_memset(GP_API_CUDA_MEMSET_ASYNC, DEV, 16, S2, 0));                  /* S2 item 1: never synced */
+	doc = finish(&f, &tc);
+	ev = events(doc);
+
+	assert_int_equal(count(ev, "s", NULL, NULL), 5);
+	assert_int_equal(count(ev, "f", NULL, NULL), 5);
+	assert_int_equal(count(ev, "i", NULL, NULL), 5);
+	/* the copy on S1 ends on the stream synchronisation of the other thread, at its return */
+	json_array_foreach(ev, i, e)
+		if (!strcmp(str(e, "ph"), "X") && !strcmp(str(e, "name"), "cudaMemcpyAsync"))
+			break;
+	assert_non_null(e);
+	assert_int_equal(ts_ns(e, "ts"), copy_ts);
+	{
+		json_int_t id = 0;
+		json_t *x;
+		size_t k;
+
+		json_array_foreach(ev, k, x)
+			if (!strcmp(str(x, "ph"), "s") && ts_ns(x, "ts") == ts_ns(e, "ts"))
+				id = num(x, "id");
+		flow_ends(ev, id, &s, &fin);
+	}
+	assert_int_equal(num(s, "tid"), T_TID);
+	assert_int_equal(num(fin, "tid"), T_TID + 1);
+	assert_string_equal(str(fin, "bp"), "e");
+	assert_true(ts_ns(fin, "ts") > sync_ts && ts_ns(fin, "ts") < sync_end);
+
+	/* device synchronisation: flows from both streams end on it */
+	size_t on_dev = 0;
+
+	json_array_foreach(ev, i, e)
+		if (!strcmp(str(e, "ph"), "f") && num(e, "tid") == T_TID && ts_ns(e, "ts") > dev_ts)
+			on_dev++;
+	assert_int_equal(on_dev, 2);
+
+	/* windows on the stream tracks: S1 twice, S2 once synced, once not */
+	assert_int_equal(count(ev, "X", "queued work, done by the synchronisation's return", NULL), 3);
+	assert_int_equal(count(ev, "X", "queued work, no synchronisation recorded", &e), 1);
+	assert_int_equal(num(json_object_get(e, "args"), "items"), 1);
+	json_array_foreach(ev, i, e) {
+		json_t *args = json_object_get(e, "args");
+
+		if (strcmp(str(e, "name"), "queued work, done by the synchronisation's return") ||
+		    strcmp(str(args, "synchronised_by"), "cudaStreamSynchronize"))
+			continue;
+		assert_int_equal(num(args, "items"), 2);
+		assert_int_equal(ts_ns(e, "ts") + ts_ns(e, "dur"), sync_end);
+	}
+	json_decref(doc);
+	gp_model__free(f.m);
+}
+
+static void cap_leaves_out_and_counts(void **state)
+{
+	struct fixture f;
+	const __u32 g[3] = { 1, 1, 1 };
+	struct gp_timeline_counts tc;
+	json_t *doc, *ev;
+
+	start(&f, 3);
+	for (int i = 0; i < 4; i++)
+		at(&f, rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 1, 2, g, g, 0, S1, 0));
+	at(&f, rec_h(GP_API_CUDA_STREAM_SYNCHRONIZE, T_TID, S1, 0, 100, 0));
+	doc = finish(&f, &tc);
+	ev = events(doc);
+	assert_int_equal(tc.calls, 5);
+	assert_int_equal(tc.kept, 3);
+	assert_int_equal(tc.left_out, 2);
+	assert_int_equal(gp_model_drop_get(f.m, GP_TIMELINE_DROP), 2);
+	assert_int_equal(num(json_object_get(doc, "otherData"), "calls_left_out"), 2);
+	assert_int_equal(num(json_object_get(doc, "otherData"), "max_events"), 3);
+	assert_int_equal(count(ev, "X", "cudaLaunchKernel", NULL), 3);
+	/* the three flows started still end: on the window closed at the end */
+	assert_int_equal(count(ev, "s", NULL, NULL), 3);
+	assert_int_equal(count(ev, "f", NULL, NULL), 3);
+	assert_int_equal(count(ev, "X", "queued work, no synchronisation recorded", NULL), 1);
+	json_decref(doc);
+	gp_model__free(f.m);
+}
+
+static void every_report_lists_the_drop_and_stale_files_go(void **state)
+{
+	char dir[] = "/tmp/gp-test-trace-XXXXXX", path[96];
+	struct gp_model *m = gp_model_new(NULL);
+	FILE *f;
+
+	assert_non_null(m);
+	assert_int_equal(gp_model_drop_get(m, GP_TIMELINE_DROP), 0);
+	bool listed = false;
+
+	for (size_t i = 0; i < m->ndrops; i++)
+		listed |= !strcmp(m->drops[i].name, GP_TIMELINE_DROP);
+	assert_true(listed); /* at 0 in every report */
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/trace.json", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	gp_timeline_remove_stale(dir);
+	assert_int_not_equal(access(path, F_OK), 0);
+	assert_int_equal(rmdir(dir), 0);
+	gp_model__free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(slices_args_and_nesting),
+		cmocka_unit_test(flows_to_the_covering_synchronisation),
+		cmocka_unit_test(cap_leaves_out_and_counts),
+		cmocka_unit_test(every_report_lists_the_drop_and_stale_files_go),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
