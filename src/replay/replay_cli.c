@@ -49,10 +49,7 @@ static const char usage_text[] =
 
 static int usage(const char *fmt, const char *arg)
 {
-	fputs("gpuprobed replay: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputs("\nTry 'gpuprobed replay --help' for more information.\n", stderr);
-	return GP_EXIT_USAGE;
+	return gp_usage_error("replay", fmt, arg);
 }
 
 struct replay_opts {
