@@ -152,6 +152,11 @@ static int plan_call(struct gp_rbuild *b, const struct gp_api_call *c)
 	}
 	if (!(bp = gp_rbuild_proc(b, c->hdr.tgid)) || !(mp = gp_u64map_get(&b->model->by_pid, c->hdr.tgid)))
 		return -ENOMEM;
+	/* every launch, failed ones too, advances a kernel row: keep the snapshot current */
+	bool launch = a->shape == GP_SHAPE_LAUNCH || a->shape == GP_SHAPE_LAUNCH_EXC ||
+		      a->shape == GP_SHAPE_CU_LAUNCH || a->shape == GP_SHAPE_CU_LAUNCH_EX;
+	int kernel = launch ? launched_kernel(bp, mp) : -1;
+
 	if (c->ret) {
 		bp->p->failed_skipped++;
 		return 0;
@@ -215,7 +220,7 @@ static int plan_call(struct gp_rbuild *b, const struct gp_api_call *c)
 	case GP_SHAPE_CU_LAUNCH_EX:
 		if (!(r = raw_new(bp, c, GP_RRAW_KERNEL)))
 			return -ENOMEM;
-		r->kernel = launched_kernel(bp, mp);
+		r->kernel = kernel;
 		return 0;
 	case GP_SHAPE_GRAPH_LAUNCH:
 	case GP_SHAPE_NCCL_COLL:

@@ -483,7 +483,7 @@ static void teardown(struct run *r)
 	const char *call;
 
 	cu->cudaDeviceSynchronize();
-	for (size_t i = 0; r->handle && i < p->nobjs; i++) {
+	for (size_t i = 0; r->handle && r->live && i < p->nobjs; i++) {
 		const struct gp_robj *o = &p->objs[i];
 
 		if (o->kind == GP_ROBJ_MEM && r->live[i])

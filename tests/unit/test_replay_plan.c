@@ -352,7 +352,20 @@ static void test_kernel_durations_and_redundant_syncs(void **state)
 	call(&m, c_launch(TA, 5000, 20, F_PRODUCE, S1));
 	call(&m, c_h(GP_API_CUDA_STREAM_SYNCHRONIZE, TA, 5050, 5950, S1, 0));
 	call(&m, c_launch(TA, 12000, 20, F_PRODUCE, S1));
+	{ /* a failed launch of "produce" is not replayed, nor mistaken for the next launch's kernel */
+		struct gp_api_call f = c_launch(TA, 12050, 20, F_PRODUCE, S1);
+
+		f.ret = 98;
+		call(&m, f);
+	}
 	call(&m, c_launch(TA, 12100, 20, F_CONSUME, S1));
+	{ /* the same after the later kernel row: a failed "consume", then "produce" */
+		struct gp_api_call f = c_launch(TA, 12120, 20, F_CONSUME, S1);
+
+		f.ret = 98;
+		call(&m, f);
+	}
+	call(&m, c_launch(TA, 12150, 20, F_PRODUCE, S1));
 	call(&m, c_h(GP_API_CUDA_STREAM_SYNCHRONIZE, TA, 12200, 5000, S1, 0));
 	call(&m, c_at(GP_API_CUDA_DEVICE_SYNCHRONIZE, TA, 20000, 5));
 	p = build(&m, &plan, NULL);
@@ -360,12 +373,13 @@ static void test_kernel_durations_and_redundant_syncs(void **state)
 		const struct gp_rkernel *rk = &p->kernels[k];
 
 		if (!strcmp(rk->name, "produce")) {
-			assert_int_equal(rk->launches, 3);
+			assert_int_equal(rk->launches, 4);
 			assert_int_equal(rk->observations, 2);
 			assert_int_equal(rk->source, GP_KDUR_INFERRED);
 			assert_int_equal(rk->dur_ns, 11000 - 5000); /* the median of 3000 and 6000: the upper one */
 		} else {
 			assert_string_equal(rk->name, "consume");
+			assert_int_equal(rk->launches, 1);
 			assert_int_equal(rk->observations, 0);
 			assert_int_equal(rk->source, GP_KDUR_NONE);
 		}
