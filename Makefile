@@ -2,7 +2,8 @@
 #
 #   make          build build/gpuprobed, the simulated GPU and the test workloads
 #   make deps     install every Debian package the build and the tests need (idempotent)
-#   make test     deps + build + unit tests + end-to-end tests (root: real BPF)
+#   make test     deps + build + unit tests + fuzz smoke + end-to-end tests (root: real BPF)
+#   make fuzz     deps + fuzz the capture reader for FUZZ_SECONDS (tests/fuzz/fuzz.mk)
 #   make demo     deps + build + trace the bundled demo workload into ./profile_output/
 #   make bench    deps + build + overhead benchmark (writes docs/performance.md)
 #   make install  PREFIX=/usr/local DESTDIR=
@@ -27,7 +28,7 @@ LDLIBS   := -lbpf -lelf -lz -ljansson -liberty -lm
 
 # Debian packages the build, the tests, the demo and the bench need.
 DEB_PACKAGES := make gcc g++ clang libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
-                libiberty-dev libcmocka-dev python3 python3-pytest python3-jsonschema bpftrace
+                libiberty-dev libcmocka-dev libclang-rt-dev python3 python3-pytest python3-jsonschema bpftrace
 
 # ---- BPF: vmlinux.h -> .bpf.o -> .skel.h ---------------------------------
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
@@ -72,6 +73,7 @@ include tests/simgpu/nccl.mk
 include tests/workloads/workloads.mk
 include tests/unit/unit.mk
 include tests/e2e/e2e.mk
+include tests/fuzz/fuzz.mk
 include scripts/bench.mk
 
 # ---- set-up --------------------------------------------------------------
@@ -89,6 +91,7 @@ deps:
 test: deps
 	$(MAKE) all unit-build
 	$(MAKE) unit
+	$(MAKE) fuzz-smoke
 	$(MAKE) e2e
 
 demo: deps

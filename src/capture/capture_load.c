@@ -1,9 +1,38 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* capture_load.c — a capture's operations applied to a model (capture_load.h). */
 #include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "capture/capture_load.h"
 #include "model/model_ops.h"
+
+/*
+ * The model reads a record in place, through its struct (ring-buffer records
+ * are 8-byte aligned); in a chunk a record lies wherever the operations
+ * before it ended, so an unaligned one is copied first.
+ */
+static int ingest_aligned(struct gp_model *m, const void *data, size_t len)
+{
+	union {
+		struct gp_api_call_ext x;
+		struct gp_api_call_stack s;
+	} small;
+	void *buf = &small;
+
+	if ((uintptr_t)data % _Alignof(typeof(small)) == 0) {
+		gp_model_ingest(m, data, len);
+		return 0;
+	}
+	if (len > sizeof(small) && !(buf = malloc(len)))
+		return -ENOMEM;
+	memcpy(buf, data, len);
+	gp_model_ingest(m, buf, len);
+	if (buf != &small)
+		free(buf);
+	return 0;
+}
 
 int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, const void *data, size_t len)
 {
@@ -67,8 +96,8 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 		gp_model_set_stacks(m, v[0].u, (size_t)v[1].u);
 		break;
 	case GP_MOP_INGEST:
-		gp_model_ingest(m, v[0].r.p, v[0].r.n); /* a malformed record is counted there, as live */
-		break;
+		/* a malformed record is counted by the model, as live */
+		return ingest_aligned(m, v[0].r.p, v[0].r.n);
 	case GP_MOP_SYMBOLIZE:
 		gp_model_symbolize_stacks(m, NULL);
 		break;

@@ -63,13 +63,26 @@ struct gp_capture_reader *gp_capture_open(const char *path, char *errmsg, size_t
 		snprintf(errmsg, errlen, "%s: %s", path, strerror(errno));
 		goto err;
 	}
-	if (fstat(fileno(r->f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+	if (fstat(fileno(r->f), &sb)) {
+		snprintf(errmsg, errlen, "%s: %s", path, strerror(errno));
+		goto err;
+	}
+	if (S_ISDIR(sb.st_mode)) {
 		snprintf(errmsg, errlen, "%s: is a directory, not a capture file", path);
 		goto err;
 	}
 	r->st.file_bytes = (__u64)sb.st_size;
 	n = fread(&r->hdr, 1, sizeof(r->hdr), r->f);
-	if (n < sizeof(r->hdr.magic) || memcmp(r->hdr.magic, GP_CAP_MAGIC, sizeof(r->hdr.magic))) {
+	if (ferror(r->f)) {
+		snprintf(errmsg, errlen, "%s: %s", path, strerror(errno));
+		goto err;
+	}
+	if (n == 0) {
+		snprintf(errmsg, errlen, "%s: empty file, not a capture", path);
+		goto err;
+	}
+	/* fewer bytes than the magic, but those right: a capture cut short, not another kind of file */
+	if (memcmp(r->hdr.magic, GP_CAP_MAGIC, n < sizeof(r->hdr.magic) ? n : sizeof(r->hdr.magic))) {
 		snprintf(errmsg, errlen, "%s: not a gpuprobed capture (it does not start with the capture magic)", path);
 		goto err;
 	}
@@ -202,6 +215,27 @@ static int resync(struct gp_capture_reader *r, struct gp_cap_chunk *h, __u64 fro
 	return 0;
 }
 
+/*
+ * A good chunk header with sequence number seq was found (after a bad one
+ * when resynced): the chunks between the last one seen and it are lost.
+ * Counting by sequence numbers counts each lost chunk once, however many
+ * of its bytes were damaged.
+ */
+static void chunks_lost_before(struct gp_capture_reader *r, __u32 seq, bool resynced)
+{
+	__u64 lost = seq > r->next_seq ? seq - r->next_seq : 0;
+
+	if (!lost && resynced)
+		lost = 1; /* damaged bytes that were no chunk of the sequence: counted once */
+	if (lost) {
+		r->st.corrupt_chunks += lost;
+		set_corrupt(r, "chunks %llu to %llu are missing or unreadable: skipped, the chunks after them are kept",
+			    (unsigned long long)r->next_seq, (unsigned long long)r->next_seq + lost - 1);
+	}
+	if (seq >= r->next_seq)
+		r->next_seq = seq;
+}
+
 /* Reads the next good chunk into r->raw. 1, 0 at the end of the file, -errno. */
 static int next_chunk(struct gp_capture_reader *r)
 {
@@ -210,6 +244,7 @@ static int next_chunk(struct gp_capture_reader *r)
 	for (;;) {
 		__u64 at = r->offset;
 		size_t n = fread(&h, 1, sizeof(h), r->f);
+		bool resynced = false;
 
 		if (n == 0) {
 			if (ferror(r->f))
@@ -224,15 +259,16 @@ static int next_chunk(struct gp_capture_reader *r)
 		}
 		r->offset += sizeof(h);
 		if (!chunk_header_ok(&h)) {
-			/* the chunks skipped are counted by the gap in sequence numbers at the next good one */
 			set_corrupt(r, "a corrupt chunk header at byte %llu: skipped to the next good chunk",
-				    (unsigned long long)at);
+				(unsigned long long)at);
 			if (!resync(r, &h, at + 1)) {
-				r->st.corrupt_chunks++;
+				r->st.corrupt_chunks++; /* the chunk of that header: no good one follows */
 				return 0;
 			}
+			resynced = true;
 			at = r->offset - sizeof(h);
 		}
+		chunks_lost_before(r, h.seq, resynced);
 		if (grow(&r->z, &r->z_cap, h.zlen) || grow(&r->raw, &r->raw_cap, h.raw_len))
 			return -ENOMEM;
 		n = fread(r->z, 1, h.zlen, r->f);
@@ -252,15 +288,10 @@ static int next_chunk(struct gp_capture_reader *r)
 		    !ops_ok(r->raw, raw_len)) {
 			r->st.corrupt_chunks++;
 			set_corrupt(r, "chunk %u (byte %llu) is corrupt: skipped, the chunks after it are kept", h.seq,
-				    (unsigned long long)at);
-			if (h.seq >= r->next_seq)
-				r->next_seq = (__u64)h.seq + 1; /* its header is good: it is the one missing */
+				(unsigned long long)at);
+			if (h.seq >= r->next_seq) /* counted: not lost again when the next one comes */
+				r->next_seq = (__u64)h.seq + 1;
 			continue;
-		}
-		if (h.seq != r->next_seq && h.seq > r->next_seq) {
-			r->st.corrupt_chunks += h.seq - r->next_seq;
-			set_corrupt(r, "chunks %llu to %u are missing or unreadable: skipped, the chunks after them are kept",
-				(unsigned long long)r->next_seq, h.seq - 1);
 		}
 		r->next_seq = (__u64)h.seq + 1;
 		r->raw_len = raw_len;

@@ -249,7 +249,7 @@ def test_refuses_what_is_not_a_capture(stack_run, tmp_path):
     struct.pack_into("<I", future, 208, zlib.crc32(bytes(future[:208])))
     cases = {
         "text": (bad_file(tmp_path, "a.txt", b"hello, world\n" * 40), "not a gpuprobed capture"),
-        "empty": (bad_file(tmp_path, "empty.gpz", b""), "not a gpuprobed capture"),
+        "empty": (bad_file(tmp_path, "empty.gpz", b""), "empty file, not a capture"),
         "future": (bad_file(tmp_path, "future.gpz", bytes(future)), "format version 99"),
         "header": (bad_file(tmp_path, "hdr.gpz", bytes(head[:100])), "cut inside its header"),
         "missing": (tmp_path / "nope.gpz", "No such file"),

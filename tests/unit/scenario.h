@@ -38,9 +38,12 @@ static void sc_feed(struct gp_model *m, struct gp_api_call c, __u64 *clock)
 	feed(m, &c);
 }
 
-static __attribute__((unused)) struct gp_model *scenario_model(bool exited, bool from_start)
+/* The scenario in a model with this resolver, its operations seen by tap (may be NULL) from the first. */
+static __attribute__((unused)) struct gp_model *scenario_model_with(const struct gp_resolver *resolver,
+								   const struct gp_model_tap *tap, bool exited,
+								   bool from_start)
 {
-	struct gp_model *m = gp_model_new(&sc_resolver);
+	struct gp_model *m = gp_model_new(resolver);
 	const struct gp_session_info si = {
 		.tool_version = "0.1-test",
 		.command_line = "gpuprobed --pid 4242",
@@ -54,6 +57,7 @@ static __attribute__((unused)) struct gp_model *scenario_model(bool exited, bool
 	__u64 t = SC_START + 5000000;
 
 	assert_non_null(m);
+	gp_model_set_tap(m, tap);
 	gp_model_set_session(m, &si);
 	assert_int_equal(gp_model_process_add(m, T_PID, "train", "python3 train.py --epochs 1", SC_START + 1000,
 					      from_start), 0);
@@ -90,6 +94,11 @@ static __attribute__((unused)) struct gp_model *scenario_model(bool exited, bool
 		assert_int_equal(gp_model_process_exited(m, T_PID, t), 0);
 	gp_model_set_session_end(m, t + 1000000);
 	return m;
+}
+
+static __attribute__((unused)) struct gp_model *scenario_model(bool exited, bool from_start)
+{
+	return scenario_model_with(&sc_resolver, NULL, exited, from_start);
 }
 
 /* The whole output of a sink, NUL-terminated and malloc'ed. */
