@@ -134,8 +134,11 @@ int gp_write_reports(const struct gp_model *m, const char *dir)
 	int err2 = write_one(m, dir, "report.md", md_writer);
 	int err3 = write_stack_files(m, dir);
 
+	char trace[PATH_MAX];
+
+	snprintf(trace, sizeof(trace), "%s/trace.json", dir); /* the timeline, closed before the reports */
 	if (!err && !err2)
-		gp_notice("report: %s/report.md (and report.json%s)", dir,
+		gp_notice("report: %s/report.md (and report.json%s%s)", dir, access(trace, F_OK) ? "" : ", trace.json",
 			  gp_model_stacks_captured(m) ? ", flamegraph.svg, speedscope.json, stacks*.folded" : "");
 	return err ? err : err2 ? err2 : err3;
 }

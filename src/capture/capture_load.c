@@ -132,3 +132,17 @@ int gp_capture_load(struct gp_capture_reader *r, struct gp_model *m, struct gp_a
 	}
 	return rc;
 }
+
+void gp_capture_finish(struct gp_model *m, const struct gp_capture_reader *r, const char *path)
+{
+	const struct gp_capture_stats *cs = gp_capture_stats(r);
+
+	if (!cs->complete && !gp_model_session_ended(m))
+		gp_model_set_session_end(m, gp_model_last_event_ns(m)); /* cut: it ends there */
+	gp_model_symbolize_stacks(m, NULL);
+	gp_model_set_source(m, &(struct gp_report_source){
+				       .kind = "capture", .capture_file = path, .ops = cs->ops, .chunks = cs->chunks,
+				       .corrupt_chunks = cs->corrupt_chunks, .complete = cs->complete,
+				       .cut = cs->complete ? NULL : cs->cut,
+				       .corruption = cs->corrupt_chunks ? cs->corruption : NULL });
+}

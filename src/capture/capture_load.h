@@ -27,4 +27,12 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 int gp_capture_load(struct gp_capture_reader *r, struct gp_model *m, struct gp_answers *as,
 		    struct gp_capture_load_stats *st);
 
+/*
+ * After gp_capture_load: what every reader of a capture does before writing
+ * reports. A cut capture's session ends at its last record; stacks are
+ * named (again: a cut capture may not have reached its symbolization); the
+ * model learns its source (path, and what r could not read).
+ */
+void gp_capture_finish(struct gp_model *m, const struct gp_capture_reader *r, const char *path);
+
 #endif /* GP_CAPTURE_LOAD_H */

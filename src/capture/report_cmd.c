@@ -132,22 +132,14 @@ int gp_report_main(int argc, char **argv)
 	cs = gp_capture_stats(r);
 	if (rc < 0)
 		gp_err("%s: %s (reporting what was read before it)", path, strerror(-rc));
-	if (!cs->complete) {
+	if (!cs->complete)
 		gp_warn("%s: %s", path, cs->cut);
-		if (!gp_model_session_ended(m))
-			gp_model_set_session_end(m, gp_model_last_event_ns(m)); /* cut: it ends there */
-	}
 	if (cs->corrupt_chunks)
 		gp_warn("%s: %llu corrupt chunk%s skipped: %s", path, (unsigned long long)cs->corrupt_chunks,
 			cs->corrupt_chunks == 1 ? "" : "s", cs->corruption);
 	if (ls.malformed)
 		gp_warn("%s: %llu operations did not decode and were skipped", path, (unsigned long long)ls.malformed);
-	gp_model_symbolize_stacks(m, NULL); /* a capture cut before its end has stacks still unnamed */
-	gp_model_set_source(m, &(struct gp_report_source){
-				       .kind = "capture", .capture_file = path, .ops = cs->ops, .chunks = cs->chunks,
-				       .corrupt_chunks = cs->corrupt_chunks, .complete = cs->complete,
-				       .cut = cs->complete ? NULL : cs->cut,
-				       .corruption = cs->corrupt_chunks ? cs->corruption : NULL });
+	gp_capture_finish(m, r, path);
 	gp_info("%s: %llu operations in %llu chunks (%llu applied, %llu resolver answers)", path,
 		(unsigned long long)cs->ops, (unsigned long long)cs->chunks, (unsigned long long)ls.applied,
 		(unsigned long long)ls.answers);

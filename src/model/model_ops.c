@@ -168,11 +168,15 @@ void gp_model_set_tap(struct gp_model *m, const struct gp_model_tap *tap)
 
 void gp_model_tap_op(struct gp_model *m, unsigned op, ...)
 {
-	unsigned char small[512];
+	/* every ring-buffer record fits (the largest, an ext record, is 1,176 bytes): no malloc per record */
+	unsigned char small[2048];
 	unsigned char *buf = small;
 	va_list ap;
 	size_t n;
 
+	_Static_assert(sizeof(struct gp_api_call_ext) <= sizeof(small) &&
+			       GP_STACK_REC_SIZE(GP_STACK_MAX_FRAMES) <= sizeof(small),
+		       "a ring record is packed on the stack");
 	if (!m->tap.record)
 		return;
 	va_start(ap, op);

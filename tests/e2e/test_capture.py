@@ -151,10 +151,29 @@ def test_capture_file_layout(stack_run):
     assert 0 <= sess["start_mono_ns"] - mono < 5_000_000_000
     assert abs((real - mono) - (sess["start_realtime_ns"] - sess["start_mono_ns"])) < 50_000_000
     assert zlib.crc32(head[:208]) == struct.unpack_from("<I", head, 208)[0]
-    for off, h in chunks_of(capture):
+    ops, kinds = 0, {}
+    for seq, (off, h) in enumerate(chunks_of(capture)):
+        assert h[1] == seq
         body = data[off - HEADER_SIZE + CHUNK_HEADER.size:][:h[3]]
         assert zlib.crc32(body) == h[4]
-        assert len(zlib.decompress(body)) == h[2]
+        raw = zlib.decompress(body)
+        assert len(raw) == h[2]
+        pos = 0
+        while pos < len(raw):  # whole operations: u16 op, u16 0, u32 len, payload
+            op, zero, n = struct.unpack_from("<HHI", raw, pos)
+            assert zero == 0 and pos + 8 + n <= len(raw)
+            kinds[op] = kinds.get(op, 0) + 1
+            pos += 8 + n
+            ops += 1
+    # counted here independently: every operation but the end one, as the live report says
+    assert kinds.pop(20) == 1 and ops - 1 == report["source"]["ops"]
+    # one ingest operation (15) per record the model was given: the outermost calls the report counts,
+    # the nested ones, and one CPU account per thread
+    nested = sum(a["calls"] for p in report["processes"] for a in p["nested_api"])
+    threads = sum(p["cpu"]["threads"] for p in report["processes"])
+    assert report["drops"]["malformed_records"] == 0
+    assert kinds[15] == report["summary"]["api_calls"] + nested + threads
+    assert kinds[1] == 1 and kinds[2] == 1 and kinds[3] == len(report["processes"])
 
 
 def test_truncated_anywhere_reports_whole_chunks(busy_run, tmp_path):
@@ -284,3 +303,31 @@ def test_record_path_and_no_record(tmp_path):
     assert rc == 2 and "contradict" in err
     rc, _, err = gp.run_gpuprobed(["-o", str(tmp_path / "c"), "--record", "/proc/no/such/dir/x.gpz", "--", basic])
     assert rc == 1 and "capture /proc/no/such/dir/x.gpz" in err
+
+
+def test_disk_full_counts_what_the_capture_lost(tmp_path):
+    """A capture on a 256 KiB tmpfs: the session's own report is whole and says how many operations the
+    capture lost; the capture ends at its last whole chunk and reads back as cut."""
+    full = tmp_path / "full"
+    full.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(full)]).returncode:
+        pytest.skip("cannot mount a small tmpfs here (needs root and mount(8))")
+    try:
+        capture = full / "c.gpz"
+        rc, _, err = gp.run_gpuprobed(["-o", str(tmp_path / "out"), "--record", str(capture), "--",
+                                       os.path.join(gp.WORKLOADS, "bench_calls"), "--iters", "20000"],
+                                      env=gp.sim_env(SIMGPU_KERNEL_US=0), timeout=120)
+        assert rc == 0, err
+        assert f"capture {capture}: No space left on device" in err
+        live = json.loads((tmp_path / "out" / "report.json").read_text())
+        gp.check_no_loss(live)
+        src = live["source"]
+        assert not src["complete"] and src["lost_ops"] > 0 and src["chunks"] >= 1
+        rc, err = report_from(capture, tmp_path / "rebuilt")
+        assert rc == 0, err
+        cap = json.loads((tmp_path / "rebuilt" / "report.json").read_text())["source"]
+        # what was written is whole chunks, every operation the live session did not count as lost
+        assert not cap["complete"] and cap["chunks"] == src["chunks"]
+        assert cap["ops"] == src["ops"]
+    finally:
+        subprocess.run(["umount", str(full)])

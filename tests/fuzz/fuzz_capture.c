@@ -96,21 +96,12 @@ static void report(const char *path)
 	struct gp_answers *as = r ? gp_answers_new() : NULL;
 	struct gp_resolver resolver = gp_answers_resolver(as);
 	struct gp_model *m = as ? gp_model_new(&resolver) : NULL;
-	const struct gp_capture_stats *cs;
 	struct gp_capture_load_stats ls;
 
 	if (!m)
 		goto out;
 	gp_capture_load(r, m, as, &ls);
-	cs = gp_capture_stats(r);
-	if (!cs->complete && !gp_model_session_ended(m))
-		gp_model_set_session_end(m, gp_model_last_event_ns(m));
-	gp_model_symbolize_stacks(m, NULL);
-	gp_model_set_source(m, &(struct gp_report_source){
-				       .kind = "capture", .capture_file = path, .ops = cs->ops, .chunks = cs->chunks,
-				       .corrupt_chunks = cs->corrupt_chunks, .complete = cs->complete,
-				       .cut = cs->complete ? NULL : cs->cut,
-				       .corruption = cs->corrupt_chunks ? cs->corruption : NULL });
+	gp_capture_finish(m, r, path);
 	gp_report_json_write(m, devnull);
 	gp_report_md_write(m, devnull);
 	write_stack_files(m);
