@@ -44,6 +44,9 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) include/gpuprobed/even
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+# sched.bpf.c counts threads on a CPU with an atomic add whose result it uses (BPF_FETCH: ISA v3)
+$(BUILD)/bpf/sched.bpf.o: BPF_CFLAGS += -mcpu=v3
+
 .SECONDARY: $(BPF_OBJS)
 $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@

@@ -132,13 +132,15 @@ static __always_inline void open_exec_account(struct task_struct *p, __u64 now)
 	struct gp_thread_acct init = {};
 
 	init.tgid = p->tgid;
-	init.flags = GP_TAF_STARTED | GP_TAF_COUNTERS_SEEN | GP_TAF_ON_CPU | GP_TAF_FAULT_BASE;
+	init.flags = GP_TAF_STARTED | GP_TAF_COUNTERS_SEEN | GP_TAF_ON_CPU | GP_TAF_FAULT_BASE | GP_TAF_FLT_IN;
 	init.start_ns = now;
 	init.in_ns = now;
 	init.nvcsw = p->nvcsw;
 	init.nivcsw = p->nivcsw;
 	init.min_flt_base = p->min_flt;
 	init.maj_flt_base = p->maj_flt;
+	init.min_flt_in = p->min_flt; /* its first on-CPU slice (--timeline-sched) starts here */
+	init.maj_flt_in = p->maj_flt;
 	bpf_probe_read_kernel_str(init.comm, sizeof(init.comm), p->comm);
 	if (bpf_map_update_elem(&thread_acct, &key, &init, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&thread_acct, &key))

@@ -40,6 +40,31 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* The start of the traced window, written by userspace just before attaching. */
 __u64 window_start_ns = 0;
 
+/* --timeline-sched: a record per on-CPU slice (set before load: off, none of it is in the program). */
+const volatile bool sched_slices = false;
+
+/* --timeline-sched: threads of each traced process on a CPU now, by tgid (an LRU: exited processes age out). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u32);
+} oncpu_threads SEC(".maps");
+
+/* Counts an arrival (+1) or a departure (-1) of a thread of tgid; the count after it. */
+static __always_inline __u32 oncpu_add(__u32 tgid, int delta)
+{
+	__u32 zero = 0, *n = bpf_map_lookup_elem(&oncpu_threads, &tgid);
+
+	if (!n) {
+		bpf_map_update_elem(&oncpu_threads, &tgid, &zero, BPF_NOEXIST);
+		n = bpf_map_lookup_elem(&oncpu_threads, &tgid);
+		if (!n)
+			return 0;
+	}
+	return (__u32)__sync_add_and_fetch(n, delta);
+}
+
 /*
  * The account of t; created at first sight for a thread that existed when
  * the window opened: it has been on-CPU since then if we see it leave,
@@ -70,6 +95,11 @@ static __always_inline struct gp_thread_acct *acct_of(struct task_struct *t, boo
 		init.sum_out = t->se.sum_exec_runtime;
 		init.nvcsw = t->nvcsw;
 		init.nivcsw = t->nivcsw;
+		if (sched_slices) { /* off the CPU: its counters are those its next slice starts from */
+			init.flags |= GP_TAF_FLT_IN;
+			init.min_flt_in = t->min_flt;
+			init.maj_flt_in = t->maj_flt;
+		}
 	}
 	bpf_probe_read_kernel_str(init.comm, sizeof(init.comm), t->comm);
 	if (bpf_map_update_elem(&thread_acct, &key, &init, BPF_NOEXIST) &&
@@ -78,6 +108,56 @@ static __always_inline struct gp_thread_acct *acct_of(struct task_struct *t, boo
 		return NULL;
 	}
 	return bpf_map_lookup_elem(&thread_acct, &key);
+}
+
+/*
+ * --timeline-sched: the slice p ran until now, read from its account before
+ * switch_out() moves it on. start: its arrival, or its estimate; left: why it goes.
+ */
+static __always_inline void emit_slice(struct task_struct *p, struct gp_thread_acct *a, __u64 start,
+				       __u32 flags, __u16 left, __u64 now)
+{
+	struct gp_sched_slice *rec;
+	__u64 mn = p->min_flt, mj = p->maj_flt;
+	__u32 start_count = 0, end_count = 0;
+
+	if (a->flags & GP_TAF_ONCPU_COUNTED) {
+		start_count = a->oncpu_threads_in;
+		end_count = oncpu_add(a->tgid, -1);
+		a->flags &= ~GP_TAF_ONCPU_COUNTED;
+	} else {
+		flags |= GP_SSF_UNCOUNTED;
+	}
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		count(&drops, GP_DROP_SCHED_SLICE_LOST);
+	} else {
+		rec->hdr.type = GP_EV_SCHED_SLICE;
+		rec->hdr.size = sizeof(*rec);
+		rec->hdr.tgid = a->tgid;
+		rec->hdr.tid = p->pid;
+		rec->hdr.ts_ns = start;
+		rec->end_ns = now;
+		rec->cpu = bpf_get_smp_processor_id();
+		rec->left = left;
+		rec->pad = 0;
+		if (a->flags & GP_TAF_FLT_IN) {
+			rec->minor_faults = (__u32)(mn - a->min_flt_in);
+			rec->major_faults = (__u32)(mj - a->maj_flt_in);
+		} else {
+			rec->minor_faults = 0;
+			rec->major_faults = 0;
+			flags |= GP_SSF_FAULTS_UNKNOWN;
+		}
+		rec->hdr.flags = flags;
+		rec->oncpu_threads_start = start_count;
+		rec->oncpu_threads_end = end_count;
+		bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	}
+	/* faults are taken by the running thread: its next slice starts from these */
+	a->min_flt_in = mn;
+	a->maj_flt_in = mj;
+	a->flags |= GP_TAF_FLT_IN;
 }
 
 /* The thread's last switch: its account is final; hand it over and forget it. */
@@ -111,11 +191,23 @@ static __always_inline void switch_out(struct task_struct *p, bool preempt, unsi
 				       __u64 now)
 {
 	struct gp_thread_acct *a = acct_of(p, true);
-	__u64 sum = p->se.sum_exec_runtime, nv, niv, dv, di;
+	__u64 sum = p->se.sum_exec_runtime, nv, niv, dv, di, slice_start = 0;
+	__u32 slice_flags = 0;
 	struct gp_frame *f;
 
 	if (!a)
 		return;
+	if (a->flags & GP_TAF_ON_CPU) {
+		slice_start = a->in_ns;
+		/* no switch-out or arrival before: on the CPU since its account opened at the window */
+		if (!(a->flags & (GP_TAF_SUM_OUT | GP_TAF_STARTED)))
+			slice_flags = GP_SSF_SINCE_WINDOW;
+	} else {
+		__u64 ran = sum - a->sum_out;
+
+		slice_start = now > ran ? now - ran : 0; /* its arrival was not reported */
+		slice_flags = GP_SSF_START_ESTIMATED;
+	}
 	if (a->flags & GP_TAF_SUM_OUT) {
 		__u64 ran = sum - a->sum_out;
 
@@ -139,6 +231,8 @@ static __always_inline void switch_out(struct task_struct *p, bool preempt, unsi
 	a->flags = (a->flags & ~GP_TAF_ON_CPU) | GP_TAF_SUM_OUT;
 	a->out_ns = now;
 	if (state & GP_TASK_DEAD) {
+		if (sched_slices)
+			emit_slice(p, a, slice_start, slice_flags, GP_SL_EXITED, now);
 		/* not counted as a switch: the kernel folded its counters into the process before */
 		thread_done(p, a, now);
 		return;
@@ -161,6 +255,8 @@ static __always_inline void switch_out(struct task_struct *p, bool preempt, unsi
 	a->flags = (a->flags & ~GP_TAF_PREEMPTED) | GP_TAF_COUNTERS_SEEN | (di ? GP_TAF_PREEMPTED : 0);
 	a->vol_switches += dv;
 	a->invol_switches += di;
+	if (sched_slices)
+		emit_slice(p, a, slice_start, slice_flags, di ? GP_SL_PREEMPTED : GP_SL_BLOCKED, now);
 	f = current_call(p);
 	if (f) {
 		f->vol_switches += dv;
@@ -187,6 +283,10 @@ static __always_inline void switch_in(struct task_struct *n, __u64 now)
 	}
 	a->flags |= GP_TAF_ON_CPU;
 	a->in_ns = now;
+	if (sched_slices && !(a->flags & GP_TAF_ONCPU_COUNTED)) {
+		a->oncpu_threads_in = oncpu_add(a->tgid, 1);
+		a->flags |= GP_TAF_ONCPU_COUNTED;
+	}
 }
 
 SEC("tp_btf/sched_switch")
@@ -233,7 +333,7 @@ int BPF_PROG(gp_sched_fork, struct task_struct *parent, struct task_struct *chil
 		proc_event(child, GP_PROC_FORK, GP_PF_ADMITTED, parent->tgid, 0, 0, -1, now);
 	}
 	init.tgid = tgid;
-	init.flags = GP_TAF_STARTED | GP_TAF_COUNTERS_SEEN | GP_TAF_SUM_OUT; /* all start at 0 */
+	init.flags = GP_TAF_STARTED | GP_TAF_COUNTERS_SEEN | GP_TAF_SUM_OUT | GP_TAF_FLT_IN; /* all start at 0 */
 	init.start_ns = now;
 	init.out_ns = init.start_ns;
 	bpf_probe_read_kernel_str(init.comm, sizeof(init.comm), child->comm);

@@ -61,6 +61,10 @@ static const char usage_text[] =
 	"                         write at most N API calls into trace.json (default\n"
 	"                         5000000); calls beyond are counted\n"
 	"                         (drops.timeline_left_out)\n"
+	"      --timeline-sched   also put each traced thread's scheduling into trace.json:\n"
+	"                         on-CPU slices (CPU, page faults taken, why it left),\n"
+	"                         off-CPU gaps, an on-CPU threads counter per process (a\n"
+	"                         record per context switch: large)\n"
 	"      --no-uprobe-multi  one perf-event link per probed function, as on kernels\n"
 	"                         before 6.6 (slower to attach and to detach)\n"
 	"  -v, --verbose          more messages (-vv: libbpf's too)\n"
@@ -125,7 +129,7 @@ static char *join_argv(int argc, char **argv)
 int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 {
 	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI, OPT_NO_STACKS, OPT_MAX_STACKS, OPT_RECORD, OPT_NO_RECORD,
-	       OPT_NO_TIMELINE, OPT_TIMELINE_MAX };
+	       OPT_NO_TIMELINE, OPT_TIMELINE_MAX, OPT_TIMELINE_SCHED };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "name", required_argument, NULL, 'n' },
@@ -141,6 +145,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		{ "no-record", no_argument, NULL, OPT_NO_RECORD },
 		{ "no-timeline", no_argument, NULL, OPT_NO_TIMELINE },
 		{ "timeline-max-events", required_argument, NULL, OPT_TIMELINE_MAX },
+		{ "timeline-sched", no_argument, NULL, OPT_TIMELINE_SCHED },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -241,6 +246,9 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 						   optarg);
 			o->timeline_max_events = v;
 			break;
+		case OPT_TIMELINE_SCHED:
+			o->timeline_sched = true;
+			break;
 		case 'v':
 			o->verbosity++;
 			break;
@@ -260,6 +268,8 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		o->command = &argv[optind];
 	if (!o->record && o->record_path)
 		return usage_error("--record and --no-record contradict each other%s", "");
+	if (o->timeline_sched && !o->timeline)
+		return usage_error("--timeline-sched and --no-timeline contradict each other%s", "");
 	if ((o->npids > 0) + (o->nnames > 0) + o->all + (o->command != NULL) > 1)
 		return usage_error("give one kind of target: --pid, --name, --all or -- COMMAND%s", "");
 	if (o->npids)

@@ -34,6 +34,7 @@ struct gp_options {
 	const char *record_path; /* --record FILE; NULL: OUT_DIR/capture.gpz */
 	bool timeline;        /* write trace.json (default; --no-timeline) */
 	unsigned long long timeline_max_events; /* API calls written into it at most (--timeline-max-events) */
+	bool timeline_sched;  /* on-CPU slices of traced threads in it too (--timeline-sched) */
 	char *command_line;   /* argv joined, for the report */
 };
 

@@ -196,6 +196,7 @@ static int load_followers(struct session *s)
 		gp_err("open BPF objects (scheduler, processes): %s", strerror(errno));
 		return -1;
 	}
+	s->sched->rodata->sched_slices = s->opt->timeline_sched;
 	err = share_maps(s->sched->obj, owner);
 	if (!err)
 		err = share_maps(s->procs_bpf->obj, owner);
@@ -380,9 +381,15 @@ static void close_timeline(struct session *s)
 		gp_timeline_remove_stale(s->opt->out_dir); /* an earlier run's would pass for this one's */
 		return;
 	}
-	if (!gp_timeline_close(s->timeline, s->model, &tc) && tc.left_out)
+	if (gp_timeline_close(s->timeline, s->model, &tc))
+		tc = (struct gp_timeline_counts){ 0 };
+	if (tc.left_out)
 		gp_notice("timeline: %llu of %llu calls left out (--timeline-max-events %llu)",
 			  (unsigned long long)tc.left_out, (unsigned long long)tc.calls,
+			  (unsigned long long)s->opt->timeline_max_events);
+	if (tc.slices_left_out)
+		gp_notice("timeline: %llu of %llu on-CPU slices left out (--timeline-max-events %llu)",
+			  (unsigned long long)tc.slices_left_out, (unsigned long long)tc.slices,
 			  (unsigned long long)s->opt->timeline_max_events);
 	s->timeline = NULL;
 }

@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define GP_ABI_VERSION 3
+#define GP_ABI_VERSION 4
 
 /* ---- records ----------------------------------------------------------- */
 
@@ -26,6 +26,7 @@ enum gp_event_type {
 	GP_EV_PROC = 4,       /* struct gp_proc_event: kernel -> collector only, a process to trace or hold */
 	GP_EV_API_CALL_EXT = 5, /* struct gp_api_call_ext: an API call with bytes read from user memory */
 	GP_EV_API_CALL_STACK = 6, /* struct gp_api_call_stack: an API call with its caller's user stack */
+	GP_EV_SCHED_SLICE = 7, /* struct gp_sched_slice: one on-CPU slice of a traced thread (--timeline-sched) */
 	GP_EV_TYPE_MAX,
 };
 
@@ -146,6 +147,42 @@ struct gp_api_call_stack {
 #define GP_STF_UNREAD (1u << 0) /* the stack could not be walked: ips[0] (the call site) only */
 #define GP_STACK_REC_SIZE(nframes) (sizeof(struct gp_api_call) + 8 + 8 * (nframes))
 
+/*
+ * One on-CPU slice of a traced thread, emitted at its switch-out only when
+ * the session asked for scheduling in the timeline (--timeline-sched): the
+ * thread ran on cpu from hdr.ts_ns (its switch-in) to end_ns (its
+ * switch-out) and took minor/major_faults page faults meanwhile (deltas of
+ * the task's min_flt/maj_flt: faults are taken by the running thread, so the
+ * counters at a switch-out are those of the next switch-in). The gap to its
+ * next slice is off-CPU time, of the kind `left` says. oncpu_threads_*: how
+ * many threads of its process were on a CPU just after its arrival and just
+ * after its departure, counted in the kernel at the switches it saw (a
+ * thread whose arrival was not seen is not counted in: GP_SSF_UNCOUNTED).
+ */
+struct gp_sched_slice {
+	struct gp_event_hdr hdr; /* ts_ns = arrival on the CPU; flags: GP_SSF_* */
+	__u64 end_ns;            /* departure */
+	__u32 minor_faults;
+	__u32 major_faults;
+	__u32 cpu;
+	__u16 left;              /* enum gp_sched_left */
+	__u16 pad;
+	__u32 oncpu_threads_start;
+	__u32 oncpu_threads_end;
+};
+
+enum gp_sched_left {
+	GP_SL_BLOCKED = 1,   /* a voluntary switch: it slept or waited */
+	GP_SL_PREEMPTED = 2, /* an involuntary switch: still runnable, waiting for a CPU */
+	GP_SL_EXITED = 3,    /* its last switch: the thread is gone */
+};
+
+#define GP_SSF_START_ESTIMATED (1u << 0) /* its arrival was not reported: ts_ns = end_ns - its CPU time */
+#define GP_SSF_SINCE_WINDOW    (1u << 1) /* on a CPU when the trace began: ts_ns is that moment */
+#define GP_SSF_FAULTS_UNKNOWN  (1u << 2) /* its fault counters at the start are unknown: faults read 0 */
+#define GP_SSF_UNCOUNTED       (1u << 3) /* its arrival was not counted: oncpu_threads_start reads 0 */
+
+_Static_assert(sizeof(struct gp_sched_slice) == 56, "gp_sched_slice layout");
 _Static_assert(sizeof(struct gp_event_hdr) == 24, "gp_event_hdr layout");
 _Static_assert(sizeof(struct gp_api_call_stack) == 144 + 8 + 8 * GP_STACK_MAX_FRAMES, "gp_api_call_stack layout");
 _Static_assert(sizeof(struct gp_api_call_ext) == 144 + 8 + GP_EXT_DATA_MAX, "gp_api_call_ext layout");
@@ -188,6 +225,10 @@ struct gp_thread_acct {
 	__u64 maj_flt_exit;
 	__u64 min_flt_base; /* the task's fault counters when its account opened (GP_TAF_FAULT_BASE) */
 	__u64 maj_flt_base;
+	__u64 min_flt_in;   /* --timeline-sched: the task's fault counters when its current (or next) on-CPU */
+	__u64 maj_flt_in;   /*   slice began (GP_TAF_FLT_IN) */
+	__u32 oncpu_threads_in; /* --timeline-sched: its process's threads on a CPU after its last switch-in */
+	__u32 pad;
 	char comm[16];      /* at creation, refreshed at exit */
 };
 
@@ -209,9 +250,11 @@ struct gp_thread_exit {
 #define GP_TAF_SUM_OUT       (1u << 4) /* sum_out is valid (else: on-CPU since the window opened) */
 #define GP_TAF_PREEMPTED     (1u << 5) /* its last switch-out was involuntary: runnable while off */
 #define GP_TAF_FAULT_BASE    (1u << 6) /* min/maj_flt_base hold its fault counters at the start */
+#define GP_TAF_FLT_IN        (1u << 7) /* min/maj_flt_in are valid */
+#define GP_TAF_ONCPU_COUNTED (1u << 8) /* its arrival was counted in its process's on-CPU threads */
 
-_Static_assert(sizeof(struct gp_thread_acct) == 152, "gp_thread_acct layout");
-_Static_assert(sizeof(struct gp_thread_exit) == 176, "gp_thread_exit layout");
+_Static_assert(sizeof(struct gp_thread_acct) == 176, "gp_thread_acct layout");
+_Static_assert(sizeof(struct gp_thread_exit) == 200, "gp_thread_exit layout");
 
 /* ---- processes: admission into the trace, and holds --------------------- */
 /*
@@ -321,6 +364,7 @@ enum gp_bpf_drop {
 	GP_DROP_HOLD_LOST,         /* a process that needed a hold could not be held/told: its first calls may be missing */
 	GP_DROP_PROC_LOST,         /* a fork/exec/map of a traced process not told to userspace: ring buffer full */
 	GP_DROP_STACK_UNREAD,      /* a call's user stack could not be walked: recorded with its call site only */
+	GP_DROP_SCHED_SLICE_LOST,  /* --timeline-sched: an on-CPU slice not recorded: ring buffer full */
 	GP_BPF_DROP_MAX,
 };
 

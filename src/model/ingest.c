@@ -194,6 +194,13 @@ static int validate(const void *data, size_t len)
 	if (c->hdr.type == GP_EV_THREAD_CPU)
 		return c->hdr.size == sizeof(struct gp_thread_cpu) && len >= sizeof(struct gp_thread_cpu)
 			       ? 0 : -EINVAL;
+	if (c->hdr.type == GP_EV_SCHED_SLICE) {
+		const struct gp_sched_slice *sl = data;
+
+		return c->hdr.size == sizeof(*sl) && len >= sizeof(*sl) && sl->end_ns >= sl->hdr.ts_ns &&
+				       sl->left >= GP_SL_BLOCKED && sl->left <= GP_SL_EXITED
+			       ? 0 : -EINVAL;
+	}
 	if (c->hdr.type == GP_EV_API_CALL_EXT) {
 		const struct gp_api_call_ext *x = data;
 
@@ -226,6 +233,15 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 
 		memcpy(&r, data, sizeof(r));
 		return gp_cpu_thread_record(m, &r);
+	}
+	if (((const struct gp_event_hdr *)data)->type == GP_EV_SCHED_SLICE) {
+		struct gp_sched_slice sl;
+
+		/* nothing in the reports: the timeline's alone (its totals are the CPU accounts') */
+		memcpy(&sl, data, sizeof(sl));
+		if (m->observer.sched)
+			m->observer.sched(m->observer.ctx, &sl);
+		return 0;
 	}
 	memcpy(&c, data, sizeof(c)); /* ring-buffer records need not be aligned for us */
 
@@ -344,6 +360,8 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 			memcpy(&more, (const char *)data + offsetof(struct gp_api_call, dur_ns), sizeof(more));
 		else if (h.type == GP_EV_THREAD_CPU)
 			memcpy(&end, (const char *)data + offsetof(struct gp_thread_cpu, end_ns), sizeof(end));
+		else if (h.type == GP_EV_SCHED_SLICE)
+			memcpy(&end, (const char *)data + offsetof(struct gp_sched_slice, end_ns), sizeof(end));
 		if (end + more > m->last_event_ns)
 			m->last_event_ns = end + more;
 	}

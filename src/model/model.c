@@ -25,11 +25,13 @@ static const char *const bpf_drop_names[GP_BPF_DROP_MAX] = {
 	[GP_DROP_HOLD_LOST] = "hold_lost",
 	[GP_DROP_PROC_LOST] = "proc_event_lost",
 	[GP_DROP_STACK_UNREAD] = "stack_unread",
+	[GP_DROP_SCHED_SLICE_LOST] = "sched_slice_lost",
 };
 
 /* Counters the model keeps itself; present (at 0) in every report, like the BPF ones. */
 static const char *const model_drop_names[] = { "malformed_records", "alloc_out_unread", "ext_truncated",
-						"stacks_over_limit", "timeline_left_out" };
+						"stacks_over_limit", "timeline_left_out",
+						"timeline_sched_left_out" };
 
 const char *gp_bpf_drop_name(enum gp_bpf_drop d)
 {

@@ -233,6 +233,8 @@ struct gp_call_view {
 struct gp_model_observer {
 	void *ctx;
 	void (*call)(void *ctx, const struct gp_call_view *v);
+	/* an on-CPU slice of a traced thread (--timeline-sched records; NULL: not wanted) */
+	void (*sched)(void *ctx, const struct gp_sched_slice *s);
 };
 void gp_model_set_observer(struct gp_model *m, const struct gp_model_observer *obs); /* NULL: none */
 

@@ -10,7 +10,10 @@
  * each work item's queueing, and one "window" slice per synchronisation,
  * from the first item it covered being queued to the synchronisation's
  * return. Flow arrows go from each queueing call to the synchronisation
- * that covered the item. Nothing here is a GPU timestamp.
+ * that covered the item. Nothing here is a GPU timestamp. With scheduling
+ * records (--timeline-sched), one more track per thread (a synthetic tid):
+ * its on-CPU slices and the off-CPU gaps between them, with counters of the
+ * process's on-CPU threads and the thread's page faults.
  */
 #include <errno.h>
 #include <limits.h>
@@ -25,6 +28,7 @@
 #include "output/trace_json.h"
 
 #define TL_STREAM_TID_BASE 0x40000000u /* above every pid_max: stream tracks never meet real tids */
+#define TL_SCHED_TID_BASE  0x60000000u /* the scheduling tracks of threads (--timeline-sched) */
 #define TL_COPY_SAMPLE_NS  1000000ULL  /* the copied-bytes counter: at most one sample per ms */
 #define TL_BUF_BYTES       (1u << 20)
 
@@ -42,10 +46,22 @@ struct tl_stream {
 	__u64 prev_end;     /* end of the previous window: windows never overlap */
 };
 
+/* A thread's scheduling track (--timeline-sched records). */
+struct tl_sched {
+	__u32 tid;          /* the thread */
+	__u32 track;        /* synthetic track id */
+	__u32 index;        /* in its process, from 0 */
+	__u16 last_left;    /* how its previous slice ended (enum gp_sched_left); 0: none yet */
+	__u64 last_end;     /* its previous slice's end */
+	__u64 minor, major; /* page faults in its slices so far */
+};
+
 struct tl_proc {
 	__u32 pid;
 	struct gp_u64map streams; /* key -> struct tl_stream */
 	struct gp_u64map tids;    /* tid -> this (a set) */
+	struct gp_u64map sched;   /* tid -> struct tl_sched */
+	__u32 nsched;
 	__u32 nstreams;
 	__u64 copied[GP_DIR_MAX]; /* bytes of the kept successful copies, by direction */
 	__u64 copy_sample_ts;     /* last sample of the copied-bytes counter */
@@ -59,6 +75,7 @@ struct gp_timeline {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	__u64 max_events;
 	__u64 calls, kept, events;
+	__u64 slices, slices_kept; /* on-CPU slices seen, written (same cap as the calls) */
 	__u32 nstreams; /* all processes: flow id prefixes */
 	struct gp_u64map procs; /* pid -> struct tl_proc */
 	struct tl_proc *last;   /* the previous call's process */
@@ -153,6 +170,7 @@ static void proc_free(void *v)
 
 	gp_u64map_clear(&tp->streams, free);
 	gp_u64map_clear(&tp->tids, NULL);
+	gp_u64map_clear(&tp->sched, free);
 	free(tp);
 }
 
@@ -419,6 +437,115 @@ static void on_call(void *ctx, const struct gp_call_view *v)
 		copied(tl, tp, v);
 }
 
+/* ---- scheduling (--timeline-sched) ------------------------------------------------ */
+
+static struct tl_sched *sched_of(struct tl_proc *tp, __u32 tid)
+{
+	struct tl_sched *ts = gp_u64map_get(&tp->sched, tid);
+
+	if (ts)
+		return ts;
+	ts = calloc(1, sizeof(*ts));
+	if (!ts || gp_u64map_put(&tp->sched, tid, ts)) {
+		free(ts);
+		return NULL;
+	}
+	ts->tid = tid;
+	ts->index = tp->nsched++;
+	ts->track = TL_SCHED_TID_BASE + ts->index;
+	return ts;
+}
+
+static const char *const left_names[] = {
+	[GP_SL_BLOCKED] = "blocked",
+	[GP_SL_PREEMPTED] = "preempted",
+	[GP_SL_EXITED] = "exited",
+};
+
+static void oncpu_counter(struct gp_timeline *tl, __u32 pid, __u64 ts, __u32 n)
+{
+	ev_open(tl, "C", pid, pid, ts);
+	put(tl, ",\"name\":\"on-CPU threads\",\"args\":{\"threads\":");
+	put_u64(tl, n);
+	put(tl, "}}");
+}
+
+/*
+ * One on-CPU slice: the off-CPU gap since the thread's previous slice (of
+ * the kind that slice ended with), the slice itself, the process's on-CPU
+ * threads at both ends, and the thread's page faults so far.
+ */
+static void on_sched(void *ctx, const struct gp_sched_slice *sl)
+{
+	struct gp_timeline *tl = ctx;
+	struct tl_proc *tp;
+	struct tl_sched *ts;
+	__u32 pid = sl->hdr.tgid;
+	__u64 start = sl->hdr.ts_ns;
+
+	tl->slices++;
+	if (tl->slices_kept >= tl->max_events)
+		return;
+	tp = proc_of(tl, pid);
+	ts = tp ? sched_of(tp, sl->hdr.tid) : NULL;
+	if (!ts) {
+		tl->failed = true;
+		return;
+	}
+	tl->slices_kept++;
+	if (ts->last_left && start < ts->last_end)
+		start = ts->last_end; /* an estimated start never overlaps the slice before */
+	if (ts->last_left && ts->last_left != GP_SL_EXITED && start > ts->last_end) {
+		ev_open(tl, "X", pid, ts->track, ts->last_end);
+		put(tl, ",\"dur\":");
+		put_us(tl, start - ts->last_end);
+		put(tl, ts->last_left == GP_SL_PREEMPTED
+				? ",\"cat\":\"sched\",\"name\":\"off CPU: runnable (preempted)\",\"args\":{}}"
+				: ",\"cat\":\"sched\",\"name\":\"off CPU: blocked\",\"args\":{}}");
+	}
+	ev_open(tl, "X", pid, ts->track, start);
+	put(tl, ",\"dur\":");
+	put_us(tl, sl->end_ns - start);
+	put(tl, ",\"cat\":\"sched\",\"name\":\"on CPU\",\"args\":{\"cpu\":");
+	put_u64(tl, sl->cpu);
+	put(tl, ",\"left\":\"");
+	put(tl, left_names[sl->left]);
+	putc_unlocked('"', tl->out);
+	if (sl->hdr.flags & GP_SSF_FAULTS_UNKNOWN) {
+		put(tl, ",\"page_faults\":\"unknown\"");
+	} else {
+		put(tl, ",\"minor_faults\":");
+		put_u64(tl, sl->minor_faults);
+		put(tl, ",\"major_faults\":");
+		put_u64(tl, sl->major_faults);
+	}
+	if (sl->hdr.flags & GP_SSF_START_ESTIMATED)
+		put(tl, ",\"start\":\"estimated: arrival not reported by the kernel\"");
+	else if (sl->hdr.flags & GP_SSF_SINCE_WINDOW)
+		put(tl, ",\"start\":\"on a CPU when tracing began\"");
+	if (sl->hdr.flags & GP_SSF_UNCOUNTED)
+		put(tl, ",\"counted\":false"); /* not in the on-CPU threads counter */
+	put(tl, "}}");
+	if (!(sl->hdr.flags & GP_SSF_UNCOUNTED)) {
+		oncpu_counter(tl, pid, sl->hdr.ts_ns, sl->oncpu_threads_start);
+		oncpu_counter(tl, pid, sl->end_ns, sl->oncpu_threads_end);
+	}
+	if (sl->minor_faults || sl->major_faults) {
+		ts->minor += sl->minor_faults;
+		ts->major += sl->major_faults;
+		ev_open(tl, "C", pid, pid, sl->end_ns);
+		put(tl, ",\"name\":\"page faults, tid ");
+		put_u64(tl, ts->tid);
+		put(tl, "\",\"args\":{\"minor\":");
+		put_u64(tl, ts->minor);
+		put(tl, ",\"major\":");
+		put_u64(tl, ts->major);
+		put(tl, "}}");
+	}
+	ts->last_left = sl->left;
+	ts->last_end = sl->end_ns;
+}
+
 /* ---- lifetime ------------------------------------------------------------------ */
 
 struct gp_timeline *gp_timeline_open(const char *dir, const struct gp_timeline_opts *opts)
@@ -451,7 +578,7 @@ struct gp_timeline *gp_timeline_open(const char *dir, const struct gp_timeline_o
 
 void gp_timeline_attach(struct gp_timeline *tl, struct gp_model *m)
 {
-	const struct gp_model_observer obs = { .ctx = tl, .call = on_call };
+	const struct gp_model_observer obs = { .ctx = tl, .call = on_call, .sched = on_sched };
 
 	gp_model_set_observer(m, &obs);
 }
@@ -559,6 +686,18 @@ static void finish_proc(struct gp_timeline *tl, const struct gp_model *m, struct
 	if (tp->copy_dirty)
 		copy_counter(tl, tp, tp->copy_last_ts);
 	meta_name(tl, "process_name", tp->pid, 0, comm);
+	for (size_t i = 0; i < tp->sched.cap; i++) {
+		const struct tl_sched *ts = tp->sched.slots[i].val;
+		const char *name;
+
+		if (!ts)
+			continue;
+		name = thread_name(m, tp->pid, ts->tid);
+		snprintf(label, sizeof(label), "%s (tid %u): on/off CPU", name ? name : ts->tid == tp->pid ? comm : "thread",
+			 ts->tid);
+		meta_name(tl, "thread_name", tp->pid, ts->track, label);
+		meta_sort(tl, tp->pid, ts->track, 1 + (__u64)tp->nstreams + ts->index);
+	}
 	for (size_t i = 0; i < tp->tids.cap; i++) {
 		__u32 tid = (__u32)tp->tids.slots[i].key;
 		const char *name;
@@ -591,6 +730,12 @@ static void other_data(struct gp_timeline *tl, const struct gp_model *m)
 	put_u64(tl, tl->kept);
 	put(tl, ",\"calls_left_out\":");
 	put_u64(tl, tl->calls - tl->kept);
+	put(tl, ",\"sched_slices\":");
+	put_u64(tl, tl->slices);
+	put(tl, ",\"sched_slices_kept\":");
+	put_u64(tl, tl->slices_kept);
+	put(tl, ",\"sched_slices_left_out\":");
+	put_u64(tl, tl->slices - tl->slices_kept);
 	put(tl, ",\"session_start_mono_ns\":");
 	put_u64(tl, m->session.start_mono_ns);
 	put(tl, ",\"session_start_realtime_ns\":");
@@ -610,9 +755,12 @@ int gp_timeline_close(struct gp_timeline *tl, struct gp_model *m, struct gp_time
 			finish_proc(tl, m, tl->procs.slots[i].val);
 	other_data(tl, m);
 	gp_model_drop_set(m, GP_TIMELINE_DROP, tl->calls - tl->kept);
+	gp_model_drop_set(m, GP_TIMELINE_SCHED_DROP, tl->slices - tl->slices_kept);
 	if (counts)
 		*counts = (struct gp_timeline_counts){ .calls = tl->calls, .kept = tl->kept,
-						       .left_out = tl->calls - tl->kept, .events = tl->events };
+						       .left_out = tl->calls - tl->kept, .events = tl->events,
+						       .slices = tl->slices,
+						       .slices_left_out = tl->slices - tl->slices_kept };
 	if (fflush(tl->out) || ferror(tl->out))
 		err = -(errno ? errno : EIO);
 	else if (tl->failed)

@@ -20,12 +20,16 @@
 
 #define GP_TIMELINE_FILE               "trace.json"
 #define GP_TIMELINE_DROP               "timeline_left_out"
+#define GP_TIMELINE_SCHED_DROP         "timeline_sched_left_out"
 #define GP_TIMELINE_DEFAULT_MAX_EVENTS 5000000ULL
 
 struct gp_timeline;
 
 struct gp_timeline_opts {
-	/* API calls written as slices at most; later calls are counted, not written. 0: the default */
+	/*
+	 * API calls written as slices at most; later calls are counted, not written. 0: the default.
+	 * On-CPU slices (--timeline-sched records) have a cap of the same size of their own.
+	 */
 	__u64 max_events;
 };
 
@@ -34,6 +38,8 @@ struct gp_timeline_counts {
 	__u64 kept;     /* of which written as slices */
 	__u64 left_out; /* calls - kept */
 	__u64 events;   /* trace events written, metadata included */
+	__u64 slices;          /* on-CPU slices the model showed it (--timeline-sched records) */
+	__u64 slices_left_out; /* of which not written (the cap) */
 };
 
 /* Creates dir/trace.json.tmp. NULL + errno (the cause logged by the caller). */

@@ -76,7 +76,7 @@ static void sections_of_a_running_process(void **state)
 	has(md, "`/opt/venv/lib/libcudart.so.13` (pid 4242):");
 	has(md, "| `cudaLaunchKernel` | 0x71c40 |                   4 |                       4 |");
 	has(md, "## Loss counters");
-	has(md, "| ringbuf_full         |     2 |");
+	has(md, "| ringbuf_full            |     2 |");
 	free(md);
 	gp_model__free(m);
 }
@@ -103,8 +103,8 @@ static void empty_report_still_shows_losses(void **state)
 	has(md, "No traced process made a traced call.");
 	has(md, "No probes were placed.");
 	has(md, "## Loss counters");
-	has(md, "| malformed_records    |     0 |");
-	has(md, "| return_without_entry |     0 |");
+	has(md, "| malformed_records       |     0 |");
+	has(md, "| return_without_entry    |     0 |");
 	has(md, "No event was lost.");
 	free(md);
 	gp_model__free(m);

@@ -6,6 +6,7 @@
  * flows from queued work to the synchronisation that covered it, counters,
  * names, the cap and its drop counter, strings escaped.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -333,6 +334,79 @@ static void cap_leaves_out_and_counts(void **state)
 	gp_model__free(f.m);
 }
 
+static struct gp_sched_slice slice(__u32 tid, __u64 start, __u64 end, __u16 left, __u32 flags, __u32 minflt,
+				   __u32 n_start, __u32 n_end)
+{
+	struct gp_sched_slice sl = {
+		.hdr = { .type = GP_EV_SCHED_SLICE, .size = sizeof(sl), .tgid = T_PID, .tid = tid, .flags = flags,
+			 .ts_ns = start },
+		.end_ns = end, .minor_faults = minflt, .cpu = 1, .left = left,
+		.oncpu_threads_start = n_start, .oncpu_threads_end = n_end,
+	};
+
+	return sl;
+}
+
+/* --timeline-sched records: slices and the gaps between them on a track of their own, counters, flags. */
+static void sched_slices_gaps_and_counters(void **state)
+{
+	struct fixture f;
+	struct gp_timeline_counts tc;
+	struct gp_sched_slice sl[] = {
+		slice(T_TID, T0 + 1000, T0 + 5000, GP_SL_BLOCKED, 0, 3, 1, 0),
+		slice(T_TID + 1, T0 + 2000, T0 + 9000, GP_SL_PREEMPTED, GP_SSF_FAULTS_UNKNOWN, 0, 2, 1),
+		/* its arrival unseen: an estimated start before the previous end is moved up to it */
+		slice(T_TID, T0 + 4000, T0 + 12000, GP_SL_EXITED, GP_SSF_START_ESTIMATED | GP_SSF_UNCOUNTED, 2, 0, 0),
+		slice(T_TID + 1, T0 + 20000, T0 + 21000, GP_SL_BLOCKED, 0, 0, 1, 0),
+	};
+	struct gp_sched_slice bad = slice(T_TID, T0 + 5, T0 + 4, GP_SL_BLOCKED, 0, 0, 0, 0);
+	json_t *doc, *ev, *e, *last = NULL;
+	size_t i, gaps_blocked = 0, gaps_runnable = 0, names = 0;
+
+	start(&f, 0);
+	for (i = 0; i < sizeof(sl) / sizeof(sl[0]); i++)
+		assert_int_equal(gp_model_ingest(f.m, &sl[i], sizeof(sl[i])), 0);
+	assert_int_equal(gp_model_ingest(f.m, &bad, sizeof(bad)), -EINVAL); /* ends before it starts */
+	assert_int_equal(gp_model_drop_get(f.m, "malformed_records"), 1);
+	doc = finish(&f, &tc);
+	ev = events(doc);
+	assert_int_equal(tc.slices, 4);
+	assert_int_equal(tc.slices_left_out, 0);
+	assert_int_equal(count(ev, "X", "on CPU", NULL), 4);
+	json_array_foreach(ev, i, e) {
+		const json_t *args = json_object_get(e, "args");
+
+		/* T_TID's estimated second slice starts where its first ended: no gap */
+		gaps_blocked += !strcmp(str(e, "name"), "off CPU: blocked");
+		if (!strcmp(str(e, "name"), "off CPU: runnable (preempted)")) {
+			gaps_runnable++;
+			assert_int_equal(ts_ns(e, "ts"), T0 + 9000);
+			assert_int_equal(ts_ns(e, "dur"), 11000);
+		}
+		if (!strcmp(str(e, "name"), "on CPU") && num(e, "tid") == 0x60000000 && !strcmp(str(args, "left"), "exited")) {
+			assert_int_equal(ts_ns(e, "ts"), T0 + 5000);
+			assert_int_equal(ts_ns(e, "dur"), 7000);
+			assert_string_equal(str(args, "start"), "estimated: arrival not reported by the kernel");
+			assert_true(json_is_false(json_object_get(args, "counted")));
+		}
+		if (!strcmp(str(e, "name"), "on CPU") && !strcmp(str(args, "left"), "preempted"))
+			assert_string_equal(str(args, "page_faults"), "unknown");
+		if (!strcmp(str(e, "ph"), "M") && strstr(str(json_object_get(e, "args"), "name"), "on/off CPU"))
+			names++;
+	}
+	assert_int_equal(gaps_blocked, 0);
+	assert_int_equal(gaps_runnable, 1);
+	assert_int_equal(names, 2);
+	/* two samples per counted slice; none for the one whose arrival was not counted */
+	assert_int_equal(count(ev, "C", "on-CPU threads", NULL), 6);
+	assert_int_equal(count(ev, "C", "page faults, tid 4242", &last), 2);
+	assert_int_equal(num(json_object_get(last, "args"), "minor"), 5);
+	assert_int_equal(num(json_object_get(doc, "otherData"), "sched_slices"), 4);
+	assert_int_equal(gp_model_drop_get(f.m, GP_TIMELINE_SCHED_DROP), 0);
+	json_decref(doc);
+	gp_model__free(f.m);
+}
+
 static void every_report_lists_the_drop_and_stale_files_go(void **state)
 {
 	char dir[] = "/tmp/gp-test-trace-XXXXXX", path[96];
@@ -364,6 +438,7 @@ int main(void)
 		cmocka_unit_test(flows_to_the_covering_synchronisation),
 		cmocka_unit_test(cap_leaves_out_and_counts),
 		cmocka_unit_test(every_report_lists_the_drop_and_stale_files_go),
+		cmocka_unit_test(sched_slices_gaps_and_counters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""--timeline-sched (docs/report-format.md, "Timeline"): every traced thread gets a scheduling track in
+trace.json. Checked against the kernel's own counters as report.json gives them (exact: one on-CPU slice
+per context switch, of the kind the kernel counted it; page faults in the slices = the thread's), against
+the workload's own getrusage(RUSAGE_THREAD) and CPU clock, and for internal consistency: slices never
+overlap on a track, the on-CPU threads counter equals the slices that cover each of its samples and never
+exceeds the CPUs. The capture rebuilds the same file; the cap leaves out an exact count; without the flag
+there is none of it."""
+import collections
+import filecmp
+import json
+import os
+
+import gp
+from test_timeline import check_nesting, load_trace, ns, tracks
+
+SCHED_TID_BASE = 0x60000000
+RACE_NS = 20_000  # two switches of one process closer than this may be counted in either order
+
+
+def sched_tracks(trace):
+    """{(pid, tid): [on-CPU slice events, by start]} with the thread id each track is named for."""
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace["traceEvents"]
+             if e["ph"] == "M" and e["name"] == "thread_name" and e["tid"] >= SCHED_TID_BASE}
+    by = collections.defaultdict(list)
+    for e in trace["traceEvents"]:
+        if e.get("cat") == "sched":
+            assert e["tid"] >= SCHED_TID_BASE and (e["pid"], e["tid"]) in names, e
+            by[(e["pid"], e["tid"])].append(e)
+    out = {}
+    for track, evs in by.items():
+        label = names[track]
+        assert label.endswith("): on/off CPU"), label
+        tid = int(label[label.rindex("(tid ") + 5:label.rindex(")")])
+        evs.sort(key=lambda e: ns(e["ts"]))
+        out[(track[0], tid)] = evs
+    return out
+
+
+def check_track(key, evs):
+    """On-CPU slices and the off-CPU gaps between them follow each other without overlapping."""
+    end = None
+    prev_left = None
+    for e in evs:
+        start = ns(e["ts"])
+        assert end is None or start >= end, f"{key}: {e} starts before {end}"
+        if e["name"] != "on CPU":
+            # a gap is the kind of the slice before it ended with
+            assert prev_left == {"off CPU: blocked": "blocked",
+                                 "off CPU: runnable (preempted)": "preempted"}[e["name"]], (key, e, prev_left)
+            assert start == end, f"{key}: the gap {e} does not start where the slice before ended ({end})"
+        else:
+            assert e["args"]["left"] in ("blocked", "preempted", "exited")
+            prev_left = e["args"]["left"]
+        end = start + ns(e["dur"])
+    on = [e for e in evs if e["name"] == "on CPU"]
+    assert [e["args"]["left"] for e in on].count("exited") <= 1 and \
+        all(e["args"]["left"] != "exited" for e in on[:-1]), f"{key}: a slice after the thread exited"
+    return on
+
+
+def check_oncpu_counter(trace, pid, on_slices):
+    """Each sample = the counted slices of the process that cover it (switches of two threads within
+    RACE_NS may be counted in either order); 0 ≤ value ≤ CPUs; the last sample is 0 (all exited)."""
+    samples = sorted((ns(e["ts"]), e["args"]["threads"]) for e in trace["traceEvents"]
+                     if e["ph"] == "C" and e["pid"] == pid and e["name"] == "on-CPU threads")
+    counted = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in on_slices if e["args"].get("counted", True)]
+    assert samples and len(samples) == 2 * len(counted), (len(samples), len(counted))
+    for t, v in samples:
+        assert 0 <= v <= os.cpu_count(), (t, v)
+        surely = sum(1 for a, b in counted if a < t - RACE_NS and t + RACE_NS < b)
+        maybe = sum(1 for a, b in counted if a <= t + RACE_NS and t - RACE_NS <= b)
+        assert surely <= v <= maybe, f"on-CPU threads {v} at {t}: slices cover it {surely}..{maybe}"
+    assert samples[-1][1] == 0, samples[-5:]
+    return max(v for _, v in samples)
+
+
+def test_sched_slices_agree_with_the_kernel(tmp_path):
+    wl = gp.Workload("cpu_mix", tmp_path,
+                     args=("--sleepers", "2", "--spinners", "5", "--spin-ms", "150", "--pages", "3000"))
+    report, tr, lines = gp.trace_workload(wl, tmp_path, tracer_args=("--timeline-sched",), output_lines=1)
+    ref = json.loads(lines[0])
+    gp.check_no_loss(report)
+    assert report["drops"]["sched_slice_lost"] == 0 and report["drops"]["timeline_sched_left_out"] == 0
+    trace = load_trace(tr.out_dir)
+    check_nesting(tracks(trace))
+    proc = gp.process(report, wl.pid)
+    threads = {t["tid"]: t for t in proc["threads"]}
+    by_thread = sched_tracks(trace)
+    assert {tid for pid, tid in by_thread} == {t["tid"] for t in proc["threads"] if t["ran"]}, \
+        "a scheduling track per traced thread that ran"
+
+    on_all = []
+    for (pid, tid), evs in by_thread.items():
+        assert pid == wl.pid
+        on = check_track((pid, tid), evs)
+        on_all += on
+        t = threads[tid]
+        kinds = collections.Counter(e["args"]["left"] for e in on)
+        # one slice per switch-out the kernel counted, and the exiting one
+        assert kinds["blocked"] == t["voluntary_switches"], (tid, dict(kinds), t)
+        assert kinds["preempted"] == t["involuntary_switches"], (tid, dict(kinds), t)
+        assert kinds["exited"] == (1 if t["exited"] else 0), (tid, dict(kinds), t)
+        if not any(e["args"].get("page_faults") == "unknown" for e in on):
+            assert sum(e["args"]["minor_faults"] for e in on) == t["minor_faults"], tid
+            assert sum(e["args"]["major_faults"] for e in on) == t["major_faults"], tid
+        # on-CPU wall time in the slices vs the kernel's task clock: a hypervisor's steal is in the first
+        oncpu = sum(ns(e["dur"]) for e in on)
+        assert t["cpu_ns"] * 0.95 - 300_000 <= oncpu <= t["cpu_ns"] * 1.10 + 300_000, (tid, oncpu, t["cpu_ns"])
+
+    # against the workload's own accounting (each worker measured itself from its start to its end)
+    for w in ref["workers"]:
+        tid = next(k for k in w if k != "role")
+        want = w[tid]
+        on = [e for e in by_thread[(wl.pid, int(tid))] if e["name"] == "on CPU"]
+        kinds = collections.Counter(e["args"]["left"] for e in on)
+        assert 0 <= kinds["blocked"] - want["voluntary_switches"] <= 1, (w["role"], dict(kinds), want)
+        assert 0 <= kinds["preempted"] - want["involuntary_switches"] <= 1, (w["role"], dict(kinds), want)
+        assert 0 <= sum(e["args"]["minor_faults"] for e in on) - want["minor_faults"] <= 8, (w["role"], want)
+        oncpu = sum(ns(e["dur"]) for e in on)
+        assert want["cpu_ns"] * 0.95 - 500_000 <= oncpu <= want["cpu_ns"] * 1.10 + 500_000, (w["role"], oncpu, want)
+        if w["role"] == "toucher":
+            faults = [e for e in trace["traceEvents"]
+                      if e["ph"] == "C" and e["name"] == f"page faults, tid {tid}"]
+            assert max(e["args"]["minor"] for e in faults) >= 3000
+
+    busiest = check_oncpu_counter(trace, wl.pid, on_all)
+    assert busiest >= min(2, os.cpu_count()), "5 spinners keep every CPU busy"
+    other = trace["otherData"]
+    assert other["sched_slices"] == other["sched_slices_kept"] == len(on_all)
+    assert other["sched_slices_left_out"] == 0
+
+    # the capture carries the slices: the same trace.json from it, byte for byte
+    rebuilt = tmp_path / "rebuilt"
+    rc, _, err = gp.run_gpuprobed(["report", os.path.join(tr.out_dir, "capture.gpz"), "-o", str(rebuilt)])
+    assert rc == 0, err
+    assert filecmp.cmp(os.path.join(tr.out_dir, "trace.json"), rebuilt / "trace.json", shallow=False)
+
+
+def small_run(tmp_path, *tracer_args):
+    wl = gp.Workload("cpu_mix", tmp_path, args=("--sleepers", "2", "--spinners", "1", "--spin-ms", "20",
+                                                "--pages", "16"))
+    report, tr, _ = gp.trace_workload(wl, tmp_path, tracer_args=tracer_args, output_lines=1)
+    return report, tr
+
+
+def test_cap_leaves_out_an_exact_count_of_slices(tmp_path):
+    report, tr = small_run(tmp_path, "--timeline-sched", "--timeline-max-events", "25")
+    trace = load_trace(tr.out_dir)
+    other = trace["otherData"]
+    written = sum(1 for e in trace["traceEvents"] if e.get("cat") == "sched" and e["name"] == "on CPU")
+    assert written == other["sched_slices_kept"] == 25
+    assert other["sched_slices"] > 80, "two sleepers switch 40 times each"
+    assert report["drops"]["timeline_sched_left_out"] == other["sched_slices"] - 25
+    assert "on-CPU slices left out" in tr.stderr
+
+
+def test_without_the_flag_no_scheduling(tmp_path):
+    report, tr = small_run(tmp_path)
+    trace = load_trace(tr.out_dir)
+    assert not [e for e in trace["traceEvents"]
+                if e.get("cat") == "sched" or (e["ph"] == "C" and e["name"] == "on-CPU threads")]
+    assert trace["otherData"]["sched_slices"] == 0
+    assert report["drops"]["sched_slice_lost"] == 0
+
+
+def test_sched_needs_the_timeline(tmp_path):
+    rc, _, err = gp.run_gpuprobed(["--timeline-sched", "--no-timeline", "-o", str(tmp_path), "--", "true"])
+    assert rc == 2
+    assert "--timeline-sched and --no-timeline contradict each other" in err
