@@ -30,6 +30,7 @@
 #define TL_STREAM_TID_BASE 0x40000000u /* above every pid_max: stream tracks never meet real tids */
 #define TL_SCHED_TID_BASE  0x60000000u /* the scheduling tracks of threads (--timeline-sched) */
 #define TL_COPY_SAMPLE_NS  1000000ULL  /* the copied-bytes counter: at most one sample per ms */
+#define TL_COPY_BUCKET_NS  10000000ULL /* the bytes-per-interval counter: 10 ms intervals */
 #define TL_BUF_BYTES       (1u << 20)
 
 struct tl_stream {
@@ -67,6 +68,10 @@ struct tl_proc {
 	__u64 copy_sample_ts;     /* last sample of the copied-bytes counter */
 	__u64 copy_last_ts;       /* latest kept copy */
 	bool copy_dirty;          /* a copy since that sample */
+	__u64 bucket[GP_DIR_MAX]; /* bytes of the copies that returned in the open interval, by direction */
+	__u64 bucket_no;          /* the open interval: [bucket_no, bucket_no + 1) x TL_COPY_BUCKET_NS */
+	bool bucket_open;         /* it holds a copy */
+	bool dirs_seen[GP_DIR_MAX]; /* directions that ever had bytes: each gets its 0 samples */
 };
 
 struct gp_timeline {
@@ -396,6 +401,56 @@ static void copy_counter(struct gp_timeline *tl, struct tl_proc *tp, __u64 ts)
 	tp->copy_dirty = false;
 }
 
+/* One sample of the bytes-per-interval counter at the start of interval no: bytes[] by direction. */
+static void interval_sample(struct gp_timeline *tl, struct tl_proc *tp, __u64 no, const __u64 *bytes)
+{
+	bool first = true;
+
+	ev_open(tl, "C", tp->pid, tp->pid, no * TL_COPY_BUCKET_NS);
+	put(tl, ",\"name\":\"bytes copied per 10 ms\",\"args\":{");
+	for (int d = 0; d < GP_DIR_MAX; d++) {
+		if (!tp->dirs_seen[d])
+			continue;
+		put(tl, first ? "\"" : ",\"");
+		put(tl, gp_dir_name(d));
+		put(tl, "\":");
+		put_u64(tl, bytes ? bytes[d] : 0);
+		first = false;
+	}
+	put(tl, "}}");
+}
+
+/* Writes the open interval's sample, and a 0 after it unless the next interval (next_no) follows on. */
+static void interval_close(struct gp_timeline *tl, struct tl_proc *tp, __u64 next_no)
+{
+	if (!tp->bucket_open)
+		return;
+	interval_sample(tl, tp, tp->bucket_no, tp->bucket);
+	if (next_no != tp->bucket_no + 1)
+		interval_sample(tl, tp, tp->bucket_no + 1, NULL);
+	memset(tp->bucket, 0, sizeof(tp->bucket));
+	tp->bucket_open = false;
+}
+
+/*
+ * A copy into the bytes-per-interval counter, by the interval its return
+ * falls in (records arrive in about that order; one that returned in an
+ * interval already written is counted in the open one).
+ */
+static void interval_add(struct gp_timeline *tl, struct tl_proc *tp, int d, const struct gp_call_view *v)
+{
+	__u64 no = (v->ts_ns + v->dur_ns) / TL_COPY_BUCKET_NS;
+
+	if (tp->bucket_open && no > tp->bucket_no)
+		interval_close(tl, tp, no);
+	if (!tp->bucket_open) { /* the first copy: from then on one interval is always open */
+		tp->bucket_open = true;
+		tp->bucket_no = no;
+	}
+	tp->dirs_seen[d] = true;
+	tp->bucket[d] += v->bytes;
+}
+
 static void copied(struct gp_timeline *tl, struct tl_proc *tp, const struct gp_call_view *v)
 {
 	int d;
@@ -406,6 +461,7 @@ static void copied(struct gp_timeline *tl, struct tl_proc *tp, const struct gp_c
 		return;
 	tp->copied[d] += v->bytes;
 	tp->copy_dirty = true;
+	interval_add(tl, tp, d, v);
 	if (v->ts_ns > tp->copy_last_ts)
 		tp->copy_last_ts = v->ts_ns;
 	if (v->ts_ns >= tp->copy_sample_ts + TL_COPY_SAMPLE_NS)
@@ -685,6 +741,7 @@ static void finish_proc(struct gp_timeline *tl, const struct gp_model *m, struct
 	}
 	if (tp->copy_dirty)
 		copy_counter(tl, tp, tp->copy_last_ts);
+	interval_close(tl, tp, 0);
 	meta_name(tl, "process_name", tp->pid, 0, comm);
 	for (size_t i = 0; i < tp->sched.cap; i++) {
 		const struct tl_sched *ts = tp->sched.slots[i].val;

@@ -91,11 +91,33 @@ def check_names(trace):
 
 
 def check_copy_bytes(trace, report):
-    """Bytes of the successful copy slices = the transfer totals, per process."""
+    """Bytes of the successful copy slices = the transfer totals, per process; so do the counters: the
+    cumulative one's last sample, and the per-interval one's samples added up (each at the start of a
+    10 ms interval, in order, with a 0 after the last one of a run)."""
     for proc in report["processes"]:
+        pid = proc["pid"]
         got = sum(e["args"].get("bytes", 0) for e in call_slices(trace)
-                  if e["pid"] == proc["pid"] and e["args"]["op"] == "copy" and e["args"]["ret"] == 0)
-        assert got == sum(t["bytes"] for t in proc["transfers"]), f"pid {proc['pid']}"
+                  if e["pid"] == pid and e["args"]["op"] == "copy" and e["args"]["ret"] == 0)
+        assert got == sum(t["bytes"] for t in proc["transfers"]), f"pid {pid}"
+        by_dir = collections.Counter()
+        for t in proc["transfers"]:
+            by_dir[t["direction"]] += t["bytes"]
+        by_dir = {d: b for d, b in by_dir.items() if b}
+        cumulative = [e for e in trace["traceEvents"]
+                      if e["ph"] == "C" and e["pid"] == pid and e["name"] == "bytes copied (cumulative)"]
+        if by_dir:
+            assert max(cumulative, key=lambda e: ns(e["ts"]))["args"] == by_dir, f"pid {pid}"
+        interval = sorted((e for e in trace["traceEvents"]
+                           if e["ph"] == "C" and e["pid"] == pid and e["name"] == "bytes copied per 10 ms"),
+                          key=lambda e: ns(e["ts"]))
+        summed = collections.Counter()
+        for e in interval:
+            assert ns(e["ts"]) % 10_000_000 == 0, e
+            summed.update(e["args"])
+        assert {d: b for d, b in summed.items() if b} == by_dir, f"pid {pid}: {dict(summed)} != {by_dir}"
+        stamps = [ns(e["ts"]) for e in interval]
+        assert stamps == sorted(set(stamps)), f"pid {pid}: one sample per interval"
+        assert not interval or not any(interval[-1]["args"].values()), "the last interval is followed by a 0"
 
 
 def check_trace(out_dir, report):
