@@ -123,6 +123,8 @@ struct gp_file *gp_files_classify(struct gp_files *fs, const char *path, const c
 			f->family = GP_FAM_CUDART;
 			f->is_static = true;
 		}
+		if (elf)
+			gp_elf_build_id_hex(elf, f->build_id, sizeof(f->build_id));
 		if (f->family && !*why && !arm(fs, f, path, elf))
 			*why = "its probes could not be placed";
 	}
@@ -175,7 +177,7 @@ int gp_files_add_user(struct gp_files *fs, struct gp_file *f, __u32 tgid)
 		f->cap_users = nc;
 	}
 	f->users[f->nusers++] = tgid;
-	gp_model_library_add(fs->model, tgid, f->path, f->family, f->is_static);
+	gp_model_library_add(fs->model, tgid, f->path, f->family, f->is_static, f->build_id);
 	return 0;
 }
 

@@ -29,6 +29,7 @@ struct gp_file {
 	char *path;             /* as the first process to map it named it */
 	enum gp_family family;  /* 0: nothing to probe */
 	bool is_static;         /* the runtime linked into an executable or other ELF */
+	char build_id[41];      /* hex GNU build-id, "" when none: the report and the capture name the exact build */
 	bool armed;             /* its probes are in place */
 	bool failed;            /* could not be read or probed: kept as plain, not retried */
 	bool retiring;          /* its last user left: the kernel holds new mappers; settled at the next drain */

@@ -74,7 +74,7 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 	case GP_MOP_LIBRARY:
 		if (v[2].u < GP_FAM_CUDART || v[2].u > GP_FAM_NCCL)
 			return -EINVAL;
-		gp_model_library_add(m, (__u32)v[0].u, v[1].s, (enum gp_family)v[2].u, v[3].u);
+		gp_model_library_add(m, (__u32)v[0].u, v[1].s, (enum gp_family)v[2].u, v[3].u, v[4].s);
 		break;
 	case GP_MOP_THREAD_NAME:
 		gp_model_thread_name(m, (__u32)v[0].u, (__u32)v[1].u, v[2].s);

@@ -100,8 +100,10 @@ static void process_free(struct gp_process *p)
 		free(p->api[i]->codes);
 		free(p->api[i]);
 	}
-	for (size_t i = 0; i < p->nlibs; i++)
+	for (size_t i = 0; i < p->nlibs; i++) {
 		free(p->libs[i].path);
+		free(p->libs[i].build_id);
+	}
 	free(p->libs);
 	free(p->traced_because);
 	gp_driver_release(p);
@@ -324,11 +326,12 @@ int gp_model_process_exited(struct gp_model *m, __u32 pid, __u64 exit_mono_ns)
 }
 
 int gp_model_library_add(struct gp_model *m, __u32 pid, const char *path, enum gp_family family,
-			 bool is_static)
+			 bool is_static, const char *build_id)
 {
 	struct gp_process *p = gp_model_process_get(m, pid);
 
-	gp_model_tap_op(m, GP_MOP_LIBRARY, (unsigned)pid, path, (unsigned)family, (int)is_static);
+	gp_model_tap_op(m, GP_MOP_LIBRARY, (unsigned)pid, path, (unsigned)family, (int)is_static,
+			build_id ? build_id : "");
 	if (!p)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nlibs; i++)
@@ -340,9 +343,13 @@ int gp_model_library_add(struct gp_model *m, __u32 pid, const char *path, enum g
 	if (!libs)
 		return -ENOMEM;
 	p->libs = libs;
-	libs[p->nlibs] = (struct gp_library){ .path = dup_str(path), .family = family, .is_static = is_static };
-	if (!libs[p->nlibs].path)
+	libs[p->nlibs] = (struct gp_library){ .path = dup_str(path), .family = family, .is_static = is_static,
+					      .build_id = dup_str(build_id) };
+	if (!libs[p->nlibs].path || !libs[p->nlibs].build_id) {
+		free(libs[p->nlibs].path);
+		free(libs[p->nlibs].build_id);
 		return -ENOMEM;
+	}
 	p->nlibs++;
 	return 0;
 }

@@ -110,8 +110,9 @@ int gp_model_skipped_add(struct gp_model *m, __u32 pid, const char *comm, const 
  */
 int gp_model_set_launch(struct gp_model *m, const char *command, bool exited, int exit_status,
 			int term_signal);
+/* build_id: hex GNU build-id of the file ("" or NULL: none) */
 int gp_model_library_add(struct gp_model *m, __u32 pid, const char *path, enum gp_family family,
-			 bool is_static);
+			 bool is_static, const char *build_id);
 int gp_model_thread_name(struct gp_model *m, __u32 pid, __u32 tid, const char *name);
 
 /*

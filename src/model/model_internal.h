@@ -333,6 +333,7 @@ struct gp_api_stats {
 
 struct gp_library {
 	char *path;
+	char *build_id; /* hex, "" when none */
 	enum gp_family family;
 	bool is_static;
 };

@@ -22,7 +22,7 @@ static const struct {
 	[GP_MOP_PROCESS_EXEC] = { "process_exec", "uss" },
 	[GP_MOP_SKIPPED] = { "skipped", "uss" },
 	[GP_MOP_LAUNCH] = { "launch", "sbii" },
-	[GP_MOP_LIBRARY] = { "library", "usub" },
+	[GP_MOP_LIBRARY] = { "library", "usubs" },
 	[GP_MOP_THREAD_NAME] = { "thread_name", "uus" },
 	[GP_MOP_PROBE_ADD] = { "probe_add", "ususUu" },
 	[GP_MOP_PROBE_HITS] = { "probe_hits", "uUU" },

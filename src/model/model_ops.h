@@ -29,7 +29,7 @@ enum gp_model_op {
 	GP_MOP_PROCESS_EXEC,    /* "uss"     pid comm cmdline */
 	GP_MOP_SKIPPED,         /* "uss"     pid comm reason */
 	GP_MOP_LAUNCH,          /* "sbii"    command exited exit_status term_signal */
-	GP_MOP_LIBRARY,         /* "usub"    pid path family is_static */
+	GP_MOP_LIBRARY,         /* "usubs"   pid path family is_static build_id */
 	GP_MOP_THREAD_NAME,     /* "uus"     pid tid name */
 	GP_MOP_PROBE_ADD,       /* "ususUu"  idx target pid symbol file_offset api */
 	GP_MOP_PROBE_HITS,      /* "uUU"     idx entry_hits return_hits */

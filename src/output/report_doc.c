@@ -198,6 +198,7 @@ static json_t *doc_libraries(struct doc *d, const struct gp_process *p)
 		put(d, l, "path", j_str(libs[i].path));
 		put(d, l, "family", j_str(gp_family_name(libs[i].family)));
 		put(d, l, "static", json_boolean(libs[i].is_static));
+		put(d, l, "build_id", j_str(libs[i].build_id));
 		push(d, arr, l);
 	}
 	free(libs);

@@ -207,6 +207,26 @@ def process(report, pid):
     return rows[0]
 
 
+def build_id(path):
+    """The file's GNU build-id as binutils' readelf reads it ("" when it has none): the reference for
+    libraries[].build_id."""
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        if "Build ID:" in line:
+            return line.split("Build ID:")[1].strip()
+    return ""
+
+
+def check_library_build_ids(proc):
+    """Every traced library of the process names the build-id of its file."""
+    assert proc["libraries"]
+    for lib in proc["libraries"]:
+        if lib["path"].endswith(" (deleted)"):  # read through the process's mapping; no file to compare with
+            assert len(lib["build_id"]) in (0, 40), lib
+        else:
+            assert lib["build_id"] == build_id(lib["path"]), lib
+
+
 def runtime_libs(proc):
     """Paths of the CUDA runtime libraries of a report's process (the driver and NCCL ones left out)."""
     return [lib["path"] for lib in proc["libraries"] if lib["family"] == "cudart"]
@@ -406,6 +426,7 @@ def check_all(report, ref, exact_peak=True):
     check_lifecycles(proc, ref)
     check_threads(proc, ref)
     check_instrumentation(report, ref["pid"], ref)
+    check_library_build_ids(proc)
     check_no_loss(report)
     return proc
 

@@ -131,7 +131,7 @@ def test_launch_follows_exec_into_a_static_runtime(tmp_path):
     exec_pid = next(int(line.split()[1]) for line in out.splitlines() if line.startswith("PROC ") and "exec" in line)
     proc = gp.process(report, exec_pid)
     assert proc["execs"] == 1 and proc["comm"] == "basic_ops_stati"
-    assert {"path": static, "family": "cudart", "static": True} in proc["libraries"]
+    assert {"path": static, "family": "cudart", "static": True, "build_id": gp.build_id(static)} in proc["libraries"]
 
 
 def test_static_archive_of_the_simulator(tmp_path):
@@ -143,7 +143,8 @@ def test_static_archive_of_the_simulator(tmp_path):
     with open(ref_path) as f:
         ref = json.load(f)
     proc = gp.check_all(report, ref)
-    assert proc["libraries"] == [{"path": static, "family": "cudart", "static": True}]
+    assert proc["libraries"] == [{"path": static, "family": "cudart", "static": True,
+                                  "build_id": gp.build_id(static)}]
 
 
 @pytest.mark.parametrize("cudart", ["static", "shared"])

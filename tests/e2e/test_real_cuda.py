@@ -100,7 +100,7 @@ def test_runtime_linked_statically(tmp_path):
     executable, which gpuprobed finds and probes (libraries[].static)."""
     exe = nvcc_build(tmp_path, cudart="static")
     proc, did = trace_nvcc(tmp_path, exe, dict(os.environ))
-    assert proc["libraries"] == [{"path": exe, "family": "cudart", "static": True}]
+    assert proc["libraries"] == [{"path": exe, "family": "cudart", "static": True, "build_id": gp.build_id(exe)}]
     kernels = {k["name"]: k["calls"] for k in proc["kernels"]}
     assert kernels == {SCALE: did["scale_ok"] + did["scale_err"], SAXPY: did["saxpy_ok"] + did["saxpy_err"]}
     calls = {r["name"]: r["calls"] for r in proc["cuda_api"]}

@@ -162,8 +162,8 @@ static void session(struct gp_model *m, unsigned rounds, bool stacks)
 	gp_model_set_launch(m, "python3 train.py", false, 0, 0);
 	gp_model_process_add(m, PID, "train", "python3 train.py --epochs 1", START + 1000, true);
 	gp_model_process_origin(m, PID, "launched", 1);
-	gp_model_library_add(m, PID, "/opt/venv/lib/libcudart.so.13", GP_FAM_CUDART, false);
-	gp_model_library_add(m, PID, "/usr/lib/x86_64-linux-gnu/libcuda.so.1", GP_FAM_CUDA, false);
+	gp_model_library_add(m, PID, "/opt/venv/lib/libcudart.so.13", GP_FAM_CUDART, false, "0123abcd");
+	gp_model_library_add(m, PID, "/usr/lib/x86_64-linux-gnu/libcuda.so.1", GP_FAM_CUDA, false, "");
 	gp_model_thread_name(m, PID, PID, "python3");
 	gp_model_thread_name(m, PID, PID + 1, "loader");
 	gp_model_probe_add(m, 0, "/opt/venv/lib/libcudart.so.13", PID, "cudaMalloc", 0x4a2b0, GP_API_CUDA_MALLOC);

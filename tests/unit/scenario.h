@@ -61,7 +61,7 @@ static __attribute__((unused)) struct gp_model *scenario_model_with(const struct
 	gp_model_set_session(m, &si);
 	assert_int_equal(gp_model_process_add(m, T_PID, "train", "python3 train.py --epochs 1", SC_START + 1000,
 					      from_start), 0);
-	assert_int_equal(gp_model_library_add(m, T_PID, "/opt/venv/lib/libcudart.so.13", GP_FAM_CUDART, false), 0);
+	assert_int_equal(gp_model_library_add(m, T_PID, "/opt/venv/lib/libcudart.so.13", GP_FAM_CUDART, false, "5e1f"), 0);
 	assert_int_equal(gp_model_thread_name(m, T_PID, T_TID, "python3"), 0);
 	assert_int_equal(gp_model_thread_name(m, T_PID, T_TID + 1, "loader"), 0);
 	assert_int_equal(gp_model_probe_add(m, 0, "/opt/venv/lib/libcudart.so.13", 4242, "cudaMalloc", 0x4a2b0,

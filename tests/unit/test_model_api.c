@@ -114,8 +114,8 @@ static void processes_by_record_and_by_add(void **state)
 	assert_int_equal(m->nprocs, 2);
 	assert_int_equal(proc(m, 77)->api_calls, 0);
 	assert_true(m->procs[0]->exited);
-	assert_int_equal(gp_model_library_add(m, 77, "/usr/lib/libcudart.so.13", GP_FAM_CUDART, false), 0);
-	assert_int_equal(gp_model_library_add(m, 77, "/usr/lib/libcudart.so.13", GP_FAM_CUDART, false), 0);
+	assert_int_equal(gp_model_library_add(m, 77, "/usr/lib/libcudart.so.13", GP_FAM_CUDART, false, NULL), 0);
+	assert_int_equal(gp_model_library_add(m, 77, "/usr/lib/libcudart.so.13", GP_FAM_CUDART, false, NULL), 0);
 	assert_int_equal(proc(m, 77)->nlibs, 1);
 	assert_int_equal(gp_model_thread_name(m, 77, 80, "worker"), 0);
 	assert_string_equal(((struct gp_thread *)gp_u64map_get(&proc(m, 77)->threads, 80))->name, "worker");
