@@ -272,8 +272,10 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 	m->cur_ips = stk ? stk->ips : NULL; /* kernel naming may use the launch's stack */
 	m->cur_nips = stk ? stk->nframes : 0;
 	gp_stats_add(&st->time, c.dur_ns);
-	if (c.ret)
+	if (c.ret) {
 		count_error(st, c.ret);
+		st->error_ns += c.dur_ns;
+	}
 	p->api_calls++;
 	p->api_total_ns += c.dur_ns;
 	gp_cpu_call(p, count_thread(p, &c), st, &c);
@@ -337,6 +339,10 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 	}
 	count_work(p, &c);
 	gp_stream_call(p, &c, &fx);
+	if (fx.sync && !c.ret && !p->pending.ncovers) { /* it covered no work queued since the last one */
+		st->redundant_syncs++;
+		st->redundant_ns += c.dur_ns;
+	}
 	if (stk)
 		gp_stacks_add(m, p, &c, &op, stk);
 	if (m->observer.call)

@@ -93,9 +93,18 @@ static void counts_release(struct gp_mem_counts *mc, __u64 bytes, bool by_call)
 	mc->live_bytes -= bytes < mc->live_bytes ? bytes : mc->live_bytes;
 }
 
+/* Device, managed and pinned memory allocated by a call that is not stream-ordered (a pool's). */
+static bool blocking_alloc(enum gp_alloc_kind kind, enum gp_api_id api)
+{
+	return (kind == GP_AK_DEVICE || kind == GP_AK_MANAGED || kind == GP_AK_PINNED) &&
+	       !(gp_apis[api].attr & GP_A_ASYNC);
+}
+
 /* Takes a live allocation out of the counters. */
 static void account_release(struct gp_memory *mem, const struct gp_alloc *a, bool by_call)
 {
+	if (blocking_alloc(a->kind, a->api) && mem->blocking_live_allocs)
+		mem->blocking_live_allocs--;
 	switch (a->kind) {
 	case GP_AK_DEVICE:
 	case GP_AK_MANAGED:
@@ -167,6 +176,8 @@ int gp_memory_alloc(struct gp_process *p, const struct gp_api_call *c, enum gp_a
 		free(a);
 		return err;
 	}
+	if (blocking_alloc(kind, c->api) && ++mem->blocking_live_allocs > mem->blocking_peak_allocs)
+		mem->blocking_peak_allocs = mem->blocking_live_allocs;
 	switch (kind) {
 	case GP_AK_MANAGED:
 		mem->managed_alloc_calls++;

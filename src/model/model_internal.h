@@ -36,7 +36,11 @@ struct gp_xfer_row {
 	__u64 max_bytes;
 	__u64 total_ns; /* host time in the copy calls */
 	__u64 size_hist[GP_SIZE_BUCKETS];
+	/* copies of at most GP_SMALL_COPY_BYTES (the small-copies recommendation) */
+	__u64 small_calls, small_bytes, small_ns;
 };
+
+#define GP_SMALL_COPY_BYTES (64ull * 1024)
 
 struct gp_memset_row {
 	__u64 calls;
@@ -96,6 +100,9 @@ struct gp_memory {
 	struct gp_mem_counts vmm;     /* physical allocations: create / release */
 	__u64 vmm_untracked_releases; /* cuMemRelease of a handle not created while traced */
 	__u64 vmm_map_calls, vmm_unmap_calls, vmm_mapped_bytes, vmm_unmapped_bytes, vmm_mapped_live_bytes;
+	/* device, managed and pinned allocations made by calls that are not stream-ordered (not a pool's):
+	 * live now and most live at once (the alloc-churn recommendation) */
+	__u64 blocking_live_allocs, blocking_peak_allocs;
 };
 
 struct gp_vmm_handle {
@@ -320,6 +327,9 @@ struct gp_api_stats {
 	struct gp_stats time; /* host-observed duration of each call made outside any other traced call */
 	struct gp_cpu_attr inside; /* the calling threads' off-CPU time, switches, faults during the calls */
 	__u64 errors;
+	__u64 error_ns;            /* host time of the calls that failed */
+	__u64 redundant_syncs;     /* synchronisations that covered no work queued since the previous one */
+	__u64 redundant_ns;        /* and their host time */
 	struct gp_errcount *codes; /* distinct non-zero return codes */
 	size_t ncodes;
 	/* calls made inside another traced call (not in time, errors, or any total) */

@@ -193,6 +193,11 @@ void gp_transfer_copy(struct gp_process *p, const struct gp_api_call *c, struct 
 	row->bytes += ci.bytes;
 	row->total_ns += c->dur_ns;
 	row->size_hist[gp_size_bucket(ci.bytes)]++;
+	if (ci.bytes <= GP_SMALL_COPY_BYTES) {
+		row->small_calls++;
+		row->small_bytes += ci.bytes;
+		row->small_ns += c->dur_ns;
+	}
 }
 
 void gp_transfer_memset(struct gp_process *p, const struct gp_api_call *c, struct gp_op *op)

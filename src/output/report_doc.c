@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "output/advice.h"
 #include "output/report_doc.h"
 
 json_t *j_u64(__u64 v)
@@ -494,6 +495,7 @@ json_t *gp_report_doc(const struct gp_model *m)
 	put(&d, root, "processes", doc_processes(&d));
 	put(&d, root, "skipped", doc_skipped(&d));
 	put(&d, root, "summary", doc_summary(&d, json_object_get(root, "processes")));
+	put(&d, root, "recommendations", doc_recommendations(&d));
 	doc_drops(&d, root);
 	put(&d, root, "instrumentation", doc_instrumentation(&d));
 	if (d.failed) {

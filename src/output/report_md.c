@@ -3,7 +3,7 @@
  * report_md.c — report.md: the report document (report.h) rendered for
  * people. Session header (with the launched command, if any), the
  * machine-wide summary when several processes were traced, the skipped
- * processes; then per process the API table in the nsys cuda_api_sum
+ * processes, the ranked recommendations; then per process the API table in the nsys cuda_api_sum
  * layout, errors, transfers, memory, kernels, streams and threads; then
  * what was instrumented and every loss counter, even at zero.
  * Per-process sections live in report_md_process.c.
@@ -390,9 +390,9 @@ int gp_report_md_write(const struct gp_model *m, FILE *out)
 		return -(errno ? errno : ENOMEM);
 	session_header(doc, out);
 	{
-		int e1 = summary(doc, out), e2 = skipped(doc, out);
+		int e1 = summary(doc, out), e2 = skipped(doc, out), e3 = md_recommendations(doc, out);
 
-		err = e1 ? e1 : e2;
+		err = e1 ? e1 : e2 ? e2 : e3;
 	}
 	json_array_foreach(json_object_get(doc, "processes"), i, proc) {
 		int e = md_process(doc, proc, out);

@@ -37,6 +37,9 @@ int md_nccl(const json_t *p, FILE *out);
 /* report_md_stacks.c: who launches what, from the call stacks. 0 or -ENOMEM. */
 int md_stacks(const json_t *p, FILE *out);
 
+/* report_md_advice.c: the ranked recommendations of every process. 0 or -ENOMEM. */
+int md_recommendations(const json_t *doc, FILE *out);
+
 /* report_md_cpu.c: the CPU, scheduling and page-fault section. 0 or -ENOMEM. */
 int md_cpu(const json_t *p, FILE *out);
 

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * advice.c — a recommendation's shape (advice.h): the threshold every
+ * finding passes, its share of the wall time, the call paths behind it from
+ * the process's stacks, and the ranking of all findings by impact.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/advice.h"
+
+#define SITES_MAX      3
+#define SITE_FRAMES    12 /* frames of a path shown, nearest the call */
+
+const char *gp_advice_ms(char *buf, size_t len, __u64 ns)
+{
+	snprintf(buf, len, "%.3f ms", (double)ns / 1e6);
+	return buf;
+}
+
+struct site {
+	const struct gp_stack *k;
+	__u64 calls, host_ns;
+};
+
+static int cmp_site(const void *a, const void *b)
+{
+	const struct site *x = a, *y = b;
+
+	if (x->host_ns != y->host_ns)
+		return x->host_ns > y->host_ns ? -1 : 1;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return (x->k->seq > y->k->seq) - (x->k->seq < y->k->seq);
+}
+
+/* "main → step → cudaMemcpy": outermost first, the traced API last. */
+static json_t *site_path(const struct gp_process *p, const struct gp_stack *k, __u16 api)
+{
+	const struct gp_stacks *s = &p->stacks;
+	char buf[4096], frame[512];
+	size_t len = 0;
+	unsigned n = k->nframes, first = n > SITE_FRAMES ? SITE_FRAMES : n;
+
+	buf[0] = 0;
+	if (!k->nframes)
+		return j_str("[stack table full]");
+	if (n > first)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "… → ");
+	for (unsigned i = first; i-- > 0 && len < sizeof(buf);) {
+		const struct gp_stack_frame *f = k->frame_ids && k->frame_ids[i] < s->nframes ?
+							 &s->frames[k->frame_ids[i]] : NULL;
+
+		if (f && i == 0 && f->function) /* the call site itself: which call in its function */
+			snprintf(frame, sizeof(frame), "%s+0x%llx", f->function, (unsigned long long)f->sym_offset);
+		else if (f)
+			gp_stack_frame_label(f, frame, sizeof(frame));
+		else
+			snprintf(frame, sizeof(frame), "0x%llx", (unsigned long long)k->ips[i]);
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s → ", frame);
+	}
+	if (len < sizeof(buf))
+		snprintf(buf + len, sizeof(buf) - len, "%s", gp_apis[api].symbol);
+	return j_str(buf);
+}
+
+static json_t *call_sites(struct doc *d, const struct gp_process *p, gp_advice_site_fn want)
+{
+	json_t *arr = arr_new(d);
+	const struct gp_stacks *s = &p->stacks;
+	struct site *v;
+	size_t n = 0;
+
+	if (!arr || !want || !s->n)
+		return arr;
+	v = calloc(s->n, sizeof(*v));
+	if (!v) {
+		d->failed = true;
+		return arr;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		const struct gp_stack *k = s->v[i];
+		struct site st = { .k = k };
+
+		for (__u32 j = 0; j < k->nops; j++) {
+			if (!want(&k->ops[j]))
+				continue;
+			st.calls += k->ops[j].calls;
+			st.host_ns += k->ops[j].host_ns;
+		}
+		if (st.calls)
+			v[n++] = st;
+	}
+	qsort(v, n, sizeof(*v), cmp_site);
+	for (size_t i = 0; i < n && i < SITES_MAX; i++) {
+		json_t *o = obj_new(d);
+		__u16 api = 0;
+
+		for (__u32 j = 0; j < v[i].k->nops; j++)
+			if (want(&v[i].k->ops[j]))
+				api = v[i].k->ops[j].api;
+		put(d, o, "path", site_path(p, v[i].k, api));
+		put(d, o, "calls", j_u64(v[i].calls));
+		put(d, o, "host_ns", j_u64(v[i].host_ns));
+		push(d, arr, o);
+	}
+	free(v);
+	return arr;
+}
+
+void gp_advice_emit(struct gp_advice *a, struct gp_finding *f)
+{
+	struct doc *d = a->d;
+	const struct gp_process *p = a->p;
+	bool enough = f->impact_ns >= GP_ADVICE_MIN_NS &&
+		      (!a->wall_ns || (double)f->impact_ns >= GP_ADVICE_MIN_SHARE * (double)a->wall_ns);
+	json_t *o;
+
+	if (!f->unconditional && !enough) {
+		json_decref(f->evidence);
+		f->evidence = NULL;
+		return;
+	}
+	o = obj_new(d);
+	put(d, o, "id", j_str(f->id));
+	put(d, o, "pid", j_u64(p->pid));
+	put(d, o, "comm", j_str(p->comm));
+	put(d, o, "title", j_str(f->title));
+	put(d, o, "impact_ns", j_u64(f->impact_ns));
+	put(d, o, "impact_share", a->wall_ns ? json_real((double)f->impact_ns / (double)a->wall_ns) : json_null());
+	put(d, o, "estimate", j_str(f->estimate));
+	put(d, o, "method", j_str(f->method));
+	put(d, o, "evidence", f->evidence ? f->evidence : obj_new(d));
+	f->evidence = NULL;
+	put(d, o, "call_sites", call_sites(d, p, f->site));
+	put(d, o, "action", j_str(f->action));
+	push(d, a->out, o);
+}
+
+/* impact_ns descending, then id, then pid */
+static int cmp_finding(const void *a, const void *b)
+{
+	const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
+	json_int_t ix = json_integer_value(json_object_get(x, "impact_ns"));
+	json_int_t iy = json_integer_value(json_object_get(y, "impact_ns"));
+	int c;
+
+	if (ix != iy)
+		return ix > iy ? -1 : 1;
+	c = strcmp(json_string_value(json_object_get(x, "id")), json_string_value(json_object_get(y, "id")));
+	if (c)
+		return c;
+	ix = json_integer_value(json_object_get(x, "pid"));
+	iy = json_integer_value(json_object_get(y, "pid"));
+	return (ix > iy) - (ix < iy);
+}
+
+json_t *doc_recommendations(struct doc *d)
+{
+	const struct gp_model *m = d->m;
+	json_t *all = arr_new(d), *ranked;
+	json_t **v;
+	size_t n;
+
+	if (!all)
+		return NULL;
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct gp_process *p = m->procs[i];
+		__u64 from = p->attach_ns > m->session.start_mono_ns ? p->attach_ns : m->session.start_mono_ns;
+		__u64 to = p->exited ? p->exit_ns : m->session.end_mono_ns;
+		struct gp_advice a = { .d = d, .p = p, .wall_ns = from && to > from ? to - from : 0, .out = all };
+
+		gp_advice_rules(&a);
+	}
+	gp_advice_jobs(d, all);
+	n = json_array_size(all);
+	v = n ? malloc(n * sizeof(*v)) : NULL;
+	if (n && !v) {
+		d->failed = true;
+		return all;
+	}
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(all, i));
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_finding);
+	ranked = arr_new(d);
+	for (size_t i = 0; i < n; i++)
+		push(d, ranked, v[i]);
+	free(v);
+	json_decref(all);
+	return ranked;
+}
