@@ -1,0 +1,660 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Recommendations (docs/recommendations.md) against independent references.
+
+tests/workloads/advice_cases.c has one case per rule, built so that the rule must fire and what a fix
+saves is known without the tracer: from the simulator's timing model (the knobs set here, which the
+workload reads too) or from the workload's own clock around each of its calls (CLOCK_MONOTONIC,
+CLOCK_THREAD_CPUTIME_ID for its CPU work, getrusage around calls for page faults). Its reference says,
+under "advice", which findings must be there with what impact, which rules cannot fire, and its own
+counts and timings. Each case is run under the real gpuprobed (`-o DIR -- CMD`), and:
+
+- the expected findings are in `recommendations[]` for the workload's pid, with `impact_ns` within the
+  stated tolerance of the reference; the rules whose condition the case makes false are not;
+- every finding has every field of the spec, of the right type, the rule's estimate kind and evidence
+  members, call sites through the case's own function, an impact over the reporting threshold; the
+  list is sorted by impact_ns descending, then id, then pid;
+- the evidence counts equal the workload's accounting exactly, its times the workload's clock of the
+  same calls (the tracer's time of a call lies inside the workload's, by at most the probes' cost);
+- every figure is the one the report's own tables give (the spec: "every figure in it can be checked
+  against the tables it cites"), and impact_ns is the rule's formula on its evidence;
+- report.md has a "Recommendations" section naming the rule, before the API tables;
+- `gpuprobed report CAPTURE` gives the same recommendations.
+
+A case whose timing misses (the simulator's timing is noisy only upwards, on a busy machine) is run
+again, up to 3 times, as the simulator's own timing tests do; counts are never retried."""
+import json
+import os
+import re
+
+import pytest
+
+import gp
+
+MiB = 1024 * 1024
+
+# The knobs of each case (the workload reads the same variables to compute its expectations).
+CASES = {
+    # slow links: each copy lasts milliseconds, so that the host's scheduling noise is small beside it
+    "pageable-copies": dict(SIMGPU_BW_HTOD_PAGEABLE_GBPS=0.5, SIMGPU_BW_HTOD_PINNED_GBPS=2,
+                            SIMGPU_BW_DTOH_PAGEABLE_GBPS=0.5),
+    "sync-copies": dict(SIMGPU_BW_HTOD_PINNED_GBPS=1),
+    "sync-wait": dict(SIMGPU_KERNEL_TIMES="advice_step=2000"),
+    "redundant-sync": dict(SIMGPU_KERNEL_TIMES="advice_tiny=10"),
+    "small-copies": dict(SIMGPU_COPY_LATENCY_US=100),
+    "launch-bound": dict(SIMGPU_LAUNCH_US=40, SIMGPU_KERNEL_TIMES="advice_quick=2"),
+    "alloc-churn": dict(),
+    "cpu-feeding": dict(SIMGPU_KERNEL_TIMES="advice_feed=20"),
+    "faults-in-calls": dict(),
+    "failing-calls": dict(),
+    "leak": dict(),
+    "clean": dict(SIMGPU_KERNEL_TIMES="advice_long=20000"),
+    "two-rules": dict(SIMGPU_BW_HTOD_PAGEABLE_GBPS=0.5, SIMGPU_BW_HTOD_PINNED_GBPS=2),
+}
+
+RULES = ("pageable-copies", "sync-copies", "sync-wait", "redundant-sync", "small-copies", "launch-bound",
+         "alloc-churn", "cpu-feeding", "faults-in-calls", "nccl-straggler", "failing-calls", "leak")
+FIELDS = ("id", "pid", "comm", "title", "impact_ns", "impact_share", "estimate", "method", "evidence",
+          "call_sites", "action")
+# The spec's estimate kind of each rule (leak's is not stated: any of the three).
+ESTIMATE = {"pageable-copies": "model", "sync-copies": "upper_bound", "sync-wait": "upper_bound",
+            "redundant-sync": "exact", "small-copies": "model", "launch-bound": "model", "alloc-churn": "model",
+            "cpu-feeding": "upper_bound", "faults-in-calls": "model", "nccl-straggler": "model",
+            "failing-calls": "exact"}
+EVIDENCE = {
+    "pageable-copies": ("directions",),
+    "sync-copies": ("calls", "bytes", "host_ns", "outside_ns"),
+    "sync-wait": ("calls", "host_ns", "outside_ns", "by_api"),
+    "redundant-sync": ("calls", "host_ns", "by_api"),
+    "small-copies": ("rows",),
+    "launch-bound": ("launches", "host_ns", "avg_launch_ns", "sync_windows", "blocked_on_kernels_ns"),
+    "alloc-churn": ("alloc_calls", "free_calls", "peak_live_allocations", "churn", "alloc_host_ns", "free_host_ns"),
+    "cpu-feeding": ("threads", "cpu_outside_calls_ns", "thread_wall_ns", "sync_blocked_ns"),
+    "faults-in-calls": ("minor_faults", "major_faults", "by_api"),
+    "nccl-straggler": ("rank", "nranks", "peers_blocked_avg_ns", "ranks"),
+    "failing-calls": ("api", "calls", "errors", "error_host_ns", "codes"),
+    "leak": ("allocations", "bytes", "by_kind"),
+}
+DIRECTION_FIELDS = ("direction", "calls", "bytes", "host_ns", "pageable_gbps", "pinned_gbps", "ratio", "ratio_source")
+ROW_FIELDS = ("direction", "host_memory", "sync", "calls", "bytes", "host_ns", "reference_gbps", "reference_source")
+# Rules about calls that carry stacks: their call sites must be listed, through the case's function.
+# Not redundant-sync and faults-in-calls: a stack's operations say neither which of its synchronisations
+# were redundant nor how many faults its calls took, so their call sites may be [] (when listed, they are
+# checked the same way).
+STACKED_RULES = ("pageable-copies", "sync-copies", "sync-wait", "small-copies", "launch-bound", "alloc-churn")
+# Rules under the reporting threshold (100 µs and 1 % of the process's wall time) are left out, but these.
+OWN_CONDITIONS = ("leak", "failing-calls")
+MIN_NS, MIN_SHARE = 100_000, 0.01
+ERROR_NAMES = {1: "cudaErrorInvalidValue", 21: "cudaErrorInvalidMemcpyDirection", 101: "cudaErrorInvalidDevice",
+               400: "cudaErrorInvalidResourceHandle"}
+SYNC_APIS = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaStreamSynchronize_ptsz", "cudaEventSynchronize",
+             "cuCtxSynchronize", "cuStreamSynchronize", "cuStreamSynchronize_ptsz", "cuEventSynchronize")
+LAUNCH_APIS = ("cudaLaunchKernel", "cudaLaunchKernel_ptsz", "cudaLaunchCooperativeKernel",
+               "cudaLaunchCooperativeKernel_ptsz", "cudaLaunchKernelExC", "cudaLaunchKernelExC_ptsz",
+               "cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz",
+               "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz")
+ALLOC_APIS = ("cudaMalloc", "cudaMallocManaged", "cudaMallocHost", "cudaHostAlloc", "cuMemAlloc_v2",
+              "cuMemAllocManaged", "cuMemAllocHost_v2", "cuMemHostAlloc")
+FREE_APIS = ("cudaFree", "cudaFreeHost", "cuMemFree_v2", "cuMemFreeHost")
+# The probes' own cost on the workload's clock of one call (its clock brackets the tracer's).
+PROBE_NS = 5_000
+# JSON reals of the evidence (bandwidths, ratios) have 2 decimals, as the report's other reals.
+REAL2 = 0.0051
+SMALL = 64 * 1024
+
+
+# ---- running a case -------------------------------------------------------------------------------
+
+class Run:
+    """One traced run of a case: the report, the workload's reference, the output directory."""
+
+    def __init__(self, case, out_dir):
+        self.case, self.out_dir = case, str(out_dir)
+        ref_path = os.path.join(self.out_dir, "ref.json")
+        rc, self.stdout, self.stderr = gp.run_gpuprobed(
+            ["-o", os.path.join(self.out_dir, "out"), "--", os.path.join(gp.WORKLOADS, "advice_cases"),
+             "--case", case, "--ref", ref_path], timeout=120, env=gp.sim_env(**CASES[case]))
+        assert rc == 0, f"gpuprobed on advice_cases --case {case}: exit {rc}: {self.stderr}"
+        with open(ref_path) as f:
+            self.ref = json.load(f)
+        with open(os.path.join(self.out_dir, "out", "report.json")) as f:
+            self.report = json.load(f)
+        with open(os.path.join(self.out_dir, "out", "report.md")) as f:
+            self.md = f.read()
+        self.advice = self.ref["advice"]
+        self.numbers = self.advice["numbers"]
+        self.pid = self.ref["pid"]
+        self.proc = gp.process(self.report, self.pid)
+
+    @property
+    def capture(self):
+        return os.path.join(self.out_dir, "out", "capture.gpz")
+
+    def all_findings(self):
+        assert "recommendations" in self.report, NO_ENGINE
+        recs = self.report["recommendations"]
+        assert isinstance(recs, list), f"recommendations is not a list: {type(recs).__name__}"
+        return recs
+
+    def findings(self, rule=None):
+        return [f for f in self.all_findings() if f.get("pid") == self.pid and (rule is None or f.get("id") == rule)]
+
+    def finding(self, rule, api=None):
+        got = [f for f in self.findings(rule) if api is None or f["evidence"].get("api") == api]
+        assert len(got) == 1, f"{self.case}: expected one {rule} finding{' for ' + api if api else ''}, " \
+                              f"got {len(got)}; findings: {summary(self.findings())}"
+        return got[0]
+
+
+def summary(findings):
+    return [(f.get("id"), f.get("impact_ns"), f.get("evidence", {}).get("api")) for f in findings]
+
+
+def within(got, want, tolerance, abs_ns=0):
+    return abs(got - want) <= tolerance * abs(want) + abs_ns
+
+
+NO_ENGINE = "report.json has no recommendations[] (docs/recommendations.md: the engine is missing)"
+
+
+def timing_problems(run):
+    """What in this run misses the reference's timing (impacts out of tolerance, an expected rule
+    that did not fire): worth a second run. Anything else fails at once."""
+    if "recommendations" not in run.report:
+        return [NO_ENGINE]
+    problems = []
+    for want in run.advice["expect"]:
+        got = [f for f in run.findings(want["id"]) if "api" not in want or f["evidence"].get("api") == want["api"]]
+        if len(got) != 1:
+            problems.append(f"{want['id']}{' ' + want['api'] if 'api' in want else ''}: {len(got)} findings, "
+                            f"want 1 (all: {summary(run.findings())})")
+            continue
+        impact = got[0]["impact_ns"]
+        if not within(impact, want["impact_ns"], want["tolerance"], want["abs_tolerance_ns"]):
+            problems.append(f"{want['id']}: impact_ns {impact}, reference {want['impact_ns']} ({want['basis']}) "
+                            f"± {want['tolerance']:.0%} + {want['abs_tolerance_ns']} ns")
+        if "clock_ns" in want and not within(impact, want["clock_ns"], 0.05):
+            problems.append(f"{want['id']}: impact_ns {impact}, the formula on the workload's clock gives "
+                            f"{want['clock_ns']} (± 5 %)")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Runs each case when first asked for (up to 3 times while its timing misses), once per module."""
+    cache = {}
+
+    def get(case):
+        if case not in cache:
+            attempts = []
+            for attempt in range(3):
+                run = Run(case, tmp_path_factory.mktemp(f"advice-{case}-{attempt}"))
+                problems = timing_problems(run)
+                attempts.append(problems)
+                if not problems or problems == [NO_ENGINE]:
+                    break
+            run.attempts = attempts
+            cache[case] = run
+        return cache[case]
+    return get
+
+
+# ---- helpers on the report's own tables -------------------------------------------------------------
+
+def api_row(proc, name):
+    return next((r for r in proc["cuda_api"] if r["name"] == name), None)
+
+
+def api_sum(proc, names, field):
+    return sum(r[field] for r in proc["cuda_api"] if r["name"] in names)
+
+
+def outside_time(proc):
+    """O of the spec: per thread that made traced calls, its first call's entry to its last call's return,
+    less its time in calls."""
+    return sum(t["last_mono_ns"] - t["first_mono_ns"] - t["host_ns"] for t in proc["threads"] if t["calls"])
+
+
+def gbps(nbytes, ns):
+    return nbytes / ns  # bytes per ns = GB/s
+
+
+def check_clock(got, clock_ns, calls, what):
+    """A host time the tracer measured for `calls` calls, against the workload's clock of the same calls:
+    the tracer's time of each call lies inside the workload's (never more), shorter by the probes' own
+    cost and any preemption just outside the probes: 15 % + a few µs a call."""
+    assert 0.85 * clock_ns - calls * PROBE_NS <= got <= clock_ns + 1000, \
+        f"{what}: tracer {got} ns, workload's clock {clock_ns} ns for {calls} calls"
+
+
+def case_function(case):
+    return "case_" + case.replace("-", "_")
+
+
+# ---- the tests --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_expected_findings(runs, case):
+    """The rules the case is built for fire, with the impact the model or the workload's clock gives;
+    the rules whose condition the case makes false do not; the clean case has no finding at all."""
+    run = runs(case)
+    problems = run.attempts[-1]
+    assert not problems, f"{case}: in {len(run.attempts)} runs: " + " | ".join("; ".join(p) for p in run.attempts)
+    ids = {f["id"] for f in run.findings()}
+    assert not ids & set(run.advice["absent"]), \
+        f"{case}: rules whose condition is false fired: {sorted(ids & set(run.advice['absent']))}: " \
+        f"{summary(run.findings())}"
+    if case == "clean":
+        assert run.findings() == [], f"clean: findings {summary(run.findings())}"
+    for want in run.advice["expect"]:
+        f = run.finding(want["id"], want.get("api"))
+        if ESTIMATE.get(want["id"]) == "exact":
+            # the time of those very calls: never more than the workload's clock around them
+            assert f["impact_ns"] <= want["impact_ns"] + 1000, (f["impact_ns"], want)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_findings_well_formed(runs, case):
+    """Every field of the spec, with its type; the order; the threshold; call sites through the case."""
+    run = runs(case)
+    recs = run.all_findings()
+    for f in recs:
+        missing = [k for k in FIELDS if k not in f]
+        assert not missing, f"{f.get('id')}: fields missing: {missing}"
+    keys = [(-f["impact_ns"], f["id"], f["pid"]) for f in recs]
+    assert keys == sorted(keys), f"recommendations not ordered by impact_ns desc, id, pid: {summary(recs)}"
+    traced = run.proc["traced_ns"]
+    for f in run.findings():
+        rule = f["id"]
+        assert rule in RULES, f"unknown rule {rule}"
+        assert f["pid"] == run.pid and f["comm"] == run.proc["comm"] == "advice_cases", (f["pid"], f["comm"])
+        for k in ("title", "method", "action"):
+            assert isinstance(f[k], str) and f[k].strip(), f"{rule}: {k} {f[k]!r}"
+        assert isinstance(f["impact_ns"], int) and not isinstance(f["impact_ns"], bool) and f["impact_ns"] >= 0, \
+            f"{rule}: impact_ns {f['impact_ns']!r} is not a non-negative JSON integer"
+        if traced is None:
+            assert f["impact_share"] is None
+        else:
+            assert isinstance(f["impact_share"], (int, float)) and 0 <= f["impact_share"] <= 1, f["impact_share"]
+            assert abs(f["impact_share"] - f["impact_ns"] / traced) <= 0.005, \
+                f"{rule}: impact_share {f['impact_share']} != {f['impact_ns']} / traced_ns {traced}"
+        if rule == "leak":
+            assert f["impact_ns"] == 0 and f["estimate"] in ("exact", "model", "upper_bound"), f
+        else:
+            assert f["estimate"] == ESTIMATE[rule], f"{rule}: estimate {f['estimate']}, spec {ESTIMATE[rule]}"
+        if rule not in OWN_CONDITIONS:
+            assert f["impact_ns"] >= MIN_NS and f["impact_ns"] >= MIN_SHARE * traced, \
+                f"{rule}: impact {f['impact_ns']} under the threshold (100 µs and 1 % of {traced})"
+        ev = f["evidence"]
+        assert isinstance(ev, dict), ev
+        missing = [k for k in EVIDENCE[rule] if k not in ev]
+        assert not missing, f"{rule}: evidence members missing: {missing} ({sorted(ev)})"
+        for d in ev.get("directions", []) if rule == "pageable-copies" else []:
+            assert not [k for k in DIRECTION_FIELDS if k not in d], f"{rule}: direction {d}"
+        for r in ev.get("rows", []) if rule == "small-copies" else []:
+            assert not [k for k in ROW_FIELDS if k not in r], f"{rule}: row {r}"
+        sites = f["call_sites"]
+        assert isinstance(sites, list) and len(sites) <= 3, f"{rule}: call_sites {sites}"
+        for s in sites:
+            assert set(s) >= {"path", "calls", "host_ns"}, s
+            assert isinstance(s["path"], str) and s["path"], s
+            assert isinstance(s["calls"], int) and s["calls"] > 0 and isinstance(s["host_ns"], int), s
+        assert [s["host_ns"] for s in sites] == sorted((s["host_ns"] for s in sites), reverse=True), \
+            f"{rule}: call sites not heaviest first: {sites}"
+        if rule in STACKED_RULES and run.proc["stacks"]["captured"]:
+            assert sites, f"{rule}: no call sites although stacks were captured"
+        if sites and rule != "nccl-straggler":  # every call of a case is made under its function
+            fn = case_function(case)
+            for s in sites:
+                frames = [fr.strip() for fr in s["path"].split(" → ")]
+                mine = [i for i, fr in enumerate(frames) if fn in fr]
+                assert mine, f"{rule}: call site {s['path']!r} is not through {fn}"
+                if "main" in frames:  # outermost first: main before the case's function
+                    assert frames.index("main") < mine[0], f"{rule}: {s['path']!r} is not outermost frame first"
+
+
+def check_pageable_direction(d, want, pinned=None):
+    assert (d["calls"], d["bytes"]) == (want["calls"], want["bytes"]), (d, want)
+    check_clock(d["host_ns"], want["host_ns"], want["calls"], f"pageable {d['direction']} host_ns")
+    assert within(d["pageable_gbps"], gbps(want["bytes"], want["host_ns"]), 0.05, REAL2), (d, want)
+    if pinned is None:
+        assert d["ratio_source"] == "assumed" and d["pinned_gbps"] is None and d["ratio"] == pytest.approx(0.4), d
+    else:
+        assert d["ratio_source"] == "measured", d
+        assert within(d["pinned_gbps"], gbps(pinned["bytes"], pinned["host_ns"]), 0.05, REAL2), (d, pinned)
+        assert within(d["ratio"], min(1.0, want["ratio"]), 0.05, REAL2), (d, want)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c != "clean"])
+def test_evidence_matches_workload(runs, case):
+    """The rule's evidence: counts equal the workload's accounting, times its clock of the same calls."""
+    run = runs(case)
+    n = run.numbers
+    if case in ("pageable-copies", "two-rules"):
+        dirs = {d["direction"]: d for d in run.finding("pageable-copies")["evidence"]["directions"]}
+        assert set(dirs) == ({"HtoD", "DtoH"} if case == "pageable-copies" else {"HtoD"}), dirs
+        htod = n["htod"]
+        check_pageable_direction(dirs["HtoD"], htod,
+                                 pinned={"bytes": htod["pinned_bytes"], "host_ns": htod["pinned_host_ns"]})
+        if case == "pageable-copies":
+            check_pageable_direction(dirs["DtoH"], n["dtoh"])
+    if case in ("alloc-churn", "two-rules"):
+        ev = run.finding("alloc-churn")["evidence"]
+        for k in ("alloc_calls", "free_calls", "peak_live_allocations", "churn"):
+            assert ev[k] == n[k], f"alloc-churn {k}: {ev[k]}, workload {n[k]}"
+        if case == "alloc-churn":
+            check_clock(ev["alloc_host_ns"], n["alloc_host_ns"], n["alloc_calls"], "alloc_host_ns")
+            check_clock(ev["free_host_ns"], n["free_host_ns"], n["free_calls"], "free_host_ns")
+    if case == "sync-copies":
+        ev = run.finding("sync-copies")["evidence"]
+        assert (ev["calls"], ev["bytes"]) == (n["calls"], n["bytes"]), ev
+        check_clock(ev["host_ns"], n["copy_host_ns"], n["calls"], "sync copies host_ns")
+        # the probes' cost of each call is outside time for the tracer, inside for the workload
+        assert n["outside_ns"] * 0.98 <= ev["outside_ns"] <= n["outside_ns"] * 1.02 + n["all_calls"] * PROBE_NS, \
+            (ev, n["outside_ns"])
+    if case == "sync-wait":
+        ev = run.finding("sync-wait")["evidence"]
+        assert ev["calls"] == n["sync_calls"], ev
+        assert [(a["api"], a["calls"]) for a in ev["by_api"]] == [("cudaStreamSynchronize", n["sync_calls"])], ev
+        check_clock(ev["host_ns"], n["sync_host_ns"], n["sync_calls"], "sync host_ns")
+        assert n["outside_ns"] * 0.98 <= ev["outside_ns"] <= n["outside_ns"] * 1.02 + n["all_calls"] * PROBE_NS, \
+            (ev, n["outside_ns"])
+    if case == "redundant-sync":
+        ev = run.finding("redundant-sync")["evidence"]
+        assert ev["calls"] == n["redundant_calls"], f"redundant calls {ev['calls']}, workload {n['redundant_calls']}"
+        by = {a["api"]: a for a in ev["by_api"]}
+        assert {k: v["calls"] for k, v in by.items()} == {k: v["calls"] for k, v in n["by_api"].items()}, ev["by_api"]
+        for api, want in n["by_api"].items():
+            check_clock(by[api]["host_ns"], want["host_ns"], want["calls"], f"redundant {api} host_ns")
+    if case == "small-copies":
+        rows = {(r["direction"], r["host_memory"], r["sync"]): r
+                for r in run.finding("small-copies")["evidence"]["rows"]}
+        want = {(r["direction"], r["host_memory"], r["sync"]): r for r in n["rows"]}
+        assert set(rows) == set(want), f"rows {sorted(rows)}, workload {sorted(want)}"
+        for k, w in want.items():
+            r = rows[k]
+            assert (r["calls"], r["bytes"], r["reference_source"]) == (w["calls"], w["bytes"], w["reference_source"]), \
+                (r, w)
+            check_clock(r["host_ns"], w["host_ns"], w["calls"], f"small copies {k} host_ns")
+            if w["reference_source"] == "assumed":
+                assert r["reference_gbps"] == pytest.approx(w["reference_gbps"]), r
+            else:  # the row's large copies, as the workload timed them
+                assert within(r["reference_gbps"], w["reference_gbps"], 0.05, REAL2), (r, w)
+    if case == "launch-bound":
+        ev = run.finding("launch-bound")["evidence"]
+        assert (ev["launches"], ev["sync_windows"]) == (n["launches"], n["sync_windows"]), ev
+        check_clock(ev["host_ns"], n["launch_host_ns"], n["launches"], "launch host_ns")
+        # each launch spins SIMGPU_LAUNCH_US in the simulator: the model's floor
+        assert ev["host_ns"] >= 0.98 * n["launches"] * CASES[case]["SIMGPU_LAUNCH_US"] * 1000, ev
+        assert run.finding("launch-bound")["impact_ns"] >= 0.98 * n["model_ns"], n["model_ns"]
+    if case == "cpu-feeding":
+        ev = run.finding("cpu-feeding")["evidence"]
+        assert ev["threads"] == n["threads"], ev
+        # the workload's CPU work, plus the little its thread did outside calls besides (start-up, exit)
+        assert n["work_cpu_ns"] * 0.99 <= ev["cpu_outside_calls_ns"] <= n["work_cpu_ns"] * 1.15, (ev, n)
+        # its synchronisations returned at once: µs each, on the workload's clock mostly the probes' and
+        # the scheduler's (a busy spin just before): only the bound holds
+        assert ev["sync_blocked_ns"] <= n["sync_host_ns"] + 1000, (ev, n)
+    if case == "faults-in-calls":
+        ev = run.finding("faults-in-calls")["evidence"]
+        assert within(ev["minor_faults"], n["minor_faults"], 0.02, 16), (ev, n)
+        assert ev["minor_faults"] >= n["copy_pages"], ev
+        assert ev["major_faults"] == n["major_faults"], (ev, n)
+        by = {a["api"]: a for a in ev["by_api"]}
+        for api, w in n["by_api"].items():
+            if w["minor_faults"] + w["major_faults"] == 0:
+                assert api not in by or by[api]["minor_faults"] + by[api]["major_faults"] <= 16, by.get(api)
+                continue
+            assert api in by, f"faults inside {api} ({w}) missing from by_api {ev['by_api']}"
+            assert within(by[api]["minor_faults"], w["minor_faults"], 0.02, 16), (api, by[api], w)
+            assert by[api]["major_faults"] == w["major_faults"], (api, by[api], w)
+    if case == "failing-calls":
+        got = {f["evidence"]["api"]: f["evidence"] for f in run.findings("failing-calls")}
+        assert set(got) == set(n["failing"]), \
+            f"failing-calls for {sorted(got)}, want {sorted(n['failing'])} ({n['single_failure']} failed only once)"
+        for api, w in n["failing"].items():
+            ev = got[api]
+            assert (ev["calls"], ev["errors"]) == (w["calls"], w["errors"]), (api, ev, w)
+            assert {str(c["code"]): c["count"] for c in ev["codes"]} == w["codes"], (api, ev["codes"], w["codes"])
+            assert len(ev["codes"]) == len(w["codes"]), ev["codes"]  # each code once
+            for c in ev["codes"]:
+                assert c["name"] == ERROR_NAMES[c["code"]], c
+            check_clock(ev["error_host_ns"], w["error_host_ns"], w["errors"], f"{api} error_host_ns")
+    if case == "leak":
+        ev = run.finding("leak")["evidence"]
+        assert (ev["allocations"], ev["bytes"]) == (n["allocations"], n["bytes"]), ev
+        kinds = {("pinned" if k["kind"] == "pinned_host" else k["kind"]): (k["allocations"], k["bytes"])
+                 for k in ev["by_kind"]}
+        assert kinds == {k: (v["allocations"], v["bytes"]) for k, v in n["by_kind"].items()}, ev["by_kind"]
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c != "clean"])
+def test_figures_match_report_tables(runs, case):
+    """Each finding is computed from the report's own numbers: its evidence is what the tables it cites
+    say, and impact_ns is the rule's formula on its evidence."""
+    run = runs(case)
+    proc = run.proc
+    assert run.findings(), f"{case}: no finding"
+    for f in run.findings():
+        rule, ev, impact = f["id"], f["evidence"], f["impact_ns"]
+        if rule == "pageable-copies":
+            total = 0
+            for d in ev["directions"]:
+                rows = [t for t in proc["transfers"]
+                        if t["direction"] == d["direction"] and t["host_memory"] == "pageable"]
+                assert (d["calls"], d["bytes"], d["host_ns"]) == (sum(t["calls"] for t in rows),
+                                                                  sum(t["bytes"] for t in rows),
+                                                                  sum(t["total_ns"] for t in rows)), (d, rows)
+                sync_rows = [t for t in rows if t["sync"]]
+                if sync_rows:
+                    pg = gbps(sync_rows[0]["bytes"], sync_rows[0]["total_ns"])
+                    assert d["pageable_gbps"] == pytest.approx(pg, abs=REAL2), (d, sync_rows)
+                else:
+                    assert d["pageable_gbps"] is None, d
+                pin = [t for t in proc["transfers"] if (t["direction"], t["host_memory"], t["sync"]) ==
+                       (d["direction"], "pinned", True)]
+                measured = sync_rows and pin and sync_rows[0]["bytes"] >= MiB and pin[0]["bytes"] >= MiB
+                assert d["ratio_source"] == ("measured" if measured else "assumed"), (d, pin)
+                if measured:
+                    pn = gbps(pin[0]["bytes"], pin[0]["total_ns"])
+                    assert d["pinned_gbps"] == pytest.approx(pn, abs=REAL2), (d, pin)
+                    r = min(1.0, pg / pn)
+                else:
+                    assert d["pinned_gbps"] is None, d
+                    r = 0.4
+                assert d["ratio"] == pytest.approx(r, abs=REAL2), d
+                total += d["host_ns"] * (1 - r)
+            assert impact == pytest.approx(total, rel=1e-6, abs=2 * len(ev["directions"])), (impact, ev)
+        elif rule == "sync-copies":
+            rows = [t for t in proc["transfers"] if t["sync"] and t["direction"] != "HtoH"]
+            assert (ev["calls"], ev["bytes"], ev["host_ns"]) == (sum(t["calls"] for t in rows),
+                                                                sum(t["bytes"] for t in rows),
+                                                                sum(t["total_ns"] for t in rows)), (ev, rows)
+            assert ev["outside_ns"] == pytest.approx(outside_time(proc), rel=0.001, abs=1000), ev
+            assert impact == min(ev["host_ns"], ev["outside_ns"]), (impact, ev)
+        elif rule == "sync-wait":
+            assert ev["outside_ns"] == pytest.approx(outside_time(proc), rel=0.001, abs=1000), ev
+            assert (ev["calls"], ev["host_ns"]) == (sum(a["calls"] for a in ev["by_api"]),
+                                                    sum(a["host_ns"] for a in ev["by_api"])), ev
+            for a in ev["by_api"]:
+                row = api_row(proc, a["api"])
+                assert a["api"] in SYNC_APIS and row, a
+                assert a["calls"] <= row["calls"] and a["host_ns"] <= row["total_ns"], (a, row)
+            if case == "sync-wait":  # every synchronisation there waited for a kernel
+                row = api_row(proc, "cudaStreamSynchronize")
+                assert (ev["calls"], ev["host_ns"]) == (row["calls"], row["total_ns"]), (ev, row)
+            assert impact == min(ev["host_ns"], ev["outside_ns"]), (impact, ev)
+        elif rule == "redundant-sync":
+            assert (ev["calls"], ev["host_ns"]) == (sum(a["calls"] for a in ev["by_api"]),
+                                                    sum(a["host_ns"] for a in ev["by_api"])), ev
+            for a in ev["by_api"]:
+                row = api_row(proc, a["api"])
+                assert a["api"] in SYNC_APIS and row, a
+                assert a["calls"] <= row["calls"] and a["host_ns"] <= row["total_ns"], (a, row)
+            if case == "redundant-sync":  # every device synchronisation there was redundant
+                row = api_row(proc, "cudaDeviceSynchronize")
+                dev = next(a for a in ev["by_api"] if a["api"] == "cudaDeviceSynchronize")
+                assert (dev["calls"], dev["host_ns"]) == (row["calls"], row["total_ns"]), (dev, row)
+            assert impact == ev["host_ns"], (impact, ev)
+        elif rule == "small-copies":
+            ops = [op for s in proc["stacks"]["stacks"] for op in s["ops"] if op["kind"] == "copy" and not op["errors"]]
+            total = 0
+            for r in ev["rows"]:
+                async_ = not r["sync"]
+                mine = [op for op in ops if (op["direction"], op["host_memory"], "Async" in op["api"]) ==
+                        (r["direction"], r["host_memory"], async_)]
+                small = [op for op in mine if op["size_bytes"] <= SMALL]
+                large = [op for op in mine if op["size_bytes"] > SMALL]
+                assert (r["calls"], r["bytes"], r["host_ns"]) == (sum(op["calls"] for op in small),
+                                                                  sum(op["bytes"] for op in small),
+                                                                  sum(op["host_ns"] for op in small)), (r, small)
+                if sum(op["bytes"] for op in large) >= MiB:
+                    assert r["reference_source"] == "measured", r
+                    bw = gbps(sum(op["bytes"] for op in large), sum(op["host_ns"] for op in large))
+                else:
+                    assert r["reference_source"] == "assumed", r
+                    bw = 10 if r["host_memory"] == "pageable" else 25
+                assert r["reference_gbps"] == pytest.approx(bw, abs=REAL2), r
+                total += max(0, r["host_ns"] - r["bytes"] / bw)
+            assert sum(r["calls"] for r in ev["rows"]) >= 100, ev
+            assert impact == pytest.approx(total, rel=1e-6, abs=2 * len(ev["rows"])), (impact, ev)
+        elif rule == "launch-bound":
+            assert ev["host_ns"] == api_sum(proc, LAUNCH_APIS, "total_ns"), ev
+            assert ev["launches"] == api_sum(proc, LAUNCH_APIS, "calls") >= 1000, ev
+            assert ev["avg_launch_ns"] == pytest.approx(ev["host_ns"] / ev["launches"], abs=1), ev
+            assert ev["blocked_on_kernels_ns"] == proc["nccl"]["sync_blocked_ns_kernels"] < ev["host_ns"], ev
+            n = max(1, ev["sync_windows"])
+            assert impact == pytest.approx(ev["host_ns"] - n * ev["host_ns"] / ev["launches"], abs=2), (impact, ev)
+        elif rule == "alloc-churn":
+            assert (ev["alloc_calls"], ev["alloc_host_ns"]) == (api_sum(proc, ALLOC_APIS, "calls"),
+                                                                api_sum(proc, ALLOC_APIS, "total_ns")), ev
+            assert (ev["free_calls"], ev["free_host_ns"]) == (api_sum(proc, FREE_APIS, "calls"),
+                                                              api_sum(proc, FREE_APIS, "total_ns")), ev
+            assert ev["churn"] == ev["alloc_calls"] - ev["peak_live_allocations"] >= 10, ev
+            want = ev["churn"] * ev["alloc_host_ns"] / ev["alloc_calls"] + \
+                min(ev["free_calls"], ev["churn"]) * ev["free_host_ns"] / ev["free_calls"]
+            assert impact == pytest.approx(want, abs=2), (impact, ev)
+        elif rule == "cpu-feeding":
+            threads = [t for t in proc["threads"] if t["calls"]]
+            assert ev["threads"] == len(threads), ev
+            assert ev["thread_wall_ns"] == sum(t["wall_ns"] for t in threads), ev
+            oncpu_outside = sum(t["cpu_ns"] - (t["host_ns"] - t["in_gpu_calls"]["offcpu_ns"]) for t in threads)
+            assert ev["cpu_outside_calls_ns"] == pytest.approx(oncpu_outside, rel=0.01), (ev, oncpu_outside)
+            assert ev["cpu_outside_calls_ns"] >= 0.3 * ev["thread_wall_ns"], ev
+            assert ev["sync_blocked_ns"] <= ev["cpu_outside_calls_ns"] / 4, ev
+            assert ev["sync_blocked_ns"] <= api_sum(proc, SYNC_APIS, "total_ns"), ev
+            assert impact == ev["cpu_outside_calls_ns"], (impact, ev)
+        elif rule == "faults-in-calls":
+            assert ev["minor_faults"] == sum(r["minor_faults"] for r in proc["cuda_api"]), ev
+            assert ev["major_faults"] == sum(r["major_faults"] for r in proc["cuda_api"]), ev
+            assert ev["minor_faults"] + ev["major_faults"] >= 1000, ev
+            for a in ev["by_api"]:
+                row = api_row(proc, a["api"])
+                assert (a["minor_faults"], a["major_faults"]) == (row["minor_faults"], row["major_faults"]), (a, row)
+            assert ev["minor_faults"] == sum(a["minor_faults"] for a in ev["by_api"]), ev
+            if ev["major_faults"] == 0:
+                assert impact == ev["minor_faults"] * 1000, (impact, ev)
+            else:
+                assert impact >= ev["minor_faults"] * 1000, (impact, ev)
+        elif rule == "failing-calls":
+            row = api_row(proc, ev["api"])
+            assert (ev["calls"], ev["errors"]) == (row["calls"], row["errors"]) and ev["errors"] >= 2, (ev, row)
+            # the same codes as cuda_api[].error_codes (whose order is by code; the spec gives codes[] none)
+            assert sorted((c["code"], c["name"], c["count"]) for c in ev["codes"]) == \
+                [(c["code"], c["name"], c["count"]) for c in row["error_codes"]], (ev, row)
+            assert ev["error_host_ns"] <= row["total_ns"], (ev, row)
+            assert impact == ev["error_host_ns"], (impact, ev)
+        elif rule == "leak":
+            mem = proc["memory"]
+            assert proc["exited"] and (ev["allocations"], ev["bytes"]) == (mem["leaks_total"]["count"],
+                                                                         mem["leaks_total"]["bytes"]), (ev, mem)
+            kinds = {}
+            for a in mem["leaks"]:
+                c, b = kinds.get(a["kind"], (0, 0))
+                kinds[a["kind"]] = (c + 1, b + a["bytes"])
+            got = {("pinned" if k["kind"] == "pinned_host" else k["kind"]): (k["allocations"], k["bytes"])
+                   for k in ev["by_kind"]}
+            assert got == kinds, (ev["by_kind"], mem["leaks"])
+            assert impact == 0
+
+
+def stack_calls(proc, function, api):
+    """(calls, host_ns) of an API's operations on the stacks that pass through a function of the workload."""
+    calls = ns = 0
+    for s in proc["stacks"]["stacks"]:
+        if function in gp.stack_functions(proc, s):
+            for op in gp.stack_ops(s, api):
+                calls, ns = calls + op["calls"], ns + op["host_ns"]
+    return calls, ns
+
+
+def test_redundant_syncs_are_the_second_ones(runs):
+    """redundant-sync's case makes its redundant synchronisations from functions of their own
+    (stream_sync_again, device_sync), its waiting ones from stream_sync: the stacks time each set
+    exactly, so the split between redundant-sync and sync-wait must be theirs, to the nanosecond."""
+    run = runs("redundant-sync")
+    proc = run.proc
+    red = {a["api"]: (a["calls"], a["host_ns"]) for a in run.finding("redundant-sync")["evidence"]["by_api"]}
+    assert red == {"cudaStreamSynchronize": stack_calls(proc, "stream_sync_again", "cudaStreamSynchronize"),
+                   "cudaDeviceSynchronize": stack_calls(proc, "device_sync", "cudaDeviceSynchronize")}, red
+    # the waiting ones: min(B, O) is over the threshold there too (thousands of calls make O)
+    waited = {a["api"]: (a["calls"], a["host_ns"]) for a in run.finding("sync-wait")["evidence"]["by_api"]}
+    assert waited == {"cudaStreamSynchronize": stack_calls(proc, "stream_sync", "cudaStreamSynchronize")}, waited
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_report_md(runs, case):
+    """report.md has a "Recommendations" section, before the API tables, naming each finding's rule."""
+    run = runs(case)
+    findings = run.findings()
+    lines = run.md.splitlines()
+    heads = [i for i, line in enumerate(lines) if re.match(r"#+ .*Recommendations", line)]
+    if case == "clean" and not heads:
+        return  # no finding, no section: nothing else to say
+    assert heads, f"report.md has no Recommendations section; its headings: {[l for l in lines if l.startswith('#')]}"
+    api = [i for i, line in enumerate(lines) if re.match(r"#+ API summary", line)]
+    assert api and heads[0] < api[0], "the Recommendations section is not near the top (before the API summary)"
+    text = []
+    for i in heads:
+        level = len(lines[i]) - len(lines[i].lstrip("#"))
+        j = i + 1
+        while j < len(lines) and not (lines[j].startswith("#") and
+                                      len(lines[j]) - len(lines[j].lstrip("#")) <= level):
+            j += 1
+        text.append("\n".join(lines[i:j]))
+    section = "\n".join(text)
+    for f in findings:
+        assert f["id"] in section or f["title"] in section, f"report.md's Recommendations do not name {f['id']}"
+    if case == "clean":
+        assert not [r for r in RULES if re.search(rf"\b{re.escape(r)}\b", section)], section
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_same_from_capture(runs, case, tmp_path):
+    """`gpuprobed report CAPTURE` gives the same recommendations as the live report."""
+    run = runs(case)
+    live = run.all_findings()
+    rc, _, err = gp.run_gpuprobed(["report", run.capture, "-o", str(tmp_path)], timeout=120)
+    assert rc == 0, err
+    with open(tmp_path / "report.json") as f:
+        rebuilt = json.load(f)
+    assert "recommendations" in rebuilt, "the report rebuilt from the capture has no recommendations[]"
+    assert rebuilt["recommendations"] == live, \
+        f"from the capture: {summary(rebuilt['recommendations'])}, live: {summary(live)}"
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_base_accounting(runs, case):
+    """The tables the findings rest on equal the workload's own accounting (calls, errors, transfers,
+    memory, leaks, kernels, streams, threads, probe hits, no loss)."""
+    run = runs(case)
+    gp.check_all(run.report, run.ref)
+
+
+def test_two_rules_order(runs):
+    """Two rules with clearly different impacts: the larger first."""
+    run = runs("two-rules")
+    ids = [f["id"] for f in run.findings()]
+    assert "pageable-copies" in ids and "alloc-churn" in ids, summary(run.findings())
+    big, small = run.finding("pageable-copies"), run.finding("alloc-churn")
+    assert big["impact_ns"] >= 2 * small["impact_ns"], summary(run.findings())
+    assert ids.index("pageable-copies") < ids.index("alloc-churn"), summary(run.findings())
