@@ -132,7 +132,8 @@ static char *join_argv(int argc, char **argv)
 int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 {
 	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI, OPT_NO_STACKS, OPT_MAX_STACKS, OPT_RECORD, OPT_NO_RECORD,
-	       OPT_NO_TIMELINE, OPT_TIMELINE_MAX, OPT_TIMELINE_SCHED };
+	       OPT_NO_TIMELINE, OPT_TIMELINE_MAX, OPT_TIMELINE_SCHED, OPT_AGGREGATE, OPT_DAEMON, OPT_CONFIG,
+	       OPT_FOREGROUND };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "name", required_argument, NULL, 'n' },
@@ -149,6 +150,10 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		{ "no-timeline", no_argument, NULL, OPT_NO_TIMELINE },
 		{ "timeline-max-events", required_argument, NULL, OPT_TIMELINE_MAX },
 		{ "timeline-sched", no_argument, NULL, OPT_TIMELINE_SCHED },
+		{ "aggregate", no_argument, NULL, OPT_AGGREGATE },
+		{ "daemon", no_argument, NULL, OPT_DAEMON },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "foreground", no_argument, NULL, OPT_FOREGROUND },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -252,6 +257,20 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		case OPT_TIMELINE_SCHED:
 			o->timeline_sched = true;
 			break;
+		case OPT_AGGREGATE:
+			o->aggregate = true;
+			break;
+		case OPT_DAEMON:
+			o->daemon = true;
+			break;
+		case OPT_CONFIG:
+			if (!*optarg)
+				return usage_error("--config: empty file name%s", "");
+			o->config_path = optarg;
+			break;
+		case OPT_FOREGROUND:
+			o->foreground = true;
+			break;
 		case 'v':
 			o->verbosity++;
 			break;
@@ -273,6 +292,20 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		return usage_error("--record and --no-record contradict each other%s", "");
 	if (o->timeline_sched && !o->timeline)
 		return usage_error("--timeline-sched and --no-timeline contradict each other%s", "");
+	if (o->daemon) {
+		/* everything else comes from the configuration file */
+		if (o->npids || o->nnames || o->all || o->command)
+			return usage_error("--daemon traces every CUDA process: give no target%s", "");
+		o->mode = GP_MODE_ALL;
+		o->command_line = join_argv(argc, argv);
+		if (!o->command_line) {
+			gp_err("out of memory");
+			return GP_EXIT_FAILURE;
+		}
+		return -1;
+	}
+	if (o->config_path || o->foreground)
+		return usage_error("%s goes with --daemon", o->config_path ? "--config" : "--foreground");
 	if ((o->npids > 0) + (o->nnames > 0) + o->all + (o->command != NULL) > 1)
 		return usage_error("give one kind of target: --pid, --name, --all or -- COMMAND%s", "");
 	if (o->npids)

@@ -35,6 +35,10 @@ struct gp_options {
 	bool timeline;        /* write trace.json (default; --no-timeline) */
 	unsigned long long timeline_max_events; /* API calls written into it at most (--timeline-max-events) */
 	bool timeline_sched;  /* on-CPU slices of traced threads in it too (--timeline-sched) */
+	bool aggregate;       /* hot calls counted in kernel maps, not one record each (--aggregate) */
+	bool daemon;          /* --daemon: always on, configured by config_path (src/daemon/) */
+	const char *config_path; /* --config FILE; NULL: the default path, defaults if it is missing */
+	bool foreground;      /* --foreground: plain log lines for a person, even under systemd */
 	char *command_line;   /* argv joined, for the report */
 };
 

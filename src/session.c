@@ -74,6 +74,9 @@ struct session {
 	int signals_seen;    /* with a launched command: the first is relayed, the second stops */
 	__u64 bpf_drops;     /* sum of the in-kernel loss counters, for the closing line */
 	__u64 bpf_estimates; /* of which: off-CPU intervals estimated (switch_in_unseen), not losses */
+	const struct gp_session_hooks *hooks; /* NULL: none */
+	__u64 counters_at_ns; /* when collect_counters last ran for the hooks */
+	bool hook_stop;       /* a hook's tick asked to stop */
 };
 
 static __u64 clock_ns(clockid_t clk)
@@ -313,6 +316,7 @@ static void collect_counters(struct session *s)
 		}
 		gp_model_probe_hits(s->model, s->probes.v[i].idx, hits[0], hits[1]);
 	}
+	s->bpf_drops = s->bpf_estimates = 0; /* totals: also called once a second for the hooks */
 	for (__u32 d = 0; d < GP_BPF_DROP_MAX; d++) {
 		__u64 total = 0;
 
@@ -347,7 +351,7 @@ static void set_session_info(struct session *s)
 	struct gp_session_info info = {
 		.tool_version = GP_VERSION,
 		.command_line = s->opt->command_line,
-		.mode = gp_mode_name(s->opt->mode),
+		.mode = s->opt->daemon ? "daemon" : gp_mode_name(s->opt->mode),
 	};
 
 	uname(&uts);
@@ -437,6 +441,17 @@ static void on_drain(void *ctx)
 
 	gp_collector_drain(&s->collector);
 	gp_files_settle(&s->files); /* after the mappings the ring held */
+	if (s->hooks && s->hooks->tick) {
+		__u64 now = clock_ns(CLOCK_MONOTONIC);
+		bool fresh = now - s->counters_at_ns >= 1000000000ull;
+
+		if (fresh) {
+			collect_counters(s);
+			s->counters_at_ns = now;
+		}
+		if (!s->hooks->tick(s->hooks->ctx, s->model, now, fresh))
+			s->hook_stop = true;
+	}
 }
 
 static void on_ready(void *ctx, __u64 tag)
@@ -451,6 +466,9 @@ static bool on_signal(void *ctx, const struct signalfd_siginfo *si)
 {
 	struct session *s = ctx;
 	bool from_tty = si->ssi_code == SI_KERNEL;
+
+	if (s->hooks && s->hooks->signal)
+		return s->hooks->signal(s->hooks->ctx, si);
 
 	if (!s->launched || s->procs.launched_done || ++s->signals_seen > 1)
 		return true;
@@ -469,6 +487,8 @@ static bool on_done(void *ctx)
 {
 	struct session *s = ctx;
 
+	if (s->hook_stop)
+		return true;
 	/* --name and --all wait for processes to come; the others end with their processes */
 	return (s->opt->mode == GP_MODE_PID || s->opt->mode == GP_MODE_LAUNCH) && !s->procs.live;
 }
@@ -561,7 +581,12 @@ static int launched_status(struct session *s, int status)
 
 int gp_session_run(const struct gp_options *o)
 {
-	struct session s = { .opt = o, .launch = { .pid = -1, .gate_fd = -1, .report_fd = -1 } };
+	return gp_session_run_hooked(o, NULL);
+}
+
+int gp_session_run_hooked(const struct gp_options *o, const struct gp_session_hooks *hooks)
+{
+	struct session s = { .opt = o, .hooks = hooks, .launch = { .pid = -1, .gate_fd = -1, .report_fd = -1 } };
 	struct gp_loop_ops ops = { .ctx = &s, .drain = on_drain, .ready = on_ready, .signal = on_signal,
 				   .done = on_done };
 	struct gp_resolver resolver;
@@ -640,6 +665,8 @@ int gp_session_run(const struct gp_options *o)
 	s.procs.loop = s.loop;
 	if (start_following(&s) || admit_targets(&s))
 		goto out_launch;
+	if (hooks && hooks->started)
+		hooks->started(hooks->ctx, s.model);
 
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	err = gp_loop_run(s.loop, &why, &signo);
@@ -662,6 +689,8 @@ int gp_session_run(const struct gp_options *o)
 		gp_info("symbolized %zu call stacks (%zu distinct addresses) in %.1f ms", nstacks, naddrs,
 			(double)(clock_ns(CLOCK_MONOTONIC) - t_sym) / 1e6);
 	}
+	if (hooks && hooks->stopping)
+		hooks->stopping(hooks->ctx, s.model);
 	if (s.launched)
 		gp_model_set_launch(s.model, o->command_text, s.procs.launched_done,
 				    s.procs.launched_status, s.procs.launched_signal);

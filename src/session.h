@@ -3,8 +3,37 @@
 #ifndef GP_SESSION_H
 #define GP_SESSION_H
 
+#include <stdbool.h>
+#include <sys/signalfd.h>
+#include <linux/types.h>
+
 #include "cli.h"
+#include "model/model.h"
 
 int gp_session_run(const struct gp_options *o);
+
+/*
+ * What an always-on session (the daemon, src/daemon/) adds to a session:
+ * every callback runs on the session's one thread, the only one that
+ * touches the model. Any may be NULL.
+ */
+struct gp_session_hooks {
+	void *ctx;
+	/* tracing has started (the /proc scan is done): ready */
+	void (*started)(void *ctx, struct gp_model *m);
+	/*
+	 * After each drain (every poll interval). counters_fresh: the kernel's
+	 * probe hits and drop counters were just copied into the model (once a
+	 * second). Returns false to stop the session.
+	 */
+	bool (*tick)(void *ctx, struct gp_model *m, __u64 now_mono_ns, bool counters_fresh);
+	/* a stop signal arrived: true to stop, false to go on (the hook handled it, e.g. SIGHUP) */
+	bool (*signal)(void *ctx, const struct signalfd_siginfo *si);
+	/* the session is over and its last records are in the model, before the final reports */
+	void (*stopping)(void *ctx, struct gp_model *m);
+};
+
+/* A session with hooks (NULL: none, as gp_session_run). */
+int gp_session_run_hooked(const struct gp_options *o, const struct gp_session_hooks *hooks);
 
 #endif

@@ -235,6 +235,26 @@ err:
 	return NULL;
 }
 
+int gp_model_process_forget(struct gp_model *m, __u32 pid)
+{
+	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
+	size_t i;
+
+	if (!p)
+		return -ENOENT;
+	for (i = 0; i < m->nprocs && m->procs[i] != p; i++)
+		;
+	if (i < m->nprocs) {
+		memmove(&m->procs[i], &m->procs[i + 1], (m->nprocs - i - 1) * sizeof(*m->procs));
+		m->nprocs--;
+	}
+	/* an older entry of a reused pid stays in procs[] but was already unreachable by pid */
+	gp_u64map_del(&m->by_pid, pid);
+	m->nstacks -= p->stacks.n < m->nstacks ? p->stacks.n : m->nstacks;
+	process_free(p);
+	return 0;
+}
+
 struct gp_process *gp_model_process_get(struct gp_model *m, __u32 pid)
 {
 	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);

@@ -102,6 +102,13 @@ int gp_model_process_exited(struct gp_model *m, __u32 pid, __u64 exit_mono_ns);
 int gp_model_process_origin(struct gp_model *m, __u32 pid, const char *because, __u32 parent_pid);
 /* pid exec'd while traced: its new name and command line. */
 int gp_model_process_exec(struct gp_model *m, __u32 pid, const char *comm, const char *cmdline);
+/*
+ * Removes pid's newest entry and everything known of it (the daemon's bound
+ * on memory, and its exited processes after their grace period): its stacks
+ * free room under max_stacks. Not recorded by a tap (the daemon writes no
+ * capture). 0, or -ENOENT.
+ */
+int gp_model_process_forget(struct gp_model *m, __u32 pid);
 /* A process the session wanted but could not trace, and why (e.g. its root cannot be read). */
 int gp_model_skipped_add(struct gp_model *m, __u32 pid, const char *comm, const char *reason);
 /*

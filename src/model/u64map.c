@@ -5,6 +5,7 @@
  * finaliser) because pointers and tids are far from uniformly distributed.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "model/u64map.h"
@@ -81,6 +82,38 @@ int gp_u64map_put(struct gp_u64map *map, __u64 key, void *val)
 			return 0;
 		}
 	}
+}
+
+int gp_u64map_del(struct gp_u64map *map, __u64 key)
+{
+	size_t i, j, mask = map->cap - 1;
+
+	if (!map->cap)
+		return -ENOENT;
+	for (i = slot_of(key, map->cap);; i = (i + 1) & mask) {
+		if (!map->slots[i].val)
+			return -ENOENT;
+		if (map->slots[i].key == key)
+			break;
+	}
+	/*
+	 * Backward shift: move later entries of the run into the hole when
+	 * their home slot is not cyclically in (hole, j], so every entry stays
+	 * reachable from its home without tombstones.
+	 */
+	for (j = (i + 1) & mask; map->slots[j].val; j = (j + 1) & mask) {
+		size_t home = slot_of(map->slots[j].key, map->cap);
+		bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+
+		if (!stays) {
+			map->slots[i] = map->slots[j];
+			i = j;
+		}
+	}
+	map->slots[i].val = NULL;
+	map->slots[i].key = 0;
+	map->count--;
+	return 0;
 }
 
 size_t gp_u64map_values(const struct gp_u64map *map, void **out, size_t max)

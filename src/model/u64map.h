@@ -2,7 +2,7 @@
 /*
  * u64map.h — a small open-addressing hash map from a u64 key to a non-NULL
  * pointer, for the model's per-process tables (threads, streams, launch
- * sites...). No deletion: the model keeps statistics for everything it saw.
+ * sites...). Deletion is for whole processes the daemon forgets.
  * Iteration order is hash order, so anything printed from it is sorted first.
  */
 #ifndef GP_U64MAP_H
@@ -26,6 +26,8 @@ struct gp_u64map {
 void *gp_u64map_get(const struct gp_u64map *map, __u64 key);
 /* Stores val (non-NULL) under key, replacing any previous value. 0 or -ENOMEM/-EINVAL. */
 int gp_u64map_put(struct gp_u64map *map, __u64 key, void *val);
+/* Removes key (the value is the caller's to free). 0, or -ENOENT. */
+int gp_u64map_del(struct gp_u64map *map, __u64 key);
 /*
  * Copies up to max values into out (hash order) and returns how many were
  * copied; with max >= map->count that is all of them.

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * test_u64map.c — the model's u64 -> pointer hash map: get/put/replace,
- * growth past many entries, key 0 and sequential keys, values() and clear().
+ * growth past many entries, key 0 and sequential keys, values() and clear(),
+ * deletion in any order (every other key still found, the deleted ones not).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -68,11 +70,55 @@ static void many_keys(void **state)
 	free(vals);
 }
 
+/* A small table, so that deletions hit long runs and runs that wrap around the end. */
+static void delete_keeps_the_rest_reachable(void **state)
+{
+	enum { N = 3000 };
+	struct gp_u64map map = { 0 };
+	static char present[N];
+	int dummy;
+	unsigned seed = 12345;
+
+	for (__u64 i = 0; i < N; i++) {
+		assert_int_equal(gp_u64map_put(&map, i * 7919, &dummy), 0);
+		present[i] = 1;
+	}
+	assert_int_equal(gp_u64map_del(&map, 1), -ENOENT);
+	for (int round = 0; round < 2 * N; round++) {
+		__u64 i;
+
+		seed = seed * 1103515245u + 12345u;
+		i = (seed >> 8) % N;
+		if (present[i]) {
+			assert_int_equal(gp_u64map_del(&map, i * 7919), 0);
+			present[i] = 0;
+		} else {
+			assert_int_equal(gp_u64map_del(&map, i * 7919), -ENOENT);
+			if (round % 3 == 0) { /* and some back in */
+				assert_int_equal(gp_u64map_put(&map, i * 7919, &dummy), 0);
+				present[i] = 1;
+			}
+		}
+		if (round % 500 == 0 || round == 2 * N - 1) {
+			size_t n = 0;
+
+			for (__u64 k = 0; k < N; k++) {
+				assert_true((gp_u64map_get(&map, k * 7919) != NULL) == present[k]);
+				n += present[k];
+			}
+			assert_int_equal(map.count, n);
+		}
+	}
+	gp_u64map_clear(&map, NULL);
+	assert_int_equal(gp_u64map_del(&map, 0), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(put_get_replace),
 		cmocka_unit_test(many_keys),
+		cmocka_unit_test(delete_keeps_the_rest_reachable),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * config.h — the daemon's configuration file (config/gpuprobed.conf documents
+ * every key), parsed with inih. Every problem is one message naming the file,
+ * the line and the key; a file with any problem is refused as a whole (at
+ * start the daemon does not start; on SIGHUP it keeps the old configuration).
+ */
+#ifndef GP_DAEMON_CONFIG_H
+#define GP_DAEMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define GP_DAEMON_DEFAULT_CONFIG "/etc/gpuprobed/gpuprobed.conf"
+#define GP_DAEMON_DEFAULT_LISTEN_ADDR "127.0.0.1"
+#define GP_DAEMON_DEFAULT_LISTEN_PORT 9400
+#define GP_DAEMON_DEFAULT_STATE_DIR "/var/lib/gpuprobed"
+
+/* Where a process's job_id label comes from. */
+enum gp_job_source {
+	GP_JOB_NONE = 0,   /* no job_id label */
+	GP_JOB_CGROUP,     /* its cgroup v2 path (/proc/PID/cgroup "0::PATH") */
+	GP_JOB_ENV,        /* an environment variable of the process (job_env), e.g. SLURM_JOB_ID */
+};
+
+struct gp_daemon_config {
+	/* [metrics] */
+	bool listen_enabled;     /* listen = off disables the endpoint */
+	char listen_addr[64];    /* numeric IPv4 or IPv6 address (never a host name) */
+	unsigned listen_port;    /* 1..65535 */
+	enum gp_job_source job_source;
+	char job_env[128];       /* GP_JOB_ENV: the variable's name */
+	unsigned exited_grace_s; /* an exited process's series stay this long (0: removed at once) */
+
+	/* [reports] */
+	char state_dir[4096];        /* periodic reports under state_dir/reports/ */
+	unsigned report_interval_s;  /* 0: a report only at exit */
+	unsigned long long report_max_bytes; /* the reports directory's bound: oldest removed first */
+
+	/* [trace] */
+	bool stacks;               /* call stacks (per-call records) */
+	bool timeline;             /* trace.json in each periodic report's directory */
+	bool aggregate;            /* hot calls counted in kernel maps, not one record each */
+	unsigned max_processes;    /* processes kept (live + exited in grace); over: oldest exited, then idlest evicted */
+	unsigned max_stacks;       /* distinct call stacks kept */
+	unsigned ringbuf_mb;       /* power of two */
+	unsigned poll_ms;          /* 1..1000 */
+	bool uprobe_multi;
+	double overhead_budget;    /* fraction of the traced processes' CPU time (0.01 = "1%"); 0: off */
+
+	/* [log] */
+	int log_level;             /* syslog level: LOG_ERR .. LOG_DEBUG */
+};
+
+/* The defaults, as config/gpuprobed.conf states them. */
+void gp_daemon_config_defaults(struct gp_daemon_config *c);
+
+/*
+ * Reads path into *c (which it first sets to the defaults). On any problem
+ * prints one line per problem on stderr ("PATH:LINE: key 'K': why", or
+ * "PATH: why" for an unreadable file), leaves *c undefined and returns -1;
+ * 0 on success. missing_ok: a file that does not exist is the defaults
+ * (the default path), not an error.
+ */
+int gp_daemon_config_load(const char *path, bool missing_ok, struct gp_daemon_config *c);
+
+/*
+ * The settings of new that cannot change without restarting the daemon
+ * (the BPF programs are loaded with them): their keys, comma-separated,
+ * into buf ("" when none differ). Returns the number that differ.
+ */
+int gp_daemon_config_restart_keys(const struct gp_daemon_config *old, const struct gp_daemon_config *new_,
+				  char *buf, size_t len);
+
+#endif
