@@ -25,6 +25,12 @@
  * Some APIs need bytes from user memory at return (a kernel's name, a
  * path, ncclCommInitAll's arrays): their record is a gp_api_call_ext,
  * reserved at its full size (these calls are rare).
+ *
+ * With --aggregate, the calls whose record would only feed counts, times,
+ * errors and CPU attribution (cookie bit GP_COOKIE_AGG) write no record:
+ * their return adds them to "api_agg", one entry per (process, thread, API,
+ * enclosing API), which userspace reads once a second. When the map is full
+ * the call goes as a record after all (counted in agg_table_full).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -41,6 +47,30 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } probe_hits SEC(".maps");
+
+/*
+ * --aggregate: the calls of each (tgid, tid, api, parent_api). A plain hash,
+ * not a per-CPU one: only the thread named in a key ever writes it, and a
+ * thread runs one handler at a time, so no atomics are needed either way,
+ * and userspace reads (and the kernel stores) one value per key, not one per
+ * possible CPU. Entries are allocated as threads first call an API, not
+ * preallocated; max_entries is set by userspace.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, struct gp_api_agg_key);
+	__type(value, struct gp_api_agg);
+} api_agg SEC(".maps");
+
+/* One zeroed value, never written: what a new api_agg entry starts from (too big for the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gp_api_agg);
+} agg_zero SEC(".maps");
 
 /* Probes sit on library files, for every process that maps them: only admitted ones count. */
 static __always_inline bool tgid_traced(void)
@@ -274,6 +304,74 @@ static __always_inline void emit_with_stack(struct pt_regs *ctx, struct gp_task_
 		count(&drops, GP_DROP_RINGBUF_FULL);
 }
 
+/* floor(log2(v)) + 1 for v > 0 (at most 63), 0 for 0: the duration histogram's bucket (no clz in BPF). */
+static __always_inline __u32 log2_bucket(__u64 v)
+{
+	__u32 k = 0;
+
+	if (!v)
+		return 0;
+	if (v >> 32) { v >>= 32; k += 32; }
+	if (v >> 16) { v >>= 16; k += 16; }
+	if (v >> 8) { v >>= 8; k += 8; }
+	if (v >> 4) { v >>= 4; k += 4; }
+	if (v >> 2) { v >>= 2; k += 2; }
+	if (v >> 1) { k += 1; }
+	return k < 62 ? k + 1 : 63; /* the last bucket holds everything from 2^62 ns on */
+}
+
+/*
+ * Adds the call to its api_agg entry, creating it; false when the map is
+ * full (the caller then writes the record). Only this thread writes its
+ * keys (see api_agg): plain adds.
+ */
+static __always_inline bool aggregate(const struct gp_frame *f, __u16 api, __u16 parent_api, __u64 now,
+				      __s32 ret, __u64 min_flt, __u64 maj_flt)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct gp_api_agg_key k = { .tgid = pid_tgid >> 32, .tid = (__u32)pid_tgid, .api = api,
+				    .parent_api = parent_api };
+	struct gp_api_agg *v = bpf_map_lookup_elem(&api_agg, &k);
+	__u64 dur = now - f->ts;
+	__u32 b;
+
+	if (!v) {
+		__u32 zero = 0;
+		struct gp_api_agg *z = bpf_map_lookup_elem(&agg_zero, &zero);
+
+		if (!z)
+			return false;
+		/* -EEXIST cannot happen (our own key); -E2BIG / -ENOMEM: full, the lookup says so */
+		bpf_map_update_elem(&api_agg, &k, z, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&api_agg, &k);
+		if (!v)
+			return false;
+		v->min_ns = dur;
+		v->first_ns = f->ts;
+	}
+	if (dur < v->min_ns)
+		v->min_ns = dur;
+	if (dur > v->max_ns)
+		v->max_ns = dur;
+	v->calls++;
+	v->sum_ns += dur;
+	if (ret) {
+		v->errors++;
+		v->error_ns += dur;
+		v->last_error = ret;
+	}
+	v->offcpu_ns += f->offcpu_ns;
+	v->vol_switches += f->vol_switches;
+	v->invol_switches += f->invol_switches;
+	v->minor_faults += (__u32)(min_flt - f->min_flt0);
+	v->major_faults += (__u32)(maj_flt - f->maj_flt0);
+	v->last_ns = now;
+	b = log2_bucket(dur);
+	asm volatile("" : "+r"(b)); /* keep the mask on the register the verifier checks */
+	v->dur_hist[b & (GP_AGG_HIST_BUCKETS - 1)]++;
+	return true;
+}
+
 SEC("uretprobe")
 int gp_api_exit(struct pt_regs *ctx)
 {
@@ -335,6 +433,12 @@ int gp_api_exit(struct pt_regs *ctx)
 		parent->vol_switches += f->vol_switches;
 		parent->invol_switches += f->invol_switches;
 		parent_api = GP_COOKIE_API(parent->cookie);
+	}
+	if (cookie & GP_COOKIE_AGG) {
+		if (aggregate(f, GP_COOKIE_API(cookie), parent_api, now, (ck & GP_CK_VOID) ? 0 : (__s32)ctx->ax,
+			      min_flt, maj_flt))
+			return 0;
+		count(&drops, GP_DROP_AGG_TABLE_FULL); /* not lost: it goes as a record */
 	}
 
 	if (ck & (GP_CK_STR | GP_CK_NCCL_ALL))

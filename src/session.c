@@ -41,6 +41,7 @@
 #include "capture/capture_live.h"
 #include "cli.h"
 #include "launch.h"
+#include "collect/agg.h"
 #include "collect/collector.h"
 #include "collect/cpu_accounts.h"
 #include "collect/event_loop.h"
@@ -74,6 +75,8 @@ struct session {
 	int signals_seen;    /* with a launched command: the first is relayed, the second stops */
 	__u64 bpf_drops;     /* sum of the in-kernel loss counters, for the closing line */
 	__u64 bpf_estimates; /* of which: off-CPU intervals estimated (switch_in_unseen), not losses */
+	struct gp_agg *agg;  /* --aggregate: the kernel's call aggregates (NULL: every call is a record) */
+	__u64 agg_at_ns;     /* when they were last read */
 	const struct gp_session_hooks *hooks; /* NULL: none */
 	__u64 counters_at_ns; /* when collect_counters last ran for the hooks */
 	bool hook_stop;       /* a hook's tick asked to stop */
@@ -216,6 +219,18 @@ static int load_followers(struct session *s)
 	return 0;
 }
 
+/* Keys (process, thread, API, enclosing API) the kernel aggregates at most; beyond, calls go as records. */
+#define GP_AGG_MAX_KEYS 65536
+
+/*
+ * --aggregate gives up per-call records for hot calls; stacks and the
+ * timeline are per-call records, so either turns it off (said once).
+ */
+static bool session_aggregates(const struct gp_options *o)
+{
+	return o->aggregate && !o->stacks && !o->timeline;
+}
+
 static int load_bpf(struct session *s)
 {
 	const struct gp_options *o = s->opt;
@@ -239,6 +254,8 @@ static int load_bpf(struct session *s)
 	err = bpf_map__set_max_entries(s->skel->maps.events, (__u32)ring_bytes);
 	if (!err)
 		err = bpf_map__set_max_entries(s->skel->maps.tgid_bits, (pid_max() + 63) / 64);
+	if (!err) /* entries are allocated as they are used: the bound costs nothing until reached */
+		err = bpf_map__set_max_entries(s->skel->maps.api_agg, session_aggregates(o) ? GP_AGG_MAX_KEYS : 1);
 	if (!err)
 		err = gpu_api_bpf__load(s->skel);
 	if (err) {
@@ -425,6 +442,7 @@ static void cleanup(struct session *s)
 	gp_procs_free(&s->procs);
 	gp_files_free(&s->files);
 	gp_cpu_accounts__free(s->cpu);
+	gp_agg_free(s->agg);
 	gpu_api_bpf__destroy(s->skel);
 	gp_capture_live_abort(&s->capture); /* still open: the session failed before its end */
 	gp_timeline_abort(s->timeline, s->model); /* closed (NULL) when the reports were written */
@@ -435,12 +453,30 @@ static void cleanup(struct session *s)
 
 /* ---- the event loop's callbacks ---------------------------------------------- */
 
+/* The kernel's aggregates into the model: at most once a second (a full map read), and at the end. */
+static void collect_aggregates(struct session *s, bool now_anyway)
+{
+	__u64 now;
+	int err;
+
+	if (!s->agg)
+		return;
+	now = clock_ns(CLOCK_MONOTONIC);
+	if (!now_anyway && now - s->agg_at_ns < 1000000000ull)
+		return;
+	s->agg_at_ns = now;
+	err = gp_agg_collect(s->agg);
+	if (err)
+		gp_warn("read the kernel's call aggregates: %s", strerror(-err));
+}
+
 static void on_drain(void *ctx)
 {
 	struct session *s = ctx;
 
 	gp_collector_drain(&s->collector);
 	gp_files_settle(&s->files); /* after the mappings the ring held */
+	collect_aggregates(s, false);
 	if (s->hooks && s->hooks->tick) {
 		__u64 now = clock_ns(CLOCK_MONOTONIC);
 		bool fresh = now - s->counters_at_ns >= 1000000000ull;
@@ -457,9 +493,17 @@ static void on_drain(void *ctx)
 static void on_ready(void *ctx, __u64 tag)
 {
 	struct session *s = ctx;
+	__u32 pid = 0;
 
+	if (s->agg && tag < s->procs.n && s->procs.v[tag].live) {
+		/* its last calls first; then its keys can go (a reused pid starts from zero) */
+		pid = (__u32)s->procs.v[tag].pid;
+		collect_aggregates(s, true);
+	}
 	/* a file it leaves without users is settled at the next drain (gp_files_settle) */
 	gp_procs_exited(&s->procs, tag);
+	if (pid)
+		gp_agg_forget_process(s->agg, pid);
 }
 
 static bool on_signal(void *ctx, const struct signalfd_siginfo *si)
@@ -643,10 +687,20 @@ int gp_session_run_hooked(const struct gp_options *o, const struct gp_session_ho
 		goto out;
 	gp_uprobes_init(&s.probes, s.skel->progs.gp_api_enter, s.skel->progs.gp_api_exit, s.multi);
 	s.probes.stacks = o->stacks;
+	s.probes.aggregate = session_aggregates(o);
+	if (s.probes.aggregate && !(s.agg = gp_agg_new(bpf_map__fd(s.skel->maps.api_agg), s.model))) {
+		gp_err("out of memory");
+		goto out;
+	}
+	if (o->aggregate && !s.probes.aggregate)
+		gp_notice("--aggregate is off: %s need%s a record per call (with --no-stacks --no-timeline it is on)",
+			  o->stacks && o->timeline ? "stacks and the timeline" : o->stacks ? "stacks" : "the timeline",
+			  o->stacks && o->timeline ? "" : "s");
 	gp_files_init(&s.files, bpf_map__fd(s.skel->maps.lib_files), &s.probes, s.sym, s.model);
 	gp_procs_init(&s.procs, &s.files, s.sym, s.model, s.cpu, bpf_map__fd(s.skel->maps.tgid_bits),
 		      bpf_map__fd(s.skel->maps.admit_ns));
 	s.procs.all = o->mode == GP_MODE_ALL;
+	s.procs.reuse_rows = o->daemon; /* always on: rows of exited processes are reused */
 	s.procs.because = o->mode == GP_MODE_NAME ? "name" : "cuda";
 	set_session_info(&s);
 	err = gp_collector_init(&s.collector, bpf_map__fd(s.skel->maps.events), s.model, s.cpu);
@@ -679,6 +733,7 @@ int gp_session_run_hooked(const struct gp_options *o, const struct gp_session_ho
 	sched_bpf__detach(s.sched);
 	end_ns = clock_ns(CLOCK_MONOTONIC);
 	gp_collector_drain(&s.collector);
+	collect_aggregates(&s, true); /* after the detach: final totals */
 	gp_cpu_accounts_close(s.cpu, bpf_map__fd(s.skel->maps.thread_acct), end_ns);
 	collect_counters(&s);
 	gp_model_set_session_end(s.model, end_ns);
@@ -696,13 +751,16 @@ int gp_session_run_hooked(const struct gp_options *o, const struct gp_session_ho
 				    s.procs.launched_status, s.procs.launched_signal);
 	close_timeline(&s);
 	gp_capture_live_close(&s.capture, s.model); /* after the model's last operation */
-	char nested[64] = "";
+	char nested[64] = "", counted[64] = "";
 
 	if (s.collector.nested_calls)
 		snprintf(nested, sizeof(nested), " (and %llu inside them)", (unsigned long long)s.collector.nested_calls);
-	gp_notice("%s after %.1f s: %zu process%s, %llu calls recorded%s, %s%s",
+	if (s.agg)
+		snprintf(counted, sizeof(counted), " + %llu counted in the kernel",
+			 (unsigned long long)gp_agg_stats(s.agg)->calls);
+	gp_notice("%s after %.1f s: %zu process%s, %llu calls recorded%s%s, %s%s",
 		  err ? "event loop failed" : stop_text(why, signo), (double)(end_ns - t0) / 1e9,
-		  s.procs.n, s.procs.n == 1 ? "" : "es", (unsigned long long)s.collector.calls, nested,
+		  s.procs.n, s.procs.n == 1 ? "" : "es", (unsigned long long)s.collector.calls, nested, counted,
 		  s.bpf_drops ? "some lost or incomplete (see \"Loss counters\" in the report)" : "none lost",
 		  s.bpf_estimates ? "; the kernel did not report some switch-ins: their off-CPU time is estimated"
 				  : "");

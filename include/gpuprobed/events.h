@@ -339,6 +339,15 @@ _Static_assert(sizeof(struct gp_proc_event) == 72, "gp_proc_event layout");
 /* ncclCommInitAll: at most this many communicators are read */
 #define GP_NCCL_INIT_ALL_MAX 64
 
+/*
+ * Bit 48 of the cookie (outside the 16 flag bits above, all taken): the
+ * call's return folds it into the in-kernel aggregate map "api_agg" instead
+ * of writing a record (--aggregate; see "In-kernel aggregation" in
+ * docs/design.md). Userspace sets it only for APIs whose record feeds
+ * nothing but counts, times, errors and CPU attribution.
+ */
+#define GP_COOKIE_AGG (1ULL << 48)
+
 #define GP_COOKIE(api, probe, flags) \
 	((__u64)(__u16)(api) | ((__u64)(__u16)(probe) << 16) | ((__u64)(__u16)(flags) << 32))
 #define GP_COOKIE_API(c)   ((__u16)((c) & 0xffff))
@@ -365,8 +374,49 @@ enum gp_bpf_drop {
 	GP_DROP_PROC_LOST,         /* a fork/exec/map of a traced process not told to userspace: ring buffer full */
 	GP_DROP_STACK_UNREAD,      /* a call's user stack could not be walked: recorded with its call site only */
 	GP_DROP_SCHED_SLICE_LOST,  /* --timeline-sched: an on-CPU slice not recorded: ring buffer full */
+	GP_DROP_AGG_TABLE_FULL,    /* --aggregate: the aggregate map was full: the call went as a record (not lost) */
 	GP_BPF_DROP_MAX,
 };
+
+/* ---- in-kernel aggregation of hot calls (--aggregate) ------------------ */
+/*
+ * Key and per-CPU value of the "api_agg" hash map: the calls of one API made
+ * by one thread, outermost (parent_api 0) or inside the traced call of API
+ * parent_api (as a record's GP_EVF_PARENT would say). Userspace sums the
+ * CPUs' values, and folds the difference since its previous read into the
+ * model (gp_model_api_aggregate). Durations: dur_hist[k] counts calls of
+ * [2^(k-1), 2^k) ns (k = 64 - clz(dur); k = 0: dur 0).
+ */
+#define GP_AGG_HIST_BUCKETS 64
+struct gp_api_agg_key {
+	__u32 tgid;
+	__u32 tid;
+	__u16 api;
+	__u16 parent_api;
+	__u32 pad;
+};
+
+struct gp_api_agg {
+	__u64 calls;
+	__u64 errors;
+	__u64 sum_ns;
+	__u64 min_ns; /* meaningful when calls > 0 */
+	__u64 max_ns;
+	__u64 error_ns; /* of sum_ns: calls that failed */
+	__u64 offcpu_ns;
+	__u64 vol_switches;
+	__u64 invol_switches;
+	__u64 minor_faults;
+	__u64 major_faults;
+	__u64 first_ns; /* entry of the first call (this CPU's) */
+	__u64 last_ns;  /* return of the last call (this CPU's) */
+	__s32 last_error; /* return code of the latest failed call */
+	__u32 pad;
+	__u32 dur_hist[GP_AGG_HIST_BUCKETS];
+};
+
+_Static_assert(sizeof(struct gp_api_agg_key) == 16, "gp_api_agg_key layout");
+_Static_assert(sizeof(struct gp_api_agg) == 112 + 4 * GP_AGG_HIST_BUCKETS, "gp_api_agg layout");
 
 /* Maximum traced calls nested on one thread (runtime -> driver -> ...). */
 #define GP_MAX_DEPTH 4

@@ -69,8 +69,10 @@ void gp_procs_free(struct gp_procs *ps)
 		if (ps->v[i].pidfd >= 0)
 			close(ps->v[i].pidfd);
 	free(ps->v);
+	free(ps->free_rows);
 	ps->v = NULL;
-	ps->n = ps->cap = 0;
+	ps->free_rows = NULL;
+	ps->n = ps->cap = ps->nfree = 0;
 }
 
 static struct gp_proc *find_live(struct gp_procs *ps, pid_t pid)
@@ -139,7 +141,9 @@ static struct gp_proc *track(struct gp_procs *ps, pid_t pid, const char *because
 
 	if ((p = find_live(ps, pid)))
 		return p;
-	if (ps->n == ps->cap) {
+	if (ps->nfree) {
+		p = &ps->v[ps->free_rows[--ps->nfree]];
+	} else if (ps->n == ps->cap) {
 		size_t nc = ps->cap ? 2 * ps->cap : 16;
 		struct gp_proc *nv = realloc(ps->v, nc * sizeof(*nv));
 
@@ -150,7 +154,8 @@ static struct gp_proc *track(struct gp_procs *ps, pid_t pid, const char *because
 	}
 	read_proc_text(pid, "comm", comm, sizeof(comm));
 	read_proc_text(pid, "cmdline", cmdline, sizeof(cmdline));
-	p = &ps->v[ps->n++];
+	if (!p)
+		p = &ps->v[ps->n++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	gp_model_process_add(ps->model, (__u32)pid, comm, cmdline, at_ns, from_start);
@@ -391,6 +396,14 @@ void gp_procs_exited(struct gp_procs *ps, __u64 tag)
 		reap_launched(ps, p);
 	gp_files_drop_user(ps->files, (__u32)p->pid);
 	gp_info("pid %d exited", (int)p->pid);
+	if (ps->reuse_rows && !p->launched) {
+		size_t *fr = realloc(ps->free_rows, (ps->nfree + 1) * sizeof(*fr));
+
+		if (fr) { /* without room the row is simply not reused */
+			ps->free_rows = fr;
+			fr[ps->nfree++] = (size_t)tag;
+		}
+	}
 }
 
 static bool name_matches(pid_t pid, const char *const *names, int nnames)

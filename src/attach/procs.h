@@ -44,6 +44,13 @@ struct gp_procs {
 	const char *because;       /* why kernel-admitted processes are traced: "name", "cuda" */
 	struct gp_proc *v;
 	size_t n, cap;
+	/*
+	 * Always-on (the daemon): rows of exited processes are reused, so that
+	 * v and the scans of it stay as large as the processes alive at once
+	 * (a pidfd's tag is its row: a row is freed only once it is unwatched).
+	 */
+	bool reuse_rows;
+	size_t *free_rows, nfree;
 	size_t live;
 	size_t holds;              /* holds resolved (processes continued) */
 	size_t nskipped;           /* processes wanted but not traceable (in the report) */

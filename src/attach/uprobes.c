@@ -45,13 +45,40 @@ static int reserve(void **v, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+bool gp_uprobes_aggregatable(enum gp_api_id api)
+{
+	if (api <= GP_API_INVALID || api >= GP_API_MAX || gp_apis[api].family == GP_FAM_NCCL)
+		return false; /* NCCL: communicators and bytes per collective need each call */
+	if (api == GP_API_CUDA_STREAM_DESTROY || api == GP_API_CUDA_EVENT_DESTROY)
+		return false; /* rare, and they close what a per-call create opened */
+	switch (gp_apis[api].shape) {
+	case GP_SHAPE_NONE:
+	case GP_SHAPE_LAUNCH:
+	case GP_SHAPE_LAUNCH_EXC:
+	case GP_SHAPE_CU_LAUNCH:
+	case GP_SHAPE_CU_LAUNCH_EX:
+	case GP_SHAPE_GRAPH_LAUNCH:
+	case GP_SHAPE_STREAM:
+	case GP_SHAPE_STREAM_WAIT_EVENT:
+	case GP_SHAPE_EVENT_RECORD:
+	case GP_SHAPE_EVENT:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static __u64 probe_cookie(const struct gp_uprobes *u, const struct gp_probe *p)
 {
 	unsigned flags = gp_api_cookie_flags(p->api);
+	__u64 agg = 0;
 
 	if (u->stacks && gp_api_wants_stack(p->api))
 		flags |= GP_CK_USTACK;
-	return GP_COOKIE(p->api, p->idx, flags);
+	/* the session never asks for both: a stack is a per-call record */
+	if (u->aggregate && !(flags & GP_CK_USTACK) && gp_uprobes_aggregatable(p->api))
+		agg = GP_COOKIE_AGG;
+	return GP_COOKIE(p->api, p->idx, flags) | agg;
 }
 
 /* Records a probe for every traced function of family in elf (nothing attached yet). */

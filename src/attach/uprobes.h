@@ -40,6 +40,7 @@ struct gp_probe {
 struct gp_uprobes {
 	bool multi;            /* uprobe_multi links */
 	bool stacks;           /* GPU-work calls carry their caller's user stack (GP_CK_USTACK) */
+	bool aggregate;        /* aggregatable calls are counted in the kernel (GP_COOKIE_AGG) */
 	struct bpf_program *enter_prog, *exit_prog;
 	struct gp_probe *v;
 	size_t n, cap;
@@ -60,6 +61,14 @@ void gp_uprobes_init(struct gp_uprobes *u, struct bpf_program *enter_prog,
 int gp_uprobes_attach_file(struct gp_uprobes *u, pid_t pid, const char *attach_path,
 			   const char *display_path, const struct gp_elf_syms *elf,
 			   enum gp_family family, size_t *first);
+
+/*
+ * Whether api's calls can be counted in the kernel (--aggregate): its record
+ * feeds only counts, times, errors, CPU attribution and the per-layer work
+ * counts, or detail the aggregated mode gives up (kernel names, per-stream
+ * work and synchronisation). Nothing that changes state userspace tracks.
+ */
+bool gp_uprobes_aggregatable(enum gp_api_id api);
 
 /* Remove the probes [first, first + n) (one file's); the records stay. */
 void gp_uprobes_detach(struct gp_uprobes *u, size_t first, size_t n);

@@ -98,6 +98,15 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 	case GP_MOP_INGEST:
 		/* a malformed record is counted by the model, as live */
 		return ingest_aligned(m, v[0].r.p, v[0].r.n);
+	case GP_MOP_API_AGGREGATE: {
+		struct gp_api_aggregate a;
+
+		if (v[0].r.n != sizeof(a))
+			return -EINVAL;
+		memcpy(&a, v[0].r.p, sizeof(a)); /* unaligned in the chunk */
+		gp_model_api_aggregate(m, &a);
+		break;
+	}
 	case GP_MOP_SYMBOLIZE:
 		gp_model_symbolize_stacks(m, NULL);
 		break;

@@ -56,6 +56,32 @@ int gp_stats_add(struct gp_stats *s, __u64 v)
 	return 0;
 }
 
+int gp_stats_add_n(struct gp_stats *s, __u64 v, __u64 n)
+{
+	if (!n)
+		return 0;
+	if (!s->count || v < s->min)
+		s->min = v;
+	if (!s->count || v > s->max)
+		s->max = v;
+
+	/* combine (count, mean, m2) with (n, v, 0) */
+	double na = (double)s->count, nb = (double)n, total = na + nb;
+	double delta = (double)v - s->mean;
+
+	s->mean += delta * nb / total;
+	s->m2 += delta * delta * na * nb / total;
+	s->count += n;
+	s->sum += v * n;
+	if (!s->buckets) {
+		s->buckets = calloc(GP_HIST_BUCKETS, sizeof(*s->buckets));
+		if (!s->buckets)
+			return -ENOMEM;
+	}
+	s->buckets[gp_hist_bucket(v)] += n;
+	return 0;
+}
+
 __u64 gp_stats_percentile(const struct gp_stats *s, double p)
 {
 	if (!s->count)

@@ -40,6 +40,12 @@ void gp_hist_bucket_range(unsigned idx, __u64 *lo, __u64 *hi);
  * fall back to the mean).
  */
 int gp_stats_add(struct gp_stats *s, __u64 v);
+/*
+ * Adds n samples of value v at once (Welford's pairwise combine: the same
+ * count, sum, mean and variance as n calls of gp_stats_add, up to rounding).
+ * 0, or -ENOMEM as gp_stats_add.
+ */
+int gp_stats_add_n(struct gp_stats *s, __u64 v, __u64 n);
 /* Nearest-rank percentile p in (0, 100]: the sample of rank ceil(p/100 * count). 0 when empty. */
 __u64 gp_stats_percentile(const struct gp_stats *s, double p);
 /* Sample standard deviation (n - 1 in the denominator); 0 with fewer than two samples. */

@@ -26,6 +26,7 @@ static const char *const bpf_drop_names[GP_BPF_DROP_MAX] = {
 	[GP_DROP_PROC_LOST] = "proc_event_lost",
 	[GP_DROP_STACK_UNREAD] = "stack_unread",
 	[GP_DROP_SCHED_SLICE_LOST] = "sched_slice_lost",
+	[GP_DROP_AGG_TABLE_FULL] = "agg_table_full",
 };
 
 /* Counters the model keeps itself; present (at 0) in every report, like the BPF ones. */
@@ -235,24 +236,44 @@ err:
 	return NULL;
 }
 
-int gp_model_process_forget(struct gp_model *m, __u32 pid)
+static void process_forget_at(struct gp_model *m, size_t i)
 {
-	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
-	size_t i;
+	struct gp_process *p = m->procs[i];
 
-	if (!p)
-		return -ENOENT;
-	for (i = 0; i < m->nprocs && m->procs[i] != p; i++)
-		;
-	if (i < m->nprocs) {
-		memmove(&m->procs[i], &m->procs[i + 1], (m->nprocs - i - 1) * sizeof(*m->procs));
-		m->nprocs--;
-	}
-	/* an older entry of a reused pid stays in procs[] but was already unreachable by pid */
-	gp_u64map_del(&m->by_pid, pid);
+	memmove(&m->procs[i], &m->procs[i + 1], (m->nprocs - i - 1) * sizeof(*m->procs));
+	m->nprocs--;
+	if (gp_u64map_get(&m->by_pid, p->pid) == p) /* not a newer process that reused the pid */
+		gp_u64map_del(&m->by_pid, p->pid);
 	m->nstacks -= p->stacks.n < m->nstacks ? p->stacks.n : m->nstacks;
 	process_free(p);
-	return 0;
+}
+
+size_t gp_model_forget_exited(struct gp_model *m, __u64 exited_before_ns, size_t keep_at_most, size_t *evicted)
+{
+	size_t removed = 0, over = 0;
+
+	for (size_t i = 0; i < m->nprocs;) {
+		if (m->procs[i]->exited && m->procs[i]->exit_ns < exited_before_ns) {
+			process_forget_at(m, i);
+			removed++;
+		} else {
+			i++;
+		}
+	}
+	while (m->nprocs > keep_at_most) {
+		size_t oldest = m->nprocs;
+
+		for (size_t i = 0; i < m->nprocs; i++)
+			if (m->procs[i]->exited && (oldest == m->nprocs || m->procs[i]->exit_ns < m->procs[oldest]->exit_ns))
+				oldest = i;
+		if (oldest == m->nprocs)
+			break; /* only live processes left: they stay */
+		process_forget_at(m, oldest);
+		over++;
+	}
+	if (evicted)
+		*evicted = over;
+	return removed + over;
 }
 
 struct gp_process *gp_model_process_get(struct gp_model *m, __u32 pid)

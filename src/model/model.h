@@ -103,12 +103,14 @@ int gp_model_process_origin(struct gp_model *m, __u32 pid, const char *because, 
 /* pid exec'd while traced: its new name and command line. */
 int gp_model_process_exec(struct gp_model *m, __u32 pid, const char *comm, const char *cmdline);
 /*
- * Removes pid's newest entry and everything known of it (the daemon's bound
- * on memory, and its exited processes after their grace period): its stacks
- * free room under max_stacks. Not recorded by a tap (the daemon writes no
- * capture). 0, or -ENOENT.
+ * The daemon's bounds on memory: removes every exited process whose exit is
+ * before exited_before_ns (its grace period is over), then, while more than
+ * keep_at_most processes are kept, the exited ones that exited first (live
+ * processes are never removed). Their stacks free room under max_stacks.
+ * Not recorded by a tap (the daemon writes no capture). Returns the
+ * processes removed; *evicted (may be NULL) those removed by the bound.
  */
-int gp_model_process_forget(struct gp_model *m, __u32 pid);
+size_t gp_model_forget_exited(struct gp_model *m, __u64 exited_before_ns, size_t keep_at_most, size_t *evicted);
 /* A process the session wanted but could not trace, and why (e.g. its root cannot be read). */
 int gp_model_skipped_add(struct gp_model *m, __u32 pid, const char *comm, const char *reason);
 /*
@@ -144,7 +146,8 @@ void gp_model_drop_set(struct gp_model *m, const char *name, __u64 count);
  * events.h): "ringbuf_full", "depth_overflow", "missed_return",
  * "return_without_entry", "task_storage", "arg_read", "thread_table_full",
  * "switch_missed", "switch_in_unseen", "thread_exit_lost", "hold_lost",
- * "proc_event_lost"; NULL if out of range.
+ * "proc_event_lost", "stack_unread", "sched_slice_lost", "agg_table_full";
+ * NULL if out of range.
  * Every report lists these (at 0 until set) and the model's own counters.
  */
 const char *gp_bpf_drop_name(enum gp_bpf_drop d);
@@ -170,6 +173,38 @@ size_t gp_model_symbolize_stacks(struct gp_model *m, size_t *nstacks);
  * drops as "malformed_records", never fatal).
  */
 int gp_model_ingest(struct gp_model *m, const void *data, size_t len);
+
+/*
+ * Calls counted in the kernel (--aggregate; docs/design.md "In-kernel
+ * aggregation"): the calls of one (pid, tid, api, parent_api) made since the
+ * previous aggregate of that key. Counts, sums and the histogram are deltas;
+ * min_ns/max_ns are over every call of the key so far; first_ns/last_ns the
+ * earliest entry and latest return of the key's calls so far. dur_hist[k]
+ * counts calls of [2^(k-1), 2^k) ns (k = 0: 0 ns). All errors are attributed
+ * to last_error (the latest failed call's code). Fixed layout, no padding
+ * holes: a capture stores it as it is (GP_MOP_API_AGGREGATE).
+ */
+struct gp_api_aggregate {
+	__u32 pid, tid;
+	__u16 api;        /* enum gp_api_id */
+	__u16 parent_api; /* the enclosing traced call's API; 0: outermost */
+	__s32 last_error;
+	__u64 calls, errors;
+	__u64 sum_ns, error_ns; /* host time of the calls, and of those that failed */
+	__u64 min_ns, max_ns;
+	__u64 offcpu_ns, vol_switches, invol_switches, minor_faults, major_faults;
+	__u64 first_ns, last_ns;
+	__u64 dur_hist[GP_AGG_HIST_BUCKETS];
+};
+
+/*
+ * Folds an aggregate in: the same counts, sums, errors, CPU attribution,
+ * thread and per-layer work totals that ingesting its calls one by one
+ * would give (percentiles within a factor of two: log2 buckets). Returns 0,
+ * -EINVAL (a bad api: counted as malformed_records) or -ENOMEM.
+ */
+int gp_model_api_aggregate(struct gp_model *m, const struct gp_api_aggregate *a);
+_Static_assert(sizeof(struct gp_api_aggregate) == 16 + 13 * 8 + 8 * GP_AGG_HIST_BUCKETS, "gp_api_aggregate layout");
 
 /*
  * A tap sees every operation that changes the model (model_ops.h) right

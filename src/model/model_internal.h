@@ -339,6 +339,7 @@ struct gp_api_stats {
 	struct gp_api_link outer[GP_API_LINKS_MAX];     /* as the implementation of */
 	struct gp_api_link inner[GP_API_LINKS_MAX];     /* implemented by (for an outer API) */
 	__u64 links_other;                              /* links that did not fit */
+	__u64 aggregated_calls;    /* of time.count: folded in from kernel aggregates (aggregate.c) */
 };
 
 struct gp_library {

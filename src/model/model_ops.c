@@ -34,6 +34,7 @@ static const struct {
 	[GP_MOP_SYMBOL] = { "symbol", "uUissssUUu" },
 	[GP_MOP_MAPS] = { "maps", "uUs" },
 	[GP_MOP_END] = { "end", "UU" },
+	[GP_MOP_API_AGGREGATE] = { "api_aggregate", "r" },
 };
 
 const char *gp_model_op_format(unsigned op)

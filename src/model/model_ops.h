@@ -43,6 +43,8 @@ enum gp_model_op {
 	/* what the capture adds about processes, for readers of the file (not needed by the model) */
 	GP_MOP_MAPS,            /* "uUs"     pid mono_ns text of /proc/PID/maps (executable mappings, with build-ids) */
 	GP_MOP_END,             /* "UU"      operations written before this one, chunks before this one's */
+	/* after END: the numbers above are the capture format's and never change */
+	GP_MOP_API_AGGREGATE,   /* "r"       struct gp_api_aggregate (model.h), as gp_model_api_aggregate got it */
 	GP_MOP_MAX,
 };
 

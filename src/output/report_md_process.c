@@ -91,6 +91,7 @@ static int api_table(const json_t *p, FILE *out)
 					    "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)",
 					    "p99 (ns)", "Errors", "Layer", "Name" };
 	const json_t *rows = json_object_get(p, "cuda_api"), *r;
+	json_int_t aggregated = 0;
 	size_t i;
 	char n[32];
 
@@ -117,13 +118,20 @@ static int api_table(const json_t *p, FILE *out)
 		md_table_cell(t, "%s", md_n(n, r, "errors"));
 		md_table_cell(t, "%s", md_str(r, "family"));
 		md_table_cell(t, "%s", md_str(r, "name"));
+		aggregated += md_int(r, "aggregated_calls");
 	}
 	int err = md_flush_table(t, out);
 
 	fprintf(out, "\nHost-observed: time from entry to return of each call on the calling thread (%s calls, "
 		"%s ns in total). Med and p99 come from a log-linear histogram: within 1/128 of the exact "
-		"value, exact when all calls took the same time.\n\n",
+		"value, exact when all calls took the same time.\n",
 		md_n(n, p, "api_calls"), md_n((char[32]){ 0 }, p, "api_total_ns"));
+	if (aggregated) /* --aggregate: those calls came as log2 histograms */
+		fprintf(out, "\n%lld of these calls were counted in the kernel (--aggregate): for them Med, p99 and "
+			"StdDev come from a log2 histogram (within a factor of 2), every error is counted under the "
+			"last error code seen per thread, and they appear in no kernel, stream or timeline view.\n",
+			(long long)aggregated);
+	fputc('\n', out);
 	return err;
 }
 
