@@ -67,7 +67,7 @@ $(BUILD)/gpuprobed: $(OBJS)
 
 -include $(OBJS:.o=.d)
 
-.PHONY: all gpuprobed deps test unit e2e demo bench install clean check-root
+.PHONY: all gpuprobed deps test unit e2e demo bench install uninstall clean check-root
 all: gpuprobed simgpu workloads
 gpuprobed: $(BUILD)/gpuprobed
 
@@ -102,9 +102,32 @@ demo: deps
 	$(MAKE) all
 	scripts/demo.sh $(BUILD)
 
+# The unit's ExecStart names $(PREFIX)/sbin and $(SYSCONFDIR) (@SBINDIR@, @SYSCONFDIR@ in the source). A config
+# file already installed is the admin's: ours goes beside it as .conf.new.
+SYSCONFDIR       ?= /etc
+SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
 install: $(BUILD)/gpuprobed
 	install -D -m 0755 $(BUILD)/gpuprobed $(DESTDIR)$(PREFIX)/sbin/gpuprobed
 	install -D -m 0644 docs/gpuprobed.8 $(DESTDIR)$(PREFIX)/share/man/man8/gpuprobed.8
+	install -d -m 0755 $(DESTDIR)$(SYSTEMD_UNIT_DIR)
+	sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' systemd/gpuprobed.service > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gpuprobed.service.tmp
+	chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gpuprobed.service.tmp
+	mv -f $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gpuprobed.service.tmp $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gpuprobed.service
+	@conf=$(DESTDIR)$(SYSCONFDIR)/gpuprobed/gpuprobed.conf; \
+	if [ -e "$$conf" ]; then \
+		install -D -m 0644 config/gpuprobed.conf "$$conf.new"; \
+		echo "make install: kept $$conf; the shipped one is $$conf.new"; \
+	else \
+		install -D -m 0644 config/gpuprobed.conf "$$conf"; \
+		echo "install -D -m 0644 config/gpuprobed.conf $$conf"; \
+	fi
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi
+
+# The configuration stays (it may hold the admin's edits), like the reports in /var/lib/gpuprobed.
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/sbin/gpuprobed $(DESTDIR)$(PREFIX)/share/man/man8/gpuprobed.8 \
+	      $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gpuprobed.service
+	@echo "make uninstall: left $(DESTDIR)$(SYSCONFDIR)/gpuprobed/ and /var/lib/gpuprobed/ in place"
 
 clean:
 	rm -rf $(BUILD)

@@ -16,6 +16,7 @@ static const char usage_text[] =
 	"       gpuprobed [OPTIONS] --name NAME [--name NAME...]\n"
 	"       gpuprobed [OPTIONS] --all\n"
 	"       gpuprobed [OPTIONS] -- COMMAND [ARGS...]\n"
+	"       gpuprobed --daemon [--config FILE] [--foreground] [-v]\n"
 	"       gpuprobed report CAPTURE [-o DIR]\n"
 	"       gpuprobed replay CAPTURE [--pid PID] [--speed X] [--what-if WHAT[,WHAT...]]\n"
 	"                        [--kernel-times FILE] [--dry-run] [-o DIR]\n"
@@ -60,6 +61,7 @@ static const char usage_text[] =
 	"      --no-record        write no capture\n"
 	"      --no-timeline      do not write trace.json (the timeline for Perfetto UI and\n"
 	"                         chrome://tracing: every call, stream work, flows, counters)\n"
+	"      --aggregate        count hot calls in the kernel (no stacks nor timeline)\n"
 	"      --timeline-max-events N\n"
 	"                         write at most N API calls into trace.json (default\n"
 	"                         5000000); calls beyond are counted\n"
@@ -73,6 +75,18 @@ static const char usage_text[] =
 	"  -v, --verbose          more messages (-vv: libbpf's too)\n"
 	"  -h, --help             this text\n"
 	"  -V, --version          print the version\n"
+	"\n"
+	"Always on (docs/daemon.md):\n"
+	"      --daemon           trace every CUDA process until SIGTERM, serve Prometheus\n"
+	"                         metrics (default http://127.0.0.1:9400/metrics), write\n"
+	"                         periodic reports into the state directory; SIGHUP\n"
+	"                         re-reads the configuration (a bad file is refused and\n"
+	"                         the running one kept)\n"
+	"      --config FILE      the daemon's configuration (default\n"
+	"                         /etc/gpuprobed/gpuprobed.conf; defaults when it is\n"
+	"                         missing); the daemon takes no other tracing option\n"
+	"      --foreground       plain log lines for a person (under systemd, lines carry\n"
+	"                         syslog priorities for the journal)\n"
 	"\n"
 	"'gpuprobed report CAPTURE' rebuilds every output of a session from its capture\n"
 	"(report.json equal to the live one but for \"source\"), into -o DIR.\n"
@@ -296,6 +310,11 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		/* everything else comes from the configuration file */
 		if (o->npids || o->nnames || o->all || o->command)
 			return usage_error("--daemon traces every CUDA process: give no target%s", "");
+		if (o->duration_s || strcmp(o->out_dir, "./profile_output") || o->ringbuf_mb != 16 || o->poll_ms != 10 ||
+		    o->no_uprobe_multi || !o->stacks || o->max_stacks != GP_DEFAULT_MAX_STACKS || !o->record ||
+		    o->record_path || !o->timeline || o->timeline_max_events != GP_DEFAULT_TIMELINE_MAX_EVENTS ||
+		    o->timeline_sched || o->aggregate)
+			return usage_error("--daemon takes its settings from the configuration file (--config)%s", "");
 		o->mode = GP_MODE_ALL;
 		o->command_line = join_argv(argc, argv);
 		if (!o->command_line) {

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* main.c — gpuprobed's entry point: parse the command line, run the session. */
+/* main.c — gpuprobed's entry point: parse the command line, run the session (or the daemon). */
 #include <string.h>
 
 #include "capture/report_cmd.h"
 #include "cli.h"
+#include "daemon/daemon.h"
 #include "log.h"
 #include "replay/replay.h"
 #include "session.h"
@@ -25,7 +26,7 @@ int main(int argc, char **argv)
 		gp_log_level = LOG_DEBUG;
 	else if (opt.verbosity == 1)
 		gp_log_level = LOG_INFO;
-	status = gp_session_run(&opt);
+	status = opt.daemon ? gp_daemon_main(&opt) : gp_session_run(&opt);
 	gp_cli_free(&opt);
 	return status;
 }

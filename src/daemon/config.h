@@ -57,8 +57,9 @@ void gp_daemon_config_defaults(struct gp_daemon_config *c);
 
 /*
  * Reads path into *c (which it first sets to the defaults). On any problem
- * prints one line per problem on stderr ("PATH:LINE: key 'K': why", or
- * "PATH: why" for an unreadable file), leaves *c undefined and returns -1;
+ * prints one line per problem on stderr with gp_err ("PATH:LINE: [section]
+ * key: why (what is allowed)", or "PATH: cannot read: why"), all problems of
+ * the file in one pass, leaves *c undefined and returns -1;
  * 0 on success. missing_ok: a file that does not exist is the defaults
  * (the default path), not an error.
  */
@@ -66,8 +67,11 @@ int gp_daemon_config_load(const char *path, bool missing_ok, struct gp_daemon_co
 
 /*
  * The settings of new that cannot change without restarting the daemon
- * (the BPF programs are loaded with them): their keys, comma-separated,
- * into buf ("" when none differ). Returns the number that differ.
+ * (the BPF programs are loaded with them, and state_dir): those that differ
+ * from old, as "section.key" separated by ", " (e.g. "trace.stacks,
+ * trace.ringbuf_mb"), into buf ("" when none differ; truncated to len).
+ * [trace] max_processes and overhead_budget are userspace-only: reloadable.
+ * Returns the number that differ.
  */
 int gp_daemon_config_restart_keys(const struct gp_daemon_config *old, const struct gp_daemon_config *new_,
 				  char *buf, size_t len);

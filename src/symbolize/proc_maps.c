@@ -10,7 +10,7 @@
 
 #include "symbolize/proc_maps.h"
 
-static char *read_whole(const char *path, size_t *len)
+char *gp_read_whole_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "re");
 	char *buf = NULL;
@@ -47,7 +47,8 @@ static char *read_whole(const char *path, size_t *len)
 	}
 	fclose(f);
 	buf[n] = '\0';
-	*len = n;
+	if (len)
+		*len = n;
 	return buf;
 }
 
@@ -118,7 +119,7 @@ int gp_maps_read(pid_t pid, struct gp_maps **out)
 	int err;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	text = read_whole(path, &len);
+	text = gp_read_whole_file(path, &len);
 	if (!text)
 		return errno == ENOENT ? -ESRCH : -errno;
 	err = gp_maps_parse(pid, text, len, out);

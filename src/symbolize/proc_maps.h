@@ -38,4 +38,11 @@ void gp_maps__free(struct gp_maps *m);
 /* The mapping that contains addr, or NULL. */
 const struct gp_map *gp_maps_find(const struct gp_maps *m, __u64 addr);
 
+/*
+ * The whole of a file (a /proc file: its size is unknown until read), NUL
+ * terminated, malloc'ed; *len (may be NULL) its length, which may hold NULs.
+ * NULL + errno on failure.
+ */
+char *gp_read_whole_file(const char *path, size_t *len);
+
 #endif

@@ -1,0 +1,557 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * metrics.c — renders the model as Prometheus text exposition (0.0.4):
+ * per process API calls, transfers, device memory, NCCL operations and the
+ * kernel's CPU counters, then the daemon's own health. One family at a
+ * time (HELP, TYPE, then its samples for every process), so a family's
+ * samples stay together as the format requires. Labels are only bounded
+ * names (APIs, directions, ops, causes): never kernels, stacks, streams or
+ * communicator handles, whose number has no bound. docs/metrics.md says
+ * what each number means.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "daemon/metrics.h"
+#include "model/model_internal.h"
+#include "output/text_clean.h"
+#include "symbolize/proc_maps.h"
+
+/* What the kernel says of a live process (/proc/PID/stat, task/N/status). */
+struct proc_counts {
+	bool stat_ok, switches_ok;
+	__u64 utime, stime; /* clock ticks */
+	__u64 minflt, majflt;
+	__u64 vol, invol;
+};
+
+struct render {
+	FILE *out;
+	const struct gp_model *m;
+	const struct gp_metrics_opts *o;
+	const char *proc_root;
+	char **labels;            /* [proc index]: its escaped label text; NULL: not rendered */
+	struct proc_counts *pc;   /* [proc index] */
+};
+
+/* ---- the text format ------------------------------------------------------ */
+
+/* A label value: \ " and newline escaped; bytes that are not UTF-8 text become U+FFFD. */
+static void put_value(FILE *f, const char *s)
+{
+	while (*s) {
+		size_t n;
+
+		if (*s == '\\' || *s == '"') {
+			fputc('\\', f);
+			fputc(*s++, f);
+			continue;
+		}
+		if (*s == '\n') {
+			fputs("\\n", f);
+			s++;
+			continue;
+		}
+		n = gp_text_char_len(s);
+		if (!n) {
+			fputs(GP_TEXT_REPLACEMENT, f);
+			s++;
+			continue;
+		}
+		fwrite(s, 1, n, f);
+		s += n;
+	}
+}
+
+static void family(struct render *r, const char *name, const char *type, const char *help)
+{
+	/* our HELP texts hold no backslash or newline: nothing to escape */
+	fprintf(r->out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* name{plabels[,k=v]: the sample's start; end it with one of the close_* below. */
+static void open_sample(struct render *r, const char *name, const char *plabels)
+{
+	fprintf(r->out, "%s{%s", name, plabels);
+}
+
+static void label(struct render *r, bool comma, const char *key, const char *value)
+{
+	fprintf(r->out, "%s%s=\"", comma ? "," : "", key);
+	put_value(r->out, value);
+	fputc('"', r->out);
+}
+
+static void close_u64(struct render *r, __u64 v)
+{
+	fprintf(r->out, "} %llu\n", (unsigned long long)v);
+}
+
+/* nanoseconds as seconds, exactly (no float rounding) */
+static void close_ns(struct render *r, __u64 ns)
+{
+	fprintf(r->out, "} %llu.%09llu\n", (unsigned long long)(ns / 1000000000ull),
+		(unsigned long long)(ns % 1000000000ull));
+}
+
+static void plain_u64(struct render *r, const char *name, __u64 v)
+{
+	fprintf(r->out, "%s %llu\n", name, (unsigned long long)v);
+}
+
+static void plain_double(struct render *r, const char *name, double v)
+{
+	fprintf(r->out, "%s %.9g\n", name, v);
+}
+
+/* ---- /proc ---------------------------------------------------------------- */
+
+/* The job of a live process: its cgroup v2 path, or the value of job_env; "" when unknown. */
+static char *job_id(struct render *r, const struct gp_process *p)
+{
+	char path[4096];
+	size_t len = 0;
+	char *buf, *res = NULL;
+
+	if (p->exited)
+		return strdup("");
+	if (r->o->job_source == GP_JOB_CGROUP) {
+		snprintf(path, sizeof(path), "%s/%u/cgroup", r->proc_root, p->pid);
+		buf = gp_read_whole_file(path, &len);
+		for (char *line = buf; line && *line;) {
+			char *nl = strchr(line, '\n');
+
+			if (nl)
+				*nl = '\0';
+			if (!strncmp(line, "0::", 3)) {
+				res = strdup(line + 3);
+				break;
+			}
+			line = nl ? nl + 1 : line + strlen(line);
+		}
+		free(buf);
+	} else if (r->o->job_source == GP_JOB_ENV && r->o->job_env && *r->o->job_env) {
+		size_t klen = strlen(r->o->job_env);
+
+		snprintf(path, sizeof(path), "%s/%u/environ", r->proc_root, p->pid);
+		buf = gp_read_whole_file(path, &len);
+		/* NUL-separated NAME=value entries */
+		for (size_t i = 0; buf && i < len; i += strlen(buf + i) + 1)
+			if (!strncmp(buf + i, r->o->job_env, klen) && buf[i + klen] == '=') {
+				res = strdup(buf + i + klen + 1);
+				break;
+			}
+		free(buf);
+	}
+	return res ? res : strdup("");
+}
+
+static void read_stat(struct render *r, __u32 pid, struct proc_counts *pc)
+{
+	char path[4096];
+	char *buf, *s;
+	unsigned long long v[13];
+
+	snprintf(path, sizeof(path), "%s/%u/stat", r->proc_root, pid);
+	buf = gp_read_whole_file(path, NULL);
+	/* the name (field 2) may hold spaces and parentheses: fields 3.. follow its last ')' */
+	s = buf ? strrchr(buf, ')') : NULL;
+	if (s && sscanf(s + 1, " %*c %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+			&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10],
+			&v[11]) == 12) {
+		/* v[i] is field i + 4: minflt 10, majflt 12, utime 14, stime 15 */
+		pc->minflt = v[6];
+		pc->majflt = v[8];
+		pc->utime = v[10];
+		pc->stime = v[11];
+		pc->stat_ok = true;
+	}
+	free(buf);
+}
+
+/* Context switches summed over the live threads (status is per thread). */
+static void read_switches(struct render *r, __u32 pid, struct proc_counts *pc)
+{
+	char path[4096];
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(path, sizeof(path), "%s/%u/task", r->proc_root, pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char *buf, *s;
+		unsigned long long vol, invol;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%u/task/%s/status", r->proc_root, pid, e->d_name);
+		buf = gp_read_whole_file(path, NULL);
+		s = buf ? strstr(buf, "\nvoluntary_ctxt_switches:") : NULL;
+		if (s && sscanf(s, "\nvoluntary_ctxt_switches: %llu\nnonvoluntary_ctxt_switches: %llu", &vol,
+				&invol) == 2) {
+			pc->vol += vol;
+			pc->invol += invol;
+			pc->switches_ok = true;
+		}
+		free(buf);
+	}
+	closedir(d);
+}
+
+/* ---- labels of the processes --------------------------------------------- */
+
+static int process_labels(struct render *r, size_t i)
+{
+	const struct gp_process *p = r->m->procs[i];
+	char *buf = NULL, *job = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	/* a reused pid: only its newest entry, or two series would share one label set */
+	if (gp_u64map_get(&r->m->by_pid, p->pid) != p)
+		return 0;
+	if (r->o->job_source != GP_JOB_NONE && !(job = job_id(r, p)))
+		return -ENOMEM;
+	f = open_memstream(&buf, &len);
+	if (!f) {
+		free(job);
+		return -ENOMEM;
+	}
+	fprintf(f, "pid=\"%u\",comm=\"", p->pid);
+	put_value(f, p->comm ? p->comm : "");
+	fputc('"', f);
+	if (job) {
+		fputs(",job_id=\"", f);
+		put_value(f, job);
+		fputc('"', f);
+	}
+	free(job);
+	if (fclose(f)) {
+		free(buf);
+		return -ENOMEM;
+	}
+	r->labels[i] = buf;
+	if (!p->exited) {
+		read_stat(r, p->pid, &r->pc[i]);
+		read_switches(r, p->pid, &r->pc[i]);
+	}
+	return 0;
+}
+
+/* Loops over the rendered processes: p, its index i and its labels L. */
+#define FOR_PROCS(r, i, p, L)                                                              \
+	for (size_t i = 0; i < (r)->m->nprocs; i++)                                        \
+		for (const struct gp_process *p = (r)->m->procs[i]; p; p = NULL)           \
+			for (const char *L = (r)->labels[i]; L; L = NULL)
+
+/* A process's two samples of name told apart by kind (voluntary/involuntary, minor/major). */
+static void kind_pair(struct render *r, const char *name, const char *plabels, const char *k1, __u64 v1,
+		      const char *k2, __u64 v2)
+{
+	open_sample(r, name, plabels);
+	label(r, true, "kind", k1);
+	close_u64(r, v1);
+	open_sample(r, name, plabels);
+	label(r, true, "kind", k2);
+	close_u64(r, v2);
+}
+
+/* ---- per process families ------------------------------------------------- */
+
+enum api_field { API_CALLS, API_ERRORS, API_SECONDS };
+
+static void api_family(struct render *r, const char *name, enum api_field fld, const char *help)
+{
+	family(r, name, "counter", help);
+	FOR_PROCS(r, i, p, L)
+		for (unsigned a = 1; a < GP_API_MAX; a++) {
+			const struct gp_api_stats *st = p->api[a];
+
+			if (!st || !st->time.count)
+				continue;
+			open_sample(r, name, L);
+			label(r, true, "api", gp_apis[a].symbol);
+			label(r, true, "library", gp_family_name(gp_apis[a].family));
+			if (fld == API_SECONDS)
+				close_ns(r, st->time.sum);
+			else
+				close_u64(r, fld == API_CALLS ? st->time.count : st->errors);
+		}
+}
+
+enum xfer_field { XF_BYTES, XF_CALLS, XF_SECONDS };
+
+static void xfer_family(struct render *r, const char *name, enum xfer_field fld, const char *help)
+{
+	family(r, name, "counter", help);
+	FOR_PROCS(r, i, p, L)
+		for (int d = 0; d < GP_DIR_MAX; d++)
+			for (int h = 0; h < GP_HM_MAX; h++) {
+				const struct gp_xfer_row *x = p->xfer[d][h];
+				__u64 calls = x[0].calls + x[1].calls;
+
+				if (!calls)
+					continue;
+				open_sample(r, name, L);
+				label(r, true, "direction", gp_dir_name(d));
+				label(r, true, "host_memory", gp_hostmem_name(h));
+				if (fld == XF_SECONDS)
+					close_ns(r, x[0].total_ns + x[1].total_ns);
+				else
+					close_u64(r, fld == XF_CALLS ? calls : x[0].bytes + x[1].bytes);
+			}
+}
+
+static void memory_families(struct render *r)
+{
+	family(r, "gpuprobed_device_memory_bytes", "gauge",
+	       "Device and managed memory the process has allocated and not freed (as seen by the traced calls).");
+	FOR_PROCS(r, i, p, L) {
+		open_sample(r, "gpuprobed_device_memory_bytes", L);
+		close_u64(r, p->mem.total.live_bytes);
+	}
+	family(r, "gpuprobed_device_memory_peak_bytes", "gauge",
+	       "Most device and managed memory the process had allocated at once while traced.");
+	FOR_PROCS(r, i, p, L) {
+		open_sample(r, "gpuprobed_device_memory_peak_bytes", L);
+		close_u64(r, p->mem.total.peak_bytes);
+	}
+}
+
+enum nccl_field { NC_CALLS, NC_BYTES, NC_SECONDS };
+
+static void nccl_family(struct render *r, const char *name, enum nccl_field fld, const char *help)
+{
+	family(r, name, "counter", help);
+	FOR_PROCS(r, i, p, L) {
+		__u64 sum[GP_NCCL_OP_MAX][3] = { { 0 } };
+
+		if (!p->nccl)
+			continue;
+		/* over communicators and dtypes: handles are not labels */
+		for (size_t c = 0; c < p->nccl->ncomms; c++)
+			for (size_t k = 0; k < p->nccl->comms[c]->nrows; k++) {
+				const struct gp_nccl_row *row = p->nccl->comms[c]->rows[k];
+
+				if ((unsigned)row->op >= GP_NCCL_OP_MAX)
+					continue;
+				sum[row->op][NC_CALLS] += row->calls;
+				sum[row->op][NC_BYTES] += row->bytes;
+				sum[row->op][NC_SECONDS] += row->host_ns;
+			}
+		for (int op = 0; op < GP_NCCL_OP_MAX; op++) {
+			if (!sum[op][NC_CALLS])
+				continue;
+			open_sample(r, name, L);
+			label(r, true, "op", gp_nccl_op_name(op));
+			if (fld == NC_SECONDS)
+				close_ns(r, sum[op][fld]);
+			else
+				close_u64(r, sum[op][fld]);
+		}
+	}
+}
+
+static void cpu_families(struct render *r)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (hz <= 0)
+		hz = 100;
+	family(r, "gpuprobed_process_cpu_seconds_total", "counter",
+	       "User and system CPU time of the live process since it started (/proc/PID/stat).");
+	FOR_PROCS(r, i, p, L) {
+		const struct proc_counts *pc = &r->pc[i];
+		__u64 ticks = pc->utime + pc->stime;
+
+		if (!pc->stat_ok)
+			continue;
+		open_sample(r, "gpuprobed_process_cpu_seconds_total", L);
+		/* ticks to nanoseconds first: exact for every usual tick rate */
+		close_ns(r, ticks / (__u64)hz * 1000000000ull + ticks % (__u64)hz * 1000000000ull / (__u64)hz);
+	}
+	family(r, "gpuprobed_process_context_switches_total", "counter",
+	       "Context switches of the live process's current threads since they started (/proc/PID/task/*/status).");
+	FOR_PROCS(r, i, p, L) {
+		const struct proc_counts *pc = &r->pc[i];
+
+		if (!pc->switches_ok)
+			continue;
+		kind_pair(r, "gpuprobed_process_context_switches_total", L, "voluntary", pc->vol, "involuntary",
+			  pc->invol);
+	}
+	family(r, "gpuprobed_process_page_faults_total", "counter",
+	       "Page faults of the live process since it started (/proc/PID/stat).");
+	FOR_PROCS(r, i, p, L) {
+		const struct proc_counts *pc = &r->pc[i];
+
+		if (!pc->stat_ok)
+			continue;
+		kind_pair(r, "gpuprobed_process_page_faults_total", L, "minor", pc->minflt, "major", pc->majflt);
+	}
+}
+
+static void process_families(struct render *r)
+{
+	__u64 live = 0;
+
+	api_family(r, "gpuprobed_api_calls_total", API_CALLS,
+		   "Calls of a traced API made outside any other traced call (a runtime call's own driver calls are not counted again).");
+	api_family(r, "gpuprobed_api_errors_total", API_ERRORS,
+		   "Of gpuprobed_api_calls_total, the calls that returned an error.");
+	api_family(r, "gpuprobed_api_seconds_total", API_SECONDS,
+		   "Host-observed time inside those calls, entry to return (not GPU time).");
+	xfer_family(r, "gpuprobed_transfer_bytes_total", XF_BYTES,
+		    "Bytes copied by copy calls, by direction and by the kind of host memory involved.");
+	xfer_family(r, "gpuprobed_transfers_total", XF_CALLS,
+		    "Copy calls, by direction and by the kind of host memory involved.");
+	xfer_family(r, "gpuprobed_transfer_seconds_total", XF_SECONDS,
+		    "Host-observed time inside copy calls (asynchronous copies return before the copy is done).");
+	memory_families(r);
+	nccl_family(r, "gpuprobed_nccl_calls_total", NC_CALLS,
+		    "NCCL collective and point-to-point calls, by operation, over all communicators.");
+	nccl_family(r, "gpuprobed_nccl_bytes_total", NC_BYTES,
+		    "Bytes of those calls as nccl-tests counts them (the message size), by operation.");
+	nccl_family(r, "gpuprobed_nccl_seconds_total", NC_SECONDS,
+		    "Host-observed time inside those calls (enqueueing, not the collective's GPU time).");
+	cpu_families(r);
+	family(r, "gpuprobed_process_exited", "gauge", "1 when the traced process has exited (its series stay for the grace period), else 0.");
+	FOR_PROCS(r, i, p, L) {
+		open_sample(r, "gpuprobed_process_exited", L);
+		close_u64(r, p->exited);
+		live += !p->exited;
+	}
+	family(r, "gpuprobed_traced_processes", "gauge", "Traced processes that are alive.");
+	plain_u64(r, "gpuprobed_traced_processes", live);
+}
+
+/* ---- the daemon ------------------------------------------------------------- */
+
+static void model_families(struct render *r)
+{
+	const struct gp_model *m = r->m;
+	__u64 hits[GP_API_MAX] = { 0 }, nprobes = 0;
+	bool probed[GP_API_MAX] = { false };
+
+	family(r, "gpuprobed_drops_total", "counter",
+	       "Events lost or not understood, by cause (every cause listed, also at 0; docs/report-format.md \"drops\").");
+	for (size_t i = 0; i < m->ndrops; i++) {
+		open_sample(r, "gpuprobed_drops_total", "");
+		label(r, false, "cause", m->drops[i].name);
+		close_u64(r, m->drops[i].count);
+	}
+	for (unsigned i = 0; i < GP_MAX_PROBES; i++) {
+		const struct gp_probe *pr = m->probes[i];
+
+		if (!pr)
+			continue;
+		nprobes++;
+		if ((unsigned)pr->api < GP_API_MAX) {
+			hits[pr->api] += pr->entry_hits;
+			probed[pr->api] = true;
+		}
+	}
+	family(r, "gpuprobed_probes", "gauge", "Probe pairs (uprobe and uretprobe) attached now.");
+	plain_u64(r, "gpuprobed_probes", nprobes);
+	family(r, "gpuprobed_probe_hits_total", "counter",
+	       "Entries into probed functions as the kernel counted them (before any loss), by API.");
+	for (unsigned a = 1; a < GP_API_MAX; a++) {
+		if (!probed[a])
+			continue;
+		open_sample(r, "gpuprobed_probe_hits_total", "");
+		label(r, false, "api", gp_apis[a].symbol);
+		close_u64(r, hits[a]);
+	}
+}
+
+static void self_families(struct render *r, const struct gp_metrics_self *self)
+{
+	struct rusage ru;
+	char *statm;
+	unsigned long long size, resident;
+
+	if (!getrusage(RUSAGE_SELF, &ru)) {
+		__u64 ns = ((__u64)ru.ru_utime.tv_sec + (__u64)ru.ru_stime.tv_sec) * 1000000000ull +
+			   ((__u64)ru.ru_utime.tv_usec + (__u64)ru.ru_stime.tv_usec) * 1000ull;
+
+		family(r, "gpuprobed_cpu_seconds_total", "counter", "CPU time gpuprobed itself used, user and system.");
+		fputs("gpuprobed_cpu_seconds_total", r->out);
+		fprintf(r->out, " %llu.%09llu\n", (unsigned long long)(ns / 1000000000ull),
+			(unsigned long long)(ns % 1000000000ull));
+	}
+	statm = gp_read_whole_file("/proc/self/statm", NULL);
+	if (statm && sscanf(statm, "%llu %llu", &size, &resident) == 2) {
+		family(r, "gpuprobed_resident_memory_bytes", "gauge", "Resident memory of gpuprobed itself.");
+		plain_u64(r, "gpuprobed_resident_memory_bytes", resident * (__u64)sysconf(_SC_PAGESIZE));
+	}
+	free(statm);
+	family(r, "gpuprobed_start_time_seconds", "gauge", "When gpuprobed started, seconds since the Unix epoch.");
+	fprintf(r->out, "gpuprobed_start_time_seconds %llu.%09llu\n",
+		(unsigned long long)(self->start_realtime_ns / 1000000000ull),
+		(unsigned long long)(self->start_realtime_ns % 1000000000ull));
+	family(r, "gpuprobed_processes_evicted_total", "counter",
+	       "Processes forgotten before their time to stay under max_processes.");
+	plain_u64(r, "gpuprobed_processes_evicted_total", self->processes_evicted);
+	family(r, "gpuprobed_config_reloads_total", "counter", "Configuration reloads (SIGHUP), by result.");
+	fprintf(r->out, "gpuprobed_config_reloads_total{result=\"ok\"} %llu\n",
+		(unsigned long long)self->reloads);
+	fprintf(r->out, "gpuprobed_config_reloads_total{result=\"failed\"} %llu\n",
+		(unsigned long long)self->reload_failures);
+	family(r, "gpuprobed_reports_written_total", "counter", "Periodic and exit reports written.");
+	plain_u64(r, "gpuprobed_reports_written_total", self->reports_written);
+	family(r, "gpuprobed_reports_removed_total", "counter",
+	       "Reports removed to keep the reports directory under its bound.");
+	plain_u64(r, "gpuprobed_reports_removed_total", self->reports_removed);
+	family(r, "gpuprobed_overhead_estimate_ratio", "gauge",
+	       "Estimated probe cost as a fraction of the traced processes' CPU time (absent when unknown).");
+	if (self->overhead_estimate >= 0)
+		plain_double(r, "gpuprobed_overhead_estimate_ratio", self->overhead_estimate);
+	family(r, "gpuprobed_duty_cycle_ratio", "gauge",
+	       "Fraction of the time the hot probes are attached (1 without an overhead budget).");
+	plain_double(r, "gpuprobed_duty_cycle_ratio", self->duty_cycle);
+	family(r, "gpuprobed_counts_estimated", "gauge",
+	       "1 when some counts were scaled up from a duty cycle below 1 (estimates, not exact counts), else 0.");
+	plain_u64(r, "gpuprobed_counts_estimated", self->counts_estimated);
+	family(r, "gpuprobed_build_info", "gauge", "Always 1; the version of gpuprobed in its label.");
+	fputs("gpuprobed_build_info{", r->out);
+	label(r, false, "version", GP_VERSION);
+	fputs("} 1\n", r->out);
+}
+
+int gp_metrics_render(const struct gp_model *m, const struct gp_metrics_opts *o,
+		      const struct gp_metrics_self *self, FILE *out)
+{
+	static const struct gp_metrics_opts no_opts = { .job_source = GP_JOB_NONE };
+	struct render r = { .out = out, .m = m, .o = o ? o : &no_opts };
+	int err = 0;
+
+	r.proc_root = r.o->proc_root ? r.o->proc_root : "/proc";
+	r.labels = calloc(m->nprocs ? m->nprocs : 1, sizeof(*r.labels));
+	r.pc = calloc(m->nprocs ? m->nprocs : 1, sizeof(*r.pc));
+	if (!r.labels || !r.pc) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < m->nprocs && !err; i++)
+		err = process_labels(&r, i);
+	if (err)
+		goto out;
+	process_families(&r);
+	model_families(&r);
+	if (self)
+		self_families(&r, self);
+	if (fflush(out) || ferror(out))
+		err = errno ? -errno : -EIO;
+out:
+	for (size_t i = 0; r.labels && i < m->nprocs; i++)
+		free(r.labels[i]);
+	free(r.labels);
+	free(r.pc);
+	return err;
+}

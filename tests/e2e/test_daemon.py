@@ -1,0 +1,321 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""gpuprobed --daemon, started as the systemd unit's ExecStart does (in the foreground), on
+loopback only: /metrics scraped with curl equals the workloads' own accounting, passes
+promtool, and a real Prometheus server ingests it; SIGHUP with a bad file keeps the running
+configuration, SIGTERM detaches everything; exited processes' series go after their grace
+period; the process bound evicts and counts; periodic reports are bounded by size."""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.parse
+
+import pytest
+
+import gp
+from test_attach import run_basic_ops
+
+CURL = shutil.which("curl")
+PROMTOOL = shutil.which("promtool")
+PROMETHEUS = shutil.which("prometheus")
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(cond, timeout=30, step=0.1):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = cond()
+        if v:
+            return v
+        time.sleep(step)
+    return cond()
+
+
+class Daemon:
+    """gpuprobed --daemon --config FILE --foreground, with its own state directory and port."""
+
+    def __init__(self, tmp_path, **settings):
+        self.tmp = tmp_path
+        self.port = free_port()
+        self.state = tmp_path / "state"
+        self.conf = tmp_path / "gpuprobed.conf"
+        self.settings = {
+            "metrics": {"listen": f"127.0.0.1:{self.port}", "exited_grace": "300"},
+            "reports": {"state_dir": str(self.state), "interval": "0"},
+            "trace": {},
+        }
+        for key, value in settings.items():
+            section, k = key.split("__")
+            self.settings.setdefault(section, {})[k] = str(value)
+        self.write_conf()
+        self.proc = subprocess.Popen([gp.GPUPROBED, "--daemon", "--config", str(self.conf), "--foreground"],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+        self.err = gp.LineReader(self.proc.stderr)
+        self.stderr = ""
+        self.wait_line("metrics on http://")
+
+    def write_conf(self, text=None):
+        if text is None:
+            text = "".join(f"[{sec}]\n" + "".join(f"{k} = {v}\n" for k, v in kv.items())
+                           for sec, kv in self.settings.items())
+        self.conf.write_text(text)
+
+    def wait_line(self, marker, timeout=60):
+        end = time.monotonic() + timeout
+        while marker not in self.stderr:
+            line = self.err.readline(max(0.0, end - time.monotonic()))
+            if line is None:
+                raise AssertionError(f"gpuprobed --daemon: no {marker!r} within {timeout} s: {self.stderr}")
+            if not line:
+                rc = self.proc.wait()
+                raise AssertionError(f"gpuprobed --daemon exited ({rc}) before {marker!r}: {self.stderr}")
+            self.stderr += line
+
+    def url(self, path="/metrics"):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def scrape(self):
+        p = subprocess.run([CURL, "-sS", "--max-time", "10", "-D", "-", self.url()], capture_output=True,
+                           timeout=30)
+        assert p.returncode == 0, f"curl: {p.stderr}"
+        head, body = p.stdout.decode().split("\r\n\r\n", 1)
+        assert head.startswith("HTTP/1.1 200"), head
+        assert "text/plain; version=0.0.4" in head, head
+        return body
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            rc = self.proc.wait(timeout=60)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+        self.stderr += self.err.rest()
+        return rc
+
+
+@pytest.fixture
+def daemon_factory(tmp_path):
+    if not CURL:
+        pytest.skip("curl is not installed (make deps installs it): the tests scrape with it")
+    made = []
+
+    def make(**settings):
+        d = Daemon(tmp_path, **settings)
+        made.append(d)
+        return d
+    yield make
+    for d in made:
+        d.stop()
+
+
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def parse(page):
+    """[(name, {labels}, value)] of a text exposition page (comments checked for shape)."""
+    out = []
+    for line in page.splitlines():
+        if not line or line.startswith("#"):
+            assert not line or re.match(r"^# (HELP|TYPE) \S+ .+$", line), line
+            continue
+        m = SAMPLE.match(line)
+        assert m, f"not a sample line: {line!r}"
+        labels = {k: v.encode().decode("unicode_escape") for k, v in LABEL.findall(m.group(2) or "")}
+        out.append((m.group(1), labels, float(m.group(3))))
+    return out
+
+
+def series(samples, name, **match):
+    return [(lab, v) for n, lab, v in samples if n == name and all(lab.get(k) == str(w) for k, w in match.items())]
+
+
+def one(samples, name, **match):
+    got = series(samples, name, **match)
+    assert len(got) == 1, f"{name}{match}: {len(got)} series: {got}"
+    return got[0][1]
+
+
+def pids_of(samples):
+    return {lab["pid"] for _, lab, _ in
+            [(n, lab, v) for n, lab, v in samples if n == "gpuprobed_process_exited"]}
+
+
+def basic_ops_pid(d):
+    """Runs basic_ops to its end (a new CUDA process the daemon must find by itself)."""
+    before = pids_of(parse(d.scrape()))
+    ref = run_basic_ops(d.tmp)
+    got = wait_until(lambda: [p for p in pids_of(parse(d.scrape())) - before
+                              if one(parse(d.scrape()), "gpuprobed_process_exited", pid=p) == 1])
+    assert len(got) == 1, f"the daemon did not report basic_ops as one exited process: {got}"
+    return got[0], ref
+
+
+def test_metrics_equal_the_workloads_own_accounting(daemon_factory):
+    d = daemon_factory()
+    pid, ref = basic_ops_pid(d)
+    s = parse(d.scrape())
+    assert series(s, "gpuprobed_process_exited", pid=pid)[0][0]["comm"] == "basic_ops"
+    for api, want in ref["cuda_api"].items():
+        assert one(s, "gpuprobed_api_calls_total", pid=pid, api=api) == want["calls"], api
+        assert one(s, "gpuprobed_api_errors_total", pid=pid, api=api) == want["errors"], api
+    calls = {lab["api"] for lab, _ in series(s, "gpuprobed_api_calls_total", pid=pid)}
+    assert calls == set(ref["cuda_api"]), "APIs with calls differ from the workload's"
+    want_bytes = {}
+    for t in ref["transfers"]:
+        key = (t["direction"], t["host_memory"])
+        want_bytes[key] = want_bytes.get(key, 0) + t["bytes"]
+    for (direction, host_memory), b in want_bytes.items():
+        assert one(s, "gpuprobed_transfer_bytes_total", pid=pid, direction=direction,
+                   host_memory=host_memory) == b, (direction, host_memory)
+    mem = ref["memory"]
+    live = mem["device"]["live_bytes"] + mem["managed"]["live_bytes"]
+    assert one(s, "gpuprobed_device_memory_bytes", pid=pid) == live
+    assert one(s, "gpuprobed_device_memory_peak_bytes", pid=pid) == next(iter(ref["devices"].values()))["peak_bytes"]
+    assert one(s, "gpuprobed_drops_total", cause="ringbuf_full") == 0
+    assert one(s, "gpuprobed_build_info") == 1
+    # the same numbers in the report the daemon writes when it stops
+    assert d.stop() == 0, d.stderr
+    with open(d.state / "reports" / "current" / "report.json") as f:
+        report = json.load(f)
+    proc = gp.process(report, int(pid))
+    gp.check_api(proc, ref)
+    assert report["session"]["mode"] == "daemon"
+
+
+def test_promtool_accepts_the_page(daemon_factory):
+    if not PROMTOOL:
+        pytest.skip("promtool (Debian's prometheus package) is not installed: make deps installs it")
+    d = daemon_factory()
+    basic_ops_pid(d)
+    page = d.scrape()
+    p = subprocess.run([PROMTOOL, "check", "metrics"], input=page, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(), \
+        f"promtool check metrics: {p.returncode}\n{p.stdout}\n{p.stderr}"
+
+
+def test_a_real_prometheus_scrapes_the_daemon(daemon_factory, tmp_path):
+    if not PROMETHEUS:
+        pytest.skip("prometheus (Debian's package) is not installed: make deps installs it")
+    d = daemon_factory()
+    pid, ref = basic_ops_pid(d)
+    prom_port = free_port()
+    cfg = tmp_path / "prometheus.yml"
+    cfg.write_text("global:\n  scrape_interval: 1s\n"
+                   "scrape_configs:\n  - job_name: gpuprobed\n"
+                   f"    static_configs:\n      - targets: ['127.0.0.1:{d.port}']\n")
+    prom = subprocess.Popen([PROMETHEUS, f"--config.file={cfg}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                             f"--web.listen-address=127.0.0.1:{prom_port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        query = urllib.parse.quote(f'gpuprobed_api_calls_total{{pid="{pid}",api="cudaMalloc"}}')
+
+        def value():
+            p = subprocess.run([CURL, "-sS", "--max-time", "5",
+                                f"http://127.0.0.1:{prom_port}/api/v1/query?query={query}"],
+                               capture_output=True, text=True, timeout=30)
+            if p.returncode:
+                return None
+            res = json.loads(p.stdout).get("data", {}).get("result", [])
+            return res[0]["value"][1] if res else None
+        got = wait_until(value, timeout=90, step=0.5)
+        assert got is not None, "Prometheus did not ingest gpuprobed_api_calls_total"
+        assert float(got) == ref["cuda_api"]["cudaMalloc"]["calls"]
+    finally:
+        prom.terminate()
+        try:
+            prom.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            prom.kill()
+
+
+def test_sighup_with_a_bad_file_keeps_running_and_a_good_one_applies(daemon_factory):
+    d = daemon_factory()
+    d.write_conf("[trace]\nringbuf_mb = 3\n")
+    d.proc.send_signal(signal.SIGHUP)
+    d.wait_line("keeping the running configuration")
+    assert f"{d.conf}:2:" in d.stderr and "ringbuf_mb" in d.stderr, d.stderr
+    s = parse(d.scrape())  # still serving
+    assert one(s, "gpuprobed_config_reloads_total", result="failed") == 1
+    assert one(s, "gpuprobed_config_reloads_total", result="ok") == 0
+    # a good file: exited_grace applies now, ringbuf_mb needs a restart and is kept
+    d.settings["metrics"]["exited_grace"] = "1"
+    d.settings["trace"]["ringbuf_mb"] = "32"
+    d.write_conf()
+    d.proc.send_signal(signal.SIGHUP)
+    d.wait_line("reloaded")
+    assert "trace.ringbuf_mb" in d.stderr and "needs a restart" in d.stderr, d.stderr
+    assert one(parse(d.scrape()), "gpuprobed_config_reloads_total", result="ok") == 1
+    pid, _ = basic_ops_pid(d)
+    # grace of 1 s: the exited process's series go
+    assert wait_until(lambda: pid not in pids_of(parse(d.scrape())), timeout=15), "series stayed after the grace"
+    assert d.proc.poll() is None
+
+
+def test_sigterm_detaches_everything(daemon_factory):
+    before = len(gp.uprobe_links())
+    d = daemon_factory()
+    wl = gp.Workload("basic_ops", d.tmp, hold=True, wait=False)  # a CUDA process that stays
+    try:
+        assert wait_until(lambda: len(gp.uprobe_links()) > before, timeout=30), "no probes attached"
+        assert d.stop(signal.SIGTERM) == 0, d.stderr
+        assert len(gp.uprobe_links()) <= before, "uprobe links left after SIGTERM"
+        assert "detaching" in d.stderr
+        wl.wait_done()
+        wl.finish()
+    finally:
+        wl.kill()
+    with open(d.state / "reports" / "current" / "report.json") as f:
+        report = json.load(f)
+    gp.check_api(gp.process(report, wl.pid), wl.ref())
+
+
+def test_a_bad_configuration_refuses_to_start(tmp_path):
+    conf = tmp_path / "bad.conf"
+    conf.write_text("[metrics]\nlisten = 127.0.0.1:9400\n\n[trace]\nno_such_key = 1\n")
+    rc, out, err = gp.run_gpuprobed(["--daemon", "--config", str(conf), "--foreground"])
+    assert rc == 1
+    assert f"{conf}:5:" in err and "no_such_key" in err, err
+    assert "not starting" in err
+    rc, out, err = gp.run_gpuprobed(["--daemon", "--config", str(tmp_path / "missing.conf")])
+    assert rc == 1 and "missing.conf" in err, err
+
+
+def test_process_bound_evicts_the_first_exited_and_counts(daemon_factory):
+    d = daemon_factory(trace__max_processes=2)
+    pids = [basic_ops_pid(d)[0] for _ in range(3)]
+    # the bound is applied once a second
+    assert wait_until(lambda: one(parse(d.scrape()), "gpuprobed_processes_evicted_total") == 1, timeout=10)
+    s = parse(d.scrape())
+    assert pids_of(s) == set(pids[1:]), f"kept {pids_of(s)}, ran {pids}"
+
+
+def test_periodic_reports_are_bounded_by_size(daemon_factory):
+    # three old reports of 400 KiB each, then a bound of 1 MiB: the first periodic report
+    # must remove the oldest until the reports fit
+    d = daemon_factory(reports__interval=1, reports__max_size="1M")
+    reports = d.state / "reports"
+    for name in ("20200101T000000Z", "20200101T000001Z", "20200101T000002Z"):
+        (reports / name).mkdir()
+        (reports / name / "report.json").write_bytes(b"x" * 400 * 1024)
+    assert wait_until(lambda: not (reports / "20200101T000000Z").exists(), timeout=15), "oldest report stayed"
+    assert (reports / "20200101T000002Z").exists()
+    s = parse(d.scrape())
+    assert one(s, "gpuprobed_reports_written_total") >= 1
+    dated = [p for p in reports.iterdir() if p.name != "current"]
+    total = sum(f.stat().st_size for p in dated for f in p.iterdir())
+    assert total <= 1024 * 1024 + 64 * 1024, f"reports hold {total} bytes"
+    newest = max(p.name for p in dated)
+    assert (reports / newest / "report.json").exists() and (reports / newest / "report.md").exists()
