@@ -11,6 +11,8 @@ library under test) and runs it again when that was more than --max-foreign of a
    cudaMemcpyAsync --depth frames deep, timed by the workload; added = traced - untraced):
      untraced            the workload alone
      floor               empty bpftrace uprobe+uretprobe at the same functions (the price of the probes)
+     gpuprobed aggregated --aggregate --no-stacks --no-timeline --no-record (the daemon's mode: hot
+                         calls counted in a kernel map, no ring-buffer record each)
      gpuprobed counting  --no-stacks --no-timeline --no-record (counts, times, sizes)
      gpuprobed stacks    --no-timeline --no-record (+ a user stack per launch and copy)
      gpuprobed timeline  --no-record (stacks + trace.json written as the records arrive)
@@ -52,6 +54,7 @@ ANALYSIS_MARKER = "<!-- analysis: kept by make bench -->"
 CONFIGS = {
     "untraced": "untraced",
     "floor": "floor",
+    "aggregate": "gpuprobed aggregated",
     "counting": "gpuprobed counting",
     "stacks": "gpuprobed stacks",
     "timeline": "gpuprobed timeline",
@@ -62,13 +65,15 @@ CONFIGS = {
 BPFTRACE = ("floor", "bpftrace", "ustack")
 # gpuprobed's configurations: each adds one thing to the one before
 GP_FLAGS = {
+    "aggregate": ["--aggregate", "--no-stacks", "--no-timeline", "--no-record"],
     "counting": ["--no-stacks", "--no-timeline", "--no-record"],
     "stacks": ["--no-timeline", "--no-record"],
     "timeline": ["--no-record"],
     "default": [],
 }
 GP_WHAT = {
-    "counting": "counts, times and sizes only",
+    "aggregate": "launches and syncs counted in a kernel map, no record each (the daemon's mode)",
+    "counting": "counts, times and sizes only, a ring-buffer record per call",
     "stacks": "+ a user stack per launch and copy",
     "timeline": "+ trace.json, written as the records arrive",
     "default": "+ the capture file (all of gpuprobed's outputs: what it does with no option)",
@@ -76,7 +81,7 @@ GP_WHAT = {
 GPUPROBED = tuple(GP_FLAGS)
 GP_BPF = ("counting", "stacks")  # the kernel's timing of the programs (the others run the same ones)
 # (configuration, most it may cost as a multiple of the floor, the bpftrace equivalent it must not exceed)
-TARGETS = (("counting", 1.10, "bpftrace"), ("stacks", 1.5, "ustack"), ("default", 1.5, "ustack"))
+TARGETS = (("aggregate", 1.10, "bpftrace"), ("counting", 1.10, "bpftrace"), ("stacks", 1.5, "ustack"), ("default", 1.5, "ustack"))
 CPU_TARGET = 2.0  # gpuprobed's own CPU, % of a core per 10k events/s
 ATTACH_TARGET_MS = 200
 # drops{} counters that lose no record (docs/report-format.md "Loss"): an estimate's input, and the
