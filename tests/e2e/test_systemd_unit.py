@@ -83,7 +83,7 @@ def test_install_puts_every_file_in_place(destdir):
     assert not os.path.exists(str(destdir / CONF) + ".new")
 
     unit = unit_lines(destdir / UNIT)
-    # the install path, not the source's placeholder, and not DESTDIR (a staging directory)
+    # ExecStart names where the binary is installed (PREFIX), never the DESTDIR staging copy
     assert unit["ExecStart"] == [f"{PREFIX}/sbin/gpuprobed --daemon --config /etc/gpuprobed/gpuprobed.conf"]
     text = open(destdir / UNIT).read()
     assert "@SBINDIR@" not in text and "@SYSCONFDIR@" not in text

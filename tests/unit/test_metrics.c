@@ -362,7 +362,9 @@ static void promtool_clean(void **state)
 	char *t;
 
 	if (system("command -v promtool >/dev/null 2>&1")) {
-		print_message("promtool not installed: the page's lint is not checked\n");
+		/* skipped with its reason: promtool comes from Debian's prometheus package (make deps) */
+		print_message("skipped: promtool is not installed (make deps installs the prometheus package), "
+			      "so the page's lint is not checked\n");
 		gp_model__free(m);
 		skip();
 	}
