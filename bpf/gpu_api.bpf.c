@@ -78,6 +78,20 @@ static __always_inline bool tgid_traced(void)
 	return traced(bpf_get_current_pid_tgid() >> 32);
 }
 
+/*
+ * The overhead budget's gate (set by userspace): while it is closed, the
+ * hot probes' calls are not counted, even before their links are gone (a
+ * link's removal can finish after close() returns), so the counted part of
+ * each period is exactly the one userspace weighs.
+ */
+__u32 gate_closed;
+
+/* A frame whose return never came: lost, or cut by the overhead budget's detach (an estimate). */
+static __always_inline void count_missed_return(const struct gp_frame *f)
+{
+	count(&drops, (f->cookie & GP_COOKIE_GATED) ? GP_DROP_DUTY_CUT : GP_DROP_MISSED_RETURN);
+}
+
 SEC("uprobe")
 int gp_api_enter(struct pt_regs *ctx)
 {
@@ -110,7 +124,7 @@ int gp_api_enter(struct pt_regs *ctx)
 		if (depth == 0 || frame_at(st, depth - 1)->sp > sp)
 			break;
 		depth--;
-		count(&drops, GP_DROP_MISSED_RETURN);
+		count_missed_return(frame_at(st, depth));
 	}
 	if (depth >= GP_MAX_DEPTH) {
 		st->depth = depth;
@@ -413,7 +427,7 @@ int gp_api_exit(struct pt_regs *ctx)
 		if (top->sp > entry_sp)
 			break; /* a caller's frame: ours is not on the stack */
 		depth--;
-		count(&drops, GP_DROP_MISSED_RETURN);
+		count_missed_return(top);
 	}
 	if (!f) {
 		st->depth = depth;
@@ -433,6 +447,10 @@ int gp_api_exit(struct pt_regs *ctx)
 		parent->vol_switches += f->vol_switches;
 		parent->invol_switches += f->invol_switches;
 		parent_api = GP_COOKIE_API(parent->cookie);
+	}
+	if ((cookie & GP_COOKIE_GATED) && gate_closed) {
+		count(&drops, GP_DROP_DUTY_CUT);
+		return 0;
 	}
 	if (cookie & GP_COOKIE_AGG) {
 		if (aggregate(f, GP_COOKIE_API(cookie), parent_api, now, (ck & GP_CK_VOID) ? 0 : (__s32)ctx->ax,

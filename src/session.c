@@ -44,6 +44,7 @@
 #include "collect/agg.h"
 #include "collect/collector.h"
 #include "collect/cpu_accounts.h"
+#include "collect/duty.h"
 #include "collect/event_loop.h"
 #include "log.h"
 #include "model/model.h"
@@ -77,6 +78,9 @@ struct session {
 	__u64 bpf_estimates; /* of which: off-CPU intervals estimated (switch_in_unseen), not losses */
 	struct gp_agg *agg;  /* --aggregate: the kernel's call aggregates (NULL: every call is a record) */
 	__u64 agg_at_ns;     /* when they were last read */
+	struct gp_duty *duty; /* always on (the daemon): the probes' cost, and the overhead budget's duty cycle */
+	__u64 duty_read_ns;   /* the time the aggregates being read reach (their weights') */
+	__u64 hits_gated, hits_other; /* probe hit totals at the last collect_counters (hot probes, the others) */
 	const struct gp_session_hooks *hooks; /* NULL: none */
 	__u64 counters_at_ns; /* when collect_counters last ran for the hooks */
 	bool hook_stop;       /* a hook's tick asked to stop */
@@ -108,20 +112,11 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 /* 'K' for a kernel thread, 'Z' for a zombie, else 0 (from /proc/PID/stat). */
 static char proc_kind(pid_t pid)
 {
-	char path[64], buf[1024], state = 0, *p;
+	char buf[1024], state = 0;
 	unsigned int flags = 0;
-	FILE *f;
-	size_t n;
+	const char *p = gp_proc_stat(pid, buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* comm may hold anything */
-	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %u", &state, &flags) != 2)
+	if (!p || sscanf(p, " %c %*d %*d %*d %*d %*d %u", &state, &flags) != 2)
 		return 0;
 	if (flags & GP_PF_KTHREAD)
 		return 'K';
@@ -320,6 +315,7 @@ static void collect_counters(struct session *s)
 
 	if (ncpu <= 0 || !(vals = calloc((size_t)ncpu, sizeof(*vals))))
 		return;
+	s->hits_gated = s->hits_other = 0;
 	for (size_t i = 0; i < s->probes.n; i++) {
 		__u64 hits[2] = { 0, 0 };
 
@@ -332,6 +328,7 @@ static void collect_counters(struct session *s)
 					hits[k] += vals[c];
 		}
 		gp_model_probe_hits(s->model, s->probes.v[i].idx, hits[0], hits[1]);
+		*(s->probes.v[i].gated ? &s->hits_gated : &s->hits_other) += hits[0] + hits[1];
 	}
 	s->bpf_drops = s->bpf_estimates = 0; /* totals: also called once a second for the hooks */
 	for (__u32 d = 0; d < GP_BPF_DROP_MAX; d++) {
@@ -433,6 +430,7 @@ static const char *stop_text(enum gp_stop_reason why, int signo)
 
 static void cleanup(struct session *s)
 {
+	free(s->duty);
 	gp_uprobes_free(&s->probes);
 	if (s->collector_ready)
 		gp_collector_fini(&s->collector);
@@ -453,21 +451,101 @@ static void cleanup(struct session *s)
 
 /* ---- the event loop's callbacks ---------------------------------------------- */
 
-/* The kernel's aggregates into the model: at most once a second (a full map read), and at the end. */
+/*
+ * The kernel's aggregates into the model: at most once a second (a full map
+ * read), and at the end; with a duty cycle, at the end of each period (what
+ * a process's part of the period counted is scaled to all of it).
+ */
 static void collect_aggregates(struct session *s, bool now_anyway)
 {
 	__u64 now;
 	int err;
 
-	if (!s->agg)
+	if (!s->agg || (s->duty && !now_anyway))
 		return;
 	now = clock_ns(CLOCK_MONOTONIC);
 	if (!now_anyway && now - s->agg_at_ns < 1000000000ull)
 		return;
-	s->agg_at_ns = now;
+	s->agg_at_ns = s->duty_read_ns = now;
 	err = gp_agg_collect(s->agg);
 	if (err)
 		gp_warn("read the kernel's call aggregates: %s", strerror(-err));
+}
+
+/*
+ * What tgid's calls counted since the last read stand for (agg.h): its
+ * traced time in the period over that time with the hot probes attached.
+ */
+static double duty_weight(void *ctx, __u32 tgid)
+{
+	struct session *s = ctx;
+
+	return gp_duty_weight(s->duty, gp_model_process_attach_ns(s->model, tgid), s->duty_read_ns);
+}
+
+/*
+ * The hot probes in (true) or out. A call is counted only while both its
+ * entry and its return probe are in place and the kernel's gate is open:
+ * the window is from the end of the opening to the start of the closing
+ * (what is cut at either end is duty_cut).
+ */
+static void duty_gate(struct session *s, bool open)
+{
+	if (!open) {
+		__atomic_store_n(&s->skel->bss->gate_closed, 1, __ATOMIC_SEQ_CST); /* counting stops here */
+		gp_duty_closed(s->duty, clock_ns(CLOCK_MONOTONIC));
+		gp_uprobes_gate(&s->probes, false);
+		return;
+	}
+	gp_uprobes_gate(&s->probes, true);
+	s->duty->on_start = clock_ns(CLOCK_MONOTONIC);
+	__atomic_store_n(&s->skel->bss->gate_closed, 0, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * The duty cycle's step at each drain: close the window when it is over;
+ * at a period's end, read the aggregates (weighted), the hit counters and
+ * the traced CPU time, plan the next period and open the window.
+ */
+static void duty_step(struct session *s)
+{
+	__u64 now = clock_ns(CLOCK_MONOTONIC);
+	bool was_open = s->duty->open;
+	double was = s->duty->duty;
+	__u64 over = s->duty->report.over_budget;
+
+	switch (gp_duty_due(s->duty, now)) {
+	case GP_DUTY_NOTHING:
+		return;
+	case GP_DUTY_CLOSE:
+		duty_gate(s, false);
+		return;
+	case GP_DUTY_PERIOD_END:
+		break;
+	}
+	if (s->hooks && s->hooks->overhead_budget)
+		gp_duty_set_budget(s->duty, *s->hooks->overhead_budget);
+	if (s->agg) {
+		int err;
+
+		s->agg_at_ns = s->duty_read_ns = now;
+		if ((err = gp_agg_collect(s->agg)))
+			gp_warn("read the kernel's call aggregates: %s", strerror(-err));
+	}
+	collect_counters(s);
+	gp_duty_next_period(s->duty, now, s->hits_gated, s->hits_other, gp_procs_cpu_delta_ns(&s->procs));
+	if (!was_open)
+		duty_gate(s, true);
+	gp_model_set_sampling(s->model, &s->duty->report);
+	if (s->duty->report.over_budget > over && !over)
+		gp_warn("overhead budget %.3g%%: over it even with the hot probes attached %.0f%% of the time "
+			"(the other probes cost too much on their own)",
+			100 * s->duty->budget, 100 * GP_DUTY_MIN);
+	if ((was < 1) != (s->duty->duty < 1))
+		gp_notice("overhead budget %.3g%%: hot probes attached %s (probes would cost %.3g%% of the "
+			  "traced CPU time)", 100 * s->duty->budget,
+			  s->duty->duty < 1 ? "for part of each second: their counts are estimates" : "all the time again",
+			  100 * s->duty->report.overhead_full);
 }
 
 static void on_drain(void *ctx)
@@ -477,6 +555,8 @@ static void on_drain(void *ctx)
 	gp_collector_drain(&s->collector);
 	gp_files_settle(&s->files); /* after the mappings the ring held */
 	collect_aggregates(s, false);
+	if (s->duty)
+		duty_step(s);
 	if (s->hooks && s->hooks->tick) {
 		__u64 now = clock_ns(CLOCK_MONOTONIC);
 		bool fresh = now - s->counters_at_ns >= 1000000000ull;
@@ -498,7 +578,12 @@ static void on_ready(void *ctx, __u64 tag)
 	if (s->agg && tag < s->procs.n && s->procs.v[tag].live) {
 		/* its last calls first; then its keys can go (a reused pid starts from zero) */
 		pid = (__u32)s->procs.v[tag].pid;
-		collect_aggregates(s, true);
+		if (s->duty) { /* the others' part of the period is not over: theirs wait */
+			s->duty_read_ns = clock_ns(CLOCK_MONOTONIC);
+			gp_agg_collect_process(s->agg, pid);
+		} else {
+			collect_aggregates(s, true);
+		}
 	}
 	/* a file it leaves without users is settled at the next drain (gp_files_settle) */
 	gp_procs_exited(&s->procs, tag);
@@ -688,10 +773,31 @@ int gp_session_run_hooked(const struct gp_options *o, const struct gp_session_ho
 	gp_uprobes_init(&s.probes, s.skel->progs.gp_api_enter, s.skel->progs.gp_api_exit, s.multi);
 	s.probes.stacks = o->stacks;
 	s.probes.aggregate = session_aggregates(o);
+	if (o->daemon) {
+		/* always on: the probes' cost is watched, and the hot ones can be gated (an overhead budget) */
+		if (!(s.duty = malloc(sizeof(*s.duty)))) {
+			gp_err("out of memory");
+			goto out;
+		}
+		double hit = gp_uprobes_measure_hit_ns(&s.probes);
+
+		if (hit > 0)
+			gp_info("a probe hit costs %.0f ns here (+ %d ns of our programs' work)", hit, GP_PROGRAM_HIT_NS);
+		else
+			gp_warn("could not measure what a probe hit costs here: estimates use %d ns",
+				GP_PROBE_HIT_COST_NS);
+		gp_duty_init(s.duty, hooks && hooks->overhead_budget ? *hooks->overhead_budget : 0,
+			     hit > 0 ? hit + GP_PROGRAM_HIT_NS : 0, clock_ns(CLOCK_MONOTONIC));
+		s.probes.gating = s.probes.aggregate;
+		s.probes.gate_open = true;
+		gp_model_set_sampling(s.model, &s.duty->report);
+	}
 	if (s.probes.aggregate && !(s.agg = gp_agg_new(bpf_map__fd(s.skel->maps.api_agg), s.model))) {
 		gp_err("out of memory");
 		goto out;
 	}
+	if (s.agg && s.duty)
+		gp_agg_set_weight(s.agg, duty_weight, &s);
 	if (o->aggregate && !s.probes.aggregate)
 		gp_notice("--aggregate is off: %s need%s a record per call (with --no-stacks --no-timeline it is on)",
 			  o->stacks && o->timeline ? "stacks and the timeline" : o->stacks ? "stacks" : "the timeline",
@@ -730,10 +836,14 @@ int gp_session_run_hooked(const struct gp_options *o, const struct gp_session_ho
 	procs_bpf__detach(s.procs_bpf);
 	s.procs.closing = true;
 	gp_uprobes_detach_all(&s.probes);
+	if (s.duty && s.duty->open)
+		gp_duty_closed(s.duty, clock_ns(CLOCK_MONOTONIC));
 	sched_bpf__detach(s.sched);
 	end_ns = clock_ns(CLOCK_MONOTONIC);
 	gp_collector_drain(&s.collector);
 	collect_aggregates(&s, true); /* after the detach: final totals */
+	if (s.duty)
+		gp_model_set_sampling(s.model, &s.duty->report);
 	gp_cpu_accounts_close(s.cpu, bpf_map__fd(s.skel->maps.thread_acct), end_ns);
 	collect_counters(&s);
 	gp_model_set_session_end(s.model, end_ns);

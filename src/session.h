@@ -31,6 +31,12 @@ struct gp_session_hooks {
 	bool (*signal)(void *ctx, const struct signalfd_siginfo *si);
 	/* the session is over and its last records are in the model, before the final reports */
 	void (*stopping)(void *ctx, struct gp_model *m);
+	/*
+	 * The overhead budget (share of the traced CPU time; 0: none), read at
+	 * the start and at the end of every period of the duty cycle
+	 * (collect/duty.h), so a reload changes it. NULL: none.
+	 */
+	const double *overhead_budget;
 };
 
 /* A session with hooks (NULL: none, as gp_session_run). */

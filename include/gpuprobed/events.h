@@ -347,6 +347,12 @@ _Static_assert(sizeof(struct gp_proc_event) == 72, "gp_proc_event layout");
  * nothing but counts, times, errors and CPU attribution.
  */
 #define GP_COOKIE_AGG (1ULL << 48)
+/*
+ * Bit 49: the probe is one of the hot ones an overhead budget attaches only
+ * for part of each period (src/collect/duty.h). A call whose return was cut
+ * off by that detach is counted as duty_cut, not as a missed return.
+ */
+#define GP_COOKIE_GATED (1ULL << 49)
 
 #define GP_COOKIE(api, probe, flags) \
 	((__u64)(__u16)(api) | ((__u64)(__u16)(probe) << 16) | ((__u64)(__u16)(flags) << 32))
@@ -375,6 +381,7 @@ enum gp_bpf_drop {
 	GP_DROP_STACK_UNREAD,      /* a call's user stack could not be walked: recorded with its call site only */
 	GP_DROP_SCHED_SLICE_LOST,  /* --timeline-sched: an on-CPU slice not recorded: ring buffer full */
 	GP_DROP_AGG_TABLE_FULL,    /* --aggregate: the aggregate map was full: the call went as a record (not lost) */
+	GP_DROP_DUTY_CUT,          /* overhead budget: a call's return probe was detached before it returned (estimated) */
 	GP_BPF_DROP_MAX,
 };
 

@@ -447,3 +447,49 @@ int gp_procs_scan(struct gp_procs *ps, const char *const *names, int nnames)
 	closedir(d);
 	return admitted;
 }
+
+const char *gp_proc_stat(pid_t pid, char *buf, size_t len)
+{
+	char path[64], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return NULL;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* comm may hold anything */
+	return p ? p + 1 : NULL;
+}
+
+/* utime + stime of pid in ns; 0 when it cannot be read. */
+static __u64 proc_cpu_ns(pid_t pid)
+{
+	unsigned long long ut = 0, st = 0;
+	char buf[1024];
+	const char *p = gp_proc_stat(pid, buf, sizeof(buf));
+
+	if (!p || sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return 0;
+	return (ut + st) * (1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
+__u64 gp_procs_cpu_delta_ns(struct gp_procs *ps)
+{
+	__u64 total = 0;
+
+	for (size_t i = 0; i < ps->n; i++) {
+		struct gp_proc *p = &ps->v[i];
+		__u64 now;
+
+		if (!p->live || !(now = proc_cpu_ns(p->pid)))
+			continue;
+		if (p->cpu_ns && now > p->cpu_ns)
+			total += now - p->cpu_ns;
+		p->cpu_ns = now;
+	}
+	return total;
+}
+

@@ -30,6 +30,7 @@ struct gp_proc {
 	int pidfd;
 	bool live;
 	bool launched;   /* the command gpuprobed started: reaped for its exit status */
+	__u64 cpu_ns;    /* utime + stime at the last gp_procs_cpu_delta_ns (0: not read yet) */
 };
 
 struct gp_procs {
@@ -85,6 +86,18 @@ void gp_procs_event(struct gp_procs *ps, const struct gp_proc_event *e);
 
 /* The pidfd tagged tag became readable: that process exited. */
 void gp_procs_exited(struct gp_procs *ps, __u64 tag);
+
+/*
+ * /proc/PID/stat read into buf: returns what follows the command name (from
+ * the state field on; the name may hold anything), or NULL when unreadable.
+ */
+const char *gp_proc_stat(pid_t pid, char *buf, size_t len);
+
+/*
+ * CPU time (utime + stime of /proc/PID/stat) the live traced processes used
+ * since the previous call; a process's first reading only starts its count.
+ */
+__u64 gp_procs_cpu_delta_ns(struct gp_procs *ps);
 
 /* Scans /proc for --name NAME... (names) or, with names NULL, for --all. Admitted count. */
 int gp_procs_scan(struct gp_procs *ps, const char *const *names, int nnames);

@@ -2,8 +2,11 @@
 /* uprobes.c — attach/detach the generic API probe pairs (see uprobes.h). */
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "attach/uprobe_multi.h"
@@ -78,7 +81,54 @@ static __u64 probe_cookie(const struct gp_uprobes *u, const struct gp_probe *p)
 	/* the session never asks for both: a stack is a per-call record */
 	if (u->aggregate && !(flags & GP_CK_USTACK) && gp_uprobes_aggregatable(p->api))
 		agg = GP_COOKIE_AGG;
-	return GP_COOKIE(p->api, p->idx, flags) | agg;
+	return GP_COOKIE(p->api, p->idx, flags) | agg | (p->gated ? GP_COOKIE_GATED : 0);
+}
+
+/*
+ * Gating: the probes whose calls the kernel aggregates are the hot ones
+ * (launches, synchronisations, event and stream calls), and the only ones
+ * whose counts can be scaled up from a part of the time: every other call
+ * changes state the model tracks (memory, communicators).
+ */
+static bool gated(const struct gp_uprobes *u, const struct gp_probe *p)
+{
+	return u->gating && u->aggregate && (probe_cookie(u, p) & GP_COOKIE_AGG);
+}
+
+/*
+ * The file's gated probes go last (a link group of their own), keeping each
+ * record's idx equal to its index; the first of them keeps the file open.
+ */
+static int group_gated(struct gp_uprobes *u, size_t first, const char *attach_path)
+{
+	size_t cnt = u->n - first, k = 0, ngated = 0;
+	struct gp_probe *tmp;
+
+	for (size_t i = first; i < u->n; i++)
+		u->v[i].gated = gated(u, &u->v[i]);
+	if (!(tmp = malloc(cnt * sizeof(*tmp))))
+		return -ENOMEM;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = first; i < u->n; i++)
+			if (u->v[i].gated == (pass == 1))
+				tmp[k++] = u->v[i];
+	for (size_t i = 0; i < cnt; i++) {
+		tmp[i].idx = (unsigned)(first + i);
+		ngated += tmp[i].gated;
+	}
+	memcpy(&u->v[first], tmp, cnt * sizeof(*tmp));
+	free(tmp);
+	if (!ngated)
+		return 0;
+	{
+		struct gp_probe *g = &u->v[u->n - ngated];
+
+		g->ngated = (unsigned)ngated;
+		g->file_fd = open(attach_path, O_RDONLY | O_CLOEXEC);
+		if (g->file_fd < 0)
+			return -errno;
+	}
+	return 0;
 }
 
 /* Records a probe for every traced function of family in elf (nothing attached yet). */
@@ -116,6 +166,7 @@ static int collect_probes(struct gp_uprobes *u, pid_t pid, const char *display_p
 		p->pid = pid;
 		p->offset = offset;
 		p->multi_fd[0] = p->multi_fd[1] = -1;
+		p->file_fd = -1;
 		if (!(p->target = strdup(display_path)))
 			return -ENOMEM;
 		u->n++;
@@ -125,13 +176,26 @@ static int collect_probes(struct gp_uprobes *u, pid_t pid, const char *display_p
 
 static void forget_probes(struct gp_uprobes *u, size_t first)
 {
-	while (u->n > first)
-		free(u->v[--u->n].target);
+	while (u->n > first) {
+		struct gp_probe *p = &u->v[--u->n];
+
+		if (p->file_fd >= 0)
+			close(p->file_fd);
+		free(p->target);
+	}
 }
 
-static int attach_multi(struct gp_uprobes *u, size_t first, pid_t pid, const char *attach_path)
+/*
+ * One link pair for the probes [first, end). Return probes first: an entry
+ * never waits for a return that cannot come (at a file's first attach, a
+ * call already running returns unseen and says return_without_entry). A
+ * gate's opening goes entries first instead: a call that enters before its
+ * return probe is in place is counted as duty_cut, not as a loss.
+ */
+static int attach_multi(struct gp_uprobes *u, size_t first, size_t end, pid_t pid, const char *attach_path,
+			bool entries_first)
 {
-	size_t cnt = u->n - first;
+	size_t cnt = end - first;
 	__u64 *offsets = calloc(cnt, sizeof(*offsets)), *cookies = calloc(cnt, sizeof(*cookies));
 	int fds[2] = { -1, -1 }, err = 0;
 
@@ -143,19 +207,20 @@ static int attach_multi(struct gp_uprobes *u, size_t first, pid_t pid, const cha
 		offsets[i] = u->v[first + i].offset;
 		cookies[i] = probe_cookie(u, &u->v[first + i]);
 	}
-	/* Return probes first: an entry never waits for a return that cannot come. */
-	fds[1] = gp_uprobe_multi_attach(bpf_program__fd(u->exit_prog), attach_path, offsets,
-					cookies, (__u32)cnt, pid, true);
-	if (fds[1] < 0) {
-		err = fds[1];
-		goto out;
-	}
-	fds[0] = gp_uprobe_multi_attach(bpf_program__fd(u->enter_prog), attach_path, offsets,
-					cookies, (__u32)cnt, pid, false);
-	if (fds[0] < 0) {
-		err = fds[0];
-		close(fds[1]);
-		goto out;
+	for (int k = 0; k < 2; k++) {
+		bool ret = entries_first ? k == 1 : k == 0;
+		int fd = gp_uprobe_multi_attach(bpf_program__fd(ret ? u->exit_prog : u->enter_prog), attach_path,
+						offsets, cookies, (__u32)cnt, pid, ret);
+
+		if (fd < 0) {
+			err = fd;
+			if (fds[0] >= 0)
+				close(fds[0]);
+			if (fds[1] >= 0)
+				close(fds[1]);
+			goto out;
+		}
+		fds[ret] = fd;
 	}
 	u->v[first].multi_fd[0] = fds[0];
 	u->v[first].multi_fd[1] = fds[1];
@@ -165,45 +230,90 @@ out:
 	return err;
 }
 
-static int attach_perf(struct gp_uprobes *u, size_t first, pid_t pid, const char *attach_path)
+/* One perf-event link per probe and direction, in the order attach_multi explains. */
+static int attach_perf(struct gp_uprobes *u, size_t first, size_t end, pid_t pid, const char *attach_path,
+		       bool entries_first)
 {
-	for (size_t i = first; i < u->n; i++) {
+	for (size_t i = first; i < end; i++) {
 		struct gp_probe *p = &u->v[i];
-		LIBBPF_OPTS(bpf_uprobe_opts, ropts, .retprobe = true, .bpf_cookie = probe_cookie(u, p));
-		LIBBPF_OPTS(bpf_uprobe_opts, eopts, .retprobe = false, .bpf_cookie = probe_cookie(u, p));
 
-		p->exit = bpf_program__attach_uprobe_opts(u->exit_prog, pid ? pid : -1, attach_path,
-							  (size_t)p->offset, &ropts);
-		if (!p->exit)
-			return -errno;
-		p->enter = bpf_program__attach_uprobe_opts(u->enter_prog, pid ? pid : -1, attach_path,
-							   (size_t)p->offset, &eopts);
-		if (!p->enter)
-			return -errno;
+		for (int k = 0; k < 2; k++) {
+			bool ret = entries_first ? k == 1 : k == 0;
+			LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret, .bpf_cookie = probe_cookie(u, p));
+			struct bpf_link *l = bpf_program__attach_uprobe_opts(ret ? u->exit_prog : u->enter_prog,
+									     pid ? pid : -1, attach_path,
+									     (size_t)p->offset, &opts);
+
+			if (!l)
+				return -errno;
+			*(ret ? &p->exit : &p->enter) = l;
+		}
 	}
 	return 0;
+}
+
+static int attach_group(struct gp_uprobes *u, size_t first, size_t end, pid_t pid, const char *attach_path,
+			bool entries_first)
+{
+	if (first == end)
+		return 0;
+	return u->multi ? attach_multi(u, first, end, pid, attach_path, entries_first)
+			: attach_perf(u, first, end, pid, attach_path, entries_first);
+}
+
+/*
+ * Removes the links of the probes [first, end), returns first: a return
+ * probe without its entry would fire for calls it has no frame of (and say
+ * return_without_entry); an entry without its return leaves a frame that
+ * the next call on the thread drops (a missed return, or duty_cut).
+ */
+static void detach_links(struct gp_uprobes *u, size_t first, size_t end)
+{
+	for (size_t i = first; i < end && i < u->n; i++) {
+		struct gp_probe *p = &u->v[i];
+
+		for (int k = 1; k >= 0; k--) {
+			if (p->multi_fd[k] >= 0)
+				close(p->multi_fd[k]);
+			p->multi_fd[k] = -1;
+		}
+		bpf_link__destroy(p->exit);
+		bpf_link__destroy(p->enter);
+		p->enter = p->exit = NULL;
+	}
+}
+
+/* The file's gated probes start at *g (u->n when none). */
+static size_t gated_start(const struct gp_uprobes *u, size_t first)
+{
+	size_t g = first;
+
+	while (g < u->n && !u->v[g].gated)
+		g++;
+	return g;
 }
 
 int gp_uprobes_attach_file(struct gp_uprobes *u, pid_t pid, const char *attach_path,
 			   const char *display_path, const struct gp_elf_syms *elf,
 			   enum gp_family family, size_t *first_out)
 {
-	size_t first = u->n;
+	size_t first = u->n, g;
 	int err = collect_probes(u, pid, display_path, elf, family);
 
 	*first_out = first;
 	if (!err && u->n > first)
-		err = u->multi ? attach_multi(u, first, pid, attach_path)
-			       : attach_perf(u, first, pid, attach_path);
+		err = group_gated(u, first, attach_path);
+	g = gated_start(u, first);
+	if (!err)
+		err = attach_group(u, first, g, pid, attach_path, false);
+	if (!err && u->gate_open)
+		err = attach_group(u, g, u->n, pid, attach_path, true);
 	if (err) {
 		if (pid)
 			gp_err("attach %s (pid %d): %s", display_path, (int)pid, strerror(-err));
 		else
 			gp_err("attach %s: %s", display_path, strerror(-err));
-		for (size_t i = first; i < u->n; i++) {
-			bpf_link__destroy(u->v[i].enter);
-			bpf_link__destroy(u->v[i].exit);
-		}
+		detach_links(u, first, u->n);
 		forget_probes(u, first);
 		return err;
 	}
@@ -213,19 +323,47 @@ int gp_uprobes_attach_file(struct gp_uprobes *u, pid_t pid, const char *attach_p
 	return (int)(u->n - first);
 }
 
+int gp_uprobes_gate(struct gp_uprobes *u, bool open)
+{
+	int first_err = 0;
+
+	if (open == u->gate_open)
+		return 0;
+	u->gate_open = open;
+	for (size_t i = 0; i < u->n; i++) {
+		struct gp_probe *g = &u->v[i];
+		char path[64];
+		int err;
+
+		if (g->file_fd < 0 || !g->attached)
+			continue;
+		if (!open) {
+			detach_links(u, i, i + g->ngated);
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", g->file_fd);
+		err = attach_group(u, i, i + g->ngated, g->pid, path, true);
+		if (err) {
+			detach_links(u, i, i + g->ngated);
+			gp_err("attach the hot probes of %s again: %s", g->target, strerror(-err));
+			if (!first_err)
+				first_err = err;
+		}
+	}
+	return first_err;
+}
+
 void gp_uprobes_detach(struct gp_uprobes *u, size_t first, size_t n)
 {
-	for (size_t i = first; i < first + n && i < u->n; i++) {
+	size_t end = first + n < u->n ? first + n : u->n;
+
+	detach_links(u, first, end);
+	for (size_t i = first; i < end; i++) {
 		struct gp_probe *p = &u->v[i];
 
-		for (int k = 0; k < 2; k++) {
-			if (p->multi_fd[k] >= 0)
-				close(p->multi_fd[k]);
-			p->multi_fd[k] = -1;
-		}
-		bpf_link__destroy(p->enter);
-		bpf_link__destroy(p->exit);
-		p->enter = p->exit = NULL;
+		if (p->file_fd >= 0)
+			close(p->file_fd);
+		p->file_fd = -1;
 		if (p->attached)
 			u->nattached--;
 		p->attached = false;
@@ -243,4 +381,77 @@ void gp_uprobes_free(struct gp_uprobes *u)
 	forget_probes(u, 0);
 	free(u->v);
 	memset(u, 0, sizeof(*u));
+}
+
+/* ---- the cost of a hit ------------------------------------------------------ */
+
+#define GP_HIT_CALLS 20000
+
+/* The function the measurement probes: a real call, never inlined or folded. */
+__attribute__((noipa)) int gp_hit_cost_target(int x)
+{
+	asm volatile("" ::: "memory");
+	return x + 1;
+}
+
+/* ns per call of GP_HIT_CALLS calls of the target (the fastest of three rounds). */
+static double time_calls(void)
+{
+	double best = -1;
+
+	for (int round = 0; round < 3; round++) {
+		struct timespec a, b;
+		volatile int x = 0;
+		double ns;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		for (int i = 0; i < GP_HIT_CALLS; i++)
+			x = gp_hit_cost_target(x);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		ns = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / GP_HIT_CALLS;
+		if (best < 0 || ns < best)
+			best = ns;
+	}
+	return best;
+}
+
+/* The file offset of the target in our own executable (/proc/self/maps). */
+static int target_offset(__u64 *offset)
+{
+	unsigned long long lo, hi, off, addr = (unsigned long long)(uintptr_t)gp_hit_cost_target;
+	char line[512], perms[8];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %7s %llx", &lo, &hi, perms, &off) == 4 && addr >= lo && addr < hi &&
+		    perms[2] == 'x') {
+			*offset = addr - lo + off;
+			err = 0;
+			break;
+		}
+	fclose(f);
+	return err;
+}
+
+double gp_uprobes_measure_hit_ns(struct gp_uprobes *u)
+{
+	struct gp_probe p = { .api = GP_API_INVALID, .pid = getpid(), .multi_fd = { -1, -1 }, .file_fd = -1 };
+	struct gp_uprobes one = *u;
+	double bare, probed;
+	int err;
+
+	if (target_offset(&p.offset))
+		return -1;
+	one.v = &p;
+	one.n = one.cap = 1;
+	bare = time_calls();
+	err = attach_group(&one, 0, 1, p.pid, "/proc/self/exe", false);
+	probed = err ? -1 : time_calls();
+	detach_links(&one, 0, 1);
+	if (err || probed < bare)
+		return -1;
+	return (probed - bare) / 2; /* an entry and a return */
 }

@@ -12,6 +12,12 @@
  * kernels, one perf-event link per function and direction. A file's probes
  * are consecutive records and can be removed on their own (when the last
  * process using the file is gone).
+ *
+ * Gating (an overhead budget, src/collect/duty.h): the hot probes of a file
+ * (those whose calls the kernel aggregates) are placed as their own links,
+ * after the others, and can be removed and placed again while the rest stay;
+ * the file is reopened through a descriptor kept for that, so a gate opens
+ * even when the process whose path named the file is gone.
  */
 #ifndef GP_UPROBES_H
 #define GP_UPROBES_H
@@ -33,14 +39,19 @@ struct gp_probe {
 	char *target;          /* the library's path as the process maps it */
 	__u64 offset;          /* file offset of the function */
 	struct bpf_link *enter, *exit; /* perf-event mechanism only */
-	int multi_fd[2];       /* the file's uprobe_multi links (entry, return), on its first probe; else -1 */
-	bool attached;
+	int multi_fd[2];       /* uprobe_multi links (entry, return) of the file's group, on its first probe; else -1 */
+	bool attached;         /* in place (a gated probe: its file is armed, the links maybe not: gate) */
+	bool gated;            /* a hot probe: in place only while the gate is open */
+	int file_fd;           /* the first gated probe of a file: the file, to place them again; else -1 */
+	unsigned ngated;       /* on that first gated probe: the file's gated probes (it and the next ones) */
 };
 
 struct gp_uprobes {
 	bool multi;            /* uprobe_multi links */
 	bool stacks;           /* GPU-work calls carry their caller's user stack (GP_CK_USTACK) */
 	bool aggregate;        /* aggregatable calls are counted in the kernel (GP_COOKIE_AGG) */
+	bool gating;           /* the aggregated probes are gated (set before the first attach) */
+	bool gate_open;        /* the gated probes are in place now */
 	struct bpf_program *enter_prog, *exit_prog;
 	struct gp_probe *v;
 	size_t n, cap;
@@ -69,6 +80,25 @@ int gp_uprobes_attach_file(struct gp_uprobes *u, pid_t pid, const char *attach_p
  * work and synchronisation). Nothing that changes state userspace tracks.
  */
 bool gp_uprobes_aggregatable(enum gp_api_id api);
+
+/*
+ * Opens the gate (places the gated probes of every armed file; a file armed
+ * while it is open gets them at once) or closes it (removes them). A call
+ * running when its return probe goes, or entered just before it came, is
+ * counted by the kernel as duty_cut. Returns 0, or -errno after a message
+ * for the first file that failed (the others are still done; a file that
+ * failed stays without its gated probes until the next opening).
+ */
+int gp_uprobes_gate(struct gp_uprobes *u, bool open);
+
+/*
+ * What a probe hit costs on this machine, in ns: the session's own programs
+ * placed on a function of gpuprobed itself (not a traced process, so they
+ * stop at their first check: the kernel's uprobe machinery is what is
+ * timed), the same calls timed with and without them. < 0 when it could not
+ * be measured. Takes ~0.1 s.
+ */
+double gp_uprobes_measure_hit_ns(struct gp_uprobes *u);
 
 /* Remove the probes [first, first + n) (one file's); the records stay. */
 void gp_uprobes_detach(struct gp_uprobes *u, size_t first, size_t n);

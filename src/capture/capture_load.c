@@ -107,6 +107,18 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 		gp_model_api_aggregate(m, &a);
 		break;
 	}
+	case GP_MOP_API_ESTIMATED:
+		gp_model_api_estimated(m, (__u32)v[0].u, (unsigned)v[1].u, v[2].u);
+		break;
+	case GP_MOP_SAMPLING: {
+		struct gp_sampling smp;
+
+		if (v[0].r.n != sizeof(smp))
+			return -EINVAL;
+		memcpy(&smp, v[0].r.p, sizeof(smp));
+		gp_model_set_sampling(m, &smp);
+		break;
+	}
 	case GP_MOP_SYMBOLIZE:
 		gp_model_symbolize_stacks(m, NULL);
 		break;

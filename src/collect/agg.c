@@ -8,9 +8,15 @@
  * read while its thread was updating it (a call counted, its histogram
  * bucket not yet) is made right by the next read; the last read of a
  * session comes after the probes are gone, when nothing moves.
+ *
+ * With an overhead budget the hot probes are attached for part of the time
+ * only: each delta is then multiplied by its process's weight (what the
+ * counted part stands for), and what that adds to the calls is told to the
+ * model as estimated.
  */
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +40,9 @@ struct gp_agg {
 	struct gp_api_agg_key *keys;
 	struct gp_api_agg *vals;
 	struct gp_agg_stats st;
+	gp_agg_weight_fn weight;  /* NULL: every delta as counted */
+	void *weight_ctx;
+	__u32 only_tgid;          /* this read folds this process's keys only; 0: all */
 };
 
 static __u64 key_hash(const struct gp_api_agg_key *k)
@@ -84,7 +93,48 @@ void gp_agg_free(struct gp_agg *a)
 	free(a);
 }
 
-/* The delta of one key since its last read, into the model. */
+void gp_agg_set_weight(struct gp_agg *a, gp_agg_weight_fn fn, void *ctx)
+{
+	a->weight = fn;
+	a->weight_ctx = ctx;
+}
+
+static __u64 scaled(__u64 v, double w)
+{
+	return (__u64)llround((double)v * w);
+}
+
+/* d stands for w times as much as was counted; returns the calls that adds. */
+static __u64 scale(struct gp_api_aggregate *d, double w)
+{
+	__u64 seen = d->calls;
+
+	d->calls = scaled(d->calls, w);
+	d->errors = scaled(d->errors, w);
+	d->sum_ns = scaled(d->sum_ns, w);
+	d->error_ns = scaled(d->error_ns, w);
+	d->offcpu_ns = scaled(d->offcpu_ns, w);
+	d->vol_switches = scaled(d->vol_switches, w);
+	d->invol_switches = scaled(d->invol_switches, w);
+	d->minor_faults = scaled(d->minor_faults, w);
+	d->major_faults = scaled(d->major_faults, w);
+	for (unsigned b = 0; b < GP_AGG_HIST_BUCKETS; b++)
+		d->dur_hist[b] = scaled(d->dur_hist[b], w);
+	return d->calls - seen;
+}
+
+/* One delta into the model, scaled by w; what the scaling adds to the calls is estimated. */
+static int hand_over(struct gp_agg *a, struct gp_api_aggregate *d, double w)
+{
+	__u64 estimated = w != 1 ? scale(d, w) : 0;
+	int err = gp_model_api_aggregate(a->model, d);
+
+	if (!err && estimated && !d->parent_api)
+		err = gp_model_api_estimated(a->model, d->pid, d->api, estimated);
+	return err;
+}
+
+/* The delta of one key since its last read, into the model (weighed). */
 static int fold(struct gp_agg *a, const struct gp_api_agg_key *k, const struct gp_api_agg *v)
 {
 	__u64 h = key_hash(k);
@@ -92,6 +142,8 @@ static int fold(struct gp_agg *a, const struct gp_api_agg_key *k, const struct g
 	struct gp_api_aggregate d;
 	bool moved = false;
 
+	if (a->only_tgid && k->tgid != a->only_tgid)
+		return 0; /* its delta waits for a read of every key */
 	for (e = head; e && !key_eq(&e->key, k); e = e->next)
 		;
 	if (!e) {
@@ -135,7 +187,7 @@ static int fold(struct gp_agg *a, const struct gp_api_agg_key *k, const struct g
 		return 0;
 	a->st.aggregates++;
 	a->st.calls += d.calls;
-	return gp_model_api_aggregate(a->model, &d);
+	return hand_over(a, &d, a->weight ? a->weight(a->weight_ctx, k->tgid) : 1);
 }
 
 static int collect_one_by_one(struct gp_agg *a)
@@ -153,13 +205,11 @@ static int collect_one_by_one(struct gp_agg *a)
 	return errno == ENOENT ? 0 : -errno;
 }
 
-int gp_agg_collect(struct gp_agg *a)
+static int collect(struct gp_agg *a)
 {
 	__u64 token[2] = { 0, 0 };
 	bool first = true;
 
-	if (!a)
-		return 0;
 	a->st.collects++;
 	if (a->no_batch)
 		return collect_one_by_one(a);
@@ -180,6 +230,23 @@ int gp_agg_collect(struct gp_agg *a)
 			return 0;
 		first = false;
 	}
+}
+
+int gp_agg_collect(struct gp_agg *a)
+{
+	return a ? collect(a) : 0;
+}
+
+int gp_agg_collect_process(struct gp_agg *a, __u32 tgid)
+{
+	int err;
+
+	if (!a)
+		return 0;
+	a->only_tgid = tgid;
+	err = gp_agg_collect(a);
+	a->only_tgid = 0;
+	return err;
 }
 
 void gp_agg_forget_process(struct gp_agg *a, __u32 tgid)

@@ -28,6 +28,17 @@ void gp_agg_free(struct gp_agg *a); /* NULL is a no-op */
 /* Reads the whole map and folds what changed since the last read into the model. 0 or -errno. */
 int gp_agg_collect(struct gp_agg *a);
 
+/* The same for tgid's keys only (it exited): the others' deltas wait for the next whole read. */
+int gp_agg_collect_process(struct gp_agg *a, __u32 tgid);
+
+/*
+ * With an overhead budget: what the kernel counted for tgid since the last
+ * read stands for weight times as much (>= 1; 1: exact). The deltas are
+ * scaled and the calls that adds told to the model as estimated.
+ */
+typedef double (*gp_agg_weight_fn)(void *ctx, __u32 tgid);
+void gp_agg_set_weight(struct gp_agg *a, gp_agg_weight_fn fn, void *ctx);
+
 /*
  * tgid is gone and its final totals were collected: its keys leave the map
  * and the userspace table (so the map never fills with dead threads, and a

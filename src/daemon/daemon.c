@@ -12,9 +12,11 @@
  *    stop goes to STATE_DIR/reports/current/ (kept as a dated report when
  *    the daemon starts again);
  *  - memory bounds: exited processes are forgotten after their grace period,
- *    and the first exited while more than max_processes are kept;
- *  - the estimated cost of the probes against the traced processes' CPU time
- *    (probe hits x the measured cost of a hit), for the overhead budget;
+ *    and, while more than max_processes are kept, the first exited, then the
+ *    live ones idle longest;
+ *  - the overhead budget: the session estimates the probes' cost and gates
+ *    the hot ones (collect/duty.h); the daemon hands it the budget, which a
+ *    reload may change;
  *  - SIGHUP re-reads the configuration: a bad file keeps the running one,
  *    and what cannot change without a restart is said and kept.
  */
@@ -41,12 +43,6 @@
 #include "report_files.h"
 #include "session.h"
 
-/*
- * Cost of one probe hit (an entry or a return) with gpuprobed's program on
- * it, from docs/performance.md: an entry+return pair adds ~0.9 us (the
- * kernel's uprobe machinery) + ~0.35 us (our two programs) to a call.
- */
-#define GP_PROBE_HIT_COST_NS 620
 /* How long a scrape waits for the session's thread to render the page. */
 #define GP_SCRAPE_WAIT_S 5
 
@@ -72,8 +68,6 @@ struct daemon {
 	bool closing;
 
 	__u64 next_report_ns;
-	/* the overhead estimate: totals at the previous estimate */
-	__u64 est_at_ns, est_hits, est_cpu_ns;
 };
 
 static __u64 clock_ns(clockid_t clk)
@@ -337,53 +331,6 @@ static void keep_previous_current(struct daemon *d)
 	}
 }
 
-/* ---- overhead ------------------------------------------------------------------- */
-
-/* utime + stime of pid from /proc/PID/stat, in ns; 0 when it cannot be read. */
-static __u64 proc_cpu_ns(__u32 pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long ut = 0, st = 0;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return 0;
-	return (ut + st) * (1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK));
-}
-
-/*
- * The probes' estimated cost over the last interval as a fraction of the
- * traced processes' CPU time in it: hits x GP_PROBE_HIT_COST_NS. (The cost
- * is spent on the traced threads and included in their CPU time.)
- */
-static void estimate_overhead(struct daemon *d, const struct gp_model *m, __u64 now)
-{
-	__u64 hits = 0, cpu = 0;
-
-	for (unsigned i = 0; i < GP_MAX_PROBES; i++)
-		if (m->probes[i])
-			hits += m->probes[i]->entry_hits + m->probes[i]->return_hits;
-	for (size_t i = 0; i < m->nprocs; i++)
-		if (!m->procs[i]->exited)
-			cpu += proc_cpu_ns(m->procs[i]->pid);
-	if (d->est_at_ns && cpu > d->est_cpu_ns && hits >= d->est_hits)
-		d->self.overhead_estimate = (double)((hits - d->est_hits) * GP_PROBE_HIT_COST_NS) /
-					    (double)(cpu - d->est_cpu_ns);
-	else if (d->est_at_ns && hits == d->est_hits)
-		d->self.overhead_estimate = 0; /* nothing traced ran */
-	d->est_at_ns = now;
-	d->est_hits = hits;
-	d->est_cpu_ns = cpu;
-}
-
 /* ---- configuration -------------------------------------------------------------- */
 
 static void apply_log_level(const struct daemon *d, const struct gp_options *cli)
@@ -398,16 +345,18 @@ static void apply_log_level(const struct daemon *d, const struct gp_options *cli
 static const struct gp_options *daemon_cli; /* for -v on reload */
 
 /*
- * What this version cannot do yet is refused, not half done: keeping the
- * probes' cost under a budget needs them attached for a duty cycle and the
- * counts scaled (docs/daemon.md, "Not yet"); the estimate itself is exported.
+ * An overhead budget scales the kernel's aggregates of the hot calls: with
+ * stacks or the timeline every call is a record, and there is nothing to
+ * scale. (Those keys need a restart: on reload, the running values count.)
  */
-static int config_usable(const struct daemon *d, const struct gp_daemon_config *c)
+static int config_usable(const struct daemon *d, const struct gp_daemon_config *c, const struct gp_daemon_config *running)
 {
-	if (c->overhead_budget > 0) {
-		gp_err("%s: [trace] overhead_budget: keeping the probes under a budget (duty cycling) is not "
-		       "implemented yet: set it to off (gpuprobed_overhead_estimate_ratio reports the estimate)",
-		       d->config_path);
+	const struct gp_daemon_config *r = running ? running : c;
+
+	if (c->overhead_budget > 0 && (!r->aggregate || r->stacks || r->timeline)) {
+		gp_err("%s: [trace] overhead_budget needs aggregate = on, stacks = off and timeline = off%s: "
+		       "the budget scales the kernel's counts of the hot calls, and these make every call a record",
+		       d->config_path, running ? " (running values: they need a restart)" : "");
 		return -1;
 	}
 	return 0;
@@ -421,7 +370,7 @@ static void reload(struct daemon *d)
 
 	if (d->notify)
 		sd_notify(0, "RELOADING=1");
-	if (gp_daemon_config_load(d->config_path, d->config_missing_ok, &next) || config_usable(d, &next)) {
+	if (gp_daemon_config_load(d->config_path, d->config_missing_ok, &next) || config_usable(d, &next, &d->cfg)) {
 		d->self.reload_failures++;
 		gp_err("reload: %s has errors (above): keeping the running configuration", d->config_path);
 		goto out;
@@ -494,10 +443,9 @@ static bool on_tick(void *ctx, struct gp_model *m, __u64 now, bool counters_fres
 		gp_model_forget_exited(m, now > grace ? now - grace : 0, d->cfg.max_processes, &evicted);
 		if (evicted) {
 			d->self.processes_evicted += evicted;
-			gp_info("forgot %zu exited process%s (max_processes %u)", evicted, evicted == 1 ? "" : "es",
+			gp_info("forgot %zu process%s early (max_processes %u)", evicted, evicted == 1 ? "" : "es",
 				d->cfg.max_processes);
 		}
-		estimate_overhead(d, m, now);
 	}
 	if (d->next_report_ns && now >= d->next_report_ns) {
 		periodic_report(d, m);
@@ -557,7 +505,8 @@ int gp_daemon_main(const struct gp_options *cli)
 {
 	static struct daemon d; /* static: large, and the hooks hold it for the session's life */
 	const struct gp_session_hooks hooks = { .ctx = &d, .started = on_started, .tick = on_tick,
-						.signal = on_signal, .stopping = on_stopping };
+						.signal = on_signal, .stopping = on_stopping,
+						.overhead_budget = &d.cfg.overhead_budget };
 	int status;
 
 	d.config_path = cli->config_path ? cli->config_path : GP_DAEMON_DEFAULT_CONFIG;
@@ -565,7 +514,7 @@ int gp_daemon_main(const struct gp_options *cli)
 	daemon_cli = cli;
 	/* journald reads "<N>" prefixes as priorities; a person at a terminal wants none */
 	gp_log_syslog_prefix = !cli->foreground && getenv("JOURNAL_STREAM") != NULL;
-	if (gp_daemon_config_load(d.config_path, d.config_missing_ok, &d.cfg) || config_usable(&d, &d.cfg)) {
+	if (gp_daemon_config_load(d.config_path, d.config_missing_ok, &d.cfg) || config_usable(&d, &d.cfg, NULL)) {
 		gp_err("%s has errors (above): not starting", d.config_path);
 		return GP_EXIT_FAILURE;
 	}
@@ -583,8 +532,6 @@ int gp_daemon_main(const struct gp_options *cli)
 	keep_previous_current(&d);
 	if (gp_prepare_out_dir(d.current_dir))
 		return GP_EXIT_FAILURE;
-	d.self.duty_cycle = 1;
-	d.self.overhead_estimate = -1;
 	session_options(&d, cli);
 	gp_notice("daemon: configuration %s%s, reports in %s", d.config_path,
 		  d.config_missing_ok && access(d.config_path, F_OK) ? " (missing: defaults)" : "", d.reports_dir);

@@ -264,7 +264,7 @@ static void kind_pair(struct render *r, const char *name, const char *plabels, c
 
 /* ---- per process families ------------------------------------------------- */
 
-enum api_field { API_CALLS, API_ERRORS, API_SECONDS };
+enum api_field { API_CALLS, API_ERRORS, API_SECONDS, API_ESTIMATED };
 
 static void api_family(struct render *r, const char *name, enum api_field fld, const char *help)
 {
@@ -273,7 +273,7 @@ static void api_family(struct render *r, const char *name, enum api_field fld, c
 		for (unsigned a = 1; a < GP_API_MAX; a++) {
 			const struct gp_api_stats *st = p->api[a];
 
-			if (!st || !st->time.count)
+			if (!st || !st->time.count || (fld == API_ESTIMATED && !st->estimated_calls))
 				continue;
 			open_sample(r, name, L);
 			label(r, true, "api", gp_apis[a].symbol);
@@ -281,7 +281,8 @@ static void api_family(struct render *r, const char *name, enum api_field fld, c
 			if (fld == API_SECONDS)
 				close_ns(r, st->time.sum);
 			else
-				close_u64(r, fld == API_CALLS ? st->time.count : st->errors);
+				close_u64(r, fld == API_CALLS ? st->time.count
+					     : fld == API_ERRORS ? st->errors : st->estimated_calls);
 		}
 }
 
@@ -397,6 +398,32 @@ static void cpu_families(struct render *r)
 	}
 }
 
+/* The probes' cost and the overhead budget's duty cycle (the session keeps them in the model). */
+static void sampling_families(struct render *r)
+{
+	const struct gp_sampling *s = &r->m->sampling;
+
+	family(r, "gpuprobed_overhead_estimate_ratio", "gauge",
+	       "Estimated cost of the probes in the last second as a fraction of the traced processes' CPU time, "
+	       "as attached (absent when unknown).");
+	if (s->set && s->overhead >= 0)
+		plain_double(r, "gpuprobed_overhead_estimate_ratio", s->overhead);
+	family(r, "gpuprobed_overhead_unsampled_estimate_ratio", "gauge",
+	       "The same had every probe been attached all the time (absent when unknown).");
+	if (s->set && s->overhead_full >= 0)
+		plain_double(r, "gpuprobed_overhead_unsampled_estimate_ratio", s->overhead_full);
+	family(r, "gpuprobed_overhead_budget_ratio", "gauge",
+	       "The configured overhead budget (overhead_budget); absent when off.");
+	if (s->set && s->budget > 0)
+		plain_double(r, "gpuprobed_overhead_budget_ratio", s->budget);
+	family(r, "gpuprobed_duty_cycle_ratio", "gauge",
+	       "Fraction of the current second the hot probes are attached (1 without an overhead budget).");
+	plain_double(r, "gpuprobed_duty_cycle_ratio", s->set ? s->duty : 1);
+	family(r, "gpuprobed_counts_estimated", "gauge",
+	       "1 when some counts were scaled up from a duty cycle below 1 (estimates, not exact counts), else 0.");
+	plain_u64(r, "gpuprobed_counts_estimated", r->m->estimated_calls > 0);
+}
+
 static void process_families(struct render *r)
 {
 	__u64 live = 0;
@@ -407,6 +434,9 @@ static void process_families(struct render *r)
 		   "Of gpuprobed_api_calls_total, the calls that returned an error.");
 	api_family(r, "gpuprobed_api_seconds_total", API_SECONDS,
 		   "Host-observed time inside those calls, entry to return (not GPU time).");
+	api_family(r, "gpuprobed_api_estimated_calls_total", API_ESTIMATED,
+		   "Of gpuprobed_api_calls_total, the calls not seen but estimated: the overhead budget attached the "
+		   "probe for part of the time and the counts were scaled up (absent while every call was seen).");
 	xfer_family(r, "gpuprobed_transfer_bytes_total", XF_BYTES,
 		    "Bytes copied by copy calls, by direction and by the kind of host memory involved.");
 	xfer_family(r, "gpuprobed_transfers_total", XF_CALLS,
@@ -508,16 +538,7 @@ static void self_families(struct render *r, const struct gp_metrics_self *self)
 	family(r, "gpuprobed_reports_removed_total", "counter",
 	       "Reports removed to keep the reports directory under its bound.");
 	plain_u64(r, "gpuprobed_reports_removed_total", self->reports_removed);
-	family(r, "gpuprobed_overhead_estimate_ratio", "gauge",
-	       "Estimated probe cost as a fraction of the traced processes' CPU time (absent when unknown).");
-	if (self->overhead_estimate >= 0)
-		plain_double(r, "gpuprobed_overhead_estimate_ratio", self->overhead_estimate);
-	family(r, "gpuprobed_duty_cycle_ratio", "gauge",
-	       "Fraction of the time the hot probes are attached (1 without an overhead budget).");
-	plain_double(r, "gpuprobed_duty_cycle_ratio", self->duty_cycle);
-	family(r, "gpuprobed_counts_estimated", "gauge",
-	       "1 when some counts were scaled up from a duty cycle below 1 (estimates, not exact counts), else 0.");
-	plain_u64(r, "gpuprobed_counts_estimated", self->counts_estimated);
+	sampling_families(r);
 	family(r, "gpuprobed_build_info", "gauge", "Always 1; the version of gpuprobed in its label.");
 	fputs("gpuprobed_build_info{", r->out);
 	label(r, false, "version", GP_VERSION);

@@ -21,9 +21,6 @@ struct gp_metrics_self {
 	__u64 processes_evicted;      /* forgotten to stay under max_processes */
 	__u64 reloads, reload_failures;
 	__u64 reports_written, reports_removed;
-	double overhead_estimate;     /* estimated probe cost / traced CPU time, 0..; < 0: unknown (not exported) */
-	double duty_cycle;            /* fraction of time hot probes are attached, 1 when no budget */
-	bool counts_estimated;        /* some counts were scaled up from a duty cycle */
 };
 
 struct gp_metrics_opts {

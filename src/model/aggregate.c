@@ -198,3 +198,27 @@ int gp_model_api_aggregate(struct gp_model *m, const struct gp_api_aggregate *a)
 	gp_model_tap_op(m, GP_MOP_API_AGGREGATE, (const void *)a, sizeof(*a));
 	return err;
 }
+
+int gp_model_api_estimated(struct gp_model *m, __u32 pid, unsigned api, __u64 calls)
+{
+	struct gp_process *p;
+	struct gp_api_stats *st;
+
+	gp_model_tap_op(m, GP_MOP_API_ESTIMATED, (unsigned)pid, api, calls);
+	if (api <= GP_API_INVALID || api >= GP_API_MAX)
+		return -EINVAL;
+	p = gp_model_process_get(m, pid);
+	st = p ? stats_of(p, api) : NULL;
+	if (!st)
+		return -ENOMEM;
+	st->estimated_calls += calls;
+	m->estimated_calls += calls;
+	return 0;
+}
+
+void gp_model_set_sampling(struct gp_model *m, const struct gp_sampling *s)
+{
+	m->sampling = *s;
+	m->sampling.set = true;
+	gp_model_tap_op(m, GP_MOP_SAMPLING, (const void *)&m->sampling, sizeof(m->sampling));
+}

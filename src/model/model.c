@@ -27,6 +27,7 @@ static const char *const bpf_drop_names[GP_BPF_DROP_MAX] = {
 	[GP_DROP_STACK_UNREAD] = "stack_unread",
 	[GP_DROP_SCHED_SLICE_LOST] = "sched_slice_lost",
 	[GP_DROP_AGG_TABLE_FULL] = "agg_table_full",
+	[GP_DROP_DUTY_CUT] = "duty_cut",
 };
 
 /* Counters the model keeps itself; present (at 0) in every report, like the BPF ones. */
@@ -248,6 +249,43 @@ static void process_forget_at(struct gp_model *m, size_t i)
 	process_free(p);
 }
 
+/* When p last did something the model saw: its latest call's return, or its admission. */
+static __u64 last_active_ns(const struct gp_process *p)
+{
+	size_t n = p->threads.count;
+	void **ts = n ? calloc(n, sizeof(*ts)) : NULL;
+	__u64 last = p->attach_ns;
+
+	n = ts ? gp_u64map_values(&p->threads, ts, n) : 0;
+	for (size_t i = 0; i < n; i++)
+		if (((const struct gp_thread *)ts[i])->last_ns > last)
+			last = ((const struct gp_thread *)ts[i])->last_ns;
+	free(ts);
+	return last;
+}
+
+/* The exited process that exited first; else the live one idle longest; m->nprocs: none. */
+static size_t eviction_candidate(const struct gp_model *m)
+{
+	size_t pick = m->nprocs;
+	__u64 pick_ns = 0;
+
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i]->exited && (pick == m->nprocs || m->procs[i]->exit_ns < m->procs[pick]->exit_ns))
+			pick = i;
+	if (pick < m->nprocs)
+		return pick;
+	for (size_t i = 0; i < m->nprocs; i++) {
+		__u64 t = last_active_ns(m->procs[i]);
+
+		if (pick == m->nprocs || t < pick_ns) {
+			pick = i;
+			pick_ns = t;
+		}
+	}
+	return pick;
+}
+
 size_t gp_model_forget_exited(struct gp_model *m, __u64 exited_before_ns, size_t keep_at_most, size_t *evicted)
 {
 	size_t removed = 0, over = 0;
@@ -261,19 +299,23 @@ size_t gp_model_forget_exited(struct gp_model *m, __u64 exited_before_ns, size_t
 		}
 	}
 	while (m->nprocs > keep_at_most) {
-		size_t oldest = m->nprocs;
+		size_t pick = eviction_candidate(m);
 
-		for (size_t i = 0; i < m->nprocs; i++)
-			if (m->procs[i]->exited && (oldest == m->nprocs || m->procs[i]->exit_ns < m->procs[oldest]->exit_ns))
-				oldest = i;
-		if (oldest == m->nprocs)
-			break; /* only live processes left: they stay */
-		process_forget_at(m, oldest);
+		if (pick == m->nprocs)
+			break;
+		process_forget_at(m, pick);
 		over++;
 	}
 	if (evicted)
 		*evicted = over;
 	return removed + over;
+}
+
+__u64 gp_model_process_attach_ns(const struct gp_model *m, __u32 pid)
+{
+	const struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
+
+	return p ? p->attach_ns : 0;
 }
 
 struct gp_process *gp_model_process_get(struct gp_model *m, __u32 pid)

@@ -91,6 +91,8 @@ __u64 gp_model_last_event_ns(const struct gp_model *m);
  * range it made has been seen (otherwise "pageable" means "outside every
  * pinned range allocated while traced", and reports say so).
  */
+/* When pid's newest process was admitted (CLOCK_MONOTONIC ns); 0 when the model has none. */
+__u64 gp_model_process_attach_ns(const struct gp_model *m, __u32 pid);
 int gp_model_process_add(struct gp_model *m, __u32 pid, const char *comm, const char *cmdline,
 			 __u64 attach_mono_ns, bool traced_from_start);
 int gp_model_process_exited(struct gp_model *m, __u32 pid, __u64 exit_mono_ns);
@@ -105,10 +107,12 @@ int gp_model_process_exec(struct gp_model *m, __u32 pid, const char *comm, const
 /*
  * The daemon's bounds on memory: removes every exited process whose exit is
  * before exited_before_ns (its grace period is over), then, while more than
- * keep_at_most processes are kept, the exited ones that exited first (live
- * processes are never removed). Their stacks free room under max_stacks.
- * Not recorded by a tap (the daemon writes no capture). Returns the
- * processes removed; *evicted (may be NULL) those removed by the bound.
+ * keep_at_most processes are kept, the exited ones that exited first, then
+ * the live ones idle longest (latest traced call, or admission). A live one
+ * removed starts again, counted from zero and without its name, at its next
+ * traced call. Their stacks free room under max_stacks. Not recorded by a
+ * tap (the daemon writes no capture). Returns the processes removed;
+ * *evicted (may be NULL) those removed by the bound.
  */
 size_t gp_model_forget_exited(struct gp_model *m, __u64 exited_before_ns, size_t keep_at_most, size_t *evicted);
 /* A process the session wanted but could not trace, and why (e.g. its root cannot be read). */
@@ -204,6 +208,31 @@ struct gp_api_aggregate {
  * -EINVAL (a bad api: counted as malformed_records) or -ENOMEM.
  */
 int gp_model_api_aggregate(struct gp_model *m, const struct gp_api_aggregate *a);
+
+/*
+ * calls of pid's outermost api calls, already folded in (an aggregate that
+ * was scaled up), were not seen but estimated from a duty cycle (the
+ * overhead budget, src/collect/duty.h). 0, or -EINVAL / -ENOMEM.
+ */
+int gp_model_api_estimated(struct gp_model *m, __u32 pid, unsigned api, __u64 calls);
+
+/* The overhead budget's duty cycle, as the reports show it (docs/report-format.md, "sampling"). */
+struct gp_sampling {
+	bool set;              /* the session can gate its hot probes (else none of this is shown) */
+	bool pad[7];           /* a capture stores the struct as it is: no stray bytes */
+	double budget;         /* share of the traced processes' CPU time the probes may cost; 0: none */
+	double duty;           /* the current period's share of time the hot probes are attached */
+	__u64 periods;         /* periods (of 1 s) so far */
+	__u64 sampled_periods; /* of which: with the hot probes attached for only part of it */
+	__u64 attached_ns;     /* time the hot probes were attached, over those periods */
+	__u64 period_ns;       /* the periods' total time */
+	double overhead;       /* last period: estimated probe cost / traced CPU time, as attached; < 0: unknown */
+	double overhead_full;  /* the same with every probe attached all the time; < 0: unknown */
+	__u64 over_budget;     /* periods over the budget even at the shortest duty cycle */
+	double hit_ns;         /* the cost of one probe hit used for the estimates (measured at the start) */
+};
+_Static_assert(sizeof(struct gp_sampling) == 8 + 7 * 8 + 3 * 8, "gp_sampling layout");
+void gp_model_set_sampling(struct gp_model *m, const struct gp_sampling *s);
 _Static_assert(sizeof(struct gp_api_aggregate) == 16 + 13 * 8 + 8 * GP_AGG_HIST_BUCKETS, "gp_api_aggregate layout");
 
 /*

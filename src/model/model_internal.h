@@ -340,6 +340,7 @@ struct gp_api_stats {
 	struct gp_api_link inner[GP_API_LINKS_MAX];     /* implemented by (for an outer API) */
 	__u64 links_other;                              /* links that did not fit */
 	__u64 aggregated_calls;    /* of time.count: folded in from kernel aggregates (aggregate.c) */
+	__u64 estimated_calls;     /* of aggregated_calls: scaled up from a duty cycle (overhead budget), not seen */
 };
 
 struct gp_library {
@@ -514,6 +515,8 @@ struct gp_model {
 	struct gp_u64map by_pid;   /* pid -> its newest struct gp_process */
 
 	struct gp_probe *probes[GP_MAX_PROBES];
+	struct gp_sampling sampling; /* the overhead budget's duty cycle; sampling.set: there is one */
+	__u64 estimated_calls;       /* all processes' estimated_calls, for the metrics' flag */
 	struct gp_drop *drops;
 	size_t ndrops;
 

@@ -35,6 +35,8 @@ static const struct {
 	[GP_MOP_MAPS] = { "maps", "uUs" },
 	[GP_MOP_END] = { "end", "UU" },
 	[GP_MOP_API_AGGREGATE] = { "api_aggregate", "r" },
+	[GP_MOP_API_ESTIMATED] = { "api_estimated", "uuU" },
+	[GP_MOP_SAMPLING] = { "sampling", "r" },
 };
 
 const char *gp_model_op_format(unsigned op)

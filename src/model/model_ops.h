@@ -45,6 +45,8 @@ enum gp_model_op {
 	GP_MOP_END,             /* "UU"      operations written before this one, chunks before this one's */
 	/* after END: the numbers above are the capture format's and never change */
 	GP_MOP_API_AGGREGATE,   /* "r"       struct gp_api_aggregate (model.h), as gp_model_api_aggregate got it */
+	GP_MOP_API_ESTIMATED,   /* "uuU"     pid api calls (gp_model_api_estimated) */
+	GP_MOP_SAMPLING,        /* "r"       struct gp_sampling (model.h) */
 	GP_MOP_MAX,
 };
 

@@ -484,6 +484,34 @@ static json_t *doc_source(struct doc *d)
 	return o;
 }
 
+/* A ratio kept to 6 decimals; null when not known (< 0). */
+static json_t *j_ratio(double v)
+{
+	return v < 0 ? json_null() : json_real(round(v * 1e6) / 1e6);
+}
+
+/* The overhead budget's duty cycle (the daemon); null when the session had none. */
+static json_t *doc_sampling(struct doc *d)
+{
+	const struct gp_sampling *s = &d->m->sampling;
+	json_t *o;
+
+	if (!s->set)
+		return json_null();
+	o = obj_new(d);
+	put(d, o, "budget", s->budget > 0 ? j_ratio(s->budget) : json_null());
+	put(d, o, "duty_cycle", j_ratio(s->duty));
+	put(d, o, "periods", j_u64(s->periods));
+	put(d, o, "sampled_periods", j_u64(s->sampled_periods));
+	put(d, o, "attached_fraction", j_ratio(s->period_ns ? (double)s->attached_ns / (double)s->period_ns : 1));
+	put(d, o, "overhead_estimate", j_ratio(s->overhead));
+	put(d, o, "overhead_unsampled_estimate", j_ratio(s->overhead_full));
+	put(d, o, "over_budget_periods", j_u64(s->over_budget));
+	put(d, o, "hit_cost_ns", j_u64((__u64)llround(s->hit_ns)));
+	put(d, o, "estimated_calls", j_u64(d->m->estimated_calls));
+	return o;
+}
+
 json_t *gp_report_doc(const struct gp_model *m)
 {
 	struct doc d = { .m = m };
@@ -497,6 +525,7 @@ json_t *gp_report_doc(const struct gp_model *m)
 	put(&d, root, "summary", doc_summary(&d, json_object_get(root, "processes")));
 	put(&d, root, "recommendations", doc_recommendations(&d));
 	doc_drops(&d, root);
+	put(&d, root, "sampling", doc_sampling(&d));
 	put(&d, root, "instrumentation", doc_instrumentation(&d));
 	if (d.failed) {
 		json_decref(root);

@@ -97,6 +97,8 @@ json_t *doc_api(struct doc *d, const struct gp_process *p)
 		put(d, o, "calls", j_u64(t->count));
 		/* of calls: counted in the kernel (--aggregate): percentiles within a factor of 2 */
 		put(d, o, "aggregated_calls", j_u64(refs[i].st->aggregated_calls));
+		/* of aggregated_calls: scaled up from the overhead budget's duty cycle, not seen */
+		put(d, o, "estimated_calls", j_u64(refs[i].st->estimated_calls));
 		put(d, o, "errors", j_u64(refs[i].st->errors));
 		put(d, o, "error_codes", error_codes(d, refs[i].st, a->family));
 		put(d, o, "time_pct", j_real2(p->api_total_ns ? 100.0 * (double)t->sum / (double)p->api_total_ns : 0));

@@ -91,7 +91,7 @@ static int api_table(const json_t *p, FILE *out)
 					    "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)",
 					    "p99 (ns)", "Errors", "Layer", "Name" };
 	const json_t *rows = json_object_get(p, "cuda_api"), *r;
-	json_int_t aggregated = 0;
+	json_int_t aggregated = 0, estimated = 0;
 	size_t i;
 	char n[32];
 
@@ -119,6 +119,7 @@ static int api_table(const json_t *p, FILE *out)
 		md_table_cell(t, "%s", md_str(r, "family"));
 		md_table_cell(t, "%s", md_str(r, "name"));
 		aggregated += md_int(r, "aggregated_calls");
+		estimated += md_int(r, "estimated_calls");
 	}
 	int err = md_flush_table(t, out);
 
@@ -131,6 +132,11 @@ static int api_table(const json_t *p, FILE *out)
 			"StdDev come from a log2 histogram (within a factor of 2), every error is counted under the "
 			"last error code seen per thread, and they appear in no kernel, stream or timeline view.\n",
 			(long long)aggregated);
+	if (estimated) /* the overhead budget's duty cycle */
+		fprintf(out, "\n%lld of these calls were not seen but estimated: the overhead budget attached the "
+			"hot probes for part of each second and their counts and times were scaled up (see "
+			"\"sampling\" in report.json).\n",
+			(long long)estimated);
 	fputc('\n', out);
 	return err;
 }

@@ -163,10 +163,8 @@ def basic_ops_pid(d):
     return got[0], ref
 
 
-def test_metrics_equal_the_workloads_own_accounting(daemon_factory):
-    d = daemon_factory()
-    pid, ref = basic_ops_pid(d)
-    s = parse(d.scrape())
+def check_metrics(s, pid, ref):
+    """The scraped samples s of process pid equal basic_ops's own accounting ref."""
     assert series(s, "gpuprobed_process_exited", pid=pid)[0][0]["comm"] == "basic_ops"
     for api, want in ref["cuda_api"].items():
         assert one(s, "gpuprobed_api_calls_total", pid=pid, api=api) == want["calls"], api
@@ -185,6 +183,13 @@ def test_metrics_equal_the_workloads_own_accounting(daemon_factory):
     assert one(s, "gpuprobed_device_memory_bytes", pid=pid) == live
     assert one(s, "gpuprobed_device_memory_peak_bytes", pid=pid) == next(iter(ref["devices"].values()))["peak_bytes"]
     assert one(s, "gpuprobed_drops_total", cause="ringbuf_full") == 0
+
+
+def test_metrics_equal_the_workloads_own_accounting(daemon_factory):
+    d = daemon_factory()
+    pid, ref = basic_ops_pid(d)
+    s = parse(d.scrape())
+    check_metrics(s, pid, ref)
     assert one(s, "gpuprobed_build_info") == 1
     # the same numbers in the report the daemon writes when it stops
     assert d.stop() == 0, d.stderr
@@ -319,3 +324,65 @@ def test_periodic_reports_are_bounded_by_size(daemon_factory):
     assert total <= 1024 * 1024 + 64 * 1024, f"reports hold {total} bytes"
     newest = max(p.name for p in dated)
     assert (reports / newest / "report.json").exists() and (reports / newest / "report.md").exists()
+
+
+def report_of(d):
+    with open(d.state / "reports" / "current" / "report.json") as f:
+        return json.load(f)
+
+
+def test_overhead_budget_samples_the_hot_probes_and_marks_the_estimates(daemon_factory, tmp_path):
+    """A launch loop paced by the GPU (30 µs kernels) under a 1 % budget: the launch probes are
+    attached for part of each second, so their counts are estimates (within 25 % of the loop's
+    own count: a process's first and last seconds are scaled from short windows) and marked as
+    such; every call that is not a hot one stays exact, and no call is lost to the gating
+    (a call cut by a detach is duty_cut, an estimate, not a loss)."""
+    iters = 150000
+    d = daemon_factory(trace__overhead_budget="1%")
+    wl = gp.Workload("bench_calls", tmp_path, args=["--iters", str(iters), "--depth", "4"],
+                     env=gp.sim_env(SIMGPU_KERNEL_US=30, SIMGPU_COPY_LATENCY_US=0))
+    try:
+        wl.release()
+        res = json.loads(wl.readline(120))
+        wl.wait_done()
+        wl.finish()
+    finally:
+        wl.kill()
+    assert res["launch_errors"] == 0 and res["iters"] == iters
+    pid = str(wl.pid)
+    s = wait_until(lambda: (lambda p: p if series(p, "gpuprobed_process_exited", pid=pid) and
+                            one(p, "gpuprobed_process_exited", pid=pid) == 1 else None)(parse(d.scrape())))
+    assert s, "the daemon did not see bench_calls exit"
+    launches = one(s, "gpuprobed_api_calls_total", pid=pid, api="cudaLaunchKernel")
+    estimated = one(s, "gpuprobed_api_estimated_calls_total", pid=pid, api="cudaLaunchKernel")
+    assert abs(launches - iters) <= 0.25 * iters, f"{launches} launches estimated, {iters} made"
+    assert 0 < estimated < launches
+    assert one(s, "gpuprobed_api_calls_total", pid=pid, api="cudaMemcpyAsync") == iters
+    assert not series(s, "gpuprobed_api_estimated_calls_total", pid=pid, api="cudaMemcpyAsync")
+    assert one(s, "gpuprobed_counts_estimated") == 1
+    assert one(s, "gpuprobed_overhead_budget_ratio") == 0.01
+    assert 0 < one(s, "gpuprobed_duty_cycle_ratio") <= 1
+    for cause in ("missed_return", "return_without_entry"):
+        assert one(s, "gpuprobed_drops_total", cause=cause) == 0, cause
+    assert d.stop() == 0
+    r = report_of(d)
+    smp = r["sampling"]
+    assert smp["budget"] == 0.01 and smp["sampled_periods"] >= 2, smp
+    assert 0 < smp["attached_fraction"] < 1, smp
+    assert smp["overhead_unsampled_estimate"] > 0.01 and smp["hit_cost_ns"] > 0, smp
+    (proc,) = [p for p in r["processes"] if p["pid"] == wl.pid]
+    api = {a["name"]: a for a in proc["cuda_api"]}
+    assert api["cudaLaunchKernel"]["calls"] == launches
+    assert api["cudaLaunchKernel"]["estimated_calls"] == estimated == smp["estimated_calls"]
+    assert api["cudaMemcpyAsync"]["estimated_calls"] == 0
+    assert "overhead budget 1%: hot probes attached for part of each second" in d.stderr
+
+
+def test_overhead_budget_needs_the_aggregated_mode(tmp_path):
+    """stacks make every launch a record: there is nothing the budget could scale, so it is refused."""
+    conf = tmp_path / "bad.conf"
+    conf.write_text(f"[reports]\nstate_dir = {tmp_path}/s\n[trace]\noverhead_budget = 2%\nstacks = on\n")
+    p = subprocess.run([gp.GPUPROBED, "--daemon", "--config", str(conf), "--foreground"], capture_output=True,
+                       text=True, timeout=30)
+    assert p.returncode == 1
+    assert f"{conf}: [trace] overhead_budget needs aggregate = on, stacks = off and timeline = off" in p.stderr

@@ -323,11 +323,14 @@ static void daemon_samples(void **state)
 		.reload_failures = 1,
 		.reports_written = 7,
 		.reports_removed = 3,
-		.overhead_estimate = 0.0125,
-		.duty_cycle = 0.5,
-		.counts_estimated = true,
 	};
-	char *t = render(m, GP_JOB_NONE, NULL, &self);
+	struct gp_sampling smp = { .budget = 0.01, .duty = 0.5, .overhead = 0.0125, .overhead_full = 0.025 };
+	char *t;
+
+	gp_model_set_sampling(m, &smp);
+	/* 9 of cudaMemcpy's 2 calls "estimated" (the model takes what it is told; only the line matters) */
+	assert_int_equal(gp_model_api_estimated(m, T_PID, GP_API_CUDA_MEMCPY, 9), 0);
+	t = render(m, GP_JOB_NONE, NULL, &self);
 
 	ASSERT_LINE(t, "gpuprobed_start_time_seconds 1700000000.123456789");
 	ASSERT_LINE(t, "gpuprobed_processes_evicted_total 4");
@@ -336,8 +339,12 @@ static void daemon_samples(void **state)
 	ASSERT_LINE(t, "gpuprobed_reports_written_total 7");
 	ASSERT_LINE(t, "gpuprobed_reports_removed_total 3");
 	ASSERT_LINE(t, "gpuprobed_overhead_estimate_ratio 0.0125");
+	ASSERT_LINE(t, "gpuprobed_overhead_unsampled_estimate_ratio 0.025");
+	ASSERT_LINE(t, "gpuprobed_overhead_budget_ratio 0.01");
 	ASSERT_LINE(t, "gpuprobed_duty_cycle_ratio 0.5");
 	ASSERT_LINE(t, "gpuprobed_counts_estimated 1");
+	ASSERT_LINE(t, "gpuprobed_api_estimated_calls_total{" P ",api=\"cudaMemcpy\",library=\"cudart\"} 9");
+	assert_int_equal(count(t, "\ngpuprobed_api_estimated_calls_total{"), 1); /* only where some were */
 	{
 		/* the version compiled into metrics.o (objects are not rebuilt for each commit's version) */
 		const char *b = strstr(t, "\ngpuprobed_build_info{version=\"");
@@ -350,11 +357,14 @@ static void daemon_samples(void **state)
 	assert_non_null(strstr(t, "\ngpuprobed_cpu_seconds_total "));
 	assert_non_null(strstr(t, "\ngpuprobed_resident_memory_bytes "));
 	free(t);
-	/* an unknown estimate is absent, not a made-up number */
-	self.overhead_estimate = -1;
+	/* an unknown estimate is absent, not a made-up number; no budget: no budget series */
+	smp = (struct gp_sampling){ .duty = 1, .overhead = -1, .overhead_full = -1 };
+	gp_model_set_sampling(m, &smp);
 	t = render(m, GP_JOB_NONE, NULL, &self);
 	assert_null(strstr(t, "\ngpuprobed_overhead_estimate_ratio "));
+	assert_null(strstr(t, "\ngpuprobed_overhead_budget_ratio "));
 	ASSERT_LINE(t, "# TYPE gpuprobed_overhead_estimate_ratio gauge");
+	ASSERT_LINE(t, "gpuprobed_duty_cycle_ratio 1");
 	free(t);
 	gp_model__free(m);
 }
@@ -363,7 +373,7 @@ static void daemon_samples(void **state)
 static void promtool_clean(void **state)
 {
 	struct gp_model *m = metrics_model();
-	struct gp_metrics_self self = { .start_realtime_ns = 1, .overhead_estimate = 0.01, .duty_cycle = 1 };
+	struct gp_metrics_self self = { .start_realtime_ns = 1 };
 	char path[600], cmd[800], out[4096];
 	size_t n;
 	FILE *f, *pf;

@@ -314,6 +314,46 @@ static void stats_add_n_equals_n_adds(void **state)
 	gp_stats_release(&many);
 }
 
+/*
+ * The daemon's process bound: exited processes go first (the one that
+ * exited first), then the live one idle longest; a live one removed comes
+ * back, counted from zero, at its next call.
+ */
+static void bound_evicts_exited_then_idlest_live(void **state)
+{
+	struct gp_model *m = gp_model_new(NULL);
+	struct gp_api_aggregate a;
+	size_t evicted = 0;
+
+	assert_non_null(m);
+	assert_int_equal(gp_model_process_add(m, 100, "busy", "busy", 1000, true), 0);
+	assert_int_equal(gp_model_process_add(m, 200, "idle", "idle", 2000, true), 0);
+	assert_int_equal(gp_model_process_add(m, 300, "gone", "gone", 500, true), 0);
+	assert_int_equal(gp_model_process_exited(m, 300, 9000), 0);
+	a = agg_of(GP_API_CUDA_LAUNCH_KERNEL, 101, 0);
+	a.pid = 100;
+	a.first_ns = 5000;
+	a.last_ns = 8000; /* busy's latest call: after idle's admission */
+	assert_int_equal(gp_model_api_aggregate(m, &a), 0);
+	/* no grace over; a bound of 2: the exited one goes, though it is the newest to change */
+	assert_int_equal(gp_model_forget_exited(m, 0, 2, &evicted), 1);
+	assert_int_equal(evicted, 1);
+	assert_int_equal(m->nprocs, 2);
+	assert_null(gp_u64map_get(&m->by_pid, 300));
+	/* a bound of 1: idle (admitted at 2000, no call) goes before busy (a call at 8000) */
+	assert_int_equal(gp_model_forget_exited(m, 0, 1, &evicted), 1);
+	assert_int_equal(evicted, 1);
+	assert_int_equal(m->nprocs, 1);
+	assert_int_equal(m->procs[0]->pid, 100);
+	/* idle's next call: a new row, from zero, without its name */
+	a.pid = 200;
+	assert_int_equal(gp_model_api_aggregate(m, &a), 0);
+	assert_int_equal(m->nprocs, 2);
+	assert_true(!m->procs[1]->comm || strcmp(m->procs[1]->comm, "idle"));
+	assert_int_equal(m->procs[1]->api[GP_API_CUDA_LAUNCH_KERNEL]->time.count, a.calls);
+	gp_model__free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +363,7 @@ int main(void)
 		cmocka_unit_test(replays_from_a_capture),
 		cmocka_unit_test(bad_api_is_malformed),
 		cmocka_unit_test(stats_add_n_equals_n_adds),
+		cmocka_unit_test(bound_evicts_exited_then_idlest_live),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
