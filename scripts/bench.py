@@ -934,7 +934,9 @@ f"+{walk:.0f} ns in `gp_api_exit` (bpf_stats), "
             "`gpuprobed --daemon` traces it as the always-on daemon does (every CUDA process, launches counted in a",
             "kernel map); with `overhead_budget = 1%` the launch probes are attached only for the part of each second",
             "that keeps their estimated cost at 1 % of the traced CPU time (the counts are then scaled up and marked",
-            "as estimates: docs/daemon.md, \"Overhead budget\"). Its column, against the daemon's, is what the budget buys.",
+            "as estimates: docs/daemon.md, \"The probes' cost and the overhead budget\"). Its column, against the daemon's, is what the budget buys; the",
+            "loops here last one or two seconds and the budget plans each second from the one before, so it acts on half",
+            "of them at most, while its attach and detach cost every second: a longer job gains more.",
         ]
         return L
 

@@ -334,10 +334,11 @@ def report_of(d):
 def test_overhead_budget_samples_the_hot_probes_and_marks_the_estimates(daemon_factory, tmp_path):
     """A launch loop paced by the GPU (30 µs kernels) under a 1 % budget: the launch probes are
     attached for part of each second, so their counts are estimates (within 25 % of the loop's
-    own count: a process's first and last seconds are scaled from short windows) and marked as
-    such; every call that is not a hot one stays exact, and no call is lost to the gating
-    (a call cut by a detach is duty_cut, an estimate, not a loss)."""
-    iters = 150000
+    own count: the seconds where the loop starts and ends are scaled from windows that saw
+    another rate, up to one second's launches each, 11 % of this 9 s loop) and marked as such;
+    every call that is not a hot one stays exact, and no call is lost to the gating (a call cut
+    by a detach is duty_cut, an estimate, not a loss)."""
+    iters = 300000
     d = daemon_factory(trace__overhead_budget="1%")
     wl = gp.Workload("bench_calls", tmp_path, args=["--iters", str(iters), "--depth", "4"],
                      env=gp.sim_env(SIMGPU_KERNEL_US=30, SIMGPU_COPY_LATENCY_US=0))
