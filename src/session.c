@@ -784,8 +784,8 @@ int gp_session_run_hooked(const struct gp_options *o, const struct gp_session_ho
 		if (hit > 0)
 			gp_info("a probe hit costs %.0f ns here (+ %d ns of our programs' work)", hit, GP_PROGRAM_HIT_NS);
 		else
-			gp_warn("could not measure what a probe hit costs here: estimates use %d ns",
-				GP_PROBE_HIT_COST_NS);
+			gp_warn("could not measure what a probe hit costs here (a probe on gpuprobed's own "
+				"gp_hit_cost_target: %s): estimates use %d ns", strerror((int)-hit), GP_PROBE_HIT_COST_NS);
 		gp_duty_init(s.duty, hooks && hooks->overhead_budget ? *hooks->overhead_budget : 0,
 			     hit > 0 ? hit + GP_PROGRAM_HIT_NS : 0, clock_ns(CLOCK_MONOTONIC));
 		s.probes.gating = s.probes.aggregate;

@@ -443,15 +443,17 @@ double gp_uprobes_measure_hit_ns(struct gp_uprobes *u)
 	double bare, probed;
 	int err;
 
-	if (target_offset(&p.offset))
-		return -1;
+	if ((err = target_offset(&p.offset)))
+		return err;
 	one.v = &p;
 	one.n = one.cap = 1;
 	bare = time_calls();
 	err = attach_group(&one, 0, 1, p.pid, "/proc/self/exe", false);
 	probed = err ? -1 : time_calls();
 	detach_links(&one, 0, 1);
-	if (err || probed < bare)
-		return -1;
+	if (err)
+		return err;
+	if (probed < bare)
+		return -ERANGE;
 	return (probed - bare) / 2; /* an entry and a return */
 }

@@ -95,8 +95,8 @@ int gp_uprobes_gate(struct gp_uprobes *u, bool open);
  * What a probe hit costs on this machine, in ns: the session's own programs
  * placed on a function of gpuprobed itself (not a traced process, so they
  * stop at their first check: the kernel's uprobe machinery is what is
- * timed), the same calls timed with and without them. < 0 when it could not
- * be measured. Takes ~0.1 s.
+ * timed), the same calls timed with and without them. -errno when it could
+ * not be measured (-ERANGE: the probed calls were not slower). Takes ~0.1 s.
  */
 double gp_uprobes_measure_hit_ns(struct gp_uprobes *u);
 

@@ -398,27 +398,31 @@ static void cpu_families(struct render *r)
 	}
 }
 
+/* A gauge whose one sample is there only when shown (an unknown value is absent, not made up). */
+static void gauge(struct render *r, const char *name, const char *help, bool shown, double v)
+{
+	family(r, name, "gauge", help);
+	if (shown)
+		plain_double(r, name, v);
+}
+
 /* The probes' cost and the overhead budget's duty cycle (the session keeps them in the model). */
 static void sampling_families(struct render *r)
 {
 	const struct gp_sampling *s = &r->m->sampling;
 
-	family(r, "gpuprobed_overhead_estimate_ratio", "gauge",
-	       "Estimated cost of the probes in the last second as a fraction of the traced processes' CPU time, "
-	       "as attached (absent when unknown).");
-	if (s->set && s->overhead >= 0)
-		plain_double(r, "gpuprobed_overhead_estimate_ratio", s->overhead);
-	family(r, "gpuprobed_overhead_unsampled_estimate_ratio", "gauge",
-	       "The same had every probe been attached all the time (absent when unknown).");
-	if (s->set && s->overhead_full >= 0)
-		plain_double(r, "gpuprobed_overhead_unsampled_estimate_ratio", s->overhead_full);
-	family(r, "gpuprobed_overhead_budget_ratio", "gauge",
-	       "The configured overhead budget (overhead_budget); absent when off.");
-	if (s->set && s->budget > 0)
-		plain_double(r, "gpuprobed_overhead_budget_ratio", s->budget);
-	family(r, "gpuprobed_duty_cycle_ratio", "gauge",
-	       "Fraction of the current second the hot probes are attached (1 without an overhead budget).");
-	plain_double(r, "gpuprobed_duty_cycle_ratio", s->set ? s->duty : 1);
+	gauge(r, "gpuprobed_overhead_estimate_ratio",
+	      "Estimated cost of the probes in the last second as a fraction of the traced processes' CPU time, "
+	      "as attached (absent when unknown).",
+	      s->set && s->overhead >= 0, s->overhead);
+	gauge(r, "gpuprobed_overhead_unsampled_estimate_ratio",
+	      "The same had every probe been attached all the time (absent when unknown).",
+	      s->set && s->overhead_full >= 0, s->overhead_full);
+	gauge(r, "gpuprobed_overhead_budget_ratio", "The configured overhead budget (overhead_budget); absent when off.",
+	      s->set && s->budget > 0, s->budget);
+	gauge(r, "gpuprobed_duty_cycle_ratio",
+	      "Fraction of the current second the hot probes are attached (1 without an overhead budget).", true,
+	      s->set ? s->duty : 1);
 	family(r, "gpuprobed_counts_estimated", "gauge",
 	       "1 when some counts were scaled up from a duty cycle below 1 (estimates, not exact counts), else 0.");
 	plain_u64(r, "gpuprobed_counts_estimated", r->m->estimated_calls > 0);

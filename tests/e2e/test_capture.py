@@ -247,7 +247,9 @@ def test_killed_tracer_leaves_a_readable_capture(tmp_path):
     rc, err = report_from(capture, tmp_path / "rebuilt")
     assert rc == 0, err
     rep = json.loads((tmp_path / "rebuilt" / "report.json").read_text())
-    assert not rep["source"]["complete"] and "without its end record" in rep["source"]["cut"]
+    # the kill lands between chunks (no end record) or between a chunk's header and its body
+    cut = rep["source"]["cut"]
+    assert not rep["source"]["complete"] and ("without its end record" in cut or "cut inside chunk" in cut), cut
     assert rep["summary"]["api_calls"] > 1000
     proc = rep["processes"][0]
     assert proc["comm"] == "bench_calls"

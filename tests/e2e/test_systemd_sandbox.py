@@ -734,7 +734,7 @@ def sandbox_or_skip(svc=None):
     try:
         sb = Sandbox(service() if svc is None else svc)
     except Unreconstructable as e:
-        pytest.skip(str(e))
+        pytest.skip(f"the unit's sandbox cannot be rebuilt on this machine: {e}")
     if sb.missing_tools():
         pytest.skip(f"{', '.join(sb.missing_tools())} (util-linux) not installed: the sandbox is built with them")
     if sb.filters and importlib.util.find_spec("seccomp") is None:
@@ -1029,7 +1029,7 @@ def test_systemd_runs_the_unit_transiently(tmp_path, refdir):
     try:
         sb = Sandbox(svc)  # what the kernel must then hold for the service's main process
     except Unreconstructable as e:
-        pytest.skip(str(e))
+        pytest.skip(f"the unit's sandbox cannot be rebuilt on this machine: {e}")
     m = re.fullmatch(r"(\d+)s?", last(svc, "TimeoutStopSec", "90"))
     stop_timeout = (int(m.group(1)) if m else 90) + 30
     name = f"gpuprobed-e2e-{secrets.token_hex(4)}"

@@ -384,7 +384,7 @@ static void promtool_clean(void **state)
 		print_message("skipped: promtool is not installed (make deps installs the prometheus package), "
 			      "so the page's lint is not checked\n");
 		gp_model__free(m);
-		skip();
+		skip(); /* why: promtool is not installed (said above) */
 	}
 	for (int src = GP_JOB_NONE; src <= GP_JOB_ENV; src++) {
 		t = render(m, (enum gp_job_source)src, "SLURM_JOB_ID", &self);
