@@ -86,6 +86,15 @@ static __always_inline bool tgid_traced(void)
  */
 __u32 gate_closed;
 
+/*
+ * Set by userspace when tracing stops, before the probes are removed: from
+ * then on no call is counted, so removing the probes one file after another
+ * cannot leave half a call in the report (an inner driver call counted as
+ * outermost because its runtime call's probe went first). A call that
+ * returns after it is left out whole (its inner calls too: nesting.c).
+ */
+__u32 closing;
+
 /* A frame whose return never came: lost, or cut by the overhead budget's detach (an estimate). */
 static __always_inline void count_missed_return(const struct gp_frame *f)
 {
@@ -103,7 +112,7 @@ int gp_api_enter(struct pt_regs *ctx)
 	__u32 depth;
 	__u16 ck;
 
-	if (!tgid_traced())
+	if (closing || !tgid_traced())
 		return 0;
 	count(&probe_hits, 2 * (__u32)GP_COOKIE_PROBE(cookie));
 
@@ -400,10 +409,11 @@ int gp_api_exit(struct pt_regs *ctx)
 	struct gp_api_call_stack *stk = NULL;
 	struct gp_frame *f = NULL;
 	__u16 parent_api = 0;
+	__u32 parent_flags = 0;
 	__u32 depth;
 	__u16 ck;
 
-	if (!tgid_traced())
+	if (closing || !tgid_traced())
 		return 0;
 	count(&probe_hits, 2 * (__u32)GP_COOKIE_PROBE(cookie) + 1);
 
@@ -447,6 +457,8 @@ int gp_api_exit(struct pt_regs *ctx)
 		parent->vol_switches += f->vol_switches;
 		parent->invol_switches += f->invol_switches;
 		parent_api = GP_COOKIE_API(parent->cookie);
+		if (parent->cookie & GP_COOKIE_AGG)
+			parent_flags = GP_EVF_PARENT_COUNTED;
 	}
 	if ((cookie & GP_COOKIE_GATED) && gate_closed) {
 		count(&drops, GP_DROP_DUTY_CUT);
@@ -481,7 +493,7 @@ int gp_api_exit(struct pt_regs *ctx)
 		rec->hdr.tgid = pid_tgid >> 32;
 		rec->hdr.tid = (__u32)pid_tgid;
 	}
-	rec->hdr.flags = f->flags | ((__u32)parent_api << GP_EVF_PARENT_SHIFT);
+	rec->hdr.flags = f->flags | parent_flags | ((__u32)parent_api << GP_EVF_PARENT_SHIFT);
 	rec->hdr.ts_ns = f->ts;
 	rec->dur_ns = now - f->ts;
 	rec->ret_addr = ctx->ip; /* the uretprobe restored ip to the call site */

@@ -773,19 +773,23 @@ int gp_session_run_hooked(const struct gp_options *o, const struct gp_session_ho
 	gp_uprobes_init(&s.probes, s.skel->progs.gp_api_enter, s.skel->progs.gp_api_exit, s.multi);
 	s.probes.stacks = o->stacks;
 	s.probes.aggregate = session_aggregates(o);
+	/* every report says what a probe costs here: it differs from host to host, and with load */
+	double hit = gp_uprobes_measure_hit_ns(&s.probes);
+
+	if (hit > 0) {
+		gp_info("a probe hit costs %.0f ns here (+ %d ns of our programs' work)", hit, GP_PROGRAM_HIT_NS);
+		gp_model_set_probe_cost(s.model, (__u64)(hit + 0.5));
+	} else {
+		gp_warn("could not measure what a probe hit costs here (a probe on gpuprobed's own "
+			"gp_hit_cost_target: %s)%s", strerror((int)-hit),
+			o->daemon ? ": the daemon's estimates use " GP_PROBE_HIT_COST_TEXT : "");
+	}
 	if (o->daemon) {
 		/* always on: the probes' cost is watched, and the hot ones can be gated (an overhead budget) */
 		if (!(s.duty = malloc(sizeof(*s.duty)))) {
 			gp_err("out of memory");
 			goto out;
 		}
-		double hit = gp_uprobes_measure_hit_ns(&s.probes);
-
-		if (hit > 0)
-			gp_info("a probe hit costs %.0f ns here (+ %d ns of our programs' work)", hit, GP_PROGRAM_HIT_NS);
-		else
-			gp_warn("could not measure what a probe hit costs here (a probe on gpuprobed's own "
-				"gp_hit_cost_target: %s): estimates use %d ns", strerror((int)-hit), GP_PROBE_HIT_COST_NS);
 		gp_duty_init(s.duty, hooks && hooks->overhead_budget ? *hooks->overhead_budget : 0,
 			     hit > 0 ? hit + GP_PROGRAM_HIT_NS : 0, clock_ns(CLOCK_MONOTONIC));
 		s.probes.gating = s.probes.aggregate;
@@ -832,7 +836,12 @@ int gp_session_run_hooked(const struct gp_options *o, const struct gp_session_ho
 	err = gp_loop_run(s.loop, &why, &signo);
 	if (err)
 		gp_err("event loop: %s (writing the report of what was seen)", strerror(-err));
-	/* Stop admitting and holding, detach so nothing new arrives, then take what is left. */
+	/*
+	 * Stop counting calls first, in one step (the probes of every file at
+	 * once), then stop admitting and holding, detach so nothing new
+	 * arrives, then take what is left.
+	 */
+	__atomic_store_n(&s.skel->bss->closing, 1, __ATOMIC_SEQ_CST);
 	procs_bpf__detach(s.procs_bpf);
 	s.procs.closing = true;
 	gp_uprobes_detach_all(&s.probes);

@@ -103,6 +103,8 @@ struct gp_thread_cpu {
 #define GP_EVF_OUT_VALID    (1u << 0) /* gp_api_call.out was read successfully */
 #define GP_EVF_ARGS_PARTIAL (1u << 1) /* a user-memory argument read failed */
 #define GP_EVF_EXT_TRUNC    (1u << 2) /* gp_api_call_ext.data was cut at GP_EXT_DATA_MAX */
+/* the enclosing call is counted in the kernel (--aggregate): no record of it will come */
+#define GP_EVF_PARENT_COUNTED (1u << 3)
 /*
  * Bits 16..31 of an API call's flags: the API id of the traced call that
  * encloses it on the same thread (0: none). A call made inside another

@@ -385,7 +385,7 @@ void gp_uprobes_free(struct gp_uprobes *u)
 
 /* ---- the cost of a hit ------------------------------------------------------ */
 
-#define GP_HIT_CALLS 20000
+#define GP_HIT_CALLS 4000
 
 /* The function the measurement probes: a real call, never inlined or folded. */
 __attribute__((noipa)) int gp_hit_cost_target(int x)

@@ -119,6 +119,9 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 		gp_model_set_sampling(m, &smp);
 		break;
 	}
+	case GP_MOP_PROBE_COST:
+		gp_model_set_probe_cost(m, v[0].u);
+		break;
 	case GP_MOP_SYMBOLIZE:
 		gp_model_symbolize_stacks(m, NULL);
 		break;

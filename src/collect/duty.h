@@ -33,6 +33,7 @@
  * and adds GP_PROGRAM_HIT_NS, what our programs do beyond their first check.
  */
 #define GP_PROBE_HIT_COST_NS 620
+#define GP_PROBE_HIT_COST_TEXT "620 ns"
 #define GP_PROGRAM_HIT_NS 175
 
 struct gp_duty {

@@ -266,9 +266,10 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 	if (a->family == GP_FAM_CUDA)
 		gp_driver_handles(m, p, &c, ext, ext_len);
 	if (outer) { /* the implementation of the call around it: counted there */
-		gp_api_nested(p, st, &c, outer);
+		gp_api_nested(p, &c, outer, !(c.hdr.flags & GP_EVF_PARENT_COUNTED));
 		return 0;
 	}
+	gp_api_outer_returned(p, c.hdr.tid, c.hdr.ts_ns, c.hdr.ts_ns + c.dur_ns);
 	m->cur_ips = stk ? stk->ips : NULL; /* kernel naming may use the launch's stack */
 	m->cur_nips = stk ? stk->nframes : 0;
 	gp_stats_add(&st->time, c.dur_ns);

@@ -114,6 +114,7 @@ static void process_free(struct gp_process *p)
 	gp_memory_release(&p->mem);
 	gp_kernels_release(p);
 	gp_stacks_release(&p->stacks);
+	free(p->waiting);
 	gp_u64map_clear(&p->streams, free);
 	gp_u64map_clear(&p->threads, thread_free);
 	free(p->comm);
@@ -200,6 +201,12 @@ bool gp_model_session_ended(const struct gp_model *m)
 __u64 gp_model_last_event_ns(const struct gp_model *m)
 {
 	return m->last_event_ns;
+}
+
+void gp_model_set_probe_cost(struct gp_model *m, __u64 probe_hit_ns)
+{
+	gp_model_tap_op(m, GP_MOP_PROBE_COST, (__u64)probe_hit_ns);
+	m->session.probe_hit_ns = probe_hit_ns;
 }
 
 void gp_model_set_session_end(struct gp_model *m, __u64 end_mono_ns)

@@ -323,6 +323,14 @@ struct gp_api_link {
 	__u64 calls;
 };
 
+/* An inner call waiting for its outer call (nesting.c). */
+struct gp_nested_wait {
+	__u64 ts, end;
+	__u32 tid;
+	__s32 ret;
+	__u16 api, outer;
+};
+
 struct gp_api_stats {
 	struct gp_stats time; /* host-observed duration of each call made outside any other traced call */
 	struct gp_cpu_attr inside; /* the calling threads' off-CPU time, switches, faults during the calls */
@@ -463,6 +471,10 @@ struct gp_process {
 	struct gp_events events;
 	struct gp_u64map threads; /* tid -> struct gp_thread */
 	struct gp_stacks stacks;
+	/* inner calls whose outer call has not returned yet (nesting.c), oldest first */
+	struct gp_nested_wait *waiting;
+	size_t nwaiting, waiting_cap;
+	__u64 nested_left_out; /* inner calls of outer calls that never returned (plus nwaiting) */
 };
 
 struct gp_probe {
@@ -494,6 +506,7 @@ struct gp_model {
 		char *tool_version, *command_line, *mode, *hostname, *kernel_release;
 		__u64 start_mono_ns, start_realtime_ns;
 		__u64 end_mono_ns; /* 0: not set */
+		__u64 probe_hit_ns; /* 0: not measured */
 		bool set;
 	} session;
 
@@ -568,7 +581,13 @@ void gp_kernels_release(struct gp_process *p);
 const char *gp_kernel_unresolved_reason(const struct gp_process *p, const struct gp_kernel *k);
 
 /* nesting.c: calls made inside another traced call */
-void gp_api_nested(struct gp_process *p, struct gp_api_stats *st, const struct gp_api_call *c, __u16 outer);
+/*
+ * An inner call of outer API `outer`: listed when a call of its thread that
+ * covers it returns (wait), else now (its outer call writes no record).
+ */
+void gp_api_nested(struct gp_process *p, const struct gp_api_call *c, __u16 outer, bool wait);
+/* An outermost call of tid over [ts, end] returned: the inner calls waiting on it are listed. */
+void gp_api_outer_returned(struct gp_process *p, __u32 tid, __u64 ts, __u64 end);
 
 /* driver.c: module / function handles, VMM */
 void gp_driver_handles(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c, const char *ext,

@@ -37,6 +37,7 @@ static const struct {
 	[GP_MOP_API_AGGREGATE] = { "api_aggregate", "r" },
 	[GP_MOP_API_ESTIMATED] = { "api_estimated", "uuU" },
 	[GP_MOP_SAMPLING] = { "sampling", "r" },
+	[GP_MOP_PROBE_COST] = { "probe_cost", "U" },
 };
 
 const char *gp_model_op_format(unsigned op)

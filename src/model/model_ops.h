@@ -47,6 +47,7 @@ enum gp_model_op {
 	GP_MOP_API_AGGREGATE,   /* "r"       struct gp_api_aggregate (model.h), as gp_model_api_aggregate got it */
 	GP_MOP_API_ESTIMATED,   /* "uuU"     pid api calls (gp_model_api_estimated) */
 	GP_MOP_SAMPLING,        /* "r"       struct gp_sampling (model.h) */
+	GP_MOP_PROBE_COST,      /* "U"       probe_hit_ns (gp_model_set_probe_cost) */
 	GP_MOP_MAX,
 };
 

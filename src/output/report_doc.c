@@ -157,6 +157,7 @@ static json_t *doc_session(struct doc *d)
 	put(d, s, "start_utc", j_str(utc));
 	put(d, s, "end_mono_ns", end ? j_u64(end) : json_null());
 	put(d, s, "duration_ns", end >= start && end ? j_u64(end - start) : json_null());
+	put(d, s, "probe_hit_ns", m->session.probe_hit_ns ? j_u64(m->session.probe_hit_ns) : json_null());
 	if (m->launch.set) {
 		json_t *l = obj_new(d);
 
@@ -232,6 +233,7 @@ static json_t *doc_process(struct doc *d, const struct gp_process *p)
 	put(d, o, "api_total_ns", j_u64(p->api_total_ns));
 	put(d, o, "cuda_api", doc_api(d, p));
 	put(d, o, "nested_api", doc_nested_api(d, p));
+	put(d, o, "nested_left_out", j_u64(p->nested_left_out + p->nwaiting));
 	put(d, o, "gpu_work", doc_gpu_work(d, p));
 	put(d, o, "transfers", doc_transfers(d, p));
 	put(d, o, "memsets", doc_memsets(d, p));

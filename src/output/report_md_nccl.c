@@ -35,9 +35,17 @@ int md_nested(const json_t *p, FILE *out)
 	size_t i;
 	char n[32], links[512];
 
-	if (!json_array_size(rows))
+	json_int_t left_out = json_integer_value(json_object_get(p, "nested_left_out"));
+
+	if (!json_array_size(rows) && !left_out)
 		return 0;
 	fputs("### Calls made inside other traced calls (counted once, as the outer call)\n\n", out);
+	if (left_out)
+		fprintf(out, "%lld call%s made inside a traced call that had not returned when tracing ended (or that "
+			"never returned) %s left out with it.\n\n", (long long)left_out, left_out == 1 ? "" : "s",
+			left_out == 1 ? "is" : "are");
+	if (!json_array_size(rows))
+		return 0;
 
 	struct md_table *t = md_table_new(5, head, "rrlll");
 

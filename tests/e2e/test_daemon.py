@@ -270,21 +270,27 @@ def test_sighup_with_a_bad_file_keeps_running_and_a_good_one_applies(daemon_fact
 
 
 def test_sigterm_detaches_everything(daemon_factory):
+    """A CUDA process the daemon finds by itself does its work and stays; SIGTERM then gives a final
+    report with exactly the calls it made (the daemon holds a new CUDA process until its probes are in
+    place, so none is missed), and takes every probe away."""
     before = len(gp.uprobe_links())
     d = daemon_factory()
     wl = gp.Workload("basic_ops", d.tmp, hold=True, wait=False)  # a CUDA process that stays
     try:
-        assert wait_until(lambda: len(gp.uprobe_links()) > before, timeout=30), "no probes attached"
+        wl.wait_done()  # its calls are made (and traced: it was held until they could be)
+        assert wait_until(lambda: str(wl.pid) in pids_of(parse(d.scrape())), timeout=30), \
+            f"the daemon did not admit pid {wl.pid}"
         assert d.stop(signal.SIGTERM) == 0, d.stderr
         assert len(gp.uprobe_links()) <= before, "uprobe links left after SIGTERM"
         assert "detaching" in d.stderr
-        wl.wait_done()
         wl.finish()
     finally:
         wl.kill()
     with open(d.state / "reports" / "current" / "report.json") as f:
         report = json.load(f)
-    gp.check_api(gp.process(report, wl.pid), wl.ref())
+    proc = gp.process(report, wl.pid)
+    gp.check_api(proc, wl.ref())
+    assert proc["nested_left_out"] == 0
 
 
 def test_a_bad_configuration_refuses_to_start(tmp_path):

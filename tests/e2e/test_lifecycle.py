@@ -35,6 +35,41 @@ def test_signal_detaches_everything_and_reports(tmp_path, sig):
         wl.kill()
 
 
+def test_stop_mid_loop_cuts_whole_calls(tmp_path):
+    """SIGTERM while the target launches as fast as it can: the cut is one instant (docs/design.md,
+    "Stopping"). Every cudaLaunchKernel the report counts is whole — its driver call cuLaunchKernel is
+    listed inside it exactly as often, never counted as an outermost call of its own — and the probes'
+    own hit counters (kernel-side, independent of the ring) agree: entries of calls that were still
+    running at the cut are the only difference."""
+    wl = gp.Workload("bench_calls", tmp_path, args=("--iters", "1000000000", "--depth", "4"))
+    try:
+        tr = gp.Tracer(["--pid", str(wl.pid), "--no-stacks"], tmp_path / "out")
+        tr.wait_tracing()
+        wl.release()
+        time.sleep(1.0)
+        tr.signal(signal.SIGTERM)
+        assert tr.wait() == 0, tr.stderr
+    finally:
+        wl.kill()
+    report = tr.report()
+    proc = gp.process(report, wl.pid)
+    rows = {r["name"]: r for r in proc["cuda_api"]}
+    assert set(rows) == {"cudaLaunchKernel"}, f"outermost rows {sorted(rows)}: only the launches were running"
+    launches = rows["cudaLaunchKernel"]["calls"]
+    assert launches > 100, f"{launches} launches in a second of tracing"
+    nested = {r["name"]: r for r in proc["nested_api"]}
+    assert set(nested) == {"cuLaunchKernel"}, sorted(nested)
+    assert nested["cuLaunchKernel"]["calls"] == launches
+    assert nested["cuLaunchKernel"]["implements"] == [{"api": "cudaLaunchKernel", "calls": launches}]
+    left_out = proc["nested_left_out"]
+    assert left_out in (0, 1), f"{left_out} inner calls left out: one thread makes one call at a time"
+    hits = gp.instrumentation_hits(report, {lib["path"] for lib in proc["libraries"]})
+    assert hits[("cudaLaunchKernel", "uretprobe")] == launches
+    assert hits[("cudaLaunchKernel", "uprobe")] - launches in (0, 1)  # one call may have been running
+    assert hits[("cuLaunchKernel", "uretprobe")] == launches + left_out
+    gp.check_no_loss(report)
+
+
 def test_duration_stops_by_itself(tmp_path):
     wl = gp.Workload("basic_ops", tmp_path, hold=True)
     try:
@@ -91,8 +126,10 @@ def test_ring_buffer_loss_is_counted_exactly(tmp_path):
     proc = gp.process(report, wl.pid)
     lost = report["drops"]["ringbuf_full"]
     assert lost > 0, "expected a loss with a 1 MiB ring drained once a second"
-    # calls made inside other traced calls (the runtime going down to the driver) are records too
-    recorded = sum(r["calls"] for r in proc["cuda_api"]) + sum(r["calls"] for r in proc["nested_api"])
+    # calls made inside other traced calls (the runtime going down to the driver) are records too;
+    # those whose outer call's record was lost are left out with it, and counted
+    recorded = sum(r["calls"] for r in proc["cuda_api"]) + sum(r["calls"] for r in proc["nested_api"]) \
+        + proc["nested_left_out"]
     returns = sum(r["hits"] for r in report["instrumentation"] if r["kind"] == "uretprobe")
     assert recorded + lost == returns
     assert returns == 2 * 40001  # each runtime call is implemented by one driver call

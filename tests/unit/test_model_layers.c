@@ -64,6 +64,49 @@ static void runtime_over_driver_counted_once(void **state)
 	gp_model__free(m);
 }
 
+/*
+ * An inner call is listed only with its outer call: one whose outer call
+ * never comes (tracing stopped inside it, or the outer call is another
+ * thread's) waits, and is left out when a call of its thread that does not
+ * cover it returns; one whose outer call is counted in the kernel is listed
+ * at once.
+ */
+static void inner_calls_wait_for_their_outer_call(void **state)
+{
+	struct gp_model *m = gp_model_new(NULL);
+	struct gp_api_call cut = nested_in(rec(GP_API_CU_LAUNCH_KERNEL, T_PID, T_TID, 1010, 5, 0),
+					   GP_API_CUDA_LAUNCH_KERNEL);
+	struct gp_api_call other = nested_in(rec(GP_API_CU_LAUNCH_KERNEL, T_PID, T_TID + 1, 2010, 5, 0),
+					     GP_API_CUDA_LAUNCH_KERNEL);
+	struct gp_api_call inner = nested_in(rec(GP_API_CU_LAUNCH_KERNEL, T_PID, T_TID, 3010, 5, 0),
+					     GP_API_CUDA_LAUNCH_KERNEL);
+	struct gp_api_call outer = rec(GP_API_CUDA_LAUNCH_KERNEL, T_PID, T_TID, 3000, 20, 0);
+	struct gp_api_call counted = nested_in(rec(GP_API_CU_LAUNCH_KERNEL, T_PID, T_TID, 4010, 5, 0),
+					       GP_API_CUDA_LAUNCH_KERNEL);
+
+	counted.hdr.flags |= GP_EVF_PARENT_COUNTED;
+	feed(m, &cut);   /* its cudaLaunchKernel never returns */
+	feed(m, &other); /* another thread's, whose outer call has not returned yet */
+	feed(m, &inner);
+
+	struct gp_process *p = proc(m, T_PID);
+
+	assert_int_equal(p->api[GP_API_CU_LAUNCH_KERNEL]->nested_calls, 0);
+	assert_int_equal(p->nwaiting, 3);
+	feed(m, &outer); /* covers inner only: cut is left out */
+	assert_int_equal(p->api[GP_API_CU_LAUNCH_KERNEL]->nested_calls, 1);
+	assert_int_equal(p->api[GP_API_CU_LAUNCH_KERNEL]->nested_ns, 5);
+	assert_int_equal(p->api[GP_API_CUDA_LAUNCH_KERNEL]->inner[0].calls, 1);
+	assert_int_equal(p->nested_left_out, 1);
+	assert_int_equal(p->nwaiting, 1); /* the other thread's still waits */
+	assert_int_equal(p->waiting[0].tid, T_TID + 1);
+	feed(m, &counted);
+	assert_int_equal(p->api[GP_API_CU_LAUNCH_KERNEL]->nested_calls, 2);
+	assert_int_equal(p->nwaiting, 1);
+	assert_int_equal(p->api_calls, 1);
+	gp_model__free(m);
+}
+
 /* cuModuleGetFunction(&f, mod, name) as an extended record */
 static void feed_get_function(struct gp_model *m, enum gp_api_id api, __u64 handle, __u64 owner, const char *name)
 {
@@ -341,6 +384,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(runtime_over_driver_counted_once),
+		cmocka_unit_test(inner_calls_wait_for_their_outer_call),
 		cmocka_unit_test(driver_launch_names),
 		cmocka_unit_test(driver_copies_memsets_vmm),
 		cmocka_unit_test(nccl_bytes_blocked_bandwidth),
