@@ -3,6 +3,7 @@
 #   make          build build/gpuprobed, the simulated GPU and the test workloads
 #   make deps     install every Debian package the build and the tests need (idempotent)
 #   make test     deps + build + unit tests + fuzz smoke + end-to-end tests (root: real BPF)
+#   make test-busy  make test beside BUSY_CPUS (1) busy loops: the suite must hold on a busy machine
 #   make fuzz     deps + fuzz the capture reader for FUZZ_SECONDS (tests/fuzz/fuzz.mk)
 #   make demo     deps + build + trace the bundled demo workload into ./profile_output/
 #   make bench    deps + build + overhead benchmark (writes docs/performance.md)
@@ -67,7 +68,7 @@ $(BUILD)/gpuprobed: $(OBJS)
 
 -include $(OBJS:.o=.d)
 
-.PHONY: all gpuprobed deps test unit e2e demo bench install uninstall clean check-root
+.PHONY: all gpuprobed deps test test-busy unit e2e demo bench install uninstall clean check-root
 all: gpuprobed simgpu workloads
 gpuprobed: $(BUILD)/gpuprobed
 
@@ -97,6 +98,12 @@ test: deps
 	$(MAKE) unit
 	$(MAKE) fuzz-smoke
 	$(MAKE) e2e
+
+# make test beside BUSY_CPUS shell loops that keep CPUs busy (docs/testing.md): it must pass the same.
+BUSY_CPUS ?= 1
+test-busy:
+	@pids=; for i in $$(seq $(BUSY_CPUS)); do sh -c 'while :; do :; done' & pids="$$pids $$!"; done; \
+	trap 'kill $$pids 2>/dev/null' EXIT; echo "make test-busy: $(BUSY_CPUS) CPU burner(s):$$pids"; $(MAKE) test
 
 demo: deps
 	$(MAKE) all
