@@ -7,7 +7,7 @@
 #include "daemon/daemon.h"
 #include "log.h"
 #include "replay/replay.h"
-#include "session.h"
+#include "session/session.h"
 
 int main(int argc, char **argv)
 {

@@ -41,7 +41,7 @@
 #include "log.h"
 #include "model/model_internal.h"
 #include "report_files.h"
-#include "session.h"
+#include "session/session.h"
 
 /* How long a scrape waits for the session's thread to render the page. */
 #define GP_SCRAPE_WAIT_S 5

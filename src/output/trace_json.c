@@ -668,6 +668,37 @@ void gp_timeline_remove_stale(const char *dir)
 	unlink(path);
 }
 
+struct gp_timeline *gp_timeline_session_open(const char *dir, __u64 max_events, struct gp_model *m)
+{
+	const struct gp_timeline_opts opts = { .max_events = max_events };
+	struct gp_timeline *tl = gp_timeline_open(dir, &opts);
+
+	if (!tl)
+		gp_warn("timeline %s/%s: %s (not written)", dir, GP_TIMELINE_FILE, strerror(errno));
+	else
+		gp_timeline_attach(tl, m);
+	return tl;
+}
+
+void gp_timeline_session_close(struct gp_timeline *tl, const char *dir, __u64 max_events, struct gp_model *m)
+{
+	struct gp_timeline_counts tc;
+
+	if (!tl) {
+		gp_timeline_remove_stale(dir); /* an earlier run's would pass for this one's */
+		return;
+	}
+	if (gp_timeline_close(tl, m, &tc))
+		tc = (struct gp_timeline_counts){ 0 };
+	if (tc.left_out)
+		gp_notice("timeline: %llu of %llu calls left out (--timeline-max-events %llu)",
+			  (unsigned long long)tc.left_out, (unsigned long long)tc.calls, (unsigned long long)max_events);
+	if (tc.slices_left_out)
+		gp_notice("timeline: %llu of %llu on-CPU slices left out (--timeline-max-events %llu)",
+			  (unsigned long long)tc.slices_left_out, (unsigned long long)tc.slices,
+			  (unsigned long long)max_events);
+}
+
 /* The newest model process of pid (NULL if the model never had it). */
 static const struct gp_process *model_proc(const struct gp_model *m, __u32 pid)
 {

@@ -59,4 +59,15 @@ void gp_timeline_abort(struct gp_timeline *tl, struct gp_model *m);
 /* --no-timeline: removes dir/trace.json of an earlier run (it would pass for this one's). */
 void gp_timeline_remove_stale(const char *dir);
 
+/*
+ * A live session's timeline: opened in dir and attached to m (NULL after a
+ * warning when it cannot be: the session goes on without one).
+ */
+struct gp_timeline *gp_timeline_session_open(const char *dir, __u64 max_events, struct gp_model *m);
+/*
+ * Closed with what it left out said; NULL tl (--no-timeline, or it could not
+ * be opened): an earlier run's trace.json is removed.
+ */
+void gp_timeline_session_close(struct gp_timeline *tl, const char *dir, __u64 max_events, struct gp_model *m);
+
 #endif /* GP_TRACE_JSON_H */

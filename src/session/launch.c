@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "launch.h"
+#include "session/launch.h"
 #include "log.h"
 
 static bool executable_file(const char *path, int *err)

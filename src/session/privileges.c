@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "privileges.h"
+#include "session/privileges.h"
 
 enum { CAP_DAC_READ_SEARCH_ = 2, CAP_SYS_PTRACE_ = 19, CAP_SYS_ADMIN_ = 21, CAP_PERFMON_ = 38,
        CAP_BPF_ = 39 };

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* session_internal.h — one session's state, shared by the files of src/session/ (nobody else). */
+#ifndef GP_SESSION_INTERNAL_H
+#define GP_SESSION_INTERNAL_H
+
+#include <stdbool.h>
+#include <time.h>
+#include <linux/types.h>
+
+#include "attach/bpf_objects.h"
+#include "attach/files.h"
+#include "attach/procs.h"
+#include "attach/uprobes.h"
+#include "capture/capture_live.h"
+#include "collect/budget.h"
+#include "collect/collector.h"
+#include "collect/counters.h"
+#include "collect/event_loop.h"
+#include "session/session.h"
+#include "session/targets.h"
+
+/* Keys (process, thread, API, enclosing API) the kernel aggregates at most; beyond, calls go as records. */
+#define GP_AGG_MAX_KEYS 65536
+
+struct session {
+	const struct gp_options *opt;
+	const struct gp_session_hooks *hooks; /* NULL: none */
+	struct gp_bpf bpf;
+	struct gp_cpu_accounts *cpu;
+	struct gp_symbolizer *sym;
+	struct gp_model *model;
+	struct gp_capture_live capture; /* the capture file, if recorded */
+	struct gp_timeline *timeline;   /* trace.json, fed by the model; NULL: --no-timeline */
+	struct gp_uprobes probes;
+	struct gp_files files;
+	struct gp_procs procs;
+	struct gp_targets targets;
+	struct gp_counters counters;
+	struct gp_budget budget;        /* the aggregates' reads and the overhead budget */
+	struct gp_collector collector;
+	bool collector_ready;
+	struct gp_loop *loop;
+	int signals_seen;     /* with a launched command: the first is relayed, the second stops */
+	__u64 counters_at_ns; /* when the counters were last read for the hooks */
+	bool hook_stop;       /* a hook's tick asked to stop */
+};
+
+static inline __u64 gp_clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* session_setup.c: the model and what observes it, then everything the loop needs. 0, or -1 after a message. */
+int gp_session_open_model(struct session *s);
+int gp_session_prepare(struct session *s);
+
+/* session_loop.c: the event loop's callbacks. */
+struct gp_loop_ops gp_session_loop_ops(struct session *s);
+/* A process record from the kernel (the collector's callback). */
+void gp_session_on_proc(void *ctx, const struct gp_proc_event *e);
+
+#endif

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * session_setup.c — a session's parts made and wired before tracing starts:
+ * the symbolizer, the capture and the timeline around the model; the BPF
+ * objects, the probes and their cost, the aggregates and the overhead
+ * budget, the files and processes tables, the ring buffer and the loop.
+ */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "gpu_api.skel.h"
+
+#include "collect/agg.h"
+#include "collect/cpu_accounts.h"
+#include "log.h"
+#include "model/model.h"
+#include "output/trace_json.h"
+#include "session/session_internal.h"
+#include "symbolize/symbolizer.h"
+
+/*
+ * --aggregate gives up per-call records for hot calls; stacks and the
+ * timeline are per-call records, so either turns it off (said once).
+ */
+static bool session_aggregates(const struct gp_options *o)
+{
+	return o->aggregate && !o->stacks && !o->timeline;
+}
+
+static __u32 scope_flags(const struct gp_options *o)
+{
+	switch (o->mode) {
+	case GP_MODE_NAME:
+		return GP_SCOPE_NAMES | GP_SCOPE_FOLLOW_FORKS;
+	case GP_MODE_LAUNCH:
+		return GP_SCOPE_FOLLOW_FORKS;
+	case GP_MODE_ALL:
+		return GP_SCOPE_ALL | GP_SCOPE_FOLLOW_FORKS;
+	default:
+		return 0;
+	}
+}
+
+static void set_session_info(struct session *s)
+{
+	static struct utsname uts;
+	static char host[256];
+	struct gp_session_info info = {
+		.tool_version = GP_VERSION,
+		.command_line = s->opt->command_line,
+		.mode = s->opt->daemon ? "daemon" : gp_mode_name(s->opt->mode),
+	};
+
+	uname(&uts);
+	gethostname(host, sizeof(host) - 1);
+	info.hostname = host;
+	info.kernel_release = uts.release;
+	info.start_mono_ns = gp_clock_ns(CLOCK_MONOTONIC);
+	info.start_realtime_ns = gp_clock_ns(CLOCK_REALTIME);
+	gp_model_set_session(s->model, &info);
+}
+
+/* The model and what observes it: the resolver, the capture, the timeline. 0, or -1 after a message. */
+int gp_session_open_model(struct session *s)
+{
+	const struct gp_options *o = s->opt;
+	struct gp_resolver resolver;
+
+	s->sym = gp_symbolizer_new();
+	resolver = (struct gp_resolver){ .ctx = s->sym, .kernel_name = gp_symbolizer_kernel_name,
+				       .demangle = gp_demangle, .demangle_short = gp_demangle_short,
+				       .stack_seen = gp_symbolizer_stack_seen, .symbolize = gp_symbolizer_symbolize };
+	if (o->record) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/capture.gpz", o->out_dir);
+		if (gp_capture_live_open(&s->capture, o->record_path ? o->record_path : path, &resolver))
+			return -1;
+	}
+	s->model = s->sym ? gp_model_new(&resolver) : NULL;
+	if (s->model) {
+		gp_capture_live_tap(&s->capture, s->model);
+		gp_capture_live_maps(&s->capture, s->sym);
+		gp_model_set_stacks(s->model, o->stacks, o->max_stacks);
+		if (o->timeline)
+			s->timeline = gp_timeline_session_open(o->out_dir, o->timeline_max_events, s->model);
+	}
+	s->cpu = s->model ? gp_cpu_accounts_new(s->model) : NULL;
+	if (!s->cpu) {
+		gp_err("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* BPF, probes, aggregates and the budget, files, processes, the ring, the loop. 0, or -1 after a message. */
+int gp_session_prepare(struct session *s)
+{
+	const struct gp_options *o = s->opt;
+	const struct gp_bpf_opts bo = { .ringbuf_mb = o->ringbuf_mb, .no_uprobe_multi = o->no_uprobe_multi,
+					.sched_slices = o->timeline_sched,
+					.agg_keys = session_aggregates(o) ? GP_AGG_MAX_KEYS : 0 };
+	struct gp_loop_ops ops = gp_session_loop_ops(s);
+	struct gpu_api_bpf *api;
+	double hit;
+	int err;
+
+	if (gp_bpf_load(&s->bpf, &bo) || gp_bpf_set_scope(&s->bpf, scope_flags(o), o->names, o->nnames))
+		return -1;
+	api = s->bpf.api;
+	gp_uprobes_init(&s->probes, api->progs.gp_api_enter, api->progs.gp_api_exit, s->bpf.multi);
+	s->probes.stacks = o->stacks;
+	s->probes.aggregate = session_aggregates(o);
+	s->counters = (struct gp_counters){ .hits_fd = bpf_map__fd(api->maps.probe_hits),
+					    .drops_fd = bpf_map__fd(api->maps.drops) };
+	s->budget = (struct gp_budget){ .bpf = &s->bpf, .probes = &s->probes, .counters = &s->counters,
+					.procs = &s->procs, .model = s->model,
+					.overhead_budget = s->hooks ? s->hooks->overhead_budget : NULL };
+	hit = gp_budget_measure_probe_cost(&s->budget, o->daemon);
+	if (s->probes.aggregate && !(s->budget.agg = gp_agg_new(bpf_map__fd(api->maps.api_agg), s->model))) {
+		gp_err("out of memory");
+		return -1;
+	}
+	/* always on: the probes' cost is watched, and the hot ones can be gated (an overhead budget) */
+	if (o->daemon && gp_budget_start_duty(&s->budget, hit > 0 ? hit + GP_PROGRAM_HIT_NS : 0)) {
+		gp_err("out of memory");
+		return -1;
+	}
+	if (o->aggregate && !s->probes.aggregate)
+		gp_notice("--aggregate is off: %s need%s a record per call (with --no-stacks --no-timeline it is on)",
+			  o->stacks && o->timeline ? "stacks and the timeline" : o->stacks ? "stacks" : "the timeline",
+			  o->stacks && o->timeline ? "" : "s");
+	gp_files_init(&s->files, bpf_map__fd(api->maps.lib_files), &s->probes, s->sym, s->model);
+	gp_procs_init(&s->procs, &s->files, s->sym, s->model, s->cpu, bpf_map__fd(api->maps.tgid_bits),
+		      bpf_map__fd(api->maps.admit_ns));
+	s->procs.all = o->mode == GP_MODE_ALL;
+	s->procs.reuse_rows = o->daemon; /* always on: rows of exited processes are reused */
+	s->procs.because = o->mode == GP_MODE_NAME ? "name" : "cuda";
+	set_session_info(s);
+	err = gp_collector_init(&s->collector, bpf_map__fd(api->maps.events), s->model, s->cpu);
+	if (err) {
+		gp_err("ring buffer: %s", strerror(-err));
+		return -1;
+	}
+	s->collector.on_proc = gp_session_on_proc;
+	s->collector.proc_ctx = s;
+	s->collector_ready = true;
+	s->loop = gp_loop_new(o->duration_s, o->poll_ms, ring_buffer__epoll_fd(s->collector.rb), &ops);
+	if (!s->loop) {
+		gp_err("event loop: %s", strerror(errno));
+		return -1;
+	}
+	s->procs.loop = s->loop;
+	return 0;
+}
+
