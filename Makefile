@@ -57,7 +57,7 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 SRCS      := $(wildcard src/*.c src/*/*.c)
 OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS))
 # Everything but main(): what unit tests link against.
-LIB_OBJS  := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
+LIB_OBJS  := $(filter-out $(BUILD)/obj/cmd/main.o,$(OBJS))
 
 $(BUILD)/obj/%.o: src/%.c | $(BPF_SKELS)
 	@mkdir -p $(@D)

@@ -40,7 +40,7 @@
 #include "daemon/metrics_http.h"
 #include "log.h"
 #include "model/model_internal.h"
-#include "report_files.h"
+#include "output/report_files.h"
 #include "session/session.h"
 
 /* How long a scrape waits for the session's thread to render the page. */
@@ -501,7 +501,7 @@ static void session_options(struct daemon *d, const struct gp_options *cli)
 	o->command_line = cli->command_line;
 }
 
-int gp_daemon_main(const struct gp_options *cli)
+int gp_daemon_run(const struct gp_options *cli)
 {
 	static struct daemon d; /* static: large, and the hooks hold it for the session's life */
 	const struct gp_session_hooks hooks = { .ctx = &d, .started = on_started, .tick = on_tick,

@@ -9,9 +9,9 @@
 #ifndef GP_DAEMON_H
 #define GP_DAEMON_H
 
-#include "cli.h"
+#include "session/options.h"
 
 /* Runs until SIGTERM/SIGINT; returns the exit status (1: the configuration or the start failed). */
-int gp_daemon_main(const struct gp_options *cli);
+int gp_daemon_run(const struct gp_options *cli);
 
 #endif

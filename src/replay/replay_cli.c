@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cmd/cli.h"
 #include "log.h"
 #include "replay/replay.h"
 #include "replay/replay_report.h"
-#include "report_files.h"
+#include "output/report_files.h"
 
 static const char usage_text[] =
 	"Usage: gpuprobed replay CAPTURE [--pid PID] [--speed X] [--what-if WHAT[,WHAT...]]\n"

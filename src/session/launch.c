@@ -18,7 +18,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "session/options.h"
 #include "session/launch.h"
 #include "log.h"
 

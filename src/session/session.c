@@ -24,7 +24,7 @@
 #include "log.h"
 #include "model/model.h"
 #include "output/trace_json.h"
-#include "report_files.h"
+#include "output/report_files.h"
 #include "session/privileges.h"
 #include "session/session_internal.h"
 #include "symbolize/symbolizer.h"

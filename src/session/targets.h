@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 #include "attach/procs.h"
-#include "cli.h"
+#include "session/options.h"
 #include "session/launch.h"
 
 struct gp_targets {

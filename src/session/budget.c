@@ -9,8 +9,8 @@
 #include "attach/procs.h"
 #include "attach/uprobes.h"
 #include "collect/agg.h"
-#include "collect/budget.h"
-#include "collect/counters.h"
+#include "session/budget.h"
+#include "session/counters.h"
 #include "log.h"
 #include "model/model.h"
 

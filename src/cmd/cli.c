@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cmd/cli.h"
 #include "log.h"
 
 static const char usage_text[] =
@@ -347,20 +347,6 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 	return -1;
 }
 
-const char *gp_mode_name(enum gp_mode m)
-{
-	switch (m) {
-	case GP_MODE_PID:
-		return "pid";
-	case GP_MODE_NAME:
-		return "name";
-	case GP_MODE_LAUNCH:
-		return "launch";
-	case GP_MODE_ALL:
-		return "all";
-	}
-	return "";
-}
 
 void gp_cli_free(struct gp_options *o)
 {

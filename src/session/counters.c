@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "attach/uprobes.h"
-#include "collect/counters.h"
+#include "session/counters.h"
 #include "model/model.h"
 
 /* The sum over the CPUs of a per-CPU array's key (0 when it cannot be read). */

@@ -3,8 +3,8 @@
  * counters.h — the kernel's own counters into the model: each probe's hits
  * (entries and returns, per-CPU) and each loss cause (per-CPU), as totals.
  */
-#ifndef GP_COLLECT_COUNTERS_H
-#define GP_COLLECT_COUNTERS_H
+#ifndef GP_SESSION_COUNTERS_H
+#define GP_SESSION_COUNTERS_H
 
 #include <linux/types.h>
 

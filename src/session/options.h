@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* cli.h — command-line options of gpuprobed, parsed and validated in one place. */
-#ifndef GP_CLI_H
-#define GP_CLI_H
+/*
+ * options.h — what a tracing session is asked to do (filled by the command
+ * line, src/cmd/cli.c, or by the daemon's configuration), and the exit
+ * statuses every command shares.
+ */
+#ifndef GP_SESSION_OPTIONS_H
+#define GP_SESSION_OPTIONS_H
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -49,20 +53,19 @@ struct gp_options {
 enum { GP_EXIT_OK = 0, GP_EXIT_FAILURE = 1, GP_EXIT_USAGE = 2, GP_EXIT_CANNOT_RUN = 126,
        GP_EXIT_NOT_FOUND = 127 };
 
-/*
- * One line naming the problem and a pointer to the help of subcommand (NULL:
- * gpuprobed's own), on stderr. Returns GP_EXIT_USAGE. fmt has one %s: arg.
- */
-int gp_usage_error(const char *subcommand, const char *fmt, const char *arg);
-
-/* "pid", "name", "launch", "all" */
-const char *gp_mode_name(enum gp_mode m);
-
-/*
- * Parses argv into o. Returns -1 to go on, or an exit status: 0 after
- * --help/--version, GP_EXIT_USAGE after printing one message on bad usage.
- */
-int gp_cli_parse(int argc, char **argv, struct gp_options *o);
-void gp_cli_free(struct gp_options *o);
+static inline const char *gp_mode_name(enum gp_mode m) /* "pid", "name", "launch", "all" */
+{
+	switch (m) {
+	case GP_MODE_PID:
+		return "pid";
+	case GP_MODE_NAME:
+		return "name";
+	case GP_MODE_LAUNCH:
+		return "launch";
+	case GP_MODE_ALL:
+		return "all";
+	}
+	return "";
+}
 
 #endif

@@ -13,11 +13,11 @@
 #include <string.h>
 
 #include "capture/capture_load.h"
-#include "capture/report_cmd.h"
-#include "cli.h"
+#include "cmd/report_cmd.h"
+#include "cmd/cli.h"
 #include "log.h"
 #include "output/trace_json.h"
-#include "report_files.h"
+#include "output/report_files.h"
 
 static const char usage_text[] =
 	"Usage: gpuprobed report CAPTURE [-o DIR] [--no-timeline] [-v]\n"

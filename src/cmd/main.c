@@ -2,8 +2,8 @@
 /* main.c — gpuprobed's entry point: parse the command line, run the session (or the daemon). */
 #include <string.h>
 
-#include "capture/report_cmd.h"
-#include "cli.h"
+#include "cmd/report_cmd.h"
+#include "cmd/cli.h"
 #include "daemon/daemon.h"
 #include "log.h"
 #include "replay/replay.h"
@@ -26,7 +26,7 @@ int main(int argc, char **argv)
 		gp_log_level = LOG_DEBUG;
 	else if (opt.verbosity == 1)
 		gp_log_level = LOG_INFO;
-	status = opt.daemon ? gp_daemon_main(&opt) : gp_session_run(&opt);
+	status = opt.daemon ? gp_daemon_run(&opt) : gp_session_run(&opt);
 	gp_cli_free(&opt);
 	return status;
 }

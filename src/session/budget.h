@@ -9,8 +9,8 @@
  * the end; with one, at the end of each period (what a process's part of
  * the period counted is scaled to all of it) and when a process exits.
  */
-#ifndef GP_COLLECT_BUDGET_H
-#define GP_COLLECT_BUDGET_H
+#ifndef GP_SESSION_BUDGET_H
+#define GP_SESSION_BUDGET_H
 
 #include <stdbool.h>
 #include <linux/types.h>

@@ -15,7 +15,7 @@
 
 #include "log.h"
 #include "output/stack_paths.h"
-#include "report_files.h"
+#include "output/report_files.h"
 
 /* Writes one file's content; ctx is the writer's own. */
 typedef int (*file_writer)(const void *ctx, FILE *out);

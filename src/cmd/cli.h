@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* cli.h — gpuprobed's command line, parsed and validated in one place; the usage error every command gives. */
+#ifndef GP_CLI_H
+#define GP_CLI_H
+
+#include "session/options.h"
+
+/*
+ * One line naming the problem and a pointer to the help of subcommand (NULL:
+ * gpuprobed's own), on stderr. Returns GP_EXIT_USAGE. fmt has one %s: arg.
+ */
+int gp_usage_error(const char *subcommand, const char *fmt, const char *arg);
+
+/*
+ * Parses argv into o. Returns -1 to go on, or an exit status: 0 after
+ * --help/--version, GP_EXIT_USAGE after printing one message on bad usage.
+ */
+int gp_cli_parse(int argc, char **argv, struct gp_options *o);
+void gp_cli_free(struct gp_options *o);
+
+#endif
