@@ -10,12 +10,14 @@ formula on the ranks' own clocks of those synchronisations (CLOCK_MONOTONIC just
 each), measured in the same run: the schedule only says how late the straggler means to be (usleep
 sleeps at least that, and a busy machine adds its own delays to every rank). The tracer's time of a
 call lies inside the workload's clock of it, so b <= the rank's own time, synchronisation by
-synchronisation; what the tracer does not see of it is the probes' own work (at most 2 x 2 x the hit
-cost the report measured, session.probe_hit_ns: two hits, and our programs cost less than the hits'
-machinery, docs/performance.md), a preemption just outside the probes (the kernel's scheduler
-accounting of the rank's thread, threads[].runnable_ns, bounds every wait for a CPU it had) and what
-the hypervisor stole from the machine (/proc/stat around the job, rounded up). Those bound the impact
-on both sides.
+synchronisation. What the tracer does not see of it: the probes' own work, at most 2 x 2 x the hit
+cost the report measured (session.probe_hit_ns: two hits, and our programs cost less than the hits'
+machinery, docs/performance.md), with the rank's own count of the call that its clock brackets too
+(wl.h's WL: a system call and a lock, a µs or two beside the 20 µs and more that 4 measured hits come
+to here; the ranks' clocks exceeded the tracer's by 4 to 46 µs over 3 synchronisations); a
+preemption just outside the probes (the kernel's scheduler accounting of the rank's thread,
+threads[].runnable_ns, bounds every wait for a CPU it had); what the hypervisor stole from the
+machine (/proc/stat around the job, rounded up). Those bound the impact on both sides.
 
 gpuprobed, and so the ranks it starts, run at a real-time priority (chrt --rr 1): whether a rank looks
 like a straggler must not depend on which rank the machine's other load happens to delay, nor on how
