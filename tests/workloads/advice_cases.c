@@ -10,20 +10,29 @@
  * Every CUDA call goes through wl.h's accounting (the report must equal it),
  * and is timed (CALL): the program knows its own "outside time" (first call's
  * entry to last call's return, minus the time in calls), its time per kind of
- * call and, where asked, the page faults inside its calls. Each case starts
+ * call and the page faults inside its calls. Each case starts
  * with cudaSetDevice(0) (timed: the first call, the runtime's start-up in it).
- * The reference (--ref) gets an "advice" member:
+ * The reference (--ref) gets, beside wl.h's members:
  *   "advice": {"case": NAME,
- *              "expect": [{"id", ["api"], "impact_ns", "tolerance",
- *                          "abs_tolerance_ns", "basis", ["clock_ns"]}],
+ *              "expect": [{"id", ["api"], "impact_ns", "basis"}],
  *                                                rules that must fire
  *              "absent": [ids],                  rules whose condition is false
  *              "numbers": {...}}                 exact counts and own timings
- * `tolerance` is relative, `abs_tolerance_ns` added to it; `basis` says
- * where impact_ns comes from ("model": the knobs; "clock": the spec's
- * formula on this program's own clock of its calls; "faults": rusage;
- * "exact": a count). A "model" expectation also gives clock_ns, the spec's
- * formula on this program's clock (which the tracer's must match closely).
+ *   "calls": [[api, site, what, bytes, model_ns, t0, t1, cpu_ns,
+ *              run_delay_ns, error], ...]        every call, in order ("calls_fields")
+ *   "clocks": {"bracket_cpu_ns", "steal_max_ns"}
+ * `basis` says where the expected impact_ns comes from ("model": the knobs;
+ * "clock": the spec's formula on this program's own clock of its calls;
+ * "faults": rusage; "exact": a count). "calls" is what the test bounds the
+ * tracer's times with, call by call: t0/t1 (CLOCK_MONOTONIC, the tracer's
+ * clock) just before and after the call, the thread's CPU time and run-queue
+ * wait (schedstat's run_delay) across them, the function of this program that
+ * made the call (site), what a copy moved, and model_ns, the least time the
+ * simulator's model lets the call take (a copy's latency + bytes / bandwidth,
+ * a launch's SIMGPU_LAUNCH_US spin; 0 when the model says nothing). "clocks":
+ * what bracketing a call adds to its CPU time (the clock reads), and at most
+ * how much time the hypervisor stole from the machine during the case
+ * (/proc/stat, rounded up).
  *
  * Cases (single-threaded; the test's knobs in brackets):
  *   pageable-copies  8 sync 4 MiB HtoD copies from pageable memory and 4 from
@@ -59,7 +68,9 @@
  *
  * usage: advice_cases --case NAME [wl options]
  */
+#include <fcntl.h>
 #include <math.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -93,6 +104,42 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * The time this thread has waited runnable for a CPU so far (preempted, or woken and not yet
+ * running): schedstat's run_delay, which the kernel brings up to date each time the thread gets a
+ * CPU back, so it is current whenever the thread reads it.
+ */
+static int schedstat_fd = -1;
+
+static uint64_t run_delay_ns(void)
+{
+	char buf[128];
+	unsigned long long exec, delay;
+	ssize_t n = pread(schedstat_fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		wl_die("cannot read /proc/thread-self/schedstat: %s",
+		       n < 0 ? strerror(errno) : "empty");
+	buf[n] = 0;
+	if (sscanf(buf, "%llu %llu", &exec, &delay) != 2)
+		wl_die("unexpected schedstat: %s", buf);
+	return delay;
+}
+
+/* The machine's stolen time so far (/proc/stat, every CPU, in clock ticks). */
+static unsigned long long steal_ticks(void)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "re");
+
+	/* cpu  user nice system idle iowait irq softirq steal ... */
+	if (!f || fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+			 &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
+		wl_die("cannot read the steal time in /proc/stat");
+	fclose(f);
+	return v[7];
+}
+
 /* Host work on the wall clock (the outside time a rule compares with). */
 static void spin_wall(uint64_t ns)
 {
@@ -116,79 +163,6 @@ static uint64_t spin_cpu(uint64_t ns)
 		t = thread_cpu_ns();
 	} while (t - t0 < ns);
 	return t - t0;
-}
-
-/* ---- the program's own clock of its calls ------------------------------------------------- */
-#define MAX_FAULT_APIS 16
-
-static struct {
-	uint64_t first, last; /* entry of the first call, return of the last */
-	uint64_t inside;      /* time in calls */
-	uint64_t dur;         /* the last call's */
-	unsigned long calls;
-	bool faults;          /* measure page faults around the calls */
-	long minflt, majflt;  /* inside the calls */
-	struct {
-		const char *api;
-		long minflt, majflt;
-	} by_api[MAX_FAULT_APIS];
-	int napis;
-	int live, peak;       /* allocations live at once, every kind (alloc-churn's peak) */
-	unsigned long allocs, frees;
-	uint64_t alloc_ns, free_ns;
-} ck;
-
-static void ck_note(const char *api, uint64_t t0, uint64_t t1, const struct rusage *r0, const struct rusage *r1)
-{
-	if (!wl.counting)
-		return;
-	if (!ck.calls++)
-		ck.first = t0;
-	ck.last = t1;
-	ck.dur = t1 - t0;
-	ck.inside += ck.dur;
-	if (r0) {
-		long mi = r1->ru_minflt - r0->ru_minflt, ma = r1->ru_majflt - r0->ru_majflt;
-		int i;
-
-		ck.minflt += mi;
-		ck.majflt += ma;
-		for (i = 0; i < ck.napis && strcmp(ck.by_api[i].api, api); i++)
-			;
-		if (i == ck.napis) {
-			if (i == MAX_FAULT_APIS)
-				wl_die("too many APIs");
-			ck.by_api[ck.napis++].api = api;
-		}
-		ck.by_api[i].minflt += mi;
-		ck.by_api[i].majflt += ma;
-	}
-}
-
-/*
- * CALL(fn, args...): the call, timed alone (the accounting after it), then counted by wl.h.
- * Evaluates to its cudaError_t; ck.dur is its duration.
- */
-#define CALL(fn, ...)                                                                     \
-	({                                                                                \
-		struct rusage _r0, _r1;                                                   \
-		uint64_t _t0, _t1;                                                        \
-		cudaError_t _e;                                                           \
-		if (ck.faults)                                                            \
-			getrusage(RUSAGE_THREAD, &_r0);                                   \
-		_t0 = mono_ns();                                                          \
-		_e = fn(__VA_ARGS__);                                                     \
-		_t1 = mono_ns();                                                          \
-		if (ck.faults)                                                            \
-			getrusage(RUSAGE_THREAD, &_r1);                                   \
-		ck_note(#fn, _t0, _t1, ck.faults ? &_r0 : NULL, &_r1);                    \
-		wl_count(#fn, _e);                                                        \
-	})
-
-/* O: the time between the first call's entry and the last call's return spent outside calls. */
-static uint64_t outside_ns(void)
-{
-	return ck.calls ? ck.last - ck.first - ck.inside : 0;
 }
 
 /* ---- knobs (the simulator's defaults when unset) ------------------------------------------ */
@@ -215,6 +189,165 @@ static uint64_t kernel_ns(const char *name)
 	return (uint64_t)(knob("SIMGPU_KERNEL_US", 20) * 1000);
 }
 
+/* The least a synchronous copy lasts in the model: its latency + bytes / its path's bandwidth. */
+static uint64_t copy_model_ns(bool htod, const char *host, size_t bytes)
+{
+	bool pinned = !strcmp(host, "pinned");
+	double bw;
+
+	if (htod && pinned)
+		bw = knob("SIMGPU_BW_HTOD_PINNED_GBPS", 25);
+	else if (htod)
+		bw = knob("SIMGPU_BW_HTOD_PAGEABLE_GBPS", 10);
+	else if (pinned)
+		bw = knob("SIMGPU_BW_DTOH_PINNED_GBPS", 25);
+	else
+		bw = knob("SIMGPU_BW_DTOH_PAGEABLE_GBPS", 10);
+
+	/* as the simulator rounds them; the transfer part rounded down (GB/s = bytes per ns) */
+	return (uint64_t)(knob("SIMGPU_COPY_LATENCY_US", 0) * 1000 + 0.5) + (uint64_t)(bytes / bw);
+}
+
+/* ---- the program's own clock of its calls ------------------------------------------------- */
+#define MAX_FAULT_APIS 16
+
+static struct {
+	uint64_t first, last; /* entry of the first call, return of the last */
+	uint64_t inside;      /* time in calls */
+	uint64_t dur;         /* the last call's */
+	unsigned long calls;
+	long minflt, majflt;  /* inside the calls (every call: the runtime's start-up can fault too) */
+	struct {
+		const char *api;
+		long minflt, majflt;
+	} by_api[MAX_FAULT_APIS];
+	int napis;
+	int live, peak;       /* allocations live at once, every kind (alloc-churn's peak) */
+	unsigned long allocs, frees;
+	uint64_t alloc_ns, free_ns;
+} ck;
+
+/*
+ * Every call as this program saw it (the reference's "calls"): the test finds the tracer's slice of
+ * each in trace.json. Around each call, outermost first: run_delay, the thread's CPU clock, then
+ * CLOCK_MONOTONIC (the tracer's clock) just before and just after it: t0 and t1 bracket the call,
+ * cpu and run_delay bracket t0..t1.
+ */
+struct ck_call {
+	const char *api;    /* the function called */
+	const char *site;   /* the function of this program that called it */
+	const char *what;   /* copies: "HtoD pageable", "DtoH pinned", ... (+ " async"); else "" */
+	uint64_t bytes;     /* copies: bytes moved */
+	uint64_t model_ns;  /* the least time the simulator's model lets the call take, else 0 */
+	uint64_t t0, t1;    /* CLOCK_MONOTONIC */
+	uint64_t cpu;       /* the thread's CPU time, from before t0 to after t1 */
+	uint64_t run_delay; /* the thread's time runnable, off a CPU, from before t0 to after t1 */
+	int err;
+};
+
+static struct {
+	struct ck_call *v;
+	size_t n, cap;
+	const char *what; /* the next call's, set by note() */
+	uint64_t bytes, model_ns;
+} calls;
+
+/* What the next call is (copies, launches), and the least time the model gives it. */
+static void note(const char *what, uint64_t bytes, uint64_t model_ns)
+{
+	calls.what = what;
+	calls.bytes = bytes;
+	calls.model_ns = model_ns;
+}
+
+static void ck_note(const char *api, const char *site, cudaError_t err, uint64_t t0, uint64_t t1,
+		    uint64_t cpu, uint64_t run_delay, const struct rusage *r0,
+		    const struct rusage *r1)
+{
+	struct ck_call *c;
+
+	if (!wl.counting)
+		goto out;
+	if (!ck.calls++)
+		ck.first = t0;
+	ck.last = t1;
+	ck.dur = t1 - t0;
+	ck.inside += ck.dur;
+	if (calls.n == calls.cap) {
+		calls.cap = calls.cap ? 2 * calls.cap : 1024;
+		calls.v = realloc(calls.v, calls.cap * sizeof(*calls.v));
+		if (!calls.v)
+			wl_die("out of memory");
+	}
+	c = &calls.v[calls.n++];
+	*c = (struct ck_call){ .api = api, .site = site, .what = calls.what ? calls.what : "",
+			       .bytes = calls.bytes, .model_ns = err ? 0 : calls.model_ns, .t0 = t0,
+			       .t1 = t1, .cpu = cpu, .run_delay = run_delay, .err = (int)err };
+	{
+		long mi = r1->ru_minflt - r0->ru_minflt, ma = r1->ru_majflt - r0->ru_majflt;
+		int i;
+
+		ck.minflt += mi;
+		ck.majflt += ma;
+		for (i = 0; i < ck.napis && strcmp(ck.by_api[i].api, api); i++)
+			;
+		if (i == ck.napis) {
+			if (i == MAX_FAULT_APIS)
+				wl_die("too many APIs");
+			ck.by_api[ck.napis++].api = api;
+		}
+		ck.by_api[i].minflt += mi;
+		ck.by_api[i].majflt += ma;
+	}
+out:
+	note(NULL, 0, 0);
+}
+
+/*
+ * CALL(fn, args...): the call, timed alone (the accounting after it), then counted by wl.h.
+ * Evaluates to its cudaError_t; ck.dur is its duration.
+ */
+#define CALL(fn, ...)                                                                     \
+	({                                                                                \
+		struct rusage _r0, _r1;                                                   \
+		uint64_t _t0, _t1, _c0, _c1, _d0, _d1;                                    \
+		cudaError_t _e;                                                           \
+		getrusage(RUSAGE_THREAD, &_r0);                                           \
+		_d0 = run_delay_ns();                                                     \
+		_c0 = thread_cpu_ns();                                                    \
+		_t0 = mono_ns();                                                          \
+		_e = fn(__VA_ARGS__);                                                     \
+		_t1 = mono_ns();                                                          \
+		_c1 = thread_cpu_ns();                                                    \
+		_d1 = run_delay_ns();                                                     \
+		getrusage(RUSAGE_THREAD, &_r1);                                           \
+		ck_note(#fn, __func__, _e, _t0, _t1, _c1 - _c0, _d1 - _d0, &_r0, &_r1);   \
+		wl_count(#fn, _e);                                                        \
+	})
+
+/*
+ * The CPU time the brackets themselves add to a call's: the two CPU clock reads' own halves and
+ * the two CLOCK_MONOTONIC reads (the mean of many, with nothing between them).
+ */
+static uint64_t bracket_cpu_ns(void)
+{
+	const int n = 2000;
+	uint64_t sum = 0;
+
+	for (int i = 0; i < n; i++) {
+		uint64_t c0 = thread_cpu_ns(), t0 = mono_ns(), t1 = mono_ns(), c1 = thread_cpu_ns();
+
+		sum += c1 - c0 - (t1 - t0);
+	}
+	return (sum + n - 1) / n;
+}
+
+/* O: the time between the first call's entry and the last call's return spent outside calls. */
+static uint64_t outside_ns(void)
+{
+	return ck.calls ? ck.last - ck.first - ck.inside : 0;
+}
+
 /* ---- the reference's "advice" member -------------------------------------------------------- */
 static const char *case_name;
 static char adv_expect[4096], adv_absent[1024], adv_numbers[16384];
@@ -231,27 +364,18 @@ static void append(char *buf, size_t size, const char *fmt, ...)
 }
 
 /*
- * A rule that must fire, what it must say it saves (api: failing-calls' API, else NULL). A model-based
- * expectation also gives clock_ns, the spec's formula on this program's own clock (else < 0).
+ * A rule that must fire (api: failing-calls' API, else NULL), and what this program expects it to
+ * save: impact_ns, from its basis ("model": the knobs; "clock": the rule's formula on this
+ * program's clock of its calls; "faults": rusage; "exact": a count). The test bounds the finding
+ * with the calls themselves (the reference's "calls"); this figure is what it prints beside.
  */
-static void expect_both(const char *id, const char *api, double impact_ns, double tolerance, double abs_ns,
-			const char *basis, double clock_ns)
+static void expect(const char *id, const char *api, double impact_ns, const char *basis)
 {
 	append(adv_expect, sizeof(adv_expect), "%s{\"id\": \"%s\", ", *adv_expect ? ", " : "", id);
 	if (api)
 		append(adv_expect, sizeof(adv_expect), "\"api\": \"%s\", ", api);
-	append(adv_expect, sizeof(adv_expect),
-	       "\"impact_ns\": %.0f, \"tolerance\": %.3f, \"abs_tolerance_ns\": %.0f, \"basis\": \"%s\"",
-	       impact_ns, tolerance, abs_ns, basis);
-	if (clock_ns >= 0)
-		append(adv_expect, sizeof(adv_expect), ", \"clock_ns\": %.0f", clock_ns);
-	append(adv_expect, sizeof(adv_expect), "}");
-}
-
-static void expect(const char *id, const char *api, double impact_ns, double tolerance, double abs_ns,
-		   const char *basis)
-{
-	expect_both(id, api, impact_ns, tolerance, abs_ns, basis, -1);
+	append(adv_expect, sizeof(adv_expect), "\"impact_ns\": %.0f, \"basis\": \"%s\"}", impact_ns,
+	       basis);
 }
 
 /* Rules whose condition this case makes false (whatever the timing). */
@@ -273,11 +397,28 @@ static void number(const char *key, const char *fmt, ...)
 	append(adv_numbers, sizeof(adv_numbers), "%s\"%s\": %s", *adv_numbers ? ", " : "", key, val);
 }
 
+/* What the test needs to bound the tracer's times with this program's (see main). */
+static uint64_t clock_bracket_ns, steal_max_ns;
+
 static void write_advice(FILE *f)
 {
 	fprintf(f, ",\n  \"advice\": {\"case\": \"%s\",\n    \"expect\": [%s],\n    \"absent\": [%s],\n"
 		   "    \"numbers\": {%s}}",
 		case_name, adv_expect, adv_absent, adv_numbers);
+	fprintf(f, ",\n  \"clocks\": {\"bracket_cpu_ns\": %llu, \"steal_max_ns\": %llu}",
+		(unsigned long long)clock_bracket_ns, (unsigned long long)steal_max_ns);
+	fputs(",\n  \"calls_fields\": [\"api\", \"site\", \"what\", \"bytes\", \"model_ns\", "
+	      "\"t0\", \"t1\", \"cpu_ns\", \"run_delay_ns\", \"error\"],\n  \"calls\": [", f);
+	for (size_t i = 0; i < calls.n; i++) {
+		const struct ck_call *c = &calls.v[i];
+
+		fprintf(f, "%s\n    [\"%s\", \"%s\", \"%s\", %llu, %llu, %llu, %llu, %llu, %llu, "
+			"%d]", i ? "," : "", c->api, c->site, c->what, (unsigned long long)c->bytes,
+			(unsigned long long)c->model_ns, (unsigned long long)c->t0,
+			(unsigned long long)c->t1, (unsigned long long)c->cpu,
+			(unsigned long long)c->run_delay, c->err);
+	}
+	fputs("\n  ]", f);
 }
 
 /* The calls common to every case, accounted and timed. */
@@ -349,6 +490,11 @@ NOINLINE void pinned_free(void *p)
 /* A synchronous copy; returns its duration. host: "pinned" or "pageable". */
 NOINLINE uint64_t copy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind, const char *host)
 {
+	bool htod = kind == cudaMemcpyHostToDevice;
+
+	note(htod ? (strcmp(host, "pinned") ? "HtoD pageable" : "HtoD pinned")
+		  : (strcmp(host, "pinned") ? "DtoH pageable" : "DtoH pinned"),
+	     bytes, copy_model_ns(htod, host, bytes));
 	if (CALL(cudaMemcpy, dst, src, bytes, kind) != cudaSuccess)
 		wl_die("cudaMemcpy of %zu bytes failed", bytes);
 	wl_transfer(kind == cudaMemcpyHostToDevice ? "HtoD" : "DtoH", host, true, bytes);
@@ -358,6 +504,7 @@ NOINLINE uint64_t copy(void *dst, const void *src, size_t bytes, enum cudaMemcpy
 
 NOINLINE void copy_async(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind, cudaStream_t s)
 {
+	note(kind == cudaMemcpyHostToDevice ? "HtoD pinned async" : "DtoH pinned async", bytes, 0);
 	if (CALL(cudaMemcpyAsync, dst, src, bytes, kind, s) != cudaSuccess)
 		wl_die("cudaMemcpyAsync failed");
 	wl_transfer(kind == cudaMemcpyHostToDevice ? "HtoD" : "DtoH", "pinned", false, bytes);
@@ -369,6 +516,8 @@ NOINLINE uint64_t launch(void (*k)(float *), const char *name, void *arg, cudaSt
 {
 	void *args[] = { &arg };
 
+	/* the simulator spins SIMGPU_LAUNCH_US on the wall clock inside each launch */
+	note("", 0, (uint64_t)(knob("SIMGPU_LAUNCH_US", 0) * 1000 + 0.5));
 	if (CALL(cudaLaunchKernel, (const void *)k, (dim3){ 1, 1, 1 }, (dim3){ 32, 1, 1 }, args, 0, s) != cudaSuccess)
 		wl_die("launch of %s failed", name);
 	wl_launched(name);
@@ -441,7 +590,7 @@ static double churn_formula(unsigned long churn)
  * cost of each call cancels), DtoH assumed (no pinned DtoH copy at all).
  * The HtoD part (also two-rules'): returns its expected saving from the model.
  */
-NOINLINE double pageable_htod(int npg, int npin, size_t bytes, double *clock_ns)
+NOINLINE double pageable_htod(int npg, int npin, size_t bytes)
 {
 	double bw_pg = knob("SIMGPU_BW_HTOD_PAGEABLE_GBPS", 10), bw_pin = knob("SIMGPU_BW_HTOD_PINNED_GBPS", 25);
 	char *pageable = malloc(bytes), *pinned, *dev;
@@ -470,7 +619,6 @@ NOINLINE double pageable_htod(int npg, int npin, size_t bytes, double *clock_ns)
 	       npg, (unsigned long long)npg * bytes, (unsigned long long)pg_ns, npin,
 	       (unsigned long long)npin * bytes, (unsigned long long)pin_ns, r, model,
 	       pg_ns * (1 - (r < 1 ? r : 1)), bw_pg, bw_pin);
-	*clock_ns = pg_ns * (1 - (r < 1 ? r : 1));
 	return model;
 }
 
@@ -480,12 +628,12 @@ NOINLINE void case_pageable_copies(void)
 	const int ndtoh = 4;
 	char *dst = malloc(bytes), *dev;
 	uint64_t dtoh_ns = 0;
-	double htod, htod_clock;
+	double htod;
 
 	if (!dst)
 		wl_die("out of memory");
 	memset(dst, 2, bytes);
-	htod = pageable_htod(8, 4, bytes, &htod_clock);
+	htod = pageable_htod(8, 4, bytes);
 	dev = dev_alloc(bytes);
 	for (int i = 0; i < ndtoh; i++)
 		dtoh_ns += copy(dst, dev, bytes, cudaMemcpyDeviceToHost, "pageable");
@@ -494,8 +642,7 @@ NOINLINE void case_pageable_copies(void)
 	number("dtoh", "{\"calls\": %d, \"bytes\": %llu, \"host_ns\": %llu, \"ratio\": 0.4}", ndtoh,
 	       (unsigned long long)ndtoh * bytes, (unsigned long long)dtoh_ns);
 	/* HtoD from the model; DtoH: the assumed ratio on the program's own clock of those copies */
-	expect_both("pageable-copies", NULL, htod + dtoh_ns * (1 - 0.4), 0.15, 0, "model",
-		    htod_clock + dtoh_ns * (1 - 0.4));
+	expect("pageable-copies", NULL, htod + dtoh_ns * (1 - 0.4), "model");
 	absent("\"small-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", \"sync-wait\", "
 	       ABSENT_TIMELESS);
 }
@@ -519,7 +666,7 @@ NOINLINE void case_sync_copies(void)
 	number("outside_ns", "%llu", (unsigned long long)outside_ns());
 	number("model_copy_ns", "%.0f",
 	       n * (knob("SIMGPU_COPY_LATENCY_US", 0) * 1000 + bytes / knob("SIMGPU_BW_HTOD_PINNED_GBPS", 25)));
-	expect("sync-copies", NULL, fmin((double)copy_ns, (double)outside_ns()), 0.15, 0, "clock");
+	expect("sync-copies", NULL, fmin((double)copy_ns, (double)outside_ns()), "clock");
 	absent("\"pageable-copies\", \"small-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", "
 	       "\"sync-wait\", " ABSENT_TIMELESS);
 }
@@ -542,7 +689,7 @@ NOINLINE void case_sync_wait(void)
 	number("sync_host_ns", "%llu", (unsigned long long)sync_ns);
 	number("outside_ns", "%llu", (unsigned long long)outside_ns());
 	number("kernel_ns", "%llu", (unsigned long long)kernel_ns("advice_step"));
-	expect("sync-wait", NULL, fmin((double)sync_ns, (double)outside_ns()), 0.15, 0, "clock");
+	expect("sync-wait", NULL, fmin((double)sync_ns, (double)outside_ns()), "clock");
 	absent("\"pageable-copies\", \"small-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", "
 	       "\"sync-copies\", " ABSENT_TIMELESS);
 }
@@ -571,8 +718,7 @@ NOINLINE void case_redundant_sync(void)
 			 "\"cudaDeviceSynchronize\": {\"calls\": %d, \"host_ns\": %llu}}",
 	       n, (unsigned long long)red_stream_ns, ndev, (unsigned long long)red_dev_ns);
 	number("waiting_sync_calls", "%d", n);
-	/* the probes add their own cost to the program's clock of each call: 15 % + 5 µs a call */
-	expect("redundant-sync", NULL, (double)(red_stream_ns + red_dev_ns), 0.15, 5000.0 * (n + ndev), "clock");
+	expect("redundant-sync", NULL, (double)(red_stream_ns + red_dev_ns), "clock");
 	absent("\"pageable-copies\", \"small-copies\", \"launch-bound\", \"alloc-churn\", \"sync-copies\", "
 	       ABSENT_TIMELESS);
 }
@@ -611,7 +757,7 @@ NOINLINE void case_small_copies(void)
 	       (unsigned long long)ndtoh * dsmall, (unsigned long long)dtoh_ns, row2);
 	/* the model's part of it: the copy latency each small copy pays (the rest is per-call waking) */
 	number("model_ns", "%.0f", (nsmall + ndtoh) * lat);
-	expect("small-copies", NULL, row1 + row2, 0.15, 0, "clock");
+	expect("small-copies", NULL, row1 + row2, "clock");
 	absent("\"pageable-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", \"sync-wait\", "
 	       ABSENT_TIMELESS);
 }
@@ -635,7 +781,7 @@ NOINLINE void case_launch_bound(void)
 	number("launch_host_ns", "%llu", (unsigned long long)launch_ns);
 	number("sync_host_ns", "%llu", (unsigned long long)sync_ns);
 	number("model_ns", "%.0f", n * knob("SIMGPU_LAUNCH_US", 0) * 1000 * (1 - 1.0 / k));
-	expect("launch-bound", NULL, launch_ns * (1 - (double)(n / k) / n), 0.15, 0, "clock");
+	expect("launch-bound", NULL, launch_ns * (1 - (double)(n / k) / n), "clock");
 	absent("\"pageable-copies\", \"small-copies\", \"alloc-churn\", \"redundant-sync\", \"sync-copies\", "
 	       ABSENT_TIMELESS);
 }
@@ -660,7 +806,7 @@ NOINLINE void case_alloc_churn(void)
 	number("churn", "%lu", ck.allocs - ck.peak);
 	number("alloc_host_ns", "%llu", (unsigned long long)ck.alloc_ns);
 	number("free_host_ns", "%llu", (unsigned long long)ck.free_ns);
-	expect("alloc-churn", NULL, churn_formula(ck.allocs - ck.peak), 0.15, 0, "clock");
+	expect("alloc-churn", NULL, churn_formula(ck.allocs - ck.peak), "clock");
 	absent("\"pageable-copies\", \"small-copies\", \"launch-bound\", \"redundant-sync\", \"sync-copies\", "
 	       "\"sync-wait\", " ABSENT_TIMELESS);
 }
@@ -685,7 +831,7 @@ NOINLINE void case_cpu_feeding(void)
 	number("sync_host_ns", "%llu", (unsigned long long)sync_ns);
 	number("outside_ns", "%llu", (unsigned long long)outside_ns());
 	/* an upper bound: the thread's other CPU time outside calls (start-up, exit) adds a little */
-	expect("cpu-feeding", NULL, (double)cpu, 0.15, 0, "clock");
+	expect("cpu-feeding", NULL, (double)cpu, "clock");
 	absent("\"pageable-copies\", \"small-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", "
 	       "\"sync-copies\", " ABSENT_TIMELESS);
 }
@@ -696,7 +842,6 @@ NOINLINE void case_faults_in_calls(void)
 	const size_t bytes = 1 * MiB;
 	void *dev;
 
-	ck.faults = true;
 	dev = dev_alloc(bytes);
 	for (int i = 0; i < n; i++) {
 		void *fresh = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -719,8 +864,11 @@ NOINLINE void case_faults_in_calls(void)
 			       ck.by_api[i].api, ck.by_api[i].minflt, ck.by_api[i].majflt);
 		number("by_api", "{%s}", by);
 	}
-	/* minor faults × 1 µs (no major fault: nothing off-CPU to add) */
-	expect("faults-in-calls", NULL, ck.minflt * 1000.0, 0.02, 16000, "faults");
+	/*
+	 * minor faults × 1 µs, and when a call took a major fault (the runtime's start-up may, reading
+	 * a library evicted from the page cache) the off-CPU time in calls (the test bounds it)
+	 */
+	expect("faults-in-calls", NULL, ck.minflt * 1000.0, "faults");
 	absent("\"small-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", \"sync-wait\", "
 	       ABSENT_TIMELESS);
 }
@@ -765,11 +913,9 @@ NOINLINE void case_failing_calls(void)
 	       nset + 1, nset, (unsigned long long)set_ns, nset, nfree + 1, nfree, (unsigned long long)free_ns, nfree,
 	       ngood + nkind + nnull, nkind + nnull, (unsigned long long)copy_ns, nnull, nkind);
 	number("single_failure", "\"cudaStreamDestroy\"");
-	/* µs-long calls: the probes' own cost, on this clock but not in the tracer's, is much of them:
-	 * 15 % + 5 µs a call */
-	expect("failing-calls", "cudaSetDevice", (double)set_ns, 0.15, 5000.0 * nset, "clock");
-	expect("failing-calls", "cudaFree", (double)free_ns, 0.15, 5000.0 * nfree, "clock");
-	expect("failing-calls", "cudaMemcpy", (double)copy_ns, 0.15, 5000.0 * (nkind + nnull), "clock");
+	expect("failing-calls", "cudaSetDevice", (double)set_ns, "clock");
+	expect("failing-calls", "cudaFree", (double)free_ns, "clock");
+	expect("failing-calls", "cudaMemcpy", (double)copy_ns, "clock");
 	absent("\"pageable-copies\", \"small-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", "
 	       "\"sync-wait\", \"leak\"");
 }
@@ -788,7 +934,7 @@ NOINLINE void case_leak(void)
 			  "\"managed\": {\"allocations\": 1, \"bytes\": %llu}, "
 			  "\"pinned\": {\"allocations\": 1, \"bytes\": %llu}}",
 	       4 * MiB, 256 * KiB, 128 * KiB);
-	expect("leak", NULL, 0, 0, 0, "exact");
+	expect("leak", NULL, 0, "exact");
 	absent("\"pageable-copies\", \"small-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", "
 	       "\"sync-copies\", \"sync-wait\", \"failing-calls\"");
 }
@@ -814,7 +960,7 @@ NOINLINE void case_clean(void)
 
 NOINLINE void case_two_rules(void)
 {
-	double htod_clock, htod = pageable_htod(16, 4, 4 * MiB, &htod_clock);
+	double htod = pageable_htod(16, 4, 4 * MiB);
 	uint64_t a0 = ck.alloc_ns, f0 = ck.free_ns;
 
 	churn(20, 256 * KiB);
@@ -823,8 +969,8 @@ NOINLINE void case_two_rules(void)
 	number("peak_live_allocations", "%d", ck.peak);
 	number("churn", "%lu", ck.allocs - ck.peak);
 	number("churn_loop_ns", "%llu", (unsigned long long)(ck.alloc_ns - a0 + ck.free_ns - f0));
-	expect_both("pageable-copies", NULL, htod, 0.15, 0, "model", htod_clock);
-	expect("alloc-churn", NULL, churn_formula(ck.allocs - ck.peak), 0.15, 0, "clock");
+	expect("pageable-copies", NULL, htod, "model");
+	expect("alloc-churn", NULL, churn_formula(ck.allocs - ck.peak), "clock");
 	absent("\"small-copies\", \"launch-bound\", \"redundant-sync\", \"sync-wait\", " ABSENT_TIMELESS);
 }
 
@@ -844,6 +990,7 @@ static const struct {
 int main(int argc, char **argv)
 {
 	void (*run)(void) = NULL;
+	unsigned long long steal0;
 	uint64_t t0;
 
 	for (int i = 1; i < argc; i++)
@@ -859,14 +1006,41 @@ int main(int argc, char **argv)
 		fputc('\n', stderr);
 		return 2;
 	}
+	/*
+	 * Which rules a case makes fire must not depend on what else the machine runs, and
+	 * several depend on the CPU this program gets: cpu-feeding needs its thread on a CPU
+	 * 30 % of its wall time; redundant-sync and faults-in-calls an impact of 1 % of the
+	 * process's wall time; clean an outside time under it; two-rules pinned copies and
+	 * allocations that stay cheap beside the pageable copies. So every case runs at a
+	 * real-time priority, which no other load shares (a nice value would not do: the
+	 * scheduler shares a CPU between sessions and cgroups first); the simulator's threads,
+	 * started later, inherit it. It is 2: above the tracer, which the test runs at 1 (the
+	 * tracer's own work waits for the case; the case waits for the tracer only where the
+	 * tracer stops it, at an exec or a CUDA library's mapping). The test bounds the tracer's
+	 * times with what the run measured whatever the load.
+	 */
+	if (sched_setscheduler(0, SCHED_FIFO, &(struct sched_param){ .sched_priority = 2 }))
+		wl_die("SCHED_FIFO: %s (run as root)", strerror(errno));
 	wl_init(argc, argv);
 	wl.ref_extra = write_advice;
+	schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	if (schedstat_fd < 0)
+		wl_die("cannot open /proc/thread-self/schedstat: %s", strerror(errno));
+	clock_bracket_ns = bracket_cpu_ns(); /* before any CUDA call: nothing of it is traced */
+	steal0 = steal_ticks();
 	wl_begin();
 	t0 = mono_ns();
 	if (CALL(cudaSetDevice, 0) != cudaSuccess) /* wl_set_device(), timed: the first call */
 		wl_die("cudaSetDevice(0) failed");
 	wl_device = 0;
 	run();
+	/*
+	 * Stolen time (the hypervisor ran something else) passes on CLOCK_MONOTONIC while the
+	 * thread "runs": at most this much of it fell inside the calls' brackets. /proc/stat
+	 * counts it over every CPU in clock ticks, rounded down: one tick more covers that.
+	 */
+	steal_max_ns = (steal_ticks() - steal0 + 1) * 1000000000ull /
+		       (uint64_t)sysconf(_SC_CLK_TCK);
 	number("all_calls", "%lu", ck.calls);
 	number("inside_ns", "%llu", (unsigned long long)ck.inside);
 	number("case_wall_ns", "%llu", (unsigned long long)(mono_ns() - t0));
