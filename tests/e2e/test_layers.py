@@ -240,10 +240,15 @@ def test_nccl_straggler_makes_its_peers_wait(tmp_path):
 
 def test_nccl_host_side_bandwidth(tmp_path):
     """An AllReduce alone between two synchronisations is measured: its bus bandwidth is at most the
-    modelled link's (the ring model, 2(n-1)/n), and its algorithm bandwidth is busbw / 1.5 for 4 ranks."""
-    iters, bw = 4, 1
-    report, refs = nccl_job(tmp_path, ["--ranks", "4", "--iters", str(iters), "--allreduce-only",
-                                       "--sizes-scale", "4"], SIMGPU_NCCL_BW_GBPS=bw)
+    modelled link's (the ring model, 2(n-1)/n: the simulator ends it at its modelled end, never
+    earlier) and at least 0.7 of it (what the host adds: the enqueue, waiting for the ranks that
+    entered later, the wake-up); its algorithm bandwidth is busbw / 1.5 for 4 ranks.
+    The link is slow (0.01 GB/s: 157 ms per 1 MiB AllReduce) so that what the host adds on a busy
+    machine (a rank's thread scheduled tens of ms late makes every peer wait for it; copying and
+    reducing 4 ranks' data) is a small part of the modelled time, not the measurement."""
+    iters, bw = 4, 0.01
+    report, refs = nccl_job(tmp_path, ["--ranks", "4", "--iters", str(iters), "--allreduce-only"],
+                            SIMGPU_NCCL_BW_GBPS=bw)
     gp.check_no_loss(report)
     for pid, ref in refs.items():
         row = gp.process(report, pid)["nccl"]["communicators"][0]["ops"][0]
@@ -251,8 +256,10 @@ def test_nccl_host_side_bandwidth(tmp_path):
         assert (row["measured_calls"], row["measured_bytes"]) == (iters, ref["nccl"]["ncclAllReduce"]["bytes"])
         assert row["blocked_calls"] == iters
         assert row["bus_factor"] == 1.5
-        assert 0.25 * bw <= row["busbw_gbps"] <= 1.05 * bw, row
-        assert abs(row["algbw_gbps"] * 1.5 - row["busbw_gbps"]) <= 0.02
+        # from the report's exact integers (its GB/s fields have two decimals)
+        busbw = row["measured_bytes"] / row["measured_ns"] * 1.5
+        assert 0.7 * bw <= busbw <= bw, row
+        assert abs(row["busbw_gbps"] - busbw) <= 0.005 + 1e-9 and abs(row["algbw_gbps"] * 1.5 - busbw) <= 0.0075
 
 
 def test_nccl_one_process_all_ranks_and_split(tmp_path):

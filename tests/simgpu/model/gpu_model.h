@@ -142,6 +142,9 @@ enum sg_work_kind {
 };
 
 typedef void (*sg_hostfn)(void *arg);
+/* A host function with a modelled duration: called with the op's modelled start, it returns
+ * the op's modelled end (>= start), which the worker then sleeps to, as for a kernel. */
+typedef uint64_t (*sg_timedfn)(void *arg, uint64_t t_start);
 
 struct sg_work {
 	enum sg_work_kind kind;
@@ -153,7 +156,8 @@ struct sg_work {
 	size_t dpitch, spitch;
 	int value;                /* memset byte */
 	int stage_src;            /* snapshot src at submission (pageable HtoD async) */
-	sg_hostfn fn;
+	sg_hostfn fn;             /* SG_WORK_HOSTFN: ends when it returns */
+	sg_timedfn timed_fn;      /* SG_WORK_HOSTFN instead of fn: ends at the time it returns */
 	void *arg;
 	unsigned elem;            /* memset: value is a pattern of 1 (0 too), 2 or 4 bytes */
 };

@@ -9,6 +9,8 @@
  * of each op it depends on; it ends dur_ns later, an absolute deadline the
  * worker sleeps to (clock_nanosleep TIMER_ABSTIME), so durations never
  * drift however late a thread wakes. Copies and memsets really move bytes.
+ * A host function ends when it returns; a timed one (NCCL's collectives)
+ * is given its modelled start and names its modelled end.
  *
  * Legacy default stream semantics are dependencies taken at submission: an
  * op on the legacy stream waits for the last op of every blocking stream of
@@ -141,6 +143,13 @@ static uint64_t run_op(struct sg_op *op)
 		fill(w);
 		break;
 	case SG_WORK_HOSTFN:
+		if (w->timed_fn) {
+			/* modelled like a kernel: the end it names, however late the host ran it */
+			end = w->timed_fn(w->arg, op->t_start);
+			if (end < op->t_start)
+				end = op->t_start;
+			break;
+		}
 		w->fn(w->arg);
 		end = sg_now_ns();
 		return end > op->t_start ? end : op->t_start;

@@ -8,18 +8,22 @@
  * queues one host-function work item on its stream (inside a group: records
  * it; ncclGroupEnd queues the whole group as one item on the first
  * operation's stream, joined by events with the group's other streams).
- * When the stream reaches the item, run_item():
+ * When the stream reaches the item, the model calls run_item() with the
+ * item's modelled start (the latest of its submission, the end of the
+ * stream's previous work and of what it waits for, as for a kernel):
  *
  *   1. per communicator, in the order the items were queued: waits until the
  *      rank's staging area is free (every reader of its previous data has
  *      read it), copies the send buffers in, and registers the arrival of
- *      each operation (time = now) in the segment;
+ *      each operation (time = the modelled start) in the segment;
  *   2. per operation: waits (off-CPU) until every rank it involves has
  *      arrived, computes its end = latest arrival + ring-model duration,
  *      reads the peers' staged data into the receive buffer (reducing it
  *      where the operation reduces) and releases the peers' staging;
  *   3. sleeps to the latest end of its operations (clock_nanosleep
- *      TIMER_ABSTIME), so a late rank delays everyone and nobody drifts.
+ *      TIMER_ABSTIME) and returns it: the model makes it the stream's time,
+ *      so a late rank delays everyone and a worker that woke late shifts
+ *      nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -372,10 +376,11 @@ static void complete(struct nc_op *op)
 	nc_unlock(seg->ctl);
 }
 
-static void run_item(void *arg)
+static uint64_t run_item(void *arg, uint64_t t)
 {
 	struct nc_item *it = arg;
-	uint64_t t = sg_now_ns(), end = t;
+	uint64_t end = t;
+	bool failed = false;
 	int i, k;
 
 	for (k = 0; k < it->ncomms; k++) {
@@ -414,9 +419,16 @@ static void run_item(void *arg)
 	}
 	for (i = 0; i < it->nops; i++) {
 		complete(&it->ops[i]);
-		if (!it->ops[i].failed && it->ops[i].t_end > end)
+		if (it->ops[i].failed)
+			failed = true;
+		else if (it->ops[i].t_end > end)
 			end = it->ops[i].t_end;
 	}
+	/* a failure is noticed on the host's clock (a dead peer, an abort): no model says when */
+	if (failed && sg_now_ns() > end)
+		end = sg_now_ns();
+	/* sleep here rather than in the model: the communicator's work is pending until its end
+	 * (ncclCommFinalize and ncclCommDestroy wait for it) */
 	if (end > sg_now_ns())
 		sg_sleep_until(end);
 	for (k = 0; k < it->ncomms; k++) {
@@ -430,6 +442,7 @@ static void run_item(void *arg)
 	free(it->ops);
 	free(it->comms);
 	free(it);
+	return end;
 }
 
 /* ---- submission -------------------------------------------------------------------------------- */
@@ -511,7 +524,7 @@ static ncclResult_t submit(const struct nc_op *ops, int nops, const char *name)
 {
 	struct nc_item *it = calloc(1, sizeof(*it));
 	struct nc_streams ss = { 0 };
-	struct sg_work w = { .kind = SG_WORK_HOSTFN, .name = name, .fn = run_item };
+	struct sg_work w = { .kind = SG_WORK_HOSTFN, .name = name, .timed_fn = run_item };
 	ncclResult_t e;
 	int i, k, st;
 

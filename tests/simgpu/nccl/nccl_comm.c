@@ -136,7 +136,10 @@ void nc_comm_free(struct ncclComm *c)
 /* ---- creation jobs --------------------------------------------------------------------------------- */
 /* Every phase runs for every job of a group before the next: a thread driving several ranks posts for all
  * of them before it waits for any (PH_DONE_POST / PH_DONE_WAIT likewise). */
-enum { PH_POST = 0, PH_COLORS, PH_CREATE, PH_NAME, PH_REGISTER, PH_JOIN, PH_DONE_POST, PH_DONE_WAIT, PH_N };
+enum {
+	PH_POST = 0, PH_COLORS, PH_CREATE, PH_NAME, PH_REGISTER, PH_JOIN, PH_READY, PH_DONE_POST, PH_DONE_WAIT,
+	PH_N
+};
 
 /* Split, after every rank's colour and key are known: the members of my
  * colour ordered by (key, old rank) -> my new rank, their count, and the
@@ -172,6 +175,8 @@ static void job_phase(struct nc_job *j, int ph)
 			j->err = nc_join_register(j->comm, j->name, j->nranks, j->rank, j->dev);
 		else if (ph == PH_JOIN)
 			j->err = nc_join_wait(j->comm);
+		else if (ph == PH_READY)
+			j->err = nc_join_ready(j->comm);
 		return;
 	}
 	n = p->nranks;
@@ -245,6 +250,10 @@ static void job_phase(struct nc_job *j, int ph)
 	case PH_JOIN:
 		if (j->comm)
 			j->err = nc_join_wait(j->comm);
+		break;
+	case PH_READY:
+		if (j->comm)
+			j->err = nc_join_ready(j->comm);
 		break;
 	case PH_DONE_POST:
 		nc_lock(ps->ctl);

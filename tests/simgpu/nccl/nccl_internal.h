@@ -77,7 +77,7 @@ struct nc_rankrec {
 	int joined;
 	int pid;
 	int dev;
-	int pad;
+	int backed;                /* its whole staging area is allocated (pre-faulted at init) */
 	uint64_t stage_busy;       /* reads of this rank's staging still to come */
 	/* ncclCommSplit exchange, round n posts gens n */
 	uint64_t split_gen;
@@ -125,7 +125,7 @@ struct nc_ctl {
 	int live;           /* communicators not yet destroyed */
 	int aborted;        /* a rank called ncclCommAbort */
 	int unlinked;
-	int pad;
+	int ready;          /* ranks that joined and mapped every staging area */
 	uint64_t staging;   /* bytes per rank (the first joiner's SIMGPU_NCCL_STAGING_MB) */
 	uint64_t size;      /* whole segment */
 	uint64_t off_ranks, off_slots, slot_size, off_p2p, off_staging;
@@ -202,7 +202,7 @@ struct ncclComm {
 	pthread_cond_t cv;
 	uint64_t stage_turn;   /* the item that may stage next */
 	unsigned pending;      /* items queued, not finished */
-	uint64_t backed;       /* bytes of this rank's staging allocated (fallocate) */
+	uint64_t backed;       /* bytes of this rank's staging allocated (fallocate; all of it at init) */
 };
 
 /* Live-handle registry: a destroyed or garbage comm is an invalid argument. */
@@ -212,8 +212,13 @@ NC_HIDDEN void nc_comm_free(struct ncclComm *c);
 /* Joins comm as rank of an opened segment: the register half of the
  * rendezvous (the first joiner sizes the segment). */
 NC_HIDDEN ncclResult_t nc_join_register(struct ncclComm *c, const char *name, int nranks, int rank, int dev);
-/* The wait half: until all nranks joined. */
+/* The wait half: until all nranks joined; then maps the peers' staging areas into this
+ * process's page tables, so that no collective takes a page fault on the segment, and says
+ * it is ready. */
 NC_HIDDEN ncclResult_t nc_join_wait(struct ncclComm *c);
+/* The last barrier: until every rank is ready, so that the ranks leave their init together
+ * (like NCCL's bootstrap), however long their mapping took. */
+NC_HIDDEN ncclResult_t nc_join_ready(struct ncclComm *c);
 /* Waits for the communicator's queued work, then releases it; abort marks
  * the clique aborted first (its waiting operations give up). */
 NC_HIDDEN void nc_comm_release(struct ncclComm *c, bool abort);

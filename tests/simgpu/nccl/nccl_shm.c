@@ -7,6 +7,12 @@
  * giving up when a rank of the clique died or aborted), and the release of
  * a communicator (the last one out unmaps; the name is unlinked as soon as
  * every rank has joined, so that a crash leaves nothing in /dev/shm).
+ *
+ * The staging areas are allocated and faulted in at communicator init (each
+ * rank its own before it registers, then the peers' once all have joined;
+ * when they fit SIMGPU_POPULATE_MB), not by the first collective: a
+ * collective's cost on the host is then its copies and reductions, never
+ * thousands of page faults on the segment.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -324,6 +330,50 @@ ncclResult_t nc_wait(struct nc_seg *seg)
 	return ncclSuccess;
 }
 
+/* ---- pre-faulting the staging areas --------------------------------------------------------------- */
+/* Fills the page tables of [p, p+len) of the mapping, whole pages only (a page shared with a
+ * neighbour's area may be a hole). Its own area a rank populates for writing
+ * (MADV_POPULATE_WRITE, which also zeroes the pages); a peer's area, which its owner has
+ * populated, it reads a byte of every page of, which the kernel's fault-around maps 16
+ * pages at a time (several times faster than MADV_POPULATE_READ). The pages must exist in
+ * the file (fallocate), else a touch could SIGBUS. */
+static void prefault(char *p, size_t len, bool own)
+{
+	char *a = (char *)(((uintptr_t)p + 4095) & ~(uintptr_t)4095);
+	char *e = (char *)(((uintptr_t)p + len) & ~(uintptr_t)4095);
+
+	if (e <= a || (own && !madvise(a, (size_t)(e - a), MADV_POPULATE_WRITE)))
+		return;
+	for (; a < e; a += 4096) {
+		if (own) /* no MADV_POPULATE_WRITE (before 5.14): a write that changes nothing */
+			__atomic_fetch_add(a, 0, __ATOMIC_RELAXED);
+		else
+			(void)*(volatile char *)a;
+	}
+}
+
+/* Whether the clique's staging areas are faulted in at init: when all of them together
+ * fit SIMGPU_POPULATE_MB, the bound the model puts on memory it backs when made. */
+static bool prefaulted(const struct nc_ctl *c)
+{
+	return c->staging && (uint64_t)c->nranks * c->staging <= sg_config()->populate_bytes;
+}
+
+/* Allocates this rank's whole staging area in the file and faults it in, before the rank
+ * registers (so a peer that sees it joined may map it). A full /dev/shm leaves it to the
+ * collectives, which then move no data (nccl_coll.c's stage()). */
+static void stage_area_prefault(struct ncclComm *cm, int rank)
+{
+	struct nc_seg *seg = &cm->seg;
+	uint64_t len = seg->ctl->staging;
+	off_t base = (off_t)(seg->ctl->off_staging + (uint64_t)rank * len);
+
+	if (!prefaulted(seg->ctl) || posix_fallocate(seg->fd, base, (off_t)len))
+		return;
+	cm->backed = len;
+	prefault(nc_staging(seg, rank), len, true);
+}
+
 /* ---- the rendezvous ------------------------------------------------------------------------------- */
 ncclResult_t nc_join_register(struct ncclComm *cm, const char *name, int nranks, int rank, int dev)
 {
@@ -357,6 +407,7 @@ ncclResult_t nc_join_register(struct ncclComm *cm, const char *name, int nranks,
 		return e;
 	}
 	c = cm->seg.ctl;
+	stage_area_prefault(cm, rank);
 	nc_lock(c);
 	if (first)
 		seg_init_slots(&cm->seg);
@@ -370,6 +421,7 @@ ncclResult_t nc_join_register(struct ncclComm *cm, const char *name, int nranks,
 	rr->joined = 1;
 	rr->pid = (int)getpid();
 	rr->dev = dev;
+	rr->backed = cm->backed == c->staging && c->staging;
 	c->joined++;
 	c->live++;
 	if (c->joined == c->nranks && !c->unlinked) {
@@ -390,8 +442,33 @@ ncclResult_t nc_join_wait(struct ncclComm *cm)
 	struct nc_ctl *c = cm->seg.ctl;
 	ncclResult_t e = ncclSuccess;
 
+	int r;
+
 	nc_lock(c);
 	while (c->joined < c->nranks && !e)
+		e = nc_wait(&cm->seg);
+	nc_unlock(c);
+	if (e)
+		return e;
+	/* every rank allocated its staging area before it registered: map the peers' now (only
+	 * allocated ones: reading a hole of a full /dev/shm could fail) */
+	for (r = 0; r < c->nranks && prefaulted(c); r++)
+		if (r != cm->rank && nc_rank(&cm->seg, r)->backed)
+			prefault(nc_staging(&cm->seg, r), c->staging, false);
+	nc_lock(c);
+	c->ready++;
+	nc_broadcast(c);
+	nc_unlock(c);
+	return ncclSuccess;
+}
+
+ncclResult_t nc_join_ready(struct ncclComm *cm)
+{
+	struct nc_ctl *c = cm->seg.ctl;
+	ncclResult_t e = ncclSuccess;
+
+	nc_lock(c);
+	while (c->ready < c->nranks && !e)
 		e = nc_wait(&cm->seg);
 	nc_unlock(c);
 	if (!e)
