@@ -36,100 +36,133 @@ static int ingest_aligned(struct gp_model *m, const void *data, size_t len)
 
 int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, const void *data, size_t len)
 {
-	union gp_op_val v[GP_OP_MAX_FIELDS];
-	struct gp_session_info info;
+	union {
+#define GP_OP_MEMBER(num, NAME, name) struct gp_op_##name name;
+		GP_MODEL_OP_TABLE(GP_OP_MEMBER)
+#undef GP_OP_MEMBER
+	} u;
 
-	if (op == GP_MOP_KERNEL_NAME || op == GP_MOP_SYMBOL)
-		return gp_answers_add(as, op, data, len);
-	if (gp_op_unpack(op, data, len, v))
-		return -EINVAL;
+#define UNPACK(name)                                           \
+	do {                                                   \
+		if (gp_op_unpack_##name(data, len, &u.name))   \
+			return -EINVAL;                        \
+	} while (0)
 	switch (op) {
+	case GP_MOP_KERNEL_NAME:
+	case GP_MOP_SYMBOL:
+		return gp_answers_add(as, op, data, len);
 	case GP_MOP_SESSION:
-		info = (struct gp_session_info){ .tool_version = v[0].s, .command_line = v[1].s, .mode = v[2].s,
-						 .hostname = v[3].s, .kernel_release = v[4].s,
-						 .start_mono_ns = v[5].u, .start_realtime_ns = v[6].u };
-		gp_model_set_session(m, &info);
+		UNPACK(session);
+		gp_model_set_session(m, &(struct gp_session_info){
+			.tool_version = u.session.tool_version, .command_line = u.session.command_line,
+			.mode = u.session.mode, .hostname = u.session.hostname,
+			.kernel_release = u.session.kernel_release, .start_mono_ns = u.session.start_mono_ns,
+			.start_realtime_ns = u.session.start_realtime_ns });
 		break;
 	case GP_MOP_SESSION_END:
-		gp_model_set_session_end(m, v[0].u);
+		UNPACK(session_end);
+		gp_model_set_session_end(m, u.session_end.end_mono_ns);
 		break;
 	case GP_MOP_PROCESS_ADD:
-		gp_model_process_add(m, (__u32)v[0].u, v[1].s, v[2].s, v[3].u, v[4].u);
+		UNPACK(process_add);
+		gp_model_process_add(m, u.process_add.pid, u.process_add.comm, u.process_add.cmdline,
+				     u.process_add.attach_mono_ns, u.process_add.traced_from_start);
 		break;
 	case GP_MOP_PROCESS_EXITED:
-		gp_model_process_exited(m, (__u32)v[0].u, v[1].u);
+		UNPACK(process_exited);
+		gp_model_process_exited(m, u.process_exited.pid, u.process_exited.exit_mono_ns);
 		break;
 	case GP_MOP_PROCESS_ORIGIN:
-		gp_model_process_origin(m, (__u32)v[0].u, v[1].s, (__u32)v[2].u);
+		UNPACK(process_origin);
+		gp_model_process_origin(m, u.process_origin.pid, u.process_origin.because, u.process_origin.parent_pid);
 		break;
 	case GP_MOP_PROCESS_EXEC:
-		gp_model_process_exec(m, (__u32)v[0].u, v[1].s, v[2].s);
+		UNPACK(process_exec);
+		gp_model_process_exec(m, u.process_exec.pid, u.process_exec.comm, u.process_exec.cmdline);
 		break;
 	case GP_MOP_SKIPPED:
-		gp_model_skipped_add(m, (__u32)v[0].u, v[1].s, v[2].s);
+		UNPACK(skipped);
+		gp_model_skipped_add(m, u.skipped.pid, u.skipped.comm, u.skipped.reason);
 		break;
 	case GP_MOP_LAUNCH:
-		gp_model_set_launch(m, v[0].s, v[1].u, (int)v[2].i, (int)v[3].i);
+		UNPACK(launch);
+		gp_model_set_launch(m, u.launch.command, u.launch.exited, u.launch.exit_status, u.launch.term_signal);
 		break;
 	case GP_MOP_LIBRARY:
-		if (v[2].u < GP_FAM_CUDART || v[2].u > GP_FAM_NCCL)
+		UNPACK(library);
+		if (u.library.family < GP_FAM_CUDART || u.library.family > GP_FAM_NCCL)
 			return -EINVAL;
-		gp_model_library_add(m, (__u32)v[0].u, v[1].s, (enum gp_family)v[2].u, v[3].u, v[4].s);
+		gp_model_library_add(m, u.library.pid, u.library.path, (enum gp_family)u.library.family,
+				     u.library.is_static, u.library.build_id);
 		break;
 	case GP_MOP_THREAD_NAME:
-		gp_model_thread_name(m, (__u32)v[0].u, (__u32)v[1].u, v[2].s);
+		UNPACK(thread_name);
+		gp_model_thread_name(m, u.thread_name.pid, u.thread_name.tid, u.thread_name.name);
 		break;
 	case GP_MOP_PROBE_ADD:
-		if (v[5].u >= GP_API_MAX)
+		UNPACK(probe_add);
+		if (u.probe_add.api >= GP_API_MAX)
 			return -EINVAL;
-		gp_model_probe_add(m, (unsigned)v[0].u, v[1].s, (__u32)v[2].u, v[3].s, v[4].u, (enum gp_api_id)v[5].u);
+		gp_model_probe_add(m, u.probe_add.idx, u.probe_add.target, u.probe_add.pid, u.probe_add.symbol,
+				   u.probe_add.file_offset, (enum gp_api_id)u.probe_add.api);
 		break;
 	case GP_MOP_PROBE_HITS:
-		gp_model_probe_hits(m, (unsigned)v[0].u, v[1].u, v[2].u);
+		UNPACK(probe_hits);
+		gp_model_probe_hits(m, u.probe_hits.idx, u.probe_hits.entry_hits, u.probe_hits.return_hits);
 		break;
 	case GP_MOP_DROP_SET:
-		if (!v[0].s)
+		UNPACK(drop_set);
+		if (!u.drop_set.name)
 			return -EINVAL;
-		gp_model_drop_set(m, v[0].s, v[1].u);
+		gp_model_drop_set(m, u.drop_set.name, u.drop_set.count);
 		break;
 	case GP_MOP_STACKS:
-		gp_model_set_stacks(m, v[0].u, (size_t)v[1].u);
+		UNPACK(stacks);
+		gp_model_set_stacks(m, u.stacks.captured, (size_t)u.stacks.max_stacks);
 		break;
 	case GP_MOP_INGEST:
+		UNPACK(ingest);
 		/* a malformed record is counted by the model, as live */
-		return ingest_aligned(m, v[0].r.p, v[0].r.n);
+		return ingest_aligned(m, u.ingest.record.p, u.ingest.record.n);
 	case GP_MOP_API_AGGREGATE: {
 		struct gp_api_aggregate a;
 
-		if (v[0].r.n != sizeof(a))
+		UNPACK(api_aggregate);
+		if (u.api_aggregate.aggregate.n != sizeof(a))
 			return -EINVAL;
-		memcpy(&a, v[0].r.p, sizeof(a)); /* unaligned in the chunk */
+		memcpy(&a, u.api_aggregate.aggregate.p, sizeof(a)); /* unaligned in the chunk */
 		gp_model_api_aggregate(m, &a);
 		break;
 	}
 	case GP_MOP_API_ESTIMATED:
-		gp_model_api_estimated(m, (__u32)v[0].u, (unsigned)v[1].u, v[2].u);
+		UNPACK(api_estimated);
+		gp_model_api_estimated(m, u.api_estimated.pid, u.api_estimated.api, u.api_estimated.calls);
 		break;
 	case GP_MOP_SAMPLING: {
 		struct gp_sampling smp;
 
-		if (v[0].r.n != sizeof(smp))
+		UNPACK(sampling);
+		if (u.sampling.sampling.n != sizeof(smp))
 			return -EINVAL;
-		memcpy(&smp, v[0].r.p, sizeof(smp));
+		memcpy(&smp, u.sampling.sampling.p, sizeof(smp));
 		gp_model_set_sampling(m, &smp);
 		break;
 	}
 	case GP_MOP_PROBE_COST:
-		gp_model_set_probe_cost(m, v[0].u);
+		UNPACK(probe_cost);
+		gp_model_set_probe_cost(m, u.probe_cost.probe_hit_ns);
 		break;
 	case GP_MOP_SYMBOLIZE:
+		UNPACK(symbolize);
 		gp_model_symbolize_stacks(m, NULL);
 		break;
 	case GP_MOP_MAPS:
+		UNPACK(maps);
 		return 1;
 	default:
 		return -EINVAL;
 	}
+#undef UNPACK
 	return 0;
 }
 

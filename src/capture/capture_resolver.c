@@ -12,28 +12,19 @@
 
 /* ---- live ---------------------------------------------------------------- */
 
-static void record_op(struct gp_recording_resolver *rr, unsigned op, ...)
-{
-	unsigned char small[1024];
-	unsigned char *buf = small;
-	va_list ap;
-	size_t n;
-
-	va_start(ap, op);
-	n = gp_op_vpack(small, sizeof(small), gp_model_op_format(op), ap);
-	va_end(ap);
-	if (n > sizeof(small)) {
-		buf = malloc(n);
-		if (buf) {
-			va_start(ap, op);
-			gp_op_vpack(buf, n, gp_model_op_format(op), ap);
-			va_end(ap);
-		}
-	}
-	rr->record(rr->record_ctx, op, buf, n); /* buf NULL: counted as lost */
-	if (buf != small)
-		free(buf);
-}
+/* The answer as an operation of the capture (model_ops.h); a payload that cannot be made is counted lost. */
+#define RECORD(rr, NAME, name, ...)                                                              \
+	do {                                                                                      \
+		const struct gp_op_##name v_ = { __VA_ARGS__ };                                   \
+		unsigned char small_[1024], *buf_ = small_;                                       \
+		size_t n_ = gp_op_pack_##name(small_, sizeof(small_), &v_);                       \
+                                                                                                  \
+		if (n_ > sizeof(small_) && (buf_ = malloc(n_)))                                   \
+			gp_op_pack_##name(buf_, n_, &v_);                                         \
+		(rr)->record((rr)->record_ctx, GP_MOP_##NAME, buf_, n_); /* NULL: counted lost */ \
+		if (buf_ != small_)                                                               \
+			free(buf_);                                                               \
+	} while (0)
 
 static int rec_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack, unsigned nstack,
 			   char *name, size_t name_len, char *mangled, size_t mangled_len)
@@ -43,7 +34,8 @@ static int rec_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, co
 				       mangled_len);
 
 	name[name_len - 1] = mangled[mangled_len - 1] = '\0';
-	record_op(rr, GP_MOP_KERNEL_NAME, (unsigned)tgid, (__u64)func, (__u64)ret_addr, rc, name, mangled);
+	RECORD(rr, KERNEL_NAME, kernel_name, .tgid = tgid, .func = func, .ret_addr = ret_addr, .rc = rc, .name = name,
+	       .mangled = mangled);
 	return rc;
 }
 
@@ -60,8 +52,9 @@ static int rec_symbolize(void *ctx, __u32 tgid, __u64 addr, struct gp_frame_sym 
 	struct gp_recording_resolver *rr = ctx;
 	int rc = rr->inner.symbolize(rr->inner.ctx, tgid, addr, out);
 
-	record_op(rr, GP_MOP_SYMBOL, (unsigned)tgid, (__u64)addr, rc, out->function, out->symbol, out->file,
-		  out->build_id, (__u64)out->sym_offset, (__u64)out->file_offset, (unsigned)out->source);
+	RECORD(rr, SYMBOL, symbol, .tgid = tgid, .addr = addr, .rc = rc, .function = out->function, .symbol = out->symbol,
+	       .file = out->file, .build_id = out->build_id, .sym_offset = out->sym_offset,
+	       .file_offset = out->file_offset, .source = out->source);
 	return rc;
 }
 
@@ -79,13 +72,30 @@ struct gp_resolver gp_recording_resolver(struct gp_recording_resolver *rr)
 
 /* ---- loading ------------------------------------------------------------- */
 
-/* One recorded answer: the payload kept whole, decoded in vals (pointing into it). */
+/* One recorded answer: the payload kept whole, decoded (its strings point into it). */
 struct answer {
 	unsigned op;
 	void *payload;
-	union gp_op_val v[GP_OP_MAX_FIELDS];
+	union {
+		struct gp_op_kernel_name kernel_name;
+		struct gp_op_symbol symbol;
+	};
 	struct answer *next; /* same hash */
 };
+
+/* The question an answer answers: (tgid, a, b) — a kernel's (func, return address), a symbol's address. */
+static void question(const struct answer *x, __u64 *tgid, __u64 *a, __u64 *b)
+{
+	if (x->op == GP_MOP_SYMBOL) {
+		*tgid = x->symbol.tgid;
+		*a = x->symbol.addr;
+		*b = 0;
+	} else {
+		*tgid = x->kernel_name.tgid;
+		*a = x->kernel_name.func;
+		*b = x->kernel_name.ret_addr;
+	}
+}
 
 struct gp_answers {
 	struct gp_u64map by_key; /* hash of (op, tgid, a, b) -> struct answer chain */
@@ -103,7 +113,10 @@ static __u64 key_of(unsigned op, __u64 tgid, __u64 a, __u64 b)
 
 static bool same(const struct answer *x, unsigned op, __u64 tgid, __u64 a, __u64 b)
 {
-	return x->op == op && x->v[0].u == tgid && x->v[1].u == a && (op == GP_MOP_SYMBOL || x->v[2].u == b);
+	__u64 t, xa, xb;
+
+	question(x, &t, &xa, &xb);
+	return x->op == op && t == tgid && xa == a && xb == b;
 }
 
 static struct answer *find(struct gp_answers *as, unsigned op, __u64 tgid, __u64 a, __u64 b)
@@ -139,7 +152,7 @@ void gp_answers__free(struct gp_answers *as)
 int gp_answers_add(struct gp_answers *as, unsigned op, const void *data, size_t len)
 {
 	struct answer *x = calloc(1, sizeof(*x));
-	__u64 b, key;
+	__u64 t, a, b, key;
 	int err = -ENOMEM;
 
 	if (!x || !(x->payload = malloc(len ? len : 1)))
@@ -147,15 +160,16 @@ int gp_answers_add(struct gp_answers *as, unsigned op, const void *data, size_t 
 	memcpy(x->payload, data, len);
 	x->op = op;
 	err = -EINVAL;
-	if ((op != GP_MOP_KERNEL_NAME && op != GP_MOP_SYMBOL) || gp_op_unpack(op, x->payload, len, x->v))
+	if (op == GP_MOP_KERNEL_NAME ? gp_op_unpack_kernel_name(x->payload, len, &x->kernel_name)
+	    : op != GP_MOP_SYMBOL || gp_op_unpack_symbol(x->payload, len, &x->symbol))
 		goto err;
-	b = op == GP_MOP_SYMBOL ? 0 : x->v[2].u;
-	key = key_of(op, x->v[0].u, x->v[1].u, b);
+	question(x, &t, &a, &b);
+	key = key_of(op, t, a, b);
 
 	/* a later answer to the same question (a pid reused) replaces the earlier one */
 	struct answer *head = gp_u64map_get(&as->by_key, key), **pp = &head;
 
-	while (*pp && !same(*pp, op, x->v[0].u, x->v[1].u, b))
+	while (*pp && !same(*pp, op, t, a, b))
 		pp = &(*pp)->next;
 	if (*pp) {
 		struct answer *old = *pp;
@@ -189,9 +203,9 @@ static int ans_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, co
 
 	if (!x)
 		return -ENOENT;
-	copy_str(name, name_len, x->v[4].s);
-	copy_str(mangled, mangled_len, x->v[5].s);
-	return (int)x->v[3].i;
+	copy_str(name, name_len, x->kernel_name.name);
+	copy_str(mangled, mangled_len, x->kernel_name.mangled);
+	return x->kernel_name.rc;
 }
 
 static int ans_symbolize(void *ctx, __u32 tgid, __u64 addr, struct gp_frame_sym *out)
@@ -201,11 +215,12 @@ static int ans_symbolize(void *ctx, __u32 tgid, __u64 addr, struct gp_frame_sym 
 	if (!x)
 		return -ENOENT;
 	*out = (struct gp_frame_sym){
-		.function = x->v[3].s, .symbol = x->v[4].s, .file = x->v[5].s, .build_id = x->v[6].s,
-		.sym_offset = x->v[7].u, .file_offset = x->v[8].u,
-		.source = x->v[9].u <= GP_SYM_PERF_MAP ? (enum gp_sym_source)x->v[9].u : GP_SYM_NONE,
+		.function = x->symbol.function, .symbol = x->symbol.symbol, .file = x->symbol.file,
+		.build_id = x->symbol.build_id, .sym_offset = x->symbol.sym_offset,
+		.file_offset = x->symbol.file_offset,
+		.source = x->symbol.source <= GP_SYM_PERF_MAP ? (enum gp_sym_source)x->symbol.source : GP_SYM_NONE,
 	};
-	return (int)x->v[2].i;
+	return x->symbol.rc;
 }
 
 struct gp_resolver gp_answers_resolver(struct gp_answers *as)

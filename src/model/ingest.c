@@ -373,6 +373,6 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 			m->last_event_ns = end + more;
 	}
 	/* after the resolver's answers (a kernel's name), which a capture records as they are given */
-	gp_model_tap_op(m, GP_MOP_INGEST, data, len);
+	gp_model_tap_ingest(m, &(struct gp_op_ingest){ .record = { data, len } });
 	return err;
 }

@@ -162,8 +162,10 @@ void gp_model__free(struct gp_model *m)
 
 void gp_model_set_session(struct gp_model *m, const struct gp_session_info *info)
 {
-	gp_model_tap_op(m, GP_MOP_SESSION, info->tool_version, info->command_line, info->mode, info->hostname,
-			info->kernel_release, (__u64)info->start_mono_ns, (__u64)info->start_realtime_ns);
+	gp_model_tap_session(m, &(struct gp_op_session){
+		.tool_version = info->tool_version, .command_line = info->command_line, .mode = info->mode,
+		.hostname = info->hostname, .kernel_release = info->kernel_release,
+		.start_mono_ns = info->start_mono_ns, .start_realtime_ns = info->start_realtime_ns });
 	/* an allocation failure leaves the previous value (or NULL, printed as "") */
 	replace_str(&m->session.tool_version, info->tool_version);
 	replace_str(&m->session.command_line, info->command_line);
@@ -205,13 +207,13 @@ __u64 gp_model_last_event_ns(const struct gp_model *m)
 
 void gp_model_set_probe_cost(struct gp_model *m, __u64 probe_hit_ns)
 {
-	gp_model_tap_op(m, GP_MOP_PROBE_COST, (__u64)probe_hit_ns);
+	gp_model_tap_probe_cost(m, &(struct gp_op_probe_cost){ .probe_hit_ns = probe_hit_ns });
 	m->session.probe_hit_ns = probe_hit_ns;
 }
 
 void gp_model_set_session_end(struct gp_model *m, __u64 end_mono_ns)
 {
-	gp_model_tap_op(m, GP_MOP_SESSION_END, (__u64)end_mono_ns);
+	gp_model_tap_session_end(m, &(struct gp_op_session_end){ .end_mono_ns = end_mono_ns });
 	m->session.end_mono_ns = end_mono_ns;
 }
 
@@ -337,8 +339,8 @@ int gp_model_process_add(struct gp_model *m, __u32 pid, const char *comm, const 
 {
 	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
 
-	gp_model_tap_op(m, GP_MOP_PROCESS_ADD, (unsigned)pid, comm, cmdline, (__u64)attach_mono_ns,
-			(int)traced_from_start);
+	gp_model_tap_process_add(m, &(struct gp_op_process_add){ .pid = pid, .comm = comm, .cmdline = cmdline,
+				.attach_mono_ns = attach_mono_ns, .traced_from_start = traced_from_start });
 	if (!p || p->exited) /* an exited pid that comes back is a new process */
 		p = process_new(m, pid);
 	if (!p)
@@ -354,7 +356,8 @@ int gp_model_process_origin(struct gp_model *m, __u32 pid, const char *because, 
 {
 	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
 
-	gp_model_tap_op(m, GP_MOP_PROCESS_ORIGIN, (unsigned)pid, because, (unsigned)parent_pid);
+	gp_model_tap_process_origin(m, &(struct gp_op_process_origin){ .pid = pid, .because = because,
+								   .parent_pid = parent_pid });
 	if (!p)
 		return -ENOENT;
 	p->parent_pid = parent_pid;
@@ -365,7 +368,7 @@ int gp_model_process_exec(struct gp_model *m, __u32 pid, const char *comm, const
 {
 	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
 
-	gp_model_tap_op(m, GP_MOP_PROCESS_EXEC, (unsigned)pid, comm, cmdline);
+	gp_model_tap_process_exec(m, &(struct gp_op_process_exec){ .pid = pid, .comm = comm, .cmdline = cmdline });
 	if (!p || p->exited)
 		return -ENOENT;
 	p->execs++;
@@ -378,7 +381,7 @@ int gp_model_skipped_add(struct gp_model *m, __u32 pid, const char *comm, const 
 {
 	struct gp_skipped *v = realloc(m->skipped, (m->nskipped + 1) * sizeof(*v));
 
-	gp_model_tap_op(m, GP_MOP_SKIPPED, (unsigned)pid, comm, reason);
+	gp_model_tap_skipped(m, &(struct gp_op_skipped){ .pid = pid, .comm = comm, .reason = reason });
 	if (!v)
 		return -ENOMEM;
 	m->skipped = v;
@@ -395,7 +398,8 @@ int gp_model_skipped_add(struct gp_model *m, __u32 pid, const char *comm, const 
 int gp_model_set_launch(struct gp_model *m, const char *command, bool exited, int exit_status,
 			int term_signal)
 {
-	gp_model_tap_op(m, GP_MOP_LAUNCH, command, (int)exited, exit_status, term_signal);
+	gp_model_tap_launch(m, &(struct gp_op_launch){ .command = command, .exited = exited, .exit_status = exit_status,
+						  .term_signal = term_signal });
 	m->launch.set = true;
 	m->launch.exited = exited;
 	m->launch.exit_status = exit_status;
@@ -407,7 +411,7 @@ int gp_model_process_exited(struct gp_model *m, __u32 pid, __u64 exit_mono_ns)
 {
 	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
 
-	gp_model_tap_op(m, GP_MOP_PROCESS_EXITED, (unsigned)pid, (__u64)exit_mono_ns);
+	gp_model_tap_process_exited(m, &(struct gp_op_process_exited){ .pid = pid, .exit_mono_ns = exit_mono_ns });
 	if (!p)
 		return -ENOENT;
 	p->exited = true;
@@ -420,8 +424,8 @@ int gp_model_library_add(struct gp_model *m, __u32 pid, const char *path, enum g
 {
 	struct gp_process *p = gp_model_process_get(m, pid);
 
-	gp_model_tap_op(m, GP_MOP_LIBRARY, (unsigned)pid, path, (unsigned)family, (int)is_static,
-			build_id ? build_id : "");
+	gp_model_tap_library(m, &(struct gp_op_library){ .pid = pid, .path = path, .family = family,
+						  .is_static = is_static, .build_id = build_id ? build_id : "" });
 	if (!p)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nlibs; i++)
@@ -467,7 +471,7 @@ int gp_model_thread_name(struct gp_model *m, __u32 pid, __u32 tid, const char *n
 	struct gp_process *p = gp_model_process_get(m, pid);
 	struct gp_thread *t = p ? gp_process_thread_get(p, tid) : NULL;
 
-	gp_model_tap_op(m, GP_MOP_THREAD_NAME, (unsigned)pid, (unsigned)tid, name);
+	gp_model_tap_thread_name(m, &(struct gp_op_thread_name){ .pid = pid, .tid = tid, .name = name });
 	if (!t)
 		return -ENOMEM;
 	return replace_str(&t->name, name);
@@ -476,7 +480,8 @@ int gp_model_thread_name(struct gp_model *m, __u32 pid, __u32 tid, const char *n
 int gp_model_probe_add(struct gp_model *m, unsigned idx, const char *target, __u32 pid,
 		       const char *symbol, __u64 file_offset, enum gp_api_id api)
 {
-	gp_model_tap_op(m, GP_MOP_PROBE_ADD, idx, target, (unsigned)pid, symbol, (__u64)file_offset, (unsigned)api);
+	gp_model_tap_probe_add(m, &(struct gp_op_probe_add){ .idx = idx, .target = target, .pid = pid, .symbol = symbol,
+						     .file_offset = file_offset, .api = api });
 	if (idx >= GP_MAX_PROBES)
 		return -EINVAL;
 
@@ -498,7 +503,8 @@ int gp_model_probe_add(struct gp_model *m, unsigned idx, const char *target, __u
 
 int gp_model_probe_hits(struct gp_model *m, unsigned idx, __u64 entry_hits, __u64 return_hits)
 {
-	gp_model_tap_op(m, GP_MOP_PROBE_HITS, idx, (__u64)entry_hits, (__u64)return_hits);
+	gp_model_tap_probe_hits(m, &(struct gp_op_probe_hits){ .idx = idx, .entry_hits = entry_hits,
+						       .return_hits = return_hits });
 	if (idx >= GP_MAX_PROBES || !m->probes[idx])
 		return -ENOENT;
 	m->probes[idx]->entry_hits = entry_hits;
@@ -539,7 +545,7 @@ void gp_model_drop_set(struct gp_model *m, const char *name, __u64 count)
 {
 	struct gp_drop *d = drop_get(m, name);
 
-	gp_model_tap_op(m, GP_MOP_DROP_SET, name, (__u64)count);
+	gp_model_tap_drop_set(m, &(struct gp_op_drop_set){ .name = name, .count = count });
 	if (d)
 		d->count = count;
 }

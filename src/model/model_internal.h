@@ -9,6 +9,7 @@
 #define GP_MODEL_INTERNAL_H
 
 #include "model/model.h"
+#include "model/model_ops.h"
 #include "model/hist.h"
 #include "model/ranges.h"
 #include "model/u64map.h"
@@ -640,7 +641,9 @@ const char *gp_verdict_kind(enum gp_verdict v);
 const char *gp_cuda_error_name(int code); /* NULL for codes it does not know */
 const char *gp_error_name(enum gp_family family, int code); /* the code's name in that API's enum, or NULL */
 
-/* Hands operation op (model_ops.h), its fields as varargs per its format, to the tap if any. */
-void gp_model_tap_op(struct gp_model *m, unsigned op, ...);
+/* Hands an operation (model_ops.h: gp_model_tap_<name>(m, &fields)) to the tap, if any. */
+#define GP_OP_TAP_DECLARE(num, NAME, name) void gp_model_tap_##name(struct gp_model *m, const struct gp_op_##name *v);
+GP_MODEL_OP_TABLE(GP_OP_TAP_DECLARE)
+#undef GP_OP_TAP_DECLARE
 
 #endif /* GP_MODEL_INTERNAL_H */

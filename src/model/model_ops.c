@@ -10,35 +10,160 @@
 #include "model/model_internal.h"
 #include "model/model_ops.h"
 
+#define GP_OP_FMT_U32 "u"
+#define GP_OP_FMT_U64 "U"
+#define GP_OP_FMT_S32 "i"
+#define GP_OP_FMT_BOOL "b"
+#define GP_OP_FMT_STR "s"
+#define GP_OP_FMT_RAW "r"
+#define GP_OP_FMT(kind, field) GP_OP_FMT_##kind
+
 static const struct {
 	const char *name;
 	const char *fmt;
 } ops[GP_MOP_MAX] = {
-	[GP_MOP_SESSION] = { "session", "sssssUU" },
-	[GP_MOP_SESSION_END] = { "session_end", "U" },
-	[GP_MOP_PROCESS_ADD] = { "process_add", "ussUb" },
-	[GP_MOP_PROCESS_EXITED] = { "process_exited", "uU" },
-	[GP_MOP_PROCESS_ORIGIN] = { "process_origin", "usu" },
-	[GP_MOP_PROCESS_EXEC] = { "process_exec", "uss" },
-	[GP_MOP_SKIPPED] = { "skipped", "uss" },
-	[GP_MOP_LAUNCH] = { "launch", "sbii" },
-	[GP_MOP_LIBRARY] = { "library", "usubs" },
-	[GP_MOP_THREAD_NAME] = { "thread_name", "uus" },
-	[GP_MOP_PROBE_ADD] = { "probe_add", "ususUu" },
-	[GP_MOP_PROBE_HITS] = { "probe_hits", "uUU" },
-	[GP_MOP_DROP_SET] = { "drop_set", "sU" },
-	[GP_MOP_STACKS] = { "stacks", "bU" },
-	[GP_MOP_INGEST] = { "ingest", "r" },
-	[GP_MOP_SYMBOLIZE] = { "symbolize", "" },
-	[GP_MOP_KERNEL_NAME] = { "kernel_name", "uUUiss" },
-	[GP_MOP_SYMBOL] = { "symbol", "uUissssUUu" },
-	[GP_MOP_MAPS] = { "maps", "uUs" },
-	[GP_MOP_END] = { "end", "UU" },
-	[GP_MOP_API_AGGREGATE] = { "api_aggregate", "r" },
-	[GP_MOP_API_ESTIMATED] = { "api_estimated", "uuU" },
-	[GP_MOP_SAMPLING] = { "sampling", "r" },
-	[GP_MOP_PROBE_COST] = { "probe_cost", "U" },
+#define GP_OP_ROW(num, NAME, name) [GP_MOP_##NAME] = { #name, "" GP_OPF_##NAME(GP_OP_FMT) },
+	GP_MODEL_OP_TABLE(GP_OP_ROW)
+#undef GP_OP_ROW
 };
+
+/* ---- typed packing and unpacking, one pair per operation of the table ---- */
+
+struct op_writer {
+	unsigned char *buf;
+	size_t cap, off; /* off always advances: the size needed */
+};
+
+static void w_put(struct op_writer *w, const void *src, size_t n)
+{
+	if (w->off + n <= w->cap && n)
+		memcpy(w->buf + w->off, src, n);
+	w->off += n;
+}
+
+static void w_U32(struct op_writer *w, __u32 v) { w_put(w, &v, 4); }
+static void w_U64(struct op_writer *w, __u64 v) { w_put(w, &v, 8); }
+static void w_S32(struct op_writer *w, __s32 v) { w_U32(w, (__u32)v); }
+
+static void w_BOOL(struct op_writer *w, bool v)
+{
+	__u8 b = v ? 1 : 0;
+
+	w_put(w, &b, 1);
+}
+
+static void w_STR(struct op_writer *w, const char *s)
+{
+	__u32 n = s ? (__u32)strlen(s) + 1 : 0;
+
+	w_U32(w, n);
+	w_put(w, s, n);
+}
+
+static void w_RAW(struct op_writer *w, struct gp_op_raw r) { w_put(w, r.p, r.n); }
+
+struct op_reader {
+	const unsigned char *d;
+	size_t len, off;
+};
+
+static int r_U32(struct op_reader *r, __u32 *v)
+{
+	if (r->len - r->off < 4)
+		return -EINVAL;
+	memcpy(v, r->d + r->off, 4);
+	r->off += 4;
+	return 0;
+}
+
+static int r_U64(struct op_reader *r, __u64 *v)
+{
+	if (r->len - r->off < 8)
+		return -EINVAL;
+	memcpy(v, r->d + r->off, 8);
+	r->off += 8;
+	return 0;
+}
+
+static int r_S32(struct op_reader *r, __s32 *v)
+{
+	return r_U32(r, (__u32 *)v);
+}
+
+static int r_BOOL(struct op_reader *r, bool *v)
+{
+	if (r->len - r->off < 1 || r->d[r->off] > 1)
+		return -EINVAL;
+	*v = r->d[r->off++];
+	return 0;
+}
+
+static int r_STR(struct op_reader *r, const char **v)
+{
+	const unsigned char *d;
+	__u32 n;
+
+	if (r_U32(r, &n) || n > r->len - r->off)
+		return -EINVAL;
+	d = r->d + r->off;
+	/* ends with its NUL, and has no other: an inner one would cut it silently */
+	if (n && (d[n - 1] || memchr(d, 0, n - 1)))
+		return -EINVAL;
+	*v = n ? (const char *)d : NULL;
+	r->off += n;
+	return 0;
+}
+
+static int r_RAW(struct op_reader *r, struct gp_op_raw *v)
+{
+	v->p = r->d + r->off;
+	v->n = r->len - r->off;
+	r->off = r->len;
+	return 0;
+}
+
+#define GP_OP_PUT(kind, field) w_##kind(&w, v->field);
+#define GP_OP_GET(kind, field) if (r_##kind(&r, &v->field)) return -EINVAL;
+#define GP_OP_DEFINE(num, NAME, name)                                                               \
+	size_t gp_op_pack_##name(void *buf, size_t cap, const struct gp_op_##name *v)               \
+	{                                                                                           \
+		struct op_writer w = { .buf = buf, .cap = cap };                                    \
+                                                                                                    \
+		(void)v;                                                                            \
+		GP_OPF_##NAME(GP_OP_PUT)                                                            \
+		return w.off;                                                                       \
+	}                                                                                           \
+	int gp_op_unpack_##name(const void *data, size_t len, struct gp_op_##name *v)               \
+	{                                                                                           \
+		struct op_reader r = { .d = data, .len = len };                                     \
+                                                                                                    \
+		(void)v;                                                                            \
+		GP_OPF_##NAME(GP_OP_GET)                                                            \
+		return r.off == len ? 0 : -EINVAL;                                                  \
+	}                                                                                           \
+	void gp_model_tap_##name(struct gp_model *m, const struct gp_op_##name *v)                  \
+	{                                                                                           \
+		/* every ring record fits (the largest is 1,176 bytes): no malloc per record */     \
+		unsigned char small[2048], *buf = small;                                            \
+		size_t n;                                                                           \
+                                                                                                    \
+		if (!m->tap.record)                                                                 \
+			return;                                                                     \
+		small[0] = 0; /* an operation without fields writes nothing */                      \
+		n = gp_op_pack_##name(small, sizeof(small), v);                                     \
+		if (n > sizeof(small) && (buf = malloc(n)))                                         \
+			gp_op_pack_##name(buf, n, v);                                               \
+		m->tap.record(m->tap.ctx, GP_MOP_##NAME, buf, n); /* NULL: the recorder counts it lost */ \
+		if (buf != small)                                                                   \
+			free(buf);                                                                  \
+	}
+GP_MODEL_OP_TABLE(GP_OP_DEFINE)
+#undef GP_OP_DEFINE
+
+_Static_assert(sizeof(struct gp_api_call_ext) <= 2048 && GP_STACK_REC_SIZE(GP_STACK_MAX_FRAMES) <= 2048,
+	       "a ring record is packed on the stack");
+
+/* ---- format-driven encoding, for readers that do not know an operation's type ---- */
 
 const char *gp_model_op_format(unsigned op)
 {
@@ -168,35 +293,4 @@ void gp_model_set_tap(struct gp_model *m, const struct gp_model_tap *tap)
 		m->tap = *tap;
 	else
 		memset(&m->tap, 0, sizeof(m->tap));
-}
-
-void gp_model_tap_op(struct gp_model *m, unsigned op, ...)
-{
-	/* every ring-buffer record fits (the largest, an ext record, is 1,176 bytes): no malloc per record */
-	unsigned char small[2048];
-	unsigned char *buf = small;
-	va_list ap;
-	size_t n;
-
-	_Static_assert(sizeof(struct gp_api_call_ext) <= sizeof(small) &&
-			       GP_STACK_REC_SIZE(GP_STACK_MAX_FRAMES) <= sizeof(small),
-		       "a ring record is packed on the stack");
-	if (!m->tap.record)
-		return;
-	va_start(ap, op);
-	n = gp_op_vpack(small, sizeof(small), ops[op].fmt, ap);
-	va_end(ap);
-	if (n > sizeof(small)) {
-		buf = malloc(n);
-		if (!buf) {
-			m->tap.record(m->tap.ctx, op, NULL, n); /* the recorder counts it as lost */
-			return;
-		}
-		va_start(ap, op);
-		gp_op_vpack(buf, n, ops[op].fmt, ap);
-		va_end(ap);
-	}
-	m->tap.record(m->tap.ctx, op, buf, n);
-	if (buf != small)
-		free(buf);
 }

@@ -16,40 +16,111 @@
 #define GP_MODEL_OPS_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
+/*
+ * Every operation, in one table: its number (the capture format's, never
+ * changed), NAME, name, and its fields (GP_OPF_<NAME>: kind and name, in
+ * encoding order). From it come the enum, a struct per operation
+ * (struct gp_op_<name>), its typed packer and unpacker
+ * (gp_op_pack_<name>, gp_op_unpack_<name>), the model's typed tap
+ * (gp_model_tap_<name>, model_internal.h) and the format string.
+ * Field kinds: U32 'u', U64 'U', S32 'i', BOOL 'b', STR 's', RAW 'r' (the
+ * rest of the payload; last field only).
+ */
+#define GP_MODEL_OP_TABLE(X) \
+	/* applied by the model's public functions (model.h) */ \
+	X(1, SESSION, session) \
+	X(2, SESSION_END, session_end) \
+	X(3, PROCESS_ADD, process_add) \
+	X(4, PROCESS_EXITED, process_exited) \
+	X(5, PROCESS_ORIGIN, process_origin) \
+	X(6, PROCESS_EXEC, process_exec) \
+	X(7, SKIPPED, skipped) \
+	X(8, LAUNCH, launch) \
+	X(9, LIBRARY, library) \
+	X(10, THREAD_NAME, thread_name) \
+	X(11, PROBE_ADD, probe_add) \
+	X(12, PROBE_HITS, probe_hits) \
+	X(13, DROP_SET, drop_set) \
+	X(14, STACKS, stacks) \
+	X(15, INGEST, ingest) \
+	X(16, SYMBOLIZE, symbolize) \
+	/* the resolver's answers, recorded by the capture (applied by nobody: looked up) */ \
+	X(17, KERNEL_NAME, kernel_name) \
+	X(18, SYMBOL, symbol) \
+	/* what the capture adds about processes, for readers of the file (not needed by the model) */ \
+	X(19, MAPS, maps) \
+	X(20, END, end) \
+	/* after END: the numbers above are the capture format's and never change */ \
+	X(21, API_AGGREGATE, api_aggregate) \
+	X(22, API_ESTIMATED, api_estimated) \
+	X(23, SAMPLING, sampling) \
+	X(24, PROBE_COST, probe_cost)
+
+#define GP_OPF_SESSION(F) F(STR, tool_version) F(STR, command_line) F(STR, mode) F(STR, hostname) \
+	F(STR, kernel_release) F(U64, start_mono_ns) F(U64, start_realtime_ns)
+#define GP_OPF_SESSION_END(F) F(U64, end_mono_ns)
+#define GP_OPF_PROCESS_ADD(F) F(U32, pid) F(STR, comm) F(STR, cmdline) F(U64, attach_mono_ns) F(BOOL, traced_from_start)
+#define GP_OPF_PROCESS_EXITED(F) F(U32, pid) F(U64, exit_mono_ns)
+#define GP_OPF_PROCESS_ORIGIN(F) F(U32, pid) F(STR, because) F(U32, parent_pid)
+#define GP_OPF_PROCESS_EXEC(F) F(U32, pid) F(STR, comm) F(STR, cmdline)
+#define GP_OPF_SKIPPED(F) F(U32, pid) F(STR, comm) F(STR, reason)
+#define GP_OPF_LAUNCH(F) F(STR, command) F(BOOL, exited) F(S32, exit_status) F(S32, term_signal)
+#define GP_OPF_LIBRARY(F) F(U32, pid) F(STR, path) F(U32, family) F(BOOL, is_static) F(STR, build_id)
+#define GP_OPF_THREAD_NAME(F) F(U32, pid) F(U32, tid) F(STR, name)
+#define GP_OPF_PROBE_ADD(F) F(U32, idx) F(STR, target) F(U32, pid) F(STR, symbol) F(U64, file_offset) F(U32, api)
+#define GP_OPF_PROBE_HITS(F) F(U32, idx) F(U64, entry_hits) F(U64, return_hits)
+#define GP_OPF_DROP_SET(F) F(STR, name) F(U64, count)
+#define GP_OPF_STACKS(F) F(BOOL, captured) F(U64, max_stacks)
+#define GP_OPF_INGEST(F) F(RAW, record) /* exactly as the ring buffer gave it */
+#define GP_OPF_SYMBOLIZE(F) /* gp_model_symbolize_stacks */
+#define GP_OPF_KERNEL_NAME(F) F(U32, tgid) F(U64, func) F(U64, ret_addr) F(S32, rc) F(STR, name) F(STR, mangled)
+#define GP_OPF_SYMBOL(F) F(U32, tgid) F(U64, addr) F(S32, rc) F(STR, function) F(STR, symbol) F(STR, file) \
+	F(STR, build_id) F(U64, sym_offset) F(U64, file_offset) F(U32, source)
+#define GP_OPF_MAPS(F) F(U32, pid) F(U64, mono_ns) F(STR, text) /* executable mappings, with build-ids */
+#define GP_OPF_END(F) F(U64, ops) F(U64, chunks) /* operations before it, chunks before its own */
+#define GP_OPF_API_AGGREGATE(F) F(RAW, aggregate) /* struct gp_api_aggregate (model.h) */
+#define GP_OPF_API_ESTIMATED(F) F(U32, pid) F(U32, api) F(U64, calls)
+#define GP_OPF_SAMPLING(F) F(RAW, sampling) /* struct gp_sampling (model.h) */
+#define GP_OPF_PROBE_COST(F) F(U64, probe_hit_ns)
+
 enum gp_model_op {
-	/* applied by the model's public functions (model.h) */
-	GP_MOP_SESSION = 1,     /* "sssssUU" tool_version command_line mode hostname kernel_release start_mono start_realtime */
-	GP_MOP_SESSION_END,     /* "U"       end_mono */
-	GP_MOP_PROCESS_ADD,     /* "ussUb"   pid comm cmdline attach_mono traced_from_start */
-	GP_MOP_PROCESS_EXITED,  /* "uU"      pid exit_mono */
-	GP_MOP_PROCESS_ORIGIN,  /* "usu"     pid because parent_pid */
-	GP_MOP_PROCESS_EXEC,    /* "uss"     pid comm cmdline */
-	GP_MOP_SKIPPED,         /* "uss"     pid comm reason */
-	GP_MOP_LAUNCH,          /* "sbii"    command exited exit_status term_signal */
-	GP_MOP_LIBRARY,         /* "usubs"   pid path family is_static build_id */
-	GP_MOP_THREAD_NAME,     /* "uus"     pid tid name */
-	GP_MOP_PROBE_ADD,       /* "ususUu"  idx target pid symbol file_offset api */
-	GP_MOP_PROBE_HITS,      /* "uUU"     idx entry_hits return_hits */
-	GP_MOP_DROP_SET,        /* "sU"      name count */
-	GP_MOP_STACKS,          /* "bU"      captured max_stacks */
-	GP_MOP_INGEST,          /* "r"       one record exactly as the ring buffer gave it */
-	GP_MOP_SYMBOLIZE,       /* ""        gp_model_symbolize_stacks */
-	/* the resolver's answers, recorded by the capture (applied by nobody: looked up) */
-	GP_MOP_KERNEL_NAME,     /* "uUUiss"  tgid func ret_addr rc name mangled */
-	GP_MOP_SYMBOL,          /* "uUissssUUu" tgid addr rc function symbol file build_id sym_offset file_offset source */
-	/* what the capture adds about processes, for readers of the file (not needed by the model) */
-	GP_MOP_MAPS,            /* "uUs"     pid mono_ns text of /proc/PID/maps (executable mappings, with build-ids) */
-	GP_MOP_END,             /* "UU"      operations written before this one, chunks before this one's */
-	/* after END: the numbers above are the capture format's and never change */
-	GP_MOP_API_AGGREGATE,   /* "r"       struct gp_api_aggregate (model.h), as gp_model_api_aggregate got it */
-	GP_MOP_API_ESTIMATED,   /* "uuU"     pid api calls (gp_model_api_estimated) */
-	GP_MOP_SAMPLING,        /* "r"       struct gp_sampling (model.h) */
-	GP_MOP_PROBE_COST,      /* "U"       probe_hit_ns (gp_model_set_probe_cost) */
+#define GP_MOP_ENUM(num, NAME, name) GP_MOP_##NAME = num,
+	GP_MODEL_OP_TABLE(GP_MOP_ENUM)
+#undef GP_MOP_ENUM
 	GP_MOP_MAX,
 };
+
+/* A RAW field: the rest of the payload. */
+struct gp_op_raw {
+	const void *p;
+	size_t n;
+};
+
+/* The C type of each field kind. */
+typedef __u32 gp_opk_U32;
+typedef __u64 gp_opk_U64;
+typedef __s32 gp_opk_S32;
+typedef bool gp_opk_BOOL;
+typedef const char *gp_opk_STR; /* NUL-ended; NULL is encoded as n == 0 */
+typedef struct gp_op_raw gp_opk_RAW;
+
+/* struct gp_op_<name> and its packer and unpacker, for every operation. */
+#define GP_OP_FIELD(kind, field) gp_opk_##kind field;
+#define GP_OP_DECLARE(num, NAME, name)                                                              \
+	struct gp_op_##name {                                                                       \
+		GP_OPF_##NAME(GP_OP_FIELD)                                                          \
+	};                                                                                          \
+	/* the payload's size; when it exceeds cap, buf holds nothing useful */                    \
+	size_t gp_op_pack_##name(void *buf, size_t cap, const struct gp_op_##name *v);              \
+	/* 0, or -EINVAL when data is not a valid encoding (strings point into data) */             \
+	int gp_op_unpack_##name(const void *data, size_t len, struct gp_op_##name *v);
+GP_MODEL_OP_TABLE(GP_OP_DECLARE)
+#undef GP_OP_DECLARE
+#undef GP_OP_FIELD
 
 /* The format string of op, or NULL when op is unknown. */
 const char *gp_model_op_format(unsigned op);

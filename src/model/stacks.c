@@ -49,7 +49,7 @@ const char *gp_stack_trunc_name(enum gp_stack_trunc t)
 
 void gp_model_set_stacks(struct gp_model *m, bool captured, size_t max_stacks)
 {
-	gp_model_tap_op(m, GP_MOP_STACKS, (int)captured, (__u64)max_stacks);
+	gp_model_tap_stacks(m, &(struct gp_op_stacks){ .captured = captured, .max_stacks = max_stacks });
 	m->stacks_on = captured;
 	m->max_stacks = max_stacks;
 }
@@ -463,6 +463,6 @@ size_t gp_model_symbolize_stacks(struct gp_model *m, size_t *nstacks)
 	size_t frames = symbolize_stacks(m, nstacks);
 
 	/* after the resolver's answers, which a capture records as they are given */
-	gp_model_tap_op(m, GP_MOP_SYMBOLIZE);
+	gp_model_tap_symbolize(m, &(struct gp_op_symbolize){});
 	return frames;
 }
