@@ -11,6 +11,7 @@
 #include <linux/types.h>
 
 #include "replay/replay_plan.h"
+#include "replay/replay_run.h"
 
 /* `gpuprobed replay ...` (argv[0] is "replay"): the exit status. */
 int gp_replay_main(int argc, char **argv);
@@ -21,12 +22,12 @@ int gp_replay_plan_file(const char *path, const struct gp_kernel_times *kt, stru
 
 /*
  * The measured effect of what-if changes (GP_WHATIF_* of replay_run.h) on
- * process pid of the capture at path: the process replayed as captured
- * (*baseline_ns) and with the changes (*changed_ns), both wall times of the
- * replay on the CUDA runtime this process can load. 0, or -errno with
- * errmsg (-ENOENT: no runtime, or pid not in the capture).
+ * process pid of the capture at path, in st->rounds rounds (odd; set by the
+ * caller) of replays on the CUDA runtime this process can load: st gets each
+ * round's baseline and changed wall times, the median saving and its range.
+ * 0, or -errno with errmsg (-ENOENT: no runtime, or pid not in the capture).
  */
-int gp_replay_what_if(const char *path, __u32 pid, unsigned what, __u64 *baseline_ns, __u64 *changed_ns,
-		      char *errmsg, size_t errlen);
+int gp_replay_what_if(const char *path, __u32 pid, unsigned what, struct gp_whatif_stats *st, char *errmsg,
+		      size_t errlen);
 
 #endif /* GP_REPLAY_H */

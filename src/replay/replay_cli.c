@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * replay_cli.c — `gpuprobed replay CAPTURE [--pid P] [--speed X]
- * [--what-if WHAT[,WHAT...]] [--kernel-times FILE] [--dry-run] [-o DIR]`.
+ * [--what-if WHAT[,WHAT...]] [--rounds N] [--kernel-times FILE] [--dry-run]
+ * [-o DIR]`.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,7 +19,7 @@
 
 static const char usage_text[] =
 	"Usage: gpuprobed replay CAPTURE [--pid PID] [--speed X] [--what-if WHAT[,WHAT...]]\n"
-	"                        [--kernel-times FILE] [--dry-run] [-o DIR]\n"
+	"                        [--rounds N] [--kernel-times FILE] [--dry-run] [-o DIR]\n"
 	"\n"
 	"Rebuild the GPU work of each process of a capture (DIR/capture.gpz of a traced\n"
 	"session) per host thread and per stream: allocations, copies, memsets, kernels,\n"
@@ -32,11 +33,16 @@ static const char usage_text[] =
 	"  -p, --pid PID          replay this process only (default: every process)\n"
 	"      --speed X          divide the host's think time by X (default 1; GPU time\n"
 	"                         is not scaled)\n"
-	"      --what-if WHAT     replay twice, as captured and changed, and print the\n"
-	"                         measured saving. WHAT: pinned (pageable copies staged in\n"
-	"                         pinned memory), async-copies (synchronous copies queued\n"
-	"                         on their stream), no-redundant-sync (synchronisations\n"
-	"                         that wait for nothing new dropped); comma-separated\n"
+	"      --what-if WHAT     replay as captured and changed, alternately, and print\n"
+	"                         the median saving and the range of the rounds' savings.\n"
+	"                         WHAT: pinned (pageable copies staged in pinned memory),\n"
+	"                         async-copies (synchronous copies queued on their\n"
+	"                         stream), no-redundant-sync (synchronisations that wait\n"
+	"                         for nothing new dropped); comma-separated; or none (the\n"
+	"                         plan unchanged: what the measurement itself adds)\n"
+	"      --rounds N         with --what-if: N rounds (odd, 1 to 99; default 5) of\n"
+	"                         one baseline and one changed replay each, after a\n"
+	"                         discarded warm-up replay of each\n"
 	"      --kernel-times FILE  kernel durations, name=microseconds per line or\n"
 	"                         comma-separated, over those inferred from the capture\n"
 	"      --dry-run          write the plan into replay.json, issue nothing\n"
@@ -57,16 +63,18 @@ struct replay_opts {
 	long pid; /* -1: every process */
 	double speed;
 	unsigned what;
+	long rounds; /* 0: not given */
 	bool dry_run;
 };
 
 static int parse(int argc, char **argv, struct replay_opts *o)
 {
-	enum { OPT_SPEED = 256, OPT_WHAT_IF, OPT_KERNEL_TIMES, OPT_DRY_RUN };
+	enum { OPT_SPEED = 256, OPT_WHAT_IF, OPT_ROUNDS, OPT_KERNEL_TIMES, OPT_DRY_RUN };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "speed", required_argument, NULL, OPT_SPEED },
 		{ "what-if", required_argument, NULL, OPT_WHAT_IF },
+		{ "rounds", required_argument, NULL, OPT_ROUNDS },
 		{ "kernel-times", required_argument, NULL, OPT_KERNEL_TIMES },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "output", required_argument, NULL, 'o' },
@@ -98,6 +106,13 @@ static int parse(int argc, char **argv, struct replay_opts *o)
 			if (gp_whatif_parse(optarg, &o->what, errmsg, sizeof(errmsg)))
 				return usage("%s", errmsg);
 			break;
+		case OPT_ROUNDS:
+			errno = 0;
+			o->rounds = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || o->rounds < 1 || o->rounds > GP_WHATIF_ROUNDS_MAX ||
+			    !(o->rounds & 1))
+				return usage("--rounds: '%s' is not an odd number from 1 to 99", optarg);
+			break;
 		case OPT_KERNEL_TIMES:
 			o->kernel_times = optarg;
 			break;
@@ -127,6 +142,8 @@ static int parse(int argc, char **argv, struct replay_opts *o)
 		return usage("one capture file at a time ('%s' is one too many)", argv[optind + 1]);
 	if (o->dry_run && o->what)
 		return usage("--dry-run issues nothing: --what-if needs a replay%s", "");
+	if (o->rounds && !o->what)
+		return usage("--rounds: rounds of what? (it goes with --what-if)%s", "");
 	o->path = argv[optind];
 	return -1;
 }
@@ -200,9 +217,11 @@ int gp_replay_main(int argc, char **argv)
 		}
 		gp_info("replaying through %s", cu.rt_name);
 		for (size_t i = 0; i < n; i++) { /* one process after the other, in this process */
-			if (gp_replay_run(&cu, out[i].p, o.speed, 0, &out[i].base, errmsg, sizeof(errmsg)) ||
-			    (o.what && gp_replay_run(&cu, out[i].p, o.speed, o.what, &out[i].changed, errmsg,
-						     sizeof(errmsg)))) {
+			out[i].stats.rounds = o.rounds ? (unsigned)o.rounds : GP_WHATIF_ROUNDS_DEFAULT;
+			rc = o.what ? gp_whatif_measure(&cu, out[i].p, o.speed, o.what, &out[i].stats, &out[i].base,
+							&out[i].changed, errmsg, sizeof(errmsg))
+				    : gp_replay_run(&cu, out[i].p, o.speed, 0, &out[i].base, errmsg, sizeof(errmsg));
+			if (rc) {
 				gp_err("%s", errmsg);
 				goto out;
 			}
@@ -217,10 +236,16 @@ int gp_replay_main(int argc, char **argv)
 	}
 	status = GP_EXIT_OK;
 	for (size_t i = 0; i < n; i++) {
-		if (out[i].base.errors || out[i].changed.errors) {
-			gp_err("pid %u: %llu replayed calls failed; first: %s", out[i].p->pid,
-			       (unsigned long long)(out[i].base.errors + out[i].changed.errors),
-			       out[i].base.errors ? out[i].base.first_error : out[i].changed.first_error);
+		const struct gp_replay_outcome *oi = &out[i];
+
+		if (oi->what && oi->stats.errors) { /* every replay of every round counts */
+			gp_err("pid %u: %llu replayed calls failed over %u rounds and the warm-up; first: %s",
+			       oi->p->pid, (unsigned long long)oi->stats.errors, oi->stats.rounds,
+			       oi->stats.first_error);
+			status = GP_EXIT_FAILURE;
+		} else if (!oi->what && oi->base.errors) {
+			gp_err("pid %u: %llu replayed calls failed; first: %s", oi->p->pid,
+			       (unsigned long long)oi->base.errors, oi->base.first_error);
 			status = GP_EXIT_FAILURE;
 		}
 	}

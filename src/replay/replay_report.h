@@ -13,9 +13,10 @@
 struct gp_replay_outcome {
 	const struct gp_rprocess *p;
 	bool ran;                         /* false: --dry-run, the plan only */
-	struct gp_replay_result base;     /* as captured */
-	unsigned what;                    /* what-if changes (0: none) */
-	struct gp_replay_result changed;  /* with them */
+	struct gp_replay_result base;     /* as captured; with what, the median round's */
+	unsigned what;                    /* what-if changes (0: no what-if) */
+	struct gp_replay_result changed;  /* with them (base: the baseline of the same round) */
+	struct gp_whatif_stats stats;     /* with what: every round, the median, the range */
 };
 
 /* DIR/replay.json, written atomically. 0, or -errno with errmsg. */

@@ -7,13 +7,15 @@
  * allocation of the capture covers; per thread, a pageable buffer (malloc,
  * touched so that no first-touch page fault lands in a copy) and a pinned
  * staging buffer (cudaMallocHost) for host memory the capture does not
- * name. Allocations of the capture are made and freed by their operations.
+ * name; the stand-in kernels' modules, on every device the plan launches
+ * on. Allocations of the capture are made and freed by their operations.
  *
  * Timing: thread i's first call starts at its original offset from the
  * process's first call; every later call starts its think time after the
  * previous call of the thread returned (both divided by the speed). Sleeps
  * end with a short spin, sized by measuring this machine's sleep overshoot,
- * so that a few hundred think times do not add up to a drift.
+ * so that a few hundred think times do not add up to a drift. How late
+ * each call was issued after its planned time is measured (late_ns).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -380,7 +382,7 @@ static void *thread_main(void *arg)
 	struct run *r = tc->r;
 	const struct gp_rthread *t = &r->p->threads[tc->idx];
 	struct gp_replay_result *res = r->res;
-	__u64 last = r->t0, carry = 0;
+	__u64 last = r->t0, carry = 0, planned;
 	int device = 0, rc;
 
 	if ((rc = gp_cuda_bind_thread(r->cu, 0)))
@@ -399,9 +401,11 @@ static void *thread_main(void *arg)
 			res->dropped[i] = true;
 			continue;
 		}
-		sleep_until((k ? last : r->t0) + (__u64)((double)think / r->speed), r->spin_ns);
+		planned = (k ? last : r->t0) + (__u64)((double)think / r->speed);
+		sleep_until(planned, r->spin_ns);
 		wait_deps(r, op);
 		res->start_ns[i] = now_ns();
+		res->late_ns[i] = res->start_ns[i] - planned;
 		rc = issue(r, op, &device, &call);
 		res->end_ns[i] = last = now_ns();
 		advance(r, op);
@@ -476,6 +480,50 @@ static int objects(struct run *r)
 	return rc;
 }
 
+/*
+ * Loads the stand-in kernels on every device the plan launches on, before
+ * the clock starts: loading a module (on a real driver, JIT-compiling the
+ * PTX) is a one-off cost the original run did not have at that point.
+ */
+static int load_standins(struct run *r, const char **call)
+{
+	const struct gp_rprocess *p = r->p;
+	bool used[GP_STANDIN_DEVICES] = { false };
+	int rc = 0;
+
+	for (size_t t = 0; t < p->nthreads; t++) {
+		int device = 0;
+
+		for (size_t k = 0; k < p->threads[t].nops; k++) {
+			const struct gp_rop *op = &p->ops[p->threads[t].ops[k]];
+
+			if (op->kind == GP_ROP_SET_DEVICE)
+				device = op->device;
+			else if (op->kind == GP_ROP_KERNEL && device >= 0 && device < GP_STANDIN_DEVICES)
+				used[device] = true;
+		}
+	}
+	for (int d = 0; d < GP_STANDIN_DEVICES && !rc; d++) {
+		if (!used[d])
+			continue;
+		*call = "cudaSetDevice";
+		if ((rc = r->cu->cudaSetDevice(d)))
+			break;
+		*call = "binding the primary context";
+		if ((rc = gp_cuda_bind_thread(r->cu, d)))
+			break;
+		rc = gp_standins_load(&r->standins, d, call);
+	}
+	if (!rc) {
+		*call = "cudaSetDevice";
+		if (!(rc = r->cu->cudaSetDevice(0)))
+			rc = gp_cuda_bind_thread(r->cu, 0);
+	}
+	if (!rc)
+		*call = "";
+	return rc;
+}
+
 static void teardown(struct run *r)
 {
 	const struct gp_rprocess *p = r->p;
@@ -518,6 +566,7 @@ int gp_replay_run(const struct gp_cuda *cu, const struct gp_rprocess *p, double 
 	struct tctx *tc = calloc(p->nthreads ? p->nthreads : 1, sizeof(*tc));
 	size_t started = 0;
 	__u64 first = UINT64_MAX, last = 0;
+	const char *call = "";
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -530,15 +579,17 @@ int gp_replay_run(const struct gp_cuda *cu, const struct gp_rprocess *p, double 
 	res->start_ns = calloc(m, sizeof(*res->start_ns));
 	res->end_ns = calloc(m, sizeof(*res->end_ns));
 	res->dropped = calloc(m, sizeof(*res->dropped));
-	if (!th || !tc || !r.cnt || !r.handle || !r.live || !res->start_ns || !res->end_ns || !res->dropped) {
+	res->late_ns = calloc(m, sizeof(*res->late_ns));
+	if (!th || !tc || !r.cnt || !r.handle || !r.live || !res->start_ns || !res->end_ns || !res->dropped ||
+	    !res->late_ns) {
 		snprintf(errmsg, errlen, "out of memory");
 		rc = -ENOMEM;
 		goto out;
 	}
 	if ((rc = cu->cudaSetDevice(0)) || (rc = gp_cuda_bind_thread(cu, 0)) || (rc = objects(&r)) ||
-	    (rc = host_buffers(&r))) {
-		snprintf(errmsg, errlen, "setting up the replay of pid %u: %d (%s)", p->pid, rc,
-			 rc > 0 ? gp_cuda_error(cu, rc) : strerror(-rc));
+	    (rc = host_buffers(&r)) || (rc = load_standins(&r, &call))) {
+		snprintf(errmsg, errlen, "setting up the replay of pid %u: %s%s%d (%s)", p->pid, call,
+			 *call ? ": " : "", rc, rc > 0 ? gp_cuda_error(cu, rc) : strerror(-rc));
 		rc = -EIO;
 		goto out;
 	}
@@ -589,5 +640,6 @@ void gp_replay_result_release(struct gp_replay_result *res)
 	free(res->start_ns);
 	free(res->end_ns);
 	free(res->dropped);
+	free(res->late_ns);
 	memset(res, 0, sizeof(*res));
 }

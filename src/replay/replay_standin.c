@@ -107,10 +107,8 @@ fail:
 	return rc;
 }
 
-int gp_standin_launch(struct gp_standins *s, int device, int k, __u64 ns, void *stream, const char **what)
+int gp_standins_load(struct gp_standins *s, int device, const char **what)
 {
-	void *params[] = { &ns };
-	void *f;
 	int rc = 0;
 
 	if (device < 0 || device >= GP_STANDIN_DEVICES) {
@@ -121,7 +119,16 @@ int gp_standin_launch(struct gp_standins *s, int device, int k, __u64 ns, void *
 	if (!s->func[device])
 		rc = load(s, device, what);
 	pthread_mutex_unlock(&s->lock);
-	if (rc)
+	return rc;
+}
+
+int gp_standin_launch(struct gp_standins *s, int device, int k, __u64 ns, void *stream, const char **what)
+{
+	void *params[] = { &ns };
+	void *f;
+	int rc = 0;
+
+	if ((rc = gp_standins_load(s, device, what)))
 		return rc;
 	f = s->names && k >= 0 ? s->func[device][k + 1] : s->func[device][0];
 	*what = "cuLaunchKernel";

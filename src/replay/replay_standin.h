@@ -34,6 +34,11 @@ struct gp_standins {
 
 void gp_standins_init(struct gp_standins *s, const struct gp_cuda *cu, const struct gp_rprocess *p);
 /*
+ * Loads the stand-ins of device (the calling thread's context must be that
+ * device's primary context) unless loaded. 0, or the driver's error.
+ */
+int gp_standins_load(struct gp_standins *s, int device, const char **what);
+/*
  * Launches the stand-in of kernel k (-1: unnamed) on stream for ns, on the
  * calling thread's device. 0, or the driver's error (*what says which call).
  */

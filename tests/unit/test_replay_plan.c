@@ -3,8 +3,8 @@
  * test_replay_plan.c — the replay's plan built from model operations encoded
  * here (as a capture holds them): per-thread and per-stream order, objects
  * and cross-thread dependencies, think times, copy classification, kernel
- * durations from isolated synchronisations, redundant synchronisations, and
- * the what-if and duration-table parsers.
+ * durations from isolated synchronisations, redundant synchronisations, the
+ * what-if and duration-table parsers, and the summary of a what-if's rounds.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -473,6 +473,14 @@ static void test_parsers(void **state)
 	assert_non_null(strstr(err, "'faster'"));
 	assert_int_equal(gp_whatif_parse("", &what, err, sizeof(err)), -EINVAL);
 	assert_int_equal(gp_whatif_parse("pinned,", &what, err, sizeof(err)), -EINVAL);
+	assert_int_equal(gp_whatif_parse("none", &what, err, sizeof(err)), 0);
+	assert_int_equal(what, GP_WHATIF_NONE);
+	assert_int_equal(what & GP_WHATIF_ALL, 0); /* changes nothing */
+	gp_whatif_name(what, name, sizeof(name));
+	assert_string_equal(name, "none");
+	assert_int_equal(gp_whatif_parse("pinned,none", &what, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "no other change"));
+	assert_int_equal(gp_whatif_parse("none,pinned", &what, err, sizeof(err)), -EINVAL);
 
 	assert_int_equal(gp_kernel_times_parse("# durations\n a=1 , _Z1bv=2.5\n\n", &kt, err, sizeof(err)), 0);
 	assert_int_equal(kt.n, 2);
@@ -485,6 +493,39 @@ static void test_parsers(void **state)
 	assert_int_equal(gp_kernel_times_parse("a=-1", &kt, err, sizeof(err)), -EINVAL);
 }
 
+/* The median round and the range of the rounds' savings, whatever order the rounds came in. */
+static void test_whatif_summary(void **state)
+{
+	static const __s64 savings[] = { 5, -3, 12, 7, 5, 0, 9 }; /* sorted: -3 0 5 5 7 9 12 */
+	struct gp_whatif_stats st = { .rounds = 7 };
+
+	for (unsigned i = 0; i < st.rounds; i++)
+		st.round[i] = (struct gp_whatif_round){ .baseline_ns = (__u64)(100 + savings[i]), .changed_ns = 100,
+							.changed_first = i & 1 };
+	gp_whatif_summarize(&st);
+	assert_int_equal(st.saving_ns, 5);
+	assert_int_equal(st.median, 4); /* of equal savings the earlier round sorts first: round 4 is the middle */
+	assert_int_equal(st.saving_min_ns, -3);
+	assert_int_equal(st.saving_max_ns, 12);
+
+	st.rounds = 1; /* one round: its saving, no range */
+	gp_whatif_summarize(&st);
+	assert_int_equal(st.median, 0);
+	assert_int_equal(st.saving_ns, 5);
+	assert_int_equal(st.saving_min_ns, 5);
+	assert_int_equal(st.saving_max_ns, 5);
+
+	st.rounds = 3; /* a round whose changed replay was the slower: a negative saving */
+	st.round[0] = (struct gp_whatif_round){ .baseline_ns = 100, .changed_ns = 130 };
+	st.round[1] = (struct gp_whatif_round){ .baseline_ns = 100, .changed_ns = 90 };
+	st.round[2] = (struct gp_whatif_round){ .baseline_ns = 100, .changed_ns = 101 };
+	gp_whatif_summarize(&st);
+	assert_int_equal(st.median, 2);
+	assert_int_equal(st.saving_ns, -1);
+	assert_int_equal(st.saving_min_ns, -30);
+	assert_int_equal(st.saving_max_ns, 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -494,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_redundant_depends_on_async_copies),
 		cmocka_unit_test(test_unknown_memory_and_reused_handles),
 		cmocka_unit_test(test_parsers),
+		cmocka_unit_test(test_whatif_summary),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
