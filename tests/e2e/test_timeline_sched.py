@@ -75,6 +75,20 @@ def check_oncpu_counter(trace, pid, on_slices):
     return max(v for _, v in samples)
 
 
+def most_at_once(on_slices):
+    """The most counted slices that surely overlap (by more than RACE_NS at each end)."""
+    edges = []
+    for e in on_slices:
+        a, b = ns(e["ts"]) + RACE_NS, ns(e["ts"]) + ns(e["dur"]) - RACE_NS
+        if e["args"].get("counted", True) and a < b:
+            edges += [(a, 1), (b, -1)]
+    most = now = 0
+    for _, step in sorted(edges):  # at a tie the end (-1) sorts first: touching is not overlapping
+        now += step
+        most = max(most, now)
+    return most
+
+
 def test_sched_slices_agree_with_the_kernel(tmp_path):
     wl = gp.Workload("cpu_mix", tmp_path,
                      args=("--sleepers", "2", "--spinners", "5", "--spin-ms", "150", "--pages", "3000"))
@@ -112,16 +126,34 @@ def test_sched_slices_agree_with_the_kernel(tmp_path):
             assert t["cpu_ns"] * 0.95 - 1_000_000 <= oncpu <= t["cpu_ns"] * 1.10 + 1_000_000, (tid, oncpu, t["cpu_ns"])
         assert oncpu <= t["wall_ns"], (tid, oncpu, t["wall_ns"])
 
-    # against the workload's own accounting (each worker measured itself from its start to its end)
+    # against the workload's own accounting. Each worker measured itself from begin_mono_ns to
+    # end_mono_ns, instants on the slices' clock (CLOCK_MONOTONIC) at which its counters were read:
+    # a switch-out before begin_mono_ns is not in its numbers, one before end_mono_ns is. Its
+    # start-up and exit (preemptions there too, under load) lie outside: only the slices that
+    # ended inside its window are compared, exactly.
     for w in ref["workers"]:
         tid = next(k for k in w if k != "role")
         want = w[tid]
+        begin, end = want["begin_mono_ns"], want["end_mono_ns"]
         on = [e for e in by_thread[(wl.pid, int(tid))] if e["name"] == "on CPU"]
-        kinds = collections.Counter(e["args"]["left"] for e in on)
-        assert 0 <= kinds["blocked"] - want["voluntary_switches"] <= 1, (w["role"], dict(kinds), want)
-        assert 0 <= kinds["preempted"] - want["involuntary_switches"] <= 1, (w["role"], dict(kinds), want)
+        inside = [e for e in on if begin < ns(e["ts"]) + ns(e["dur"]) < end]
+        kinds = collections.Counter(e["args"]["left"] for e in inside)
+        assert kinds["blocked"] == want["voluntary_switches"], (w["role"], dict(kinds), want)
+        assert kinds["preempted"] == want["involuntary_switches"], (w["role"], dict(kinds), want)
+        assert kinds["exited"] == 0, (w["role"], dict(kinds), want)
+        # A slice's faults are those taken since the switch-out before it (the counters are read
+        # at switch-outs): the window's lie between the slices' after the first inside it and
+        # those of the slices inside it and the next; the whole thread's add its start-up and exit
+        ends = [ns(e["ts"]) + ns(e["dur"]) for e in on]
+        first = next(i for i, t in enumerate(ends) if t > begin)
+        after = next(i for i, t in enumerate(ends) if t >= end)  # the slice the window ends in
+        faults = [e["args"].get("minor_faults") for e in on]
+        if None not in faults[first:after + 1]:
+            assert sum(faults[first + 1:after]) <= want["minor_faults"] <= sum(faults[first:after + 1]), \
+                (w["role"], faults[first:after + 1], want)
         assert 0 <= sum(e["args"]["minor_faults"] for e in on) - want["minor_faults"] <= 8, (w["role"], want)
-        oncpu = sum(ns(e["dur"]) for e in on)
+        # on-CPU wall time inside the window against the thread's CPU clock over it
+        oncpu = sum(max(0, min(end, ns(e["ts"]) + ns(e["dur"])) - max(begin, ns(e["ts"]))) for e in on)
         if w["role"] != "sleeper":
             assert want["cpu_ns"] * 0.95 - 1_000_000 <= oncpu <= want["cpu_ns"] * 1.10 + 1_000_000, (w["role"], oncpu, want)
         if w["role"] == "toucher":
@@ -130,7 +162,9 @@ def test_sched_slices_agree_with_the_kernel(tmp_path):
             assert max(e["args"]["minor"] for e in faults) >= 3000
 
     busiest = check_oncpu_counter(trace, wl.pid, on_all)
-    assert busiest >= min(2, os.cpu_count()), "5 spinners keep every CPU busy"
+    # the counter's peak is at least the most slices that ran at once, whatever else ran on the
+    # machine meanwhile (how often the spinners met on the CPUs is up to the load)
+    assert busiest >= most_at_once(on_all), (busiest, most_at_once(on_all))
     other = trace["otherData"]
     assert other["sched_slices"] == other["sched_slices_kept"] == len(on_all)
     assert other["sched_slices_left_out"] == 0
