@@ -1,14 +1,23 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""Session set-up for the end-to-end tests: root, tracefs, a built tree."""
+"""Session set-up for the end-to-end tests: root, tracefs, a built tree; and after each test, no
+gpuprobed of its own left running and nothing of what they attached left in the kernel.
+
+Other tracers may run beside the tests (a developer's gpuprobed, another test run): the checks
+look at this session's own gpuprobed processes only, never at machine-wide counts."""
 import os
+import secrets
 import subprocess
 import sys
+import time
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import gp  # noqa: E402
+
+# Inherited by every process the tests start: tells this session's gpuprobed processes from others.
+os.environ[gp.SESSION_ENV] = secrets.token_hex(8)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -21,11 +30,45 @@ def e2e_environment():
                        (gp.WORKLOADS, "the workloads")):
         if not os.path.exists(path):
             pytest.fail(f"{what} is not built ({path}): run make first")
-    before = len(gp.uprobe_links())
     yield
-    # Whatever the tests did, nothing of ours may stay attached.
-    left = len(gp.uprobe_links()) - before
-    assert left <= 0, f"{left} uprobe link(s) left attached after the end-to-end tests"
+    check_nothing_left(set(), gp.TRACKED, "the end-to-end tests")
+
+
+def check_nothing_left(running_before, tracked, who):
+    """No gpuprobed this session started since running_before was taken is still running (killed if
+    one is), and no BPF link or program that one of `tracked` was seen holding still exists: links
+    and programs go when the last descriptor closes, so one that stays was pinned, or handed to a
+    process that outlived the tracer."""
+    stray = {pid: cmd for pid, cmd in gp.session_tracers().items() if pid not in running_before}
+    for held in tracked:
+        if held.proc.poll() is None:
+            stray[held.proc.pid] = " ".join(map(str, held.proc.args))
+    for pid in stray:
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
+    for held in tracked:
+        held.proc.wait(timeout=30)
+    assert not stray, f"gpuprobed still running after {who} (killed now): {stray}"
+    end = time.monotonic() + 10  # a link is released by a kernel worker, soon after its last close
+    while True:
+        ids = gp.bpf_ids() if tracked else (set(), set())
+        left = {h.proc.pid: h.left(ids) for h in tracked}
+        left = {pid: lp for pid, lp in left.items() if lp[0] or lp[1]}
+        if not left or time.monotonic() > end:
+            break
+        time.sleep(0.1)
+    assert not left, "BPF (links, programs) of exited gpuprobed processes still in the kernel after " \
+                     f"{who}: {left}"
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_by_the_test(request):
+    running_before = set(gp.session_tracers())
+    first = len(gp.TRACKED)
+    yield
+    check_nothing_left(running_before, gp.TRACKED[first:], request.node.nodeid)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ does its traced work, writes its own reference (--ref) and prints "DONE".
 """
 import json
 import os
+import secrets
 import select
 import signal
 import subprocess
@@ -20,6 +21,9 @@ GPUPROBED = os.path.join(BUILD, "gpuprobed")
 SIMGPU = os.path.join(BUILD, "simgpu")
 WORKLOADS = os.path.join(BUILD, "workloads")
 REAL_CUDA_LIB = "/usr/local/cuda/lib64"
+# Set by conftest for the whole session: every process the tests start inherits it (sim_env and
+# Tracer copy the environment), which tells this session's gpuprobed processes from anyone else's.
+SESSION_ENV = "GP_E2E_SESSION"
 
 
 class LineReader:
@@ -64,6 +68,21 @@ def sim_env(**knobs):
     env["LD_LIBRARY_PATH"] = SIMGPU
     env.update({k: str(v) for k, v in knobs.items()})
     return env
+
+
+def unique_name(workload, tmp_path):
+    """A path that runs the workload under a name (comm) no other process on the machine has: a
+    link named gpNNNN in tmp_path. For --name sessions, which must not match another test's or a
+    developer's basic_ops; the process's name is the link's, its executable the workload."""
+    path = os.path.join(str(tmp_path), "gp" + secrets.token_hex(6))  # 14 characters: a whole comm
+    os.symlink(os.path.join(WORKLOADS, workload), path)
+    return path
+
+
+def others(report, own_pids):
+    """The pids of the report's processes that are not the test's own (--all and the daemon trace
+    every CUDA process on the machine: a developer's, another test's)."""
+    return sorted(p["pid"] for p in report["processes"] if p["pid"] not in set(own_pids))
 
 
 class Workload:
@@ -138,6 +157,7 @@ class Tracer:
         self.proc = subprocess.Popen([GPUPROBED, "-o", self.out_dir, *args], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                      env=env if env is not None else dict(os.environ))
+        self.held = track(self.proc)
         self.stderr = ""
         self.err = LineReader(self.proc.stderr)
 
@@ -153,8 +173,10 @@ class Tracer:
                 rc = self.proc.wait()
                 raise AssertionError(f"gpuprobed exited ({rc}) before tracing: {self.stderr}")
             self.stderr += line
+        self.held.note()
 
     def signal(self, sig=signal.SIGINT):
+        self.held.note()
         self.proc.send_signal(sig)
 
     def wait(self, timeout=120):
@@ -232,16 +254,105 @@ def runtime_libs(proc):
     return [lib["path"] for lib in proc["libraries"] if lib["family"] == "cudart"]
 
 
-def uprobe_links():
-    """uprobe_multi and perf-event links the kernel holds, system-wide (bpftool 7.1
-    predates uprobe_multi and prints its link type as the number 12)."""
+def bpf_held(pid):
+    """({link id: fdinfo}, {prog id}) of the BPF links and programs process pid holds open, from
+    /proc/PID/fdinfo ({} and set() once it is gone)."""
+    links, progs = {}, set()
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return links, progs
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target not in ("anon_inode:bpf_link", "anon_inode:bpf-prog"):
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                info = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            continue  # closed meanwhile
+        info = {k.strip(): v.strip() for k, v in info.items()}
+        if "link_id" in info:
+            links[int(info["link_id"])] = info
+            progs.add(int(info["prog_id"]))
+        elif "prog_id" in info:
+            progs.add(int(info["prog_id"]))
+    return links, progs
+
+
+def bpf_ids():
+    """(link ids, prog ids) that exist on the machine now."""
+    def ids(what):
+        out = subprocess.run(["bpftool", "-j", what, "list"], capture_output=True, text=True, check=True).stdout
+        return {e["id"] for e in json.loads(out or "[]")}
+    return ids("link"), ids("prog")
+
+
+def uprobe_links(held_by=None):
+    """uprobe_multi and perf-event uprobe links the kernel holds: all of the machine's, or only those
+    process held_by holds open (bpftool 7.1 predates uprobe_multi and prints its link type as the
+    number 12). A test asks about its own gpuprobed: another tracer may run beside it."""
     out = subprocess.run(["bpftool", "-j", "link", "list"], capture_output=True, text=True, check=True).stdout
     links = json.loads(out or "[]")
     progs = subprocess.run(["bpftool", "-j", "prog", "list"], capture_output=True, text=True, check=True).stdout
     kind = {p["id"]: p.get("type") for p in json.loads(progs or "[]")}
+    if held_by is not None:
+        mine = bpf_held(held_by)[0]
+        links = [l for l in links if l.get("id") in mine]
     # a perf-event link carries a uprobe when its program is of the kprobe type (a tracepoint's is not)
     return [l for l in links if l.get("type") in ("uprobe_multi", 12)
             or (l.get("type") == "perf_event" and kind.get(l.get("prog_id")) == "kprobe")]
+
+
+class Held:
+    """A gpuprobed a test started, and the BPF links and programs it was seen holding: once it has
+    exited, none of them may exist (conftest checks it after each test)."""
+
+    def __init__(self, proc):
+        self.proc = proc
+        self.links, self.progs = set(), set()
+
+    def note(self):
+        links, progs = bpf_held(self.proc.pid)
+        self.links |= set(links)
+        self.progs |= progs
+
+    def left(self, ids=None):
+        """(links, progs) of those noted that still exist (ids: bpf_ids() taken by the caller)."""
+        links, progs = ids if ids is not None else bpf_ids()
+        return sorted(self.links & links), sorted(self.progs & progs)
+
+
+TRACKED = []
+
+
+def track(proc):
+    """Registers a gpuprobed started by a test (a Popen); returns its Held, to note() what it holds."""
+    held = Held(proc)
+    TRACKED.append(held)
+    return held
+
+
+def session_tracers():
+    """{pid: command line} of the live gpuprobed processes this test session started (they carry
+    SESSION_ENV with this session's value), whoever started them; zombies are gone already."""
+    token = os.environ.get(SESSION_ENV)
+    exe = os.path.realpath(GPUPROBED)
+    found = {}
+    if not token:
+        return found
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink(f"/proc/{pid}/exe") != exe:
+                continue
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if f"{SESSION_ENV}={token}".encode() not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                found[int(pid)] = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+    return found
 
 
 def perf_uprobes_of(pid):
@@ -415,7 +526,11 @@ def check_no_loss(report):
     assert report["drops_total"] == sum(report["drops"].values())
 
 
-def check_all(report, ref, exact_peak=True):
+def check_all(report, ref, exact_peak=True, session_drops=True):
+    """The process of ref exactly as ref says. session_drops=False where the session also traced
+    processes that are not the test's own (--all, the daemon): drops{} are the session's, not a
+    process's, and another process's are no fault of this one; the exact comparisons stand for
+    its completeness."""
     proc = process(report, ref["pid"])
     check_api(proc, ref)
     check_transfers(proc, ref)
@@ -427,7 +542,8 @@ def check_all(report, ref, exact_peak=True):
     check_threads(proc, ref)
     check_instrumentation(report, ref["pid"], ref)
     check_library_build_ids(proc)
-    check_no_loss(report)
+    if session_drops:
+        check_no_loss(report)
     return proc
 
 

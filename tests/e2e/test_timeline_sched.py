@@ -10,6 +10,8 @@ import collections
 import filecmp
 import json
 import os
+import re
+import subprocess
 
 import gp
 from test_timeline import check_nesting, load_trace, ns, tracks
@@ -75,10 +77,58 @@ def check_oncpu_counter(trace, pid, on_slices):
     return max(v for _, v in samples)
 
 
+SCHED_DEBUG = "/sys/kernel/debug/sched/debug"
+
+
+def cpu_unaccounted_ns():
+    """({cpu: ns}, resolution in ns): wall time each CPU's running task was not charged for so far,
+    what a hypervisor stole from the vCPU (and interrupts, where the kernel accounts their time
+    apart), as the scheduler counts it: its rq clock minus its task clock (debugfs sched/debug,
+    mounted if need be). Without that file, /proc/stat's steal, in ticks."""
+    if not os.path.exists(SCHED_DEBUG) and not os.path.ismount("/sys/kernel/debug"):
+        subprocess.run(["mount", "-t", "debugfs", "none", "/sys/kernel/debug"], check=False)
+    try:
+        with open(SCHED_DEBUG) as f:
+            text = f.read()
+        out = {}
+        for cpu, body in re.findall(r"^cpu#(\d+),.*?\n(.*?)(?=^cpu#|\Z)", text, re.M | re.S):
+            clock = re.search(r"^\s*\.clock\s*:\s*([\d.]+)", body, re.M)
+            task = re.search(r"^\s*\.clock_task\s*:\s*([\d.]+)", body, re.M)
+            out[int(cpu)] = round((float(clock.group(1)) - float(task.group(1))) * 1e6)  # ms -> ns
+        return out, 1  # printed in ms with 6 decimals: ns
+    except (OSError, AttributeError):
+        tick = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+        with open("/proc/stat") as f:
+            return {int(l.split()[0][3:]): int(l.split()[8]) * tick for l in f if re.match(r"cpu\d", l)}, tick
+
+
+def unaccounted_during(before):
+    """{cpu: ns} the CPUs' tasks were not charged for since cpu_unaccounted_ns() gave `before`:
+    at most this much (each side rounded down to the resolution)."""
+    (was, _), (now, res) = before, cpu_unaccounted_ns()
+    return {cpu: v - was.get(cpu, 0) + res for cpu, v in now.items()}
+
+
+def most_at_once(on_slices):
+    """The most counted slices that surely overlap (by more than RACE_NS at each end)."""
+    edges = []
+    for e in on_slices:
+        a, b = ns(e["ts"]) + RACE_NS, ns(e["ts"]) + ns(e["dur"]) - RACE_NS
+        if e["args"].get("counted", True) and a < b:
+            edges += [(a, 1), (b, -1)]
+    most = now = 0
+    for _, step in sorted(edges):  # at a tie the end (-1) sorts first: touching is not overlapping
+        now += step
+        most = max(most, now)
+    return most
+
+
 def test_sched_slices_agree_with_the_kernel(tmp_path):
     wl = gp.Workload("cpu_mix", tmp_path,
                      args=("--sleepers", "2", "--spinners", "5", "--spin-ms", "150", "--pages", "3000"))
+    before = cpu_unaccounted_ns()
     report, tr, lines = gp.trace_workload(wl, tmp_path, tracer_args=("--timeline-sched",), output_lines=1)
+    unaccounted = unaccounted_during(before)
     ref = json.loads(lines[0])
     gp.check_no_loss(report)
     assert report["drops"]["sched_slice_lost"] == 0 and report["drops"]["timeline_sched_left_out"] == 0
@@ -90,7 +140,7 @@ def test_sched_slices_agree_with_the_kernel(tmp_path):
     assert {tid for pid, tid in by_thread} == {t["tid"] for t in proc["threads"] if t["ran"]}, \
         "a scheduling track per traced thread that ran"
 
-    on_all = []
+    on_all, stolen = [], {}
     for (pid, tid), evs in by_thread.items():
         assert pid == wl.pid
         on = check_track((pid, tid), evs)
@@ -107,30 +157,55 @@ def test_sched_slices_agree_with_the_kernel(tmp_path):
         # on-CPU wall time in the slices vs the kernel's task clock, for threads that ran long stays (the
         # spinners, the toucher). Threads that run ~10 us per wake-up (the sleepers) were seen with up to
         # half their task clock outside their switch-in..switch-out windows on this VM: not compared.
+        # The slices' wall time holds what the hypervisor stole meanwhile, the task clock does not: up
+        # to what was stolen from the CPUs it ran on during the run (steal comes in bursts of ms).
         oncpu = sum(ns(e["dur"]) for e in on)
+        stolen[tid] = sum(unaccounted.get(c, 0) for c in {e["args"]["cpu"] for e in on})
         if t["cpu_ns"] >= 5_000_000:
-            assert t["cpu_ns"] * 0.95 - 1_000_000 <= oncpu <= t["cpu_ns"] * 1.10 + 1_000_000, (tid, oncpu, t["cpu_ns"])
+            assert t["cpu_ns"] * 0.95 - 1_000_000 <= oncpu <= t["cpu_ns"] * 1.10 + 1_000_000 + stolen[tid], \
+                (tid, oncpu, t["cpu_ns"], stolen[tid])
         assert oncpu <= t["wall_ns"], (tid, oncpu, t["wall_ns"])
 
-    # against the workload's own accounting (each worker measured itself from its start to its end)
+    # against the workload's own accounting. Each worker measured itself from begin_mono_ns to
+    # end_mono_ns, instants on the slices' clock (CLOCK_MONOTONIC) at which its counters were read:
+    # a switch-out before begin_mono_ns is not in its numbers, one before end_mono_ns is. Its
+    # start-up and exit (preemptions there too, under load) lie outside: only the slices that
+    # ended inside its window are compared, exactly.
     for w in ref["workers"]:
         tid = next(k for k in w if k != "role")
         want = w[tid]
+        begin, end = want["begin_mono_ns"], want["end_mono_ns"]
         on = [e for e in by_thread[(wl.pid, int(tid))] if e["name"] == "on CPU"]
-        kinds = collections.Counter(e["args"]["left"] for e in on)
-        assert 0 <= kinds["blocked"] - want["voluntary_switches"] <= 1, (w["role"], dict(kinds), want)
-        assert 0 <= kinds["preempted"] - want["involuntary_switches"] <= 1, (w["role"], dict(kinds), want)
+        inside = [e for e in on if begin < ns(e["ts"]) + ns(e["dur"]) < end]
+        kinds = collections.Counter(e["args"]["left"] for e in inside)
+        assert kinds["blocked"] == want["voluntary_switches"], (w["role"], dict(kinds), want)
+        assert kinds["preempted"] == want["involuntary_switches"], (w["role"], dict(kinds), want)
+        assert kinds["exited"] == 0, (w["role"], dict(kinds), want)
+        # A slice's faults are those taken since the switch-out before it (the counters are read
+        # at switch-outs): the window's lie between the slices' after the first inside it and
+        # those of the slices inside it and the next; the whole thread's add its start-up and exit
+        ends = [ns(e["ts"]) + ns(e["dur"]) for e in on]
+        first = next(i for i, t in enumerate(ends) if t > begin)
+        after = next(i for i, t in enumerate(ends) if t >= end)  # the slice the window ends in
+        faults = [e["args"].get("minor_faults") for e in on]
+        if None not in faults[first:after + 1]:
+            assert sum(faults[first + 1:after]) <= want["minor_faults"] <= sum(faults[first:after + 1]), \
+                (w["role"], faults[first:after + 1], want)
         assert 0 <= sum(e["args"]["minor_faults"] for e in on) - want["minor_faults"] <= 8, (w["role"], want)
-        oncpu = sum(ns(e["dur"]) for e in on)
+        # on-CPU wall time inside the window against the thread's CPU clock over it
+        oncpu = sum(max(0, min(end, ns(e["ts"]) + ns(e["dur"])) - max(begin, ns(e["ts"]))) for e in on)
         if w["role"] != "sleeper":
-            assert want["cpu_ns"] * 0.95 - 1_000_000 <= oncpu <= want["cpu_ns"] * 1.10 + 1_000_000, (w["role"], oncpu, want)
+            assert want["cpu_ns"] * 0.95 - 1_000_000 <= oncpu <= want["cpu_ns"] * 1.10 + 1_000_000 + stolen[int(tid)], \
+                (w["role"], oncpu, want, stolen[int(tid)])
         if w["role"] == "toucher":
             faults = [e for e in trace["traceEvents"]
                       if e["ph"] == "C" and e["name"] == f"page faults, tid {tid}"]
             assert max(e["args"]["minor"] for e in faults) >= 3000
 
     busiest = check_oncpu_counter(trace, wl.pid, on_all)
-    assert busiest >= min(2, os.cpu_count()), "5 spinners keep every CPU busy"
+    # the counter's peak is at least the most slices that ran at once, whatever else ran on the
+    # machine meanwhile (how often the spinners met on the CPUs is up to the load)
+    assert busiest >= most_at_once(on_all), (busiest, most_at_once(on_all))
     other = trace["otherData"]
     assert other["sched_slices"] == other["sched_slices_kept"] == len(on_all)
     assert other["sched_slices_left_out"] == 0

@@ -8,9 +8,12 @@
  *   idle      created before the handshake, blocked until the end (a thread
  *             that lives across the whole traced window).
  * Each worker takes getrusage(RUSAGE_THREAD) and its CPU clock at its start
- * and end; the main thread takes getrusage(RUSAGE_SELF) and the process CPU
- * clock right after the handshake and after joining the workers. They are
- * printed as one JSON line before DONE: the reference.
+ * and end, its counters as of a known CLOCK_MONOTONIC instant (the tracer's
+ * clock: begin_mono_ns, end_mono_ns), so that what a tracer saw can be cut to
+ * the same window (the thread's start-up and exit lie outside it). The main
+ * thread takes getrusage(RUSAGE_SELF) and the process CPU clock right after
+ * the handshake and after joining the workers. They are printed as one JSON
+ * line before DONE: the reference.
  * It maps the CUDA runtime (one cudaGetDeviceCount) so that gpuprobed attaches.
  *
  * usage: cpu_mix [--sleepers N] [--spinners N] [--spin-ms N] [--pages N] [wl options]
@@ -29,6 +32,7 @@ struct worker {
 	long tid;
 	struct rusage begin, end;
 	long long cpu_begin, cpu_end;
+	long long mono_begin, mono_end;
 };
 
 static int spin_ms = 300, pages = 4096, sleeps = 40;
@@ -45,12 +49,30 @@ static long long clock_ns(clockid_t c)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/*
+ * The thread's counters as of one CLOCK_MONOTONIC instant: read on both sides of the clock, again
+ * until no context switch came between the two reads. A switch-out the kernel timestamps before
+ * *mono is then counted in *ru, one after it is not: the window is exact in the tracer's clock.
+ */
+static void usage_at(struct rusage *ru, long long *mono)
+{
+	struct rusage again;
+
+	for (;;) {
+		getrusage(RUSAGE_THREAD, ru);
+		*mono = clock_ns(CLOCK_MONOTONIC);
+		getrusage(RUSAGE_THREAD, &again);
+		if (again.ru_nvcsw == ru->ru_nvcsw && again.ru_nivcsw == ru->ru_nivcsw)
+			return;
+	}
+}
+
 static void *work(void *arg)
 {
 	struct worker *w = arg;
 
 	w->tid = syscall(SYS_gettid);
-	getrusage(RUSAGE_THREAD, &w->begin);
+	usage_at(&w->begin, &w->mono_begin);
 	w->cpu_begin = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	switch (w->role) {
 	case SLEEPER:
@@ -83,7 +105,7 @@ static void *work(void *arg)
 	}
 	}
 	w->cpu_end = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	getrusage(RUSAGE_THREAD, &w->end);
+	usage_at(&w->end, &w->mono_end);
 	return NULL;
 }
 
@@ -98,13 +120,17 @@ static void *idle(void *arg)
 	return NULL;
 }
 
+/* One usage object; a thread's also says when its window began and ended (mono_b < 0: none). */
 static void print_usage(const char *name, const struct rusage *b, const struct rusage *e,
-			long long cpu_b, long long cpu_e)
+			long long cpu_b, long long cpu_e, long long mono_b, long long mono_e)
 {
 	printf("\"%s\": {\"voluntary_switches\": %ld, \"involuntary_switches\": %ld, \"minor_faults\": %ld, "
-	       "\"major_faults\": %ld, \"cpu_ns\": %lld}",
+	       "\"major_faults\": %ld, \"cpu_ns\": %lld",
 	       name, e->ru_nvcsw - b->ru_nvcsw, e->ru_nivcsw - b->ru_nivcsw, e->ru_minflt - b->ru_minflt,
 	       e->ru_majflt - b->ru_majflt, cpu_e - cpu_b);
+	if (mono_b >= 0)
+		printf(", \"begin_mono_ns\": %lld, \"end_mono_ns\": %lld", mono_b, mono_e);
+	printf("}");
 }
 
 int main(int argc, char **argv)
@@ -150,14 +176,15 @@ int main(int argc, char **argv)
 	getrusage(RUSAGE_SELF, &end);
 
 	printf("{\"pid\": %d, \"main_tid\": %d, \"idle_tid\": %ld, ", (int)getpid(), (int)getpid(), idle_tid);
-	print_usage("process", &begin, &end, cpu_begin, cpu_end);
+	print_usage("process", &begin, &end, cpu_begin, cpu_end, -1, -1);
 	printf(", \"workers\": [");
 	for (int i = 0; i < n; i++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), "%ld", w[i].tid);
 		printf("%s{\"role\": \"%s\", ", i ? ", " : "", roles[w[i].role]);
-		print_usage(name, &w[i].begin, &w[i].end, w[i].cpu_begin, w[i].cpu_end);
+		print_usage(name, &w[i].begin, &w[i].end, w[i].cpu_begin, w[i].cpu_end, w[i].mono_begin,
+			    w[i].mono_end);
 		printf("}");
 	}
 	printf("]}\n");
