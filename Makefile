@@ -30,7 +30,7 @@ LDLIBS   := -lbpf -lelf -lz -ljansson -liberty -linih -lmicrohttpd -lsystemd -lp
 # Debian packages the build, the tests, the demo and the bench need.
 DEB_PACKAGES := make gcc g++ clang libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
                 libiberty-dev libcmocka-dev libclang-rt-dev python3 python3-pytest python3-jsonschema bpftrace \
-                libinih-dev libmicrohttpd-dev libsystemd-dev systemd curl prometheus python3-seccomp
+                libinih-dev libmicrohttpd-dev libsystemd-dev systemd curl prometheus python3-seccomp strace
 
 # ---- BPF: vmlinux.h -> .bpf.o -> .skel.h ---------------------------------
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)

@@ -443,6 +443,8 @@ int gp_api_exit(struct pt_regs *ctx)
 		st->depth = depth;
 		if (st->overflowed)
 			st->overflowed--; /* already counted as depth_overflow */
+		else if (cookie & GP_COOKIE_GATED)
+			count(&drops, GP_DROP_DUTY_CUT); /* the gate opened inside the call: an estimate, not a loss */
 		else
 			count(&drops, GP_DROP_RETURN_NO_ENTRY);
 		return 0;

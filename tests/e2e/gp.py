@@ -322,6 +322,16 @@ class Held:
         links, progs = ids if ids is not None else bpf_ids()
         return sorted(self.links & links), sorted(self.progs & progs)
 
+    def released(self, timeout=10):
+        """(links, progs) of those noted still there once the exited tracer's are released (a kernel
+        worker frees a link soon after its last descriptor closes), or after timeout seconds."""
+        end = time.monotonic() + timeout
+        while True:
+            links, progs = self.left()
+            if (not links and not progs) or time.monotonic() > end:
+                return links, progs
+            time.sleep(0.1)
+
 
 TRACKED = []
 

@@ -96,15 +96,22 @@ def test_not_root(tmp_path):
 
 
 def test_unwritable_output_directory_attaches_nothing(tmp_path):
+    """The output directory is checked before anything is loaded: strace sees no bpf() call at all
+    (so no program, map or link was made, whatever else runs on the machine)."""
+    if not shutil.which("strace"):
+        pytest.skip("strace is not installed (make deps installs it): the test counts gpuprobed's bpf() calls")
     wl = gp.Workload("basic_ops", tmp_path)
     try:
-        before = len(gp.uprobe_links())
         blocker = tmp_path / "a-file"
         blocker.write_text("")
-        rc, _, err = gp.run_gpuprobed(["--pid", str(wl.pid), "-o", str(blocker / "out")])
-        assert rc == 1
-        assert "output directory" in one_message(err)
-        assert len(gp.uprobe_links()) == before
+        log = tmp_path / "strace.log"
+        p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=bpf,perf_event_open", "-o", str(log), gp.GPUPROBED,
+                            "--pid", str(wl.pid), "-o", str(blocker / "out")], capture_output=True, text=True,
+                           timeout=60)
+        assert p.returncode == 1, p.stderr
+        assert "output directory" in one_message(p.stderr)
+        calls = [line for line in log.read_text().splitlines() if "bpf(" in line or "perf_event_open(" in line]
+        assert not calls, f"gpuprobed made BPF calls before refusing the output directory: {calls[:3]}"
     finally:
         wl.kill()
 

@@ -294,15 +294,17 @@ def test_sigterm_detaches_everything(daemon_factory):
     """A CUDA process the daemon finds by itself does its work and stays; SIGTERM then gives a final
     report with exactly the calls it made (the daemon holds a new CUDA process until its probes are in
     place, so none is missed), and takes every probe away."""
-    before = len(gp.uprobe_links())
     d = daemon_factory()
     wl = gp.Workload("basic_ops", d.tmp, hold=True, wait=False)  # a CUDA process that stays
     try:
         wl.wait_done()  # its calls are made (and traced: it was held until they could be)
         assert wait_until(lambda: str(wl.pid) in pids_of(parse(d.scrape())), timeout=30), \
             f"the daemon did not admit pid {wl.pid}"
+        assert gp.uprobe_links(held_by=d.proc.pid), "the daemon holds no probe"
+        d.held.note()
         assert d.stop(signal.SIGTERM) == 0, d.stderr
-        assert len(gp.uprobe_links()) <= before, "uprobe links left after SIGTERM"
+        links, progs = d.held.released()
+        assert not links and not progs, f"links {links} and programs {progs} left after SIGTERM"
         assert "detaching" in d.stderr
         wl.finish()
     finally:

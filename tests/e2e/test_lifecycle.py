@@ -12,17 +12,17 @@ import gp
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_detaches_everything_and_reports(tmp_path, sig):
-    before = len(gp.uprobe_links())
     wl = gp.Workload("basic_ops", tmp_path, hold=True)
     try:
         tr = gp.Tracer(["--pid", str(wl.pid)], tmp_path / "out")
         tr.wait_tracing()
-        assert len(gp.uprobe_links()) > before  # something really is attached
+        assert gp.uprobe_links(held_by=tr.proc.pid)  # something really is attached
         wl.release()
         wl.wait_done()  # the workload is alive, holding, its work done
         tr.signal(sig)
         assert tr.wait() == 0, tr.stderr
-        assert len(gp.uprobe_links()) == before, "links left behind after the signal"
+        links, progs = tr.held.released()
+        assert not links and not progs, f"links {links} and programs {progs} left behind after the signal"
         report, ref = tr.report(), wl.ref()
         proc = gp.process(report, wl.pid)
         assert not proc["exited"]

@@ -63,6 +63,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 
 import pytest
 
@@ -816,6 +817,7 @@ class SandboxedDaemon(test_daemon.Daemon):
         # a session of its own, as systemd's services have (setsid)
         self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+        self.held = gp.track(self.proc)  # every stage execs the next: this pid becomes gpuprobed's
         self.err = gp.LineReader(self.proc.stderr)
         self.stderr = ""
         self.wait_line("metrics on http://")
@@ -938,24 +940,23 @@ def refdir():
 
 def exited_workload_pid(d, refdir, user):
     """Runs basic_ops to its end as `user`; the daemon must report it as one exited process."""
-    before = test_daemon.pids_of(parse(d.scrape()))
     wl = OtherUserWorkload(refdir, user)
     try:
         wl.wait_done(timeout=60)
         wl.finish(timeout=60)
     finally:
         wl.kill()
-    got = wait_until(lambda: [p for p in test_daemon.pids_of(parse(d.scrape())) - before
-                              if one(parse(d.scrape()), "gpuprobed_process_exited", pid=p) == 1])
-    assert got == [str(wl.pid)], f"the daemon did not report basic_ops ({wl.pid}) as one exited process: {got}"
-    return got[0], wl.ref()
+    pid = str(wl.pid)
+    got = wait_until(lambda: series(parse(d.scrape()), "gpuprobed_process_exited", pid=pid) and
+                     one(parse(d.scrape()), "gpuprobed_process_exited", pid=pid) == 1)
+    assert got, f"the daemon did not report basic_ops ({pid}) as an exited process"
+    return pid, wl.ref()
 
 
 def check_tracing_under(sandboxed, refdir, svc=None):
     """Starts the daemon under the sandbox of `svc` (the unit's [Service] section by default) and
     checks it all; returns the sandbox."""
     user = workload_user()
-    before = len(gp.uprobe_links())
     d, sb, notify = sandboxed(svc)
     assert notify.wait("READY=1") == d.proc.pid, "READY=1 not from the main process (NotifyAccess=main)"
     check_sandbox_in_place(d.proc.pid, sb, d)
@@ -971,11 +972,13 @@ def check_tracing_under(sandboxed, refdir, svc=None):
 
     wl = OtherUserWorkload(refdir, user, hold=True)  # a CUDA process that stays
     try:
-        assert wait_until(lambda: len(gp.uprobe_links()) > before, timeout=30), "no probes attached"
         wl.wait_done(timeout=60)
+        assert gp.uprobe_links(held_by=d.proc.pid), "the daemon holds no probe"
+        d.held.note()
         assert d.stop(signal.SIGTERM) == 0, d.stderr
         assert notify.wait("STOPPING=1") == d.proc.pid
-        assert len(gp.uprobe_links()) <= before, "uprobe links left after SIGTERM"
+        links, progs = d.held.released()
+        assert not links and not progs, f"links {links} and programs {progs} left after SIGTERM"
         assert "detaching" in d.stderr
         wl.finish()
     finally:
@@ -1050,7 +1053,6 @@ def test_systemd_runs_the_unit_transiently(tmp_path, refdir):
         for v in (values or [""]):
             props += ["-p", f"{key}={name if key == 'StateDirectory' else v}"]
     unit = f"{name}.service"
-    before = len(gp.uprobe_links())
 
     def show(prop):
         return subprocess.run(["systemctl", "show", "-p", prop, "--value", unit], capture_output=True,
@@ -1068,9 +1070,13 @@ def test_systemd_runs_the_unit_transiently(tmp_path, refdir):
         ep.port, ep.tmp = port, tmp_path
         pid, ref = exited_workload_pid(ep, refdir, workload_user())
         check_metrics(ep, pid, ref)
+        held = gp.Held(types.SimpleNamespace(pid=main))  # what the service holds, to be gone after the stop
+        held.note()
+        assert gp.uprobe_links(held_by=main), "the service holds no probe"
         r = subprocess.run(["systemctl", "stop", unit], capture_output=True, text=True, timeout=stop_timeout)
         assert r.returncode == 0, r.stderr
-        assert len(gp.uprobe_links()) <= before, "uprobe links left after systemctl stop"
+        links, progs = held.released()
+        assert not links and not progs, f"links {links} and programs {progs} left after systemctl stop"
         with open(os.path.join(state, "reports", "current", "report.json")) as f:
             gp.check_api(gp.process(json.load(f), int(pid)), ref)
     except AssertionError:

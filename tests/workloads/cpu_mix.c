@@ -12,7 +12,7 @@
  * clock: begin_mono_ns, end_mono_ns), so that what a tracer saw can be cut to
  * the same window (the thread's start-up and exit lie outside it). The main
  * thread takes getrusage(RUSAGE_SELF) and the process CPU clock right after
- * the handshake and after joining the workers. They are printed as one JSON
+ * the handshake and after joining the workers (as of known instants too). They are printed as one JSON
  * line before DONE: the reference.
  * It maps the CUDA runtime (one cudaGetDeviceCount) so that gpuprobed attaches.
  *
@@ -50,18 +50,19 @@ static long long clock_ns(clockid_t c)
 }
 
 /*
- * The thread's counters as of one CLOCK_MONOTONIC instant: read on both sides of the clock, again
- * until no context switch came between the two reads. A switch-out the kernel timestamps before
- * *mono is then counted in *ru, one after it is not: the window is exact in the tracer's clock.
+ * The thread's (who: RUSAGE_THREAD) or the process's (RUSAGE_SELF) counters as of one
+ * CLOCK_MONOTONIC instant: read on both sides of the clock, again until no context switch came
+ * between the two reads. A switch-out the kernel timestamps before *mono is then counted in *ru,
+ * one after it is not: the window is exact in the tracer's clock.
  */
-static void usage_at(struct rusage *ru, long long *mono)
+static void usage_at(int who, struct rusage *ru, long long *mono)
 {
 	struct rusage again;
 
 	for (;;) {
-		getrusage(RUSAGE_THREAD, ru);
+		getrusage(who, ru);
 		*mono = clock_ns(CLOCK_MONOTONIC);
-		getrusage(RUSAGE_THREAD, &again);
+		getrusage(who, &again);
 		if (again.ru_nvcsw == ru->ru_nvcsw && again.ru_nivcsw == ru->ru_nivcsw)
 			return;
 	}
@@ -72,7 +73,7 @@ static void *work(void *arg)
 	struct worker *w = arg;
 
 	w->tid = syscall(SYS_gettid);
-	usage_at(&w->begin, &w->mono_begin);
+	usage_at(RUSAGE_THREAD, &w->begin, &w->mono_begin);
 	w->cpu_begin = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	switch (w->role) {
 	case SLEEPER:
@@ -105,7 +106,7 @@ static void *work(void *arg)
 	}
 	}
 	w->cpu_end = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	usage_at(&w->end, &w->mono_end);
+	usage_at(RUSAGE_THREAD, &w->end, &w->mono_end);
 	return NULL;
 }
 
@@ -139,7 +140,7 @@ int main(int argc, char **argv)
 	int nsleep = 2, nspin = 5, ndev = 0, n = 0;
 	struct worker w[64];
 	struct rusage begin, end;
-	long long cpu_begin, cpu_end;
+	long long cpu_begin, cpu_end, mono_begin, mono_end;
 	pthread_t idle_th;
 
 	for (int i = 1; i < argc; i++) {
@@ -159,7 +160,7 @@ int main(int argc, char **argv)
 	if (pthread_create(&idle_th, NULL, idle, NULL))
 		wl_die("pthread_create failed");
 	wl_begin();
-	getrusage(RUSAGE_SELF, &begin);
+	usage_at(RUSAGE_SELF, &begin, &mono_begin);
 	cpu_begin = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	for (int i = 0; i < nsleep; i++)
 		w[n++].role = SLEEPER;
@@ -173,10 +174,10 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		pthread_join(w[i].th, NULL);
 	cpu_end = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-	getrusage(RUSAGE_SELF, &end);
+	usage_at(RUSAGE_SELF, &end, &mono_end);
 
 	printf("{\"pid\": %d, \"main_tid\": %d, \"idle_tid\": %ld, ", (int)getpid(), (int)getpid(), idle_tid);
-	print_usage("process", &begin, &end, cpu_begin, cpu_end, -1, -1);
+	print_usage("process", &begin, &end, cpu_begin, cpu_end, mono_begin, mono_end);
 	printf(", \"workers\": [");
 	for (int i = 0; i < n; i++) {
 		char name[32];
