@@ -2,11 +2,10 @@
 /* main.c — gpuprobed's entry point: parse the command line, run the session (or the daemon). */
 #include <string.h>
 
-#include "cmd/report_cmd.h"
+#include "cmd/commands.h"
 #include "cmd/cli.h"
 #include "daemon/daemon.h"
 #include "log.h"
-#include "replay/replay.h"
 #include "session/session.h"
 
 int main(int argc, char **argv)
@@ -15,9 +14,9 @@ int main(int argc, char **argv)
 	int status;
 
 	if (argc > 1 && !strcmp(argv[1], "report"))
-		return gp_report_main(argc - 1, argv + 1);
+		return gp_cmd_report(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "replay"))
-		return gp_replay_main(argc - 1, argv + 1);
+		return gp_cmd_replay(argc - 1, argv + 1);
 	status = gp_cli_parse(argc, argv, &opt);
 
 	if (status >= 0)

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "capture/capture_load.h"
-#include "cmd/report_cmd.h"
+#include "cmd/commands.h"
 #include "cmd/cli.h"
 #include "log.h"
 #include "output/trace_json.h"
@@ -46,7 +46,7 @@ static int usage(const char *fmt, const char *arg)
 	return gp_usage_error("report", fmt, arg);
 }
 
-int gp_report_main(int argc, char **argv)
+int gp_cmd_report(int argc, char **argv)
 {
 	enum { OPT_NO_TIMELINE = 256, OPT_TIMELINE_MAX };
 	static const struct option longopts[] = {

@@ -13,9 +13,6 @@
 #include "replay/replay_plan.h"
 #include "replay/replay_run.h"
 
-/* `gpuprobed replay ...` (argv[0] is "replay"): the exit status. */
-int gp_replay_main(int argc, char **argv);
-
 /* Builds the plan of the capture at path (kt may be NULL). 0, or -errno with errmsg. */
 int gp_replay_plan_file(const char *path, const struct gp_kernel_times *kt, struct gp_rplan *plan, char *errmsg,
 			size_t errlen);

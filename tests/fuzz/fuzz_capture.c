@@ -88,7 +88,7 @@ static void write_stack_files(const struct gp_model *m)
 	gp_paths_release(&paths);
 }
 
-/* What gp_report_main does with a capture, the output going to /dev/null. */
+/* What gp_cmd_report does with a capture, the output going to /dev/null. */
 static void report(const char *path)
 {
 	char errmsg[4200];

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * replay_cli.c — `gpuprobed replay CAPTURE [--pid P] [--speed X]
+ * replay_cmd.c — `gpuprobed replay CAPTURE [--pid P] [--speed X]
  * [--what-if WHAT[,WHAT...]] [--rounds N] [--kernel-times FILE] [--dry-run]
  * [-o DIR]`.
  */
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cmd/cli.h"
+#include "cmd/commands.h"
 #include "log.h"
 #include "replay/replay.h"
 #include "replay/replay_report.h"
@@ -173,7 +174,7 @@ static int load_kernel_times(const char *path, struct gp_kernel_times *kt)
 	return rc;
 }
 
-int gp_replay_main(int argc, char **argv)
+int gp_cmd_replay(int argc, char **argv)
 {
 	struct replay_opts o;
 	struct gp_kernel_times kt = { 0 };

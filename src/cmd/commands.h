@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * commands.h — gpuprobed's subcommands, each a thin file of src/cmd/ over the
+ * services (main.c dispatches): argv[0] is the subcommand's name; each
+ * returns the exit status (options.h: 0, 1, 2 on bad usage).
+ */
+#ifndef GP_CMD_COMMANDS_H
+#define GP_CMD_COMMANDS_H
+
+/* `gpuprobed report CAPTURE [-o DIR]`: every output of a session rebuilt from its capture. */
+int gp_cmd_report(int argc, char **argv);
+
+/* `gpuprobed replay CAPTURE ...`: the capture's GPU work re-issued, what-if changes measured. */
+int gp_cmd_replay(int argc, char **argv);
+
+#endif
