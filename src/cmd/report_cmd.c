@@ -16,7 +16,7 @@
 #include "cmd/commands.h"
 #include "cmd/cli.h"
 #include "log.h"
-#include "output/trace_json.h"
+#include "output/timeline_session.h"
 #include "output/report_files.h"
 
 static const char usage_text[] =
@@ -64,7 +64,7 @@ int gp_cmd_report(int argc, char **argv)
 	struct gp_capture_load_stats ls;
 	const struct gp_capture_stats *cs;
 	struct gp_resolver resolver;
-	struct gp_timeline_opts topts = { .max_events = GP_TIMELINE_DEFAULT_MAX_EVENTS };
+	__u64 max_events = GP_TIMELINE_DEFAULT_MAX_EVENTS;
 	struct gp_timeline *tl = NULL;
 	bool timeline = true;
 	char errmsg[4200], *end;
@@ -84,8 +84,8 @@ int gp_cmd_report(int argc, char **argv)
 			break;
 		case OPT_TIMELINE_MAX:
 			errno = 0;
-			topts.max_events = strtoull(optarg, &end, 10);
-			if (errno || *end || !*optarg || *optarg == '-' || !topts.max_events)
+			max_events = strtoull(optarg, &end, 10);
+			if (errno || *end || !*optarg || *optarg == '-' || !max_events)
 				return usage("--timeline-max-events: '%s' is not a positive number", optarg);
 			break;
 		case 'v':
@@ -119,15 +119,8 @@ int gp_cmd_report(int argc, char **argv)
 		gp_err("out of memory");
 		goto out;
 	}
-	if (timeline) {
-		tl = gp_timeline_open(out_dir, &topts);
-		if (!tl)
-			gp_warn("timeline %s/%s: %s (not written)", out_dir, GP_TIMELINE_FILE, strerror(errno));
-		else
-			gp_timeline_attach(tl, m);
-	} else {
-		gp_timeline_remove_stale(out_dir);
-	}
+	if (timeline)
+		tl = gp_timeline_session_open(out_dir, max_events, m);
 	rc = gp_capture_load(r, m, as, &ls);
 	cs = gp_capture_stats(r);
 	if (rc < 0)
@@ -143,14 +136,12 @@ int gp_cmd_report(int argc, char **argv)
 	gp_info("%s: %llu operations in %llu chunks (%llu applied, %llu resolver answers)", path,
 		(unsigned long long)cs->ops, (unsigned long long)cs->chunks, (unsigned long long)ls.applied,
 		(unsigned long long)ls.answers);
-	if (tl) {
-		gp_timeline_close(tl, m, NULL); /* its loss counter is set before the reports */
-		tl = NULL;
-	}
+	gp_timeline_session_close(tl, out_dir, max_events, m, NULL); /* its loss counters before the reports */
+	tl = NULL;
 	if (gp_write_reports(m, out_dir) == 0)
 		status = GP_EXIT_OK;
 out:
-	gp_timeline_abort(tl, m);
+	gp_timeline_session_abort(tl, m);
 	gp_model__free(m);
 	gp_answers__free(as);
 	gp_capture_close(r);

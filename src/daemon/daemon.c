@@ -39,7 +39,7 @@
 #include "daemon/metrics.h"
 #include "daemon/metrics_http.h"
 #include "log.h"
-#include "model/model_internal.h"
+#include "model/view.h"
 #include "output/report_files.h"
 #include "session/session.h"
 

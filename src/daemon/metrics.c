@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "daemon/metrics.h"
-#include "model/model_internal.h"
+#include "model/view.h"
 #include "output/text_clean.h"
 #include "symbolize/proc_maps.h"
 

@@ -313,7 +313,5 @@ struct gp_model_observer {
 void gp_model_set_observer(struct gp_model *m, const struct gp_model_observer *obs); /* NULL: none */
 
 /* Sinks (src/output/). Each returns 0 or -errno. */
-int gp_report_json_write(const struct gp_model *m, FILE *out);
-int gp_report_md_write(const struct gp_model *m, FILE *out);
 
 #endif /* GP_MODEL_H */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "output/advice.h"
+#include "output/labels.h"
 
 #define SITES_MAX      3
 #define SITE_FRAMES    12 /* frames of a path shown, nearest the call */

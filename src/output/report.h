@@ -19,6 +19,13 @@
 /* Builds the document; NULL + errno (ENOMEM) on failure. json_decref() it. */
 json_t *gp_report_doc(const struct gp_model *m);
 
+/* report.json and report.md of a document (built once for both): 0 or -errno. */
+int gp_report_json_dump(const json_t *doc, FILE *out);
+int gp_report_md_render(const json_t *doc, FILE *out);
+/* The same from the model (the document built for the one sink). */
+int gp_report_json_write(const struct gp_model *m, FILE *out);
+int gp_report_md_write(const struct gp_model *m, FILE *out);
+
 /* The jansson dump flags every writer of the document uses (deterministic output). */
 #define GP_REPORT_JSON_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(15))
 

@@ -15,6 +15,7 @@
 
 #include "output/advice.h"
 #include "output/report_doc.h"
+#include "output/report_sections.h"
 
 json_t *j_u64(__u64 v)
 {
@@ -231,21 +232,9 @@ static json_t *doc_process(struct doc *d, const struct gp_process *p)
 	put(d, o, "api_calls", j_u64(p->api_calls));
 	put(d, o, "api_errors", j_u64(errors));
 	put(d, o, "api_total_ns", j_u64(p->api_total_ns));
-	put(d, o, "cuda_api", doc_api(d, p));
-	put(d, o, "nested_api", doc_nested_api(d, p));
-	put(d, o, "nested_left_out", j_u64(p->nested_left_out + p->nwaiting));
-	put(d, o, "gpu_work", doc_gpu_work(d, p));
-	put(d, o, "transfers", doc_transfers(d, p));
-	put(d, o, "memsets", doc_memsets(d, p));
-	put(d, o, "memory", doc_memory(d, p));
-	put(d, o, "kernels", doc_kernels(d, p));
-	put(d, o, "graph_launches", doc_graphs(d, p));
-	put(d, o, "nccl", doc_nccl(d, p));
-	put(d, o, "streams", doc_streams(d, p));
-	put(d, o, "events", doc_events(d, p));
-	put(d, o, "cpu", doc_cpu(d, p, from, to));
-	put(d, o, "threads", doc_threads(d, p));
-	put(d, o, "stacks", doc_stacks(d, p));
+	for (size_t i = 0; i < gp_report_nsections; i++) /* the sections, in the registry's order */
+		if (gp_report_sections[i].key)
+			put(d, o, gp_report_sections[i].key, gp_report_sections[i].build(d, p, from, to));
 	return o;
 }
 

@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "model/model_internal.h"
+#include "model/view.h"
 #include "output/report.h"
 
 struct doc {

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 
+#include "output/labels.h"
 #include "output/report_doc.h"
 
 static int cmp_stack(const void *a, const void *b)

@@ -15,6 +15,7 @@
 
 #include "log.h"
 #include "output/stack_paths.h"
+#include "output/report.h"
 #include "output/report_files.h"
 
 /* Writes one file's content; ctx is the writer's own. */
@@ -87,14 +88,14 @@ static int paths_writer(const void *ctx, FILE *out)
 	return job->file->write(job->paths, job->file->weight, out);
 }
 
-static int json_writer(const void *m, FILE *out)
+static int json_writer(const void *doc, FILE *out)
 {
-	return gp_report_json_write(m, out);
+	return gp_report_json_dump(doc, out);
 }
 
-static int md_writer(const void *m, FILE *out)
+static int md_writer(const void *doc, FILE *out)
 {
-	return gp_report_md_write(m, out);
+	return gp_report_md_render(doc, out);
 }
 
 /* Writes the stack files, or removes those of an earlier run when stacks were off. */
@@ -130,8 +131,9 @@ static int write_stack_files(const struct gp_model *m, const char *dir)
 
 int gp_write_reports(const struct gp_model *m, const char *dir)
 {
-	int err = write_one(m, dir, "report.json", json_writer);
-	int err2 = write_one(m, dir, "report.md", md_writer);
+	json_t *doc = gp_report_doc(m); /* once, for both */
+	int err = doc ? write_one(doc, dir, "report.json", json_writer) : -(errno ? errno : ENOMEM);
+	int err2 = doc ? write_one(doc, dir, "report.md", md_writer) : err;
 	int err3 = write_stack_files(m, dir);
 
 	char trace[PATH_MAX];
@@ -140,6 +142,9 @@ int gp_write_reports(const struct gp_model *m, const char *dir)
 	if (!err && !err2)
 		gp_notice("report: %s/report.md (and report.json%s%s)", dir, access(trace, F_OK) ? "" : ", trace.json",
 			  gp_model_stacks_captured(m) ? ", flamegraph.svg, speedscope.json, stacks*.folded" : "");
+	if (!doc)
+		gp_err("report %s/report.json, report.md: %s", dir, strerror(-err));
+	json_decref(doc);
 	return err ? err : err2 ? err2 : err3;
 }
 

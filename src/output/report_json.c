@@ -8,15 +8,21 @@
 
 #include "output/report.h"
 
+int gp_report_json_dump(const json_t *doc, FILE *out)
+{
+	if (json_dumpf(doc, out, GP_REPORT_JSON_FLAGS) || fputc('\n', out) == EOF || fflush(out) || ferror(out))
+		return -(errno ? errno : EIO);
+	return 0;
+}
+
 int gp_report_json_write(const struct gp_model *m, FILE *out)
 {
 	json_t *doc = gp_report_doc(m);
-	int err = 0;
+	int err;
 
 	if (!doc)
 		return -(errno ? errno : ENOMEM);
-	if (json_dumpf(doc, out, GP_REPORT_JSON_FLAGS) || fputc('\n', out) == EOF || fflush(out) || ferror(out))
-		err = -(errno ? errno : EIO);
+	err = gp_report_json_dump(doc, out);
 	json_decref(doc);
 	return err;
 }

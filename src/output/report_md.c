@@ -382,12 +382,21 @@ static int loss_counters(const json_t *doc, FILE *out)
 int gp_report_md_write(const struct gp_model *m, FILE *out)
 {
 	json_t *doc = gp_report_doc(m);
+	int err;
+
+	if (!doc)
+		return -(errno ? errno : ENOMEM);
+	err = gp_report_md_render(doc, out);
+	json_decref(doc);
+	return err;
+}
+
+int gp_report_md_render(const json_t *doc, FILE *out)
+{
 	const json_t *proc;
 	size_t i;
 	int err = 0;
 
-	if (!doc)
-		return -(errno ? errno : ENOMEM);
 	session_header(doc, out);
 	{
 		int e1 = summary(doc, out), e2 = skipped(doc, out), e3 = md_recommendations(doc, out);
@@ -406,7 +415,6 @@ int gp_report_md_write(const struct gp_model *m, FILE *out)
 
 		err = err ? err : e1 ? e1 : e2;
 	}
-	json_decref(doc);
 	if (!err && (fflush(out) || ferror(out)))
 		err = -(errno ? errno : EIO);
 	return err;

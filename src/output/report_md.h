@@ -21,8 +21,14 @@ void md_rel_time(char *buf, size_t len, const json_t *doc, json_int_t mono_ns);
 /* Prints and frees t; -ENOMEM when t is NULL or failed. */
 int md_flush_table(struct md_table *t, FILE *out);
 
-/* One process: every section. 0 or -ENOMEM (the rest is still printed). */
+/* One process: its header, then every section of the registry (report_sections.h). 0 or -ENOMEM. */
 int md_process(const json_t *doc, const json_t *proc, FILE *out);
+
+/* report_md_process.c: sections of one process, each 0 or -ENOMEM. */
+int md_api_table(const json_t *doc, const json_t *p, FILE *out);
+int md_errors(const json_t *doc, const json_t *p, FILE *out);
+int md_transfers(const json_t *doc, const json_t *p, FILE *out);
+int md_memory(const json_t *doc, const json_t *p, FILE *out);
 
 /* report_md_work.c: sections of one process, each 0 or -ENOMEM. */
 int md_kernels(const json_t *p, FILE *out);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "output/report_md.h"
+#include "output/report_sections.h"
 
 #define MD_ALLOCS_SHOWN 20 /* leaks / live allocations listed in report.md (all are in report.json) */
 
@@ -85,7 +86,7 @@ static int header(const json_t *doc, const json_t *p, FILE *out)
 	return err;
 }
 
-static int api_table(const json_t *p, FILE *out)
+int md_api_table(const json_t *doc, const json_t *p, FILE *out)
 {
 	static const char *const head[] = { "Time (%)", "Total Time (ns)", "Num Calls", "Avg (ns)",
 					    "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)",
@@ -141,7 +142,7 @@ static int api_table(const json_t *p, FILE *out)
 	return err;
 }
 
-static int error_table(const json_t *p, FILE *out)
+int md_errors(const json_t *doc, const json_t *p, FILE *out)
 {
 	static const char *const head[] = { "API", "Code", "Error", "Count" };
 	const json_t *rows = json_object_get(p, "cuda_api"), *r, *c;
@@ -188,7 +189,7 @@ static void size_buckets(char *buf, size_t len, const json_t *hist)
 	}
 }
 
-static int transfers(const json_t *p, FILE *out)
+int md_transfers(const json_t *doc, const json_t *p, FILE *out)
 {
 	static const char *const head[] = { "Direction", "Host memory", "Mode", "Calls", "Bytes",
 					    "Min (B)", "Max (B)", "Total Time (ns)", "Bandwidth (GB/s)",
@@ -301,7 +302,7 @@ static int alloc_list(const json_t *doc, const json_t *mem, const char *list, co
 	return err;
 }
 
-static int memory(const json_t *doc, const json_t *p, FILE *out)
+int md_memory(const json_t *doc, const json_t *p, FILE *out)
 {
 	static const char *const head[] = { "Scope", "Alloc calls", "Free calls", "Allocated (B)",
 					    "Freed (B)", "Live (B)", "Peak live (B)" };
@@ -370,32 +371,15 @@ static int memory(const json_t *doc, const json_t *p, FILE *out)
 
 int md_process(const json_t *doc, const json_t *p, FILE *out)
 {
-	int err = header(doc, p, out), e;
+	int err = header(doc, p, out);
+	unsigned order = 0;
 
-	/* in order: each section prints as it goes */
-	if ((e = api_table(p, out)) && !err)
-		err = e;
-	if ((e = md_nested(p, out)) && !err)
-		err = e;
-	if ((e = error_table(p, out)) && !err)
-		err = e;
-	if ((e = md_gpu_work(p, out)) && !err)
-		err = e;
-	if ((e = transfers(p, out)) && !err)
-		err = e;
-	if ((e = memory(doc, p, out)) && !err)
-		err = e;
-	if ((e = md_kernels(p, out)) && !err)
-		err = e;
-	if ((e = md_nccl(p, out)) && !err)
-		err = e;
-	if ((e = md_stacks(p, out)) && !err)
-		err = e;
-	if ((e = md_streams(p, out)) && !err)
-		err = e;
-	if ((e = md_cpu(p, out)) && !err)
-		err = e;
-	if ((e = md_threads(doc, p, out)) && !err)
-		err = e;
+	/* the registry's sections in report.md's order: each prints as it goes */
+	for (const struct gp_report_section *sec = gp_next_md_section(&order); sec; sec = gp_next_md_section(&order)) {
+		int e = sec->render(doc, p, out);
+
+		if (e && !err)
+			err = e;
+	}
 	return err;
 }

@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model_internal.h"
 #include "model/u64map.h"
+#include "model/view.h"
+#include "output/labels.h"
 #include "output/report_doc.h"
 #include "output/stack_paths.h"
 

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "model/model_internal.h"
+#include "model/view.h"
 #include "output/text_clean.h"
 #include "output/trace_json.h"
 
@@ -632,17 +632,13 @@ struct gp_timeline *gp_timeline_open(const char *dir, const struct gp_timeline_o
 	return tl;
 }
 
-void gp_timeline_attach(struct gp_timeline *tl, struct gp_model *m)
+struct gp_model_observer gp_timeline_observer(struct gp_timeline *tl)
 {
-	const struct gp_model_observer obs = { .ctx = tl, .call = on_call, .sched = on_sched };
-
-	gp_model_set_observer(m, &obs);
+	return (struct gp_model_observer){ .ctx = tl, .call = on_call, .sched = on_sched };
 }
 
-static void release(struct gp_timeline *tl, struct gp_model *m)
+static void release(struct gp_timeline *tl)
 {
-	if (m && m->observer.ctx == tl)
-		gp_model_set_observer(m, NULL);
 	if (tl->out)
 		fclose(tl->out);
 	free(tl->buf);
@@ -650,12 +646,12 @@ static void release(struct gp_timeline *tl, struct gp_model *m)
 	free(tl);
 }
 
-void gp_timeline_abort(struct gp_timeline *tl, struct gp_model *m)
+void gp_timeline_abort(struct gp_timeline *tl)
 {
 	if (!tl)
 		return;
 	unlink(tl->tmp);
-	release(tl, m);
+	release(tl);
 }
 
 void gp_timeline_remove_stale(const char *dir)
@@ -666,37 +662,6 @@ void gp_timeline_remove_stale(const char *dir)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/%s.tmp", dir, GP_TIMELINE_FILE);
 	unlink(path);
-}
-
-struct gp_timeline *gp_timeline_session_open(const char *dir, __u64 max_events, struct gp_model *m)
-{
-	const struct gp_timeline_opts opts = { .max_events = max_events };
-	struct gp_timeline *tl = gp_timeline_open(dir, &opts);
-
-	if (!tl)
-		gp_warn("timeline %s/%s: %s (not written)", dir, GP_TIMELINE_FILE, strerror(errno));
-	else
-		gp_timeline_attach(tl, m);
-	return tl;
-}
-
-void gp_timeline_session_close(struct gp_timeline *tl, const char *dir, __u64 max_events, struct gp_model *m)
-{
-	struct gp_timeline_counts tc;
-
-	if (!tl) {
-		gp_timeline_remove_stale(dir); /* an earlier run's would pass for this one's */
-		return;
-	}
-	if (gp_timeline_close(tl, m, &tc))
-		tc = (struct gp_timeline_counts){ 0 };
-	if (tc.left_out)
-		gp_notice("timeline: %llu of %llu calls left out (--timeline-max-events %llu)",
-			  (unsigned long long)tc.left_out, (unsigned long long)tc.calls, (unsigned long long)max_events);
-	if (tc.slices_left_out)
-		gp_notice("timeline: %llu of %llu on-CPU slices left out (--timeline-max-events %llu)",
-			  (unsigned long long)tc.slices_left_out, (unsigned long long)tc.slices,
-			  (unsigned long long)max_events);
 }
 
 /* The newest model process of pid (NULL if the model never had it). */
@@ -831,19 +796,16 @@ static void other_data(struct gp_timeline *tl, const struct gp_model *m)
 	put(tl, "}}\n");
 }
 
-int gp_timeline_close(struct gp_timeline *tl, struct gp_model *m, struct gp_timeline_counts *counts)
+int gp_timeline_close(struct gp_timeline *tl, const struct gp_model *m, struct gp_timeline_counts *counts)
 {
 	int err = 0;
 
 	if (!tl)
 		return 0;
-	gp_model_set_observer(m, NULL);
 	for (size_t i = 0; i < tl->procs.cap; i++)
 		if (tl->procs.slots[i].val)
 			finish_proc(tl, m, tl->procs.slots[i].val);
 	other_data(tl, m);
-	gp_model_drop_set(m, GP_TIMELINE_DROP, tl->calls - tl->kept);
-	gp_model_drop_set(m, GP_TIMELINE_SCHED_DROP, tl->slices - tl->slices_kept);
 	if (counts)
 		*counts = (struct gp_timeline_counts){ .calls = tl->calls, .kept = tl->kept,
 						       .left_out = tl->calls - tl->kept, .events = tl->events,
@@ -863,6 +825,6 @@ int gp_timeline_close(struct gp_timeline *tl, struct gp_model *m, struct gp_time
 		unlink(tl->tmp);
 		unlink(tl->path); /* an earlier run's would pass for this one's */
 	}
-	release(tl, NULL);
+	release(tl);
 	return err;
 }

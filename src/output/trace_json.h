@@ -44,30 +44,20 @@ struct gp_timeline_counts {
 
 /* Creates dir/trace.json.tmp. NULL + errno (the cause logged by the caller). */
 struct gp_timeline *gp_timeline_open(const char *dir, const struct gp_timeline_opts *opts);
-/* Makes tl the model's observer (replacing any other). */
-void gp_timeline_attach(struct gp_timeline *tl, struct gp_model *m);
+/* What the model's observer must be to feed tl (the owner sets it: timeline_session.h). */
+struct gp_model_observer gp_timeline_observer(struct gp_timeline *tl);
 /*
- * Detaches tl from m, writes the closing and metadata events (names of
- * processes, threads and stream tracks from m's tables), renames
- * trace.json.tmp to trace.json, sets the model's drop counter and frees tl.
- * counts may be NULL. 0, or -errno (the temporary file is removed; messages
- * are logged). NULL tl is a no-op returning 0.
+ * Writes the closing and metadata events (names of processes, threads and
+ * stream tracks from m's tables; the model is only read), renames
+ * trace.json.tmp to trace.json and frees tl; counts (may be NULL) says what
+ * it kept and left out. The owner has detached it from the model first.
+ * 0, or -errno (the temporary file is removed; messages are logged). NULL
+ * tl is a no-op returning 0.
  */
-int gp_timeline_close(struct gp_timeline *tl, struct gp_model *m, struct gp_timeline_counts *counts);
-/* Detaches, removes the temporary file and frees (a session that writes no report). */
-void gp_timeline_abort(struct gp_timeline *tl, struct gp_model *m);
+int gp_timeline_close(struct gp_timeline *tl, const struct gp_model *m, struct gp_timeline_counts *counts);
+/* Removes the temporary file and frees (a session that writes no report); detached first. */
+void gp_timeline_abort(struct gp_timeline *tl);
 /* --no-timeline: removes dir/trace.json of an earlier run (it would pass for this one's). */
 void gp_timeline_remove_stale(const char *dir);
-
-/*
- * A live session's timeline: opened in dir and attached to m (NULL after a
- * warning when it cannot be: the session goes on without one).
- */
-struct gp_timeline *gp_timeline_session_open(const char *dir, __u64 max_events, struct gp_model *m);
-/*
- * Closed with what it left out said; NULL tl (--no-timeline, or it could not
- * be opened): an earlier run's trace.json is removed.
- */
-void gp_timeline_session_close(struct gp_timeline *tl, const char *dir, __u64 max_events, struct gp_model *m);
 
 #endif /* GP_TRACE_JSON_H */

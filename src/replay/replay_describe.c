@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model_internal.h"
+#include "model/view.h"
 #include "replay/replay_plan.h"
 
 const char *gp_rop_kind_name(enum gp_rop_kind k)

@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model_internal.h"
+#include "model/view.h"
+#include "output/labels.h"
 #include "replay/replay_plan_internal.h"
 
 struct memnode {

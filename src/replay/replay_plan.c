@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "capture/capture_load.h"
-#include "model/model_internal.h"
+#include "model/view.h"
 #include "model/model_ops.h"
 #include "replay/replay_plan_internal.h"
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model_internal.h"
+#include "model/view.h"
 #include "replay/replay_report.h"
 
 /*

@@ -26,7 +26,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "model/model_internal.h"
+#include "model/view.h"
 #include "replay/replay_run.h"
 #include "replay/replay_standin.h"
 

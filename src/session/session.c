@@ -23,7 +23,7 @@
 #include "collect/cpu_accounts.h"
 #include "log.h"
 #include "model/model.h"
-#include "output/trace_json.h"
+#include "output/timeline_session.h"
 #include "output/report_files.h"
 #include "session/privileges.h"
 #include "session/session_internal.h"
@@ -86,7 +86,7 @@ static int finish(struct session *s, int loop_err, enum gp_stop_reason why, int 
 	if (s->targets.launched)
 		gp_model_set_launch(s->model, o->command_text, s->procs.launched_done, s->procs.launched_status,
 				    s->procs.launched_signal);
-	gp_timeline_session_close(s->timeline, o->out_dir, o->timeline_max_events, s->model);
+	gp_timeline_session_close(s->timeline, o->out_dir, o->timeline_max_events, s->model, NULL);
 	s->timeline = NULL;
 	gp_capture_live_close(&s->capture, s->model); /* after the model's last operation */
 	if (s->collector.nested_calls)
@@ -123,7 +123,7 @@ static void cleanup(struct session *s)
 	gp_cpu_accounts__free(s->cpu);
 	gp_budget_free(&s->budget);
 	gp_capture_live_abort(&s->capture); /* still open: the session failed before its end */
-	gp_timeline_abort(s->timeline, s->model); /* closed (NULL) when the reports were written */
+	gp_timeline_session_abort(s->timeline, s->model); /* closed (NULL) when the reports were written */
 	gp_model__free(s->model);
 	gp_symbolizer__free(s->sym);
 	gp_launch_abort(&s->targets.launch);

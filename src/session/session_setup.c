@@ -19,7 +19,7 @@
 #include "collect/cpu_accounts.h"
 #include "log.h"
 #include "model/model.h"
-#include "output/trace_json.h"
+#include "output/timeline_session.h"
 #include "session/session_internal.h"
 #include "symbolize/symbolizer.h"
 

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "output/labels.h"
 #include "output/stack_paths.h"
 #include "records.h"
 

@@ -18,7 +18,7 @@
 #include <jansson.h>
 
 #include "records.h"
-#include "output/trace_json.h"
+#include "output/timeline_session.h"
 
 #define S1  0x55550000a000ULL
 #define S2  0x55550000b000ULL
@@ -42,21 +42,20 @@ struct fixture {
 	struct gp_model *m;
 	struct gp_timeline *tl;
 	__u64 t;
+	__u64 max_events;
 };
 
 static void start(struct fixture *f, __u64 max_events)
 {
-	const struct gp_timeline_opts o = { .max_events = max_events };
-
 	snprintf(f->dir, sizeof(f->dir), "/tmp/gp-test-trace-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	f->m = gp_model_new(&resolver);
 	assert_non_null(f->m);
 	assert_int_equal(gp_model_process_add(f->m, T_PID, "train", "train --x", T0, true), 0);
 	assert_int_equal(gp_model_thread_name(f->m, T_PID, T_TID + 1, "loader"), 0);
-	f->tl = gp_timeline_open(f->dir, &o);
+	f->max_events = max_events;
+	f->tl = gp_timeline_session_open(f->dir, max_events, f->m);
 	assert_non_null(f->tl);
-	gp_timeline_attach(f->tl, f->m);
 	f->t = T0 + 1000;
 }
 
@@ -74,7 +73,7 @@ static json_t *finish(struct fixture *f, struct gp_timeline_counts *tc)
 	json_error_t err;
 	json_t *doc;
 
-	assert_int_equal(gp_timeline_close(f->tl, f->m, tc), 0);
+	assert_int_equal(gp_timeline_session_close(f->tl, f->dir, f->max_events, f->m, tc), 0);
 	snprintf(path, sizeof(path), "%s/trace.json.tmp", f->dir);
 	assert_int_not_equal(access(path, F_OK), 0); /* renamed */
 	snprintf(path, sizeof(path), "%s/trace.json", f->dir);

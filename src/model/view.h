@@ -1,0 +1,574 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * view.h — the model as its readers see it: every table of a model and of
+ * its processes, to be read through const pointers, and the functions that
+ * read them. The report builders and sinks (src/output), the daemon's
+ * metrics and the replay planner include this header and nothing else of
+ * src/model but model.h; only the src/model files change these tables
+ * (model_internal.h: their writers). Nothing here is ordered for printing:
+ * readers sort (docs/report-format.md states each order).
+ */
+#ifndef GP_MODEL_VIEW_H
+#define GP_MODEL_VIEW_H
+
+#include "model/model.h"
+#include "model/hist.h"
+#include "model/ranges.h"
+#include "model/u64map.h"
+
+#define GP_KERNEL_CONFIGS_MAX 16   /* distinct (grid, block, smem) kept per kernel */
+#define GP_DEVICE_MAX         1024 /* device ids tracked: -1 (not observed) .. GP_DEVICE_MAX - 1 */
+
+/* Stream keys: explicit handles are user addresses, so the top bit is free. */
+#define GP_STREAM_KEY_LEGACY      0ULL
+#define GP_STREAM_KEY_PER_THREAD  (1ULL << 63) /* | tid */
+#define GP_CUDA_STREAM_LEGACY     1ULL         /* cudaStreamLegacy */
+#define GP_CUDA_STREAM_PER_THREAD 2ULL         /* cudaStreamPerThread */
+
+/* ---- transfers ---------------------------------------------------------- */
+enum gp_dir { GP_DIR_HTOD, GP_DIR_DTOH, GP_DIR_DTOD, GP_DIR_HTOH, GP_DIR_PTOP, GP_DIR_DEFAULT, GP_DIR_MAX };
+enum gp_hostmem { GP_HM_PAGEABLE, GP_HM_PINNED, GP_HM_MANAGED, GP_HM_DEVICE, GP_HM_UNKNOWN, GP_HM_MAX };
+
+const char *gp_dir_name(enum gp_dir d);
+const char *gp_hostmem_name(enum gp_hostmem h);
+
+struct gp_xfer_row {
+	__u64 calls;
+	__u64 bytes;
+	__u64 min_bytes;
+	__u64 max_bytes;
+	__u64 total_ns; /* host time in the copy calls */
+	__u64 size_hist[GP_SIZE_BUCKETS];
+	/* copies of at most GP_SMALL_COPY_BYTES (the small-copies recommendation) */
+	__u64 small_calls, small_bytes, small_ns;
+};
+
+#define GP_SMALL_COPY_BYTES (64ull * 1024)
+
+struct gp_memset_row {
+	__u64 calls;
+	__u64 bytes;
+	__u64 total_ns;
+};
+
+/* ---- memory ------------------------------------------------------------- */
+enum gp_alloc_kind {
+	GP_AK_DEVICE, GP_AK_MANAGED, GP_AK_PINNED, GP_AK_REGISTERED,
+	GP_AK_MAPPED, /* a virtual range mapped with cuMemMap: device memory for copies, counted via its handle */
+};
+
+const char *gp_alloc_kind_name(enum gp_alloc_kind k);
+
+struct gp_alloc {
+	struct gp_range r; /* first: the range sets hold struct gp_range * */
+	__u64 ptr;
+	__u64 bytes;
+	__u64 ts_ns;
+	__s32 device; /* -1: the allocating thread's device was not observed */
+	__u32 tid;
+	__u16 api;
+	__u8 kind; /* enum gp_alloc_kind */
+};
+
+struct gp_mem_counts {
+	__u64 alloc_calls;
+	__u64 free_calls;
+	__u64 alloc_bytes;
+	__u64 freed_bytes;
+	__u64 live_bytes;
+	__u64 peak_bytes;
+};
+
+struct gp_memory {
+	struct gp_range_set device_ranges; /* device + managed allocations */
+	struct gp_range_set host_ranges;   /* pinned allocations + host registrations */
+	struct gp_mem_counts total;        /* device + managed, all devices together */
+	struct gp_mem_counts *devices;     /* [device + 1], ndevices entries */
+	size_t ndevices;
+	__u64 managed_alloc_calls;
+	__u64 managed_alloc_bytes;
+	__u64 untracked_frees;     /* cudaFree* of a pointer not allocated while traced */
+	__u64 stale_evictions;     /* tracked range overlapped by a new allocation: its free was missed */
+	__u64 stale_bytes;         /* bytes of those; they leave live_bytes without a free call */
+	struct gp_mem_counts pinned; /* cudaMallocHost / cudaHostAlloc / cudaFreeHost */
+	__u64 pinned_untracked_frees;
+	__u64 register_calls;
+	__u64 unregister_calls;
+	__u64 registered_bytes;
+	__u64 unregistered_bytes;
+	__u64 registered_live_bytes;
+	__u64 untracked_unregisters;
+	/* CUDA virtual memory management (cuMemCreate / cuMemRelease, cuMemMap / cuMemUnmap) */
+	struct gp_u64map vmm_handles; /* handle -> struct gp_vmm_handle; its bytes count as device memory */
+	struct gp_mem_counts vmm;     /* physical allocations: create / release */
+	__u64 vmm_untracked_releases; /* cuMemRelease of a handle not created while traced */
+	__u64 vmm_map_calls, vmm_unmap_calls, vmm_mapped_bytes, vmm_unmapped_bytes, vmm_mapped_live_bytes;
+	/* device, managed and pinned allocations made by calls that are not stream-ordered (not a pool's):
+	 * live now and most live at once (the alloc-churn recommendation) */
+	__u64 blocking_live_allocs, blocking_peak_allocs;
+};
+
+struct gp_vmm_handle {
+	__u64 bytes;
+	__s32 device;
+};
+
+/* ---- kernels ------------------------------------------------------------ */
+struct gp_kconfig {
+	__u32 grid[3];
+	__u32 block[3];
+	__u64 smem;
+	__u64 launches;
+};
+
+struct gp_kernel {
+	char *name;    /* demangled; NULL when unresolved */
+	bool handle_before_attach; /* driver launches of CUfunction/CUkernel handles never seen created */
+	char *mangled; /* "" when the symbol is not mangled; NULL when unresolved */
+	__u64 func;    /* first argument of the first launch site seen */
+	__u64 ret_addr;
+	__u32 sites;   /* distinct (func, ret_addr) that resolved to this kernel */
+	__u64 calls;    /* launch calls naming this kernel */
+	__u64 launches; /* of which succeeded: the kernel was enqueued */
+	__u64 errors;   /* of which failed */
+	__u64 driver_launches; /* of launches: made through the driver API directly (cuLaunchKernel & co.) */
+	__u64 host_ns;
+	struct gp_kconfig configs[GP_KERNEL_CONFIGS_MAX];
+	unsigned nconfigs;
+	__u64 config_other_launches;  /* launches whose config did not fit in configs[] */
+	__u64 config_unread_launches; /* launch configuration could not be read (arg_read) */
+};
+
+struct gp_ksite { /* one (func, ret_addr) launch site, chained on hash collision */
+	__u64 func;
+	__u64 ret_addr;
+	struct gp_kernel *kernel;
+	struct gp_ksite *next;
+};
+
+struct gp_graph {
+	__u64 exec;
+	__u64 calls;    /* cudaGraphLaunch calls */
+	__u64 launches; /* of which succeeded */
+	__u64 errors;
+	__u64 host_ns;
+};
+
+/* ---- CPU, scheduling, faults -------------------------------------------- */
+/* What happened to a thread while it was somewhere (inside calls, or its whole window). */
+struct gp_cpu_attr {
+	__u64 offcpu_ns;
+	__u64 vol_switches;
+	__u64 invol_switches;
+	__u64 minor_faults;
+	__u64 major_faults;
+};
+
+/* A thread's CPU account over its traced window (GP_EV_THREAD_CPU). */
+struct gp_thread_cpu_acct {
+	bool known;
+	__u64 start_ns, end_ns;
+	__u64 oncpu_ns;
+	__u64 runnable_ns;      /* of all.offcpu_ns: runnable, waiting for a CPU */
+	struct gp_cpu_attr all; /* the whole window */
+	__u32 flags;            /* GP_TCF_* */
+};
+
+enum gp_verdict {
+	GP_VERDICT_UNKNOWN,    /* no CPU account */
+	GP_VERDICT_CPU_BOUND,
+	GP_VERDICT_WAITING_GPU,
+	GP_VERDICT_WAITING_OTHER, /* I/O, locks, sleeps: off-CPU outside GPU calls */
+};
+
+/* Thresholds of the verdict (docs/report-format.md, "cpu"). */
+#define GP_VERDICT_CPU_BOUND_PCT 70  /* share of the wall time on-CPU or waiting for one: CPU-bound */
+#define GP_VERDICT_GPU_WAIT_PCT  50  /* share of off-CPU time inside GPU calls that makes GPU-bound */
+
+struct gp_cpu_summary {
+	bool known;               /* at least one thread account */
+	__u64 wall_ns;            /* the process's traced window */
+	unsigned threads;         /* with an account */
+	unsigned threads_faults_unknown;
+	__u64 thread_wall_ns;     /* sum of the threads' windows */
+	__u64 cpu_ns;             /* sum of their on-CPU time */
+	__u64 runnable_ns;        /* of all.offcpu_ns: runnable, waiting for a CPU */
+	struct gp_cpu_attr all;   /* sums over the threads' windows */
+	struct gp_cpu_attr in_calls;      /* inside any traced call */
+	struct gp_cpu_attr in_sync_calls; /* inside synchronisation calls (GP_A_SYNC_CALL) */
+	/* the verdict looks at the threads that made traced calls (all threads if none did) */
+	unsigned focus_threads;
+	__u64 focus_wall_ns, focus_cpu_ns, focus_runnable_ns, focus_offcpu_ns, focus_offcpu_in_calls_ns;
+	enum gp_verdict verdict;
+	enum gp_api_id top_api;   /* the API with the most off-CPU time inside it */
+	__u64 top_api_offcpu_ns;
+};
+
+/* ---- what a synchronisation waited for ----------------------------------- */
+/*
+ * The rule (docs/report-format.md, "nccl"): a synchronisation call that
+ * returns waited for the last work queued on the stream(s) it covers since
+ * their previous synchronisation; its blocked time is charged to that work.
+ */
+enum gp_work_kind { GP_WORK_NONE, GP_WORK_KERNEL, GP_WORK_COPY, GP_WORK_MEMSET, GP_WORK_COLL };
+struct gp_pending_work {
+	__u64 stream_key;
+	__u64 ts_ns;         /* entry of the call that queued it */
+	enum gp_work_kind kind;
+	__u32 ops_since_sync; /* work items queued on the stream since its last synchronisation */
+	struct gp_nccl_row *coll; /* GP_WORK_COLL: its (communicator, op) row */
+	__u64 coll_bytes;
+	/* work items numbered per stream from 0: [synced_seq, queued_seq) not yet covered by a synchronisation */
+	__u64 queued_seq;
+	__u64 synced_seq;
+};
+struct gp_pending {
+	struct gp_u64map by_stream; /* stream key -> struct gp_pending_work */
+	struct gp_u64map by_event;  /* event handle -> stream key of its latest record */
+	/* blocked time of synchronisation calls, by what they waited for */
+	__u64 blocked_ns[GP_WORK_COLL + 1];
+	__u64 blocked_calls[GP_WORK_COLL + 1];
+	/* what the last synchronisation covered, for the observer (grown as needed, reused) */
+	struct gp_sync_cover *covers;
+	size_t ncovers, covers_cap;
+};
+
+/* What a call did to the streams (streams.c), for the observer. */
+struct gp_stream_fx {
+	bool has_stream;
+	__u64 stream;
+	bool queued;
+	__u64 queue_seq;
+	bool sync; /* p->pending.covers[0 .. ncovers) is what it covered */
+};
+
+/* ---- NCCL ------------------------------------------------------------------ */
+struct gp_nccl_row {          /* one (communicator, op, dtype) */
+	enum gp_nccl_op op;
+	int dtype;
+	__u64 calls, errors;
+	__u64 elements, bytes;    /* bytes as nccl-tests count them (gp_nccl_layout) */
+	__u64 host_ns;            /* host time inside the calls */
+	__u64 blocked_calls, blocked_ns; /* synchronisations that waited for it, and their time */
+	__u64 measured, measured_bytes, measured_ns; /* enqueue -> sync return, alone on its stream */
+	__u64 size_hist[GP_SIZE_BUCKETS];
+	__u64 bytes_unknown_nranks; /* calls whose byte count needs nranks, not known for the communicator */
+	__u32 peers_or_roots[8];  /* Send/Recv peers, Broadcast/Reduce roots seen (first 8) */
+	unsigned npeers;
+};
+
+struct gp_nccl_comm {
+	__u64 handle;
+	__s32 rank, nranks, device; /* -1: not known */
+	__u64 init_api;             /* how it was created (enum gp_api_id), 0: before attach */
+	__u64 parent;               /* ncclCommSplit: the communicator it was split from */
+	bool destroyed;
+	struct gp_nccl_row **rows;
+	size_t nrows;
+};
+
+struct gp_nccl {
+	struct gp_nccl_comm **comms; /* in order of first sight */
+	size_t ncomms;
+	struct gp_u64map by_handle;  /* handle -> comm */
+	__u64 group_calls;           /* ncclGroupStart/End pairs (ncclGroupEnd calls) */
+};
+
+/* ---- streams, events, threads, API ------------------------------------- */
+struct gp_stream {
+	__u64 key;    /* GP_STREAM_KEY_* or the handle */
+	__u64 created;
+	__u64 destroyed;
+	__u64 kernels;
+	__u64 graph_launches;
+	__u64 copies;
+	__u64 copy_bytes;
+	__u64 memsets;
+	__u64 memset_bytes;
+	__u64 collectives;  /* NCCL operations queued on it */
+	__u64 collective_bytes;
+	__u64 event_records;
+	__u64 event_waits;
+	__u64 sync_calls;
+	__u64 sync_ns;
+};
+
+struct gp_events {
+	__u64 created;
+	__u64 destroyed;
+	__u64 records;
+	__u64 sync_calls;
+	__u64 sync_ns;
+};
+
+struct gp_thread {
+	__u32 tid;
+	char *name;
+	__u64 calls;
+	__u64 errors;
+	__u64 host_ns;
+	__u64 first_ns; /* entry of the first traced call */
+	__u64 last_ns;  /* return of the last traced call */
+	__s32 device;   /* from the last successful cudaSetDevice; -1: not observed */
+	struct gp_cpu_attr in_calls;   /* inside its traced calls */
+	struct gp_thread_cpu_acct cpu; /* its whole window */
+};
+
+struct gp_errcount {
+	__s32 code;
+	__u64 count;
+};
+
+/* A call made inside another traced call on the same thread: its implementation. */
+#define GP_API_LINKS_MAX 8
+struct gp_api_link {
+	__u16 api;  /* the other API */
+	__u64 calls;
+};
+
+/* An inner call waiting for its outer call (nesting.c). */
+struct gp_nested_wait {
+	__u64 ts, end;
+	__u32 tid;
+	__s32 ret;
+	__u16 api, outer;
+};
+
+struct gp_api_stats {
+	struct gp_stats time; /* host-observed duration of each call made outside any other traced call */
+	struct gp_cpu_attr inside; /* the calling threads' off-CPU time, switches, faults during the calls */
+	__u64 errors;
+	__u64 error_ns;            /* host time of the calls that failed */
+	__u64 redundant_syncs;     /* synchronisations that covered no work queued since the previous one */
+	__u64 redundant_ns;        /* and their host time */
+	struct gp_errcount *codes; /* distinct non-zero return codes */
+	size_t ncodes;
+	/* calls made inside another traced call (not in time, errors, or any total) */
+	__u64 nested_calls;
+	__u64 nested_ns;
+	__u64 nested_errors;
+	struct gp_api_link outer[GP_API_LINKS_MAX];     /* as the implementation of */
+	struct gp_api_link inner[GP_API_LINKS_MAX];     /* implemented by (for an outer API) */
+	__u64 links_other;                              /* links that did not fit */
+	__u64 aggregated_calls;    /* of time.count: folded in from kernel aggregates (aggregate.c) */
+	__u64 estimated_calls;     /* of aggregated_calls: scaled up from a duty cycle (overhead budget), not seen */
+};
+
+struct gp_library {
+	char *path;
+	char *build_id; /* hex, "" when none */
+	enum gp_family family;
+	bool is_static;
+};
+
+/* GPU work a layer queued itself (calls outside any other traced call, that succeeded). */
+struct gp_layer_work {
+	__u64 launches;       /* kernel launches */
+	__u64 graph_launches;
+	__u64 copies, copy_bytes;
+	__u64 memsets, memset_bytes;
+	__u64 collectives, collective_bytes; /* NCCL */
+	__u64 host_ns;        /* host time in those calls */
+};
+
+/* ---- call stacks (stacks.c) ---------------------------------------------- */
+/* What one call did, for the row of its stack: filled by the aggregator of its shape. */
+enum gp_op_kind { GP_OP_OTHER, GP_OP_KERNEL, GP_OP_GRAPH, GP_OP_COPY, GP_OP_MEMSET, GP_OP_ALLOC, GP_OP_FREE,
+		  GP_OP_COLL, GP_OP_SYNC };
+struct gp_op {
+	enum gp_op_kind kind;
+	__u8 dir, hostmem;             /* copies: enum gp_dir, enum gp_hostmem */
+	__u8 alloc_kind;               /* allocations and frees: enum gp_alloc_kind */
+	__s16 nccl_op, dtype;          /* collectives */
+	const struct gp_kernel *kernel; /* launches */
+	__u64 bytes;                   /* what this call moved, set, allocated or reduced */
+};
+
+const char *gp_op_kind_name(enum gp_op_kind k);
+
+struct gp_stack_op {          /* one (API, operation) at a stack */
+	__u16 api;
+	struct gp_op op;
+	__u64 calls, errors, bytes, host_ns;
+};
+
+enum gp_stack_trunc { GP_TRUNC_NONE, GP_TRUNC_DEPTH, GP_TRUNC_UNWIND, GP_TRUNC_UNREAD };
+const char *gp_stack_trunc_name(enum gp_stack_trunc t); /* NULL for GP_TRUNC_NONE */
+
+struct gp_stack {
+	struct gp_stack *next; /* hash chain */
+	__u64 hash;
+	__u32 seq;             /* order of first sight */
+	__u16 nframes;         /* 0: the "[stack table full]" stack */
+	__u8 trunc;            /* enum gp_stack_trunc (unwind: set when symbolized) */
+	__u64 calls, bytes, host_ns;
+	struct gp_stack_op *ops;
+	__u32 nops, ops_cap;
+	__u32 *frame_ids;      /* [nframes] indexes into gp_stacks.frames, once symbolized */
+	__u64 ips[];           /* [0] the call site, then the callers */
+};
+
+/* A frame symbolized: one per distinct address of a process. */
+struct gp_stack_frame {
+	__u64 addr;
+	char *function;        /* demangled, without parameters; NULL: no symbol */
+	char *symbol;          /* raw symbol; NULL: none */
+	char *file;            /* mapped file; NULL: anonymous or unmapped */
+	char *build_id;        /* hex, "" when none */
+	__u64 sym_offset, file_offset;
+	__u8 source;           /* enum gp_sym_source */
+	bool thread_root;      /* where threads start: a stack ending here is complete */
+};
+
+struct gp_stacks {
+	struct gp_u64map by_hash;   /* hash -> struct gp_stack chain */
+	struct gp_stack **v;        /* in order of first sight */
+	size_t n, cap;
+	struct gp_stack *overflow;  /* calls beyond --max-stacks */
+	__u64 calls;                /* calls with a stack */
+	bool symbolized;
+	struct gp_stack_frame *frames;
+	size_t nframes, frames_cap;
+	struct gp_u64map frame_by_addr; /* addr -> index + 1 */
+};
+
+/* ---- process ------------------------------------------------------------ */
+struct gp_process {
+	__u32 pid;
+	char *comm;
+	char *cmdline;
+	__u64 attach_ns;
+	__u64 exit_ns;
+	bool exited;
+	bool traced_from_start;
+	char *traced_because;   /* "pid", "launched", "fork", "name", "cuda"; NULL: not said */
+	__u32 parent_pid;       /* the traced process that forked it; 0: none */
+	__u32 execs;            /* execs seen while traced */
+
+	struct gp_library *libs;
+	size_t nlibs;
+
+	struct gp_api_stats *api[GP_API_MAX]; /* allocated with the API's first call */
+	__u64 api_total_ns;
+	__u64 api_calls;
+	struct gp_cpu_attr in_calls;      /* inside any traced call */
+	struct gp_cpu_attr in_sync_calls; /* inside synchronisation calls */
+
+	struct gp_layer_work work[GP_FAM_NCCL + 1];      /* [enum gp_family]: the combined GPU work view */
+	struct gp_xfer_row xfer[GP_DIR_MAX][GP_HM_MAX][2]; /* [dir][host memory][sync] */
+	struct gp_memset_row memsets[2];                 /* [sync] */
+	struct gp_memory mem;
+
+	struct gp_kernel **kernels;
+	size_t nkernels, kernels_cap;
+	struct gp_u64map ksites;  /* hash(func, ret_addr) -> struct gp_ksite chain */
+	struct gp_u64map khandles; /* nvcc kernel handle -> host function (from __cudaGetKernel) */
+	struct gp_u64map kregs;    /* host function -> char * device name, mangled (__cudaRegisterFunction) */
+	struct gp_u64map fnames;   /* driver CUfunction / CUkernel handle -> char * kernel name (mangled) */
+	struct gp_kernel *unknown_handles; /* driver launches of handles created before attach */
+	__u64 modules_loaded, modules_unloaded, functions_named;
+	struct gp_nccl *nccl;      /* NULL until the process makes an NCCL call */
+	struct gp_pending pending; /* the latest work queued and not yet synchronised, per stream */
+	struct gp_u64map graphs;  /* exec handle -> struct gp_graph */
+	struct gp_u64map streams; /* stream key -> struct gp_stream */
+	struct gp_events events;
+	struct gp_u64map threads; /* tid -> struct gp_thread */
+	struct gp_stacks stacks;
+	/* inner calls whose outer call has not returned yet (nesting.c), oldest first */
+	struct gp_nested_wait *waiting;
+	size_t nwaiting, waiting_cap;
+	__u64 nested_left_out; /* inner calls of outer calls that never returned (plus nwaiting) */
+};
+
+struct gp_probe {
+	char *target;
+	__u32 pid; /* 0: every process mapping target */
+	char *symbol;
+	__u64 offset;
+	enum gp_api_id api;
+	__u64 entry_hits;
+	__u64 return_hits;
+};
+
+struct gp_drop {
+	char *name;
+	__u64 count;
+};
+
+struct gp_model {
+	struct gp_resolver resolver;
+	bool has_resolver;
+	struct gp_model_tap tap; /* sees every operation (model_ops.c) */
+	struct gp_report_source source; /* strings owned; kind NULL: "live" without a capture */
+	__u64 last_event_ns; /* the latest time an ingested record reaches */
+	struct gp_model_observer observer; /* sees every outermost call (ingest.c); call NULL: none */
+	char *name_buf;    /* resolver output buffers, GP_NAME_BUF bytes each */
+	char *mangled_buf;
+
+	struct {
+		char *tool_version, *command_line, *mode, *hostname, *kernel_release;
+		__u64 start_mono_ns, start_realtime_ns;
+		__u64 end_mono_ns; /* 0: not set */
+		__u64 probe_hit_ns; /* 0: not measured */
+		bool set;
+	} session;
+
+	struct {
+		char *command;
+		bool set, exited;
+		int exit_status;   /* exit code, or 128 + signal */
+		int term_signal;   /* 0 unless killed by a signal */
+	} launch;
+
+	struct gp_skipped {
+		__u32 pid;
+		char *comm, *reason;
+	} *skipped;
+	size_t nskipped;
+
+	struct gp_process **procs; /* in creation order; a reused pid gets a new entry */
+	size_t nprocs, procs_cap;
+	struct gp_u64map by_pid;   /* pid -> its newest struct gp_process */
+
+	struct gp_probe *probes[GP_MAX_PROBES];
+	struct gp_sampling sampling; /* the overhead budget's duty cycle; sampling.set: there is one */
+	__u64 estimated_calls;       /* all processes' estimated_calls, for the metrics' flag */
+	struct gp_drop *drops;
+	size_t ndrops;
+
+	const __u64 *cur_ips;  /* the stack of the record being ingested (NULL: none) */
+	unsigned cur_nips;
+	bool stacks_on;        /* the session captured stacks */
+	size_t max_stacks;     /* distinct stacks kept, all processes together */
+	size_t nstacks;
+};
+
+#define GP_NAME_BUF 4096
+
+/* ---- reading ------------------------------------------------------------------ */
+__u64 gp_model_drop_get(const struct gp_model *m, const char *name);
+/* Live allocations of all kinds but registrations, by address; *out is malloc'ed (NULL when none). */
+int gp_memory_live(const struct gp_process *p, const struct gp_alloc ***out, size_t *n);
+const struct gp_mem_counts *gp_memory_device(const struct gp_memory *mem, int device); /* NULL if none */
+/* A copy call's pointers, bytes, direction and host memory kind, as the transfer table classifies it. */
+struct gp_copy_info {
+	__u64 dst, src, bytes;
+	enum gp_dir dir;
+	enum gp_hostmem hostmem;
+};
+void gp_transfer_classify(const struct gp_process *p, const struct gp_api_call *c, struct gp_copy_info *out);
+__u64 gp_transfer_bytes(const struct gp_api_call *c); /* bytes a copy or memset call names */
+/* Why k has no name, in words for reports; NULL when it has one. */
+const char *gp_kernel_unresolved_reason(const struct gp_process *p, const struct gp_kernel *k);
+const char *gp_driver_function_name(const struct gp_process *p, __u64 handle); /* NULL: unknown */
+__u64 gp_stream_key(__u64 handle, bool per_thread_variant, __u32 tid);
+/* The stream key a call names (its default stream when it takes none); false when unreadable. */
+bool gp_call_stream_key(const struct gp_api_call *c, __u64 *key);
+/* Totals over the process's thread accounts, and the verdict; [from, to) is its traced window. */
+void gp_cpu_summarize(const struct gp_process *p, __u64 from, __u64 to, struct gp_cpu_summary *s);
+const char *gp_verdict_kind(enum gp_verdict v);
+/* cuda_errors.c */
+const char *gp_cuda_error_name(int code); /* NULL for codes it does not know */
+const char *gp_error_name(enum gp_family family, int code); /* the code's name in that API's enum, or NULL */
+
+#endif /* GP_MODEL_VIEW_H */

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* report_sections.c — the registry of a process's report sections (report_sections.h). */
+#include "output/report_doc.h"
+#include "output/report_md.h"
+#include "output/report_sections.h"
+
+/* The builders of report_doc*.c take (d, p): the window is the CPU section's alone. */
+#define WINDOWLESS(fn)                                                                              \
+	static json_t *fn##_w(struct doc *d, const struct gp_process *p, __u64 from, __u64 to)     \
+	{                                                                                           \
+		(void)from;                                                                         \
+		(void)to;                                                                           \
+		return fn(d, p);                                                                    \
+	}
+WINDOWLESS(doc_api)
+WINDOWLESS(doc_nested_api)
+WINDOWLESS(doc_gpu_work)
+WINDOWLESS(doc_transfers)
+WINDOWLESS(doc_memsets)
+WINDOWLESS(doc_memory)
+WINDOWLESS(doc_kernels)
+WINDOWLESS(doc_graphs)
+WINDOWLESS(doc_nccl)
+WINDOWLESS(doc_streams)
+WINDOWLESS(doc_events)
+WINDOWLESS(doc_threads)
+WINDOWLESS(doc_stacks)
+#undef WINDOWLESS
+
+/* Inner calls left out with an outer call that never returned (nesting.c). */
+static json_t *nested_left_out(struct doc *d, const struct gp_process *p, __u64 from, __u64 to)
+{
+	(void)d;
+	(void)from;
+	(void)to;
+	return j_u64(p->nested_left_out + p->nwaiting);
+}
+
+/* report.md's renderers that need only the process (most). */
+#define PROCESS_ONLY(fn)                                                                            \
+	static int fn##_r(const json_t *doc, const json_t *p, FILE *out)                            \
+	{                                                                                           \
+		(void)doc;                                                                          \
+		return fn(p, out);                                                                  \
+	}
+PROCESS_ONLY(md_nested)
+PROCESS_ONLY(md_gpu_work)
+PROCESS_ONLY(md_kernels)
+PROCESS_ONLY(md_nccl)
+PROCESS_ONLY(md_stacks)
+PROCESS_ONLY(md_streams)
+PROCESS_ONLY(md_cpu)
+#undef PROCESS_ONLY
+
+const struct gp_report_section gp_report_sections[] = {
+	/* key               build                render          md order */
+	{ "cuda_api",        doc_api_w,           md_api_table,   1 },
+	{ NULL,              NULL,                md_errors,      3 }, /* from cuda_api */
+	{ "nested_api",      doc_nested_api_w,    md_nested_r,    2 },
+	{ "nested_left_out", nested_left_out,     NULL,           0 }, /* said by the nested section */
+	{ "gpu_work",        doc_gpu_work_w,      md_gpu_work_r,  4 },
+	{ "transfers",       doc_transfers_w,     md_transfers,   5 },
+	{ "memsets",         doc_memsets_w,       NULL,           0 }, /* shown with the transfers */
+	{ "memory",          doc_memory_w,        md_memory,      6 },
+	{ "kernels",         doc_kernels_w,       md_kernels_r,   7 },
+	{ "graph_launches",  doc_graphs_w,        NULL,           0 }, /* shown with the kernels */
+	{ "nccl",            doc_nccl_w,          md_nccl_r,      8 },
+	{ "streams",         doc_streams_w,       md_streams_r,   10 },
+	{ "events",          doc_events_w,        NULL,           0 }, /* shown with the streams */
+	{ "cpu",             doc_cpu,             md_cpu_r,       11 },
+	{ "threads",         doc_threads_w,       md_threads,     12 },
+	{ "stacks",          doc_stacks_w,        md_stacks_r,    9 },
+};
+const size_t gp_report_nsections = sizeof(gp_report_sections) / sizeof(gp_report_sections[0]);
+
+const struct gp_report_section *gp_next_md_section(unsigned *order)
+{
+	const struct gp_report_section *next = NULL;
+
+	for (size_t i = 0; i < gp_report_nsections; i++) {
+		const struct gp_report_section *s = &gp_report_sections[i];
+
+		if (s->render && s->md_order > *order && (!next || s->md_order < next->md_order))
+			next = s;
+	}
+	if (next)
+		*order = next->md_order;
+	return next;
+}
