@@ -89,8 +89,9 @@ static int load_followers(struct gp_bpf *b, const struct gp_bpf_opts *o)
 	b->sched = sched_bpf__open();
 	b->procs = procs_bpf__open();
 	if (!b->sched || !b->procs) {
-		gp_err("open BPF objects (scheduler, processes): %s", strerror(errno));
-		return -1;
+		err = -errno;
+		gp_err("open BPF objects (scheduler, processes): %s", strerror(-err));
+		return err;
 	}
 	b->sched->rodata->sched_slices = o->sched_slices;
 	err = share_maps(b->sched->obj, owner);
@@ -103,7 +104,7 @@ static int load_followers(struct gp_bpf *b, const struct gp_bpf_opts *o)
 	if (err) {
 		gp_err("load BPF programs (scheduler and process tracepoints): %s (-v shows libbpf's reasons)",
 		       strerror(-err));
-		return -1;
+		return err;
 	}
 	return 0;
 }
@@ -117,8 +118,9 @@ int gp_bpf_load(struct gp_bpf *b, const struct gp_bpf_opts *o)
 	raise_fd_limit();
 	b->api = gpu_api_bpf__open();
 	if (!b->api) {
-		gp_err("open BPF object: %s", strerror(errno));
-		return -1;
+		err = -errno;
+		gp_err("open BPF object: %s", strerror(-err));
+		return err;
 	}
 	b->multi = !o->no_uprobe_multi && gp_uprobe_multi_supported();
 	if (b->multi) {
@@ -138,7 +140,7 @@ int gp_bpf_load(struct gp_bpf *b, const struct gp_bpf_opts *o)
 		gp_err("load BPF programs: %s (this kernel needs BTF, uprobes, task storage and a BPF ring buffer; "
 		       "-v shows libbpf's reasons)",
 		       strerror(-err));
-		return -1;
+		return err;
 	}
 	return load_followers(b, o);
 }
@@ -150,9 +152,11 @@ int gp_bpf_set_scope(struct gp_bpf *b, __u32 flags, const char *const *names, in
 
 	for (int i = 0; i < nnames && i < GP_MAX_NAMES; i++)
 		snprintf(sc.names[sc.nnames++], GP_NAME_LEN, "%s", names[i]);
-	if (bpf_map__update_elem(b->api->maps.scope, &zero, sizeof(zero), &sc, sizeof(sc), BPF_ANY)) {
-		gp_err("configure the BPF programs: %s", strerror(errno));
-		return -1;
+	int err = bpf_map__update_elem(b->api->maps.scope, &zero, sizeof(zero), &sc, sizeof(sc), BPF_ANY);
+
+	if (err) {
+		gp_err("configure the BPF programs: %s", strerror(-err));
+		return err;
 	}
 	return 0;
 }
@@ -169,7 +173,7 @@ int gp_bpf_follow(struct gp_bpf *b)
 		err = procs_bpf__attach(b->procs);
 	if (err) {
 		gp_err("attach the scheduler and process tracepoints: %s", strerror(-err));
-		return -1;
+		return err;
 	}
 	return 0;
 }
@@ -194,7 +198,7 @@ void gp_bpf_gate(struct gp_bpf *b, bool open)
 	__atomic_store_n(&b->api->bss->gate_closed, open ? 0 : 1, __ATOMIC_SEQ_CST);
 }
 
-void gp_bpf_free(struct gp_bpf *b)
+void gp_bpf_release(struct gp_bpf *b)
 {
 	procs_bpf__destroy(b->procs);
 	sched_bpf__destroy(b->sched);

@@ -35,17 +35,17 @@ struct gp_bpf_opts {
 /*
  * Opens and loads the three objects, the followers on the owner's maps
  * (libbpf's messages through our log levels; the descriptor limit raised
- * for the probes' links). 0, or -1 after a message.
+ * for the probes' links). 0, or -errno after a message.
  */
 int gp_bpf_load(struct gp_bpf *b, const struct gp_bpf_opts *o);
 
 /*
  * What the kernel admits on its own (flags: GP_SCOPE_*, events.h): exec'd
- * names, forks, CUDA users. 0, or -1 after a message.
+ * names, forks, CUDA users. 0, or -errno after a message.
  */
 int gp_bpf_set_scope(struct gp_bpf *b, __u32 flags, const char *const *names, int nnames);
 
-/* From here on the kernel reports and admits processes. 0, or -1 after a message. */
+/* From here on the kernel reports and admits processes. 0, or -errno after a message. */
 int gp_bpf_follow(struct gp_bpf *b);
 
 /* No call is counted from now on, on any probe (see gpu_api.bpf.c "closing"). */
@@ -58,6 +58,6 @@ void gp_bpf_stop_scheduler(struct gp_bpf *b);
 /* The overhead budget's gate (gpu_api.bpf.c "gate_closed"): hot probes count only while open. */
 void gp_bpf_gate(struct gp_bpf *b, bool open);
 
-void gp_bpf_free(struct gp_bpf *b); /* detaches and frees what was loaded; a zeroed gp_bpf is fine */
+void gp_bpf_release(struct gp_bpf *b); /* detaches and frees what was loaded; a zeroed gp_bpf is fine */
 
 #endif

@@ -30,7 +30,7 @@ static void file_free(struct gp_file *f)
 	free(f);
 }
 
-void gp_files_free(struct gp_files *fs)
+void gp_files_release(struct gp_files *fs)
 {
 	for (size_t i = 0; i < fs->n; i++)
 		file_free(fs->v[i]);

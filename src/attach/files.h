@@ -51,7 +51,7 @@ struct gp_files {
 
 void gp_files_init(struct gp_files *fs, int map_fd, struct gp_uprobes *u, struct gp_symbolizer *sym,
 		   struct gp_model *model);
-void gp_files_free(struct gp_files *fs);
+void gp_files_release(struct gp_files *fs);
 /*
  * After the ring buffer was drained: a file whose last user left since the
  * previous drain either got a new user meanwhile (it stays armed) or has

@@ -63,7 +63,7 @@ void gp_procs_init(struct gp_procs *ps, struct gp_files *files, struct gp_symbol
 	ps->admit_fd = admit_fd;
 }
 
-void gp_procs_free(struct gp_procs *ps)
+void gp_procs_release(struct gp_procs *ps)
 {
 	for (size_t i = 0; i < ps->n; i++)
 		if (ps->v[i].pidfd >= 0)

@@ -63,7 +63,7 @@ struct gp_procs {
 
 void gp_procs_init(struct gp_procs *ps, struct gp_files *files, struct gp_symbolizer *sym,
 		   struct gp_model *model, struct gp_cpu_accounts *cpu, int bits_fd, int admit_fd);
-void gp_procs_free(struct gp_procs *ps);
+void gp_procs_release(struct gp_procs *ps);
 
 enum gp_admit_how {
 	GP_ADMIT_RUNNING,  /* running before: scan its maps; traced from now on */

@@ -375,7 +375,7 @@ void gp_uprobes_detach_all(struct gp_uprobes *u)
 	gp_uprobes_detach(u, 0, u->n);
 }
 
-void gp_uprobes_free(struct gp_uprobes *u)
+void gp_uprobes_release(struct gp_uprobes *u)
 {
 	gp_uprobes_detach_all(u);
 	forget_probes(u, 0);

@@ -107,6 +107,6 @@ void gp_uprobes_detach(struct gp_uprobes *u, size_t first, size_t n);
 void gp_uprobes_detach_all(struct gp_uprobes *u);
 
 /* Detach what is still attached and free the bookkeeping. */
-void gp_uprobes_free(struct gp_uprobes *u);
+void gp_uprobes_release(struct gp_uprobes *u);
 
 #endif

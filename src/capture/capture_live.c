@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* capture_live.c — a live session's capture (capture_live.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@ int gp_capture_live_open(struct gp_capture_live *cl, const char *path, struct gp
 	memset(cl, 0, sizeof(*cl));
 	if (snprintf(cl->path, sizeof(cl->path), "%s", path) >= (int)sizeof(cl->path)) {
 		gp_err("capture %s: name too long", path);
-		return -1;
+		return -ENAMETOOLONG;
 	}
 	/* the three clocks read back to back: wall time of any record = mono + (realtime - mono) */
 	h.start_mono_ns = now_ns(CLOCK_MONOTONIC);
@@ -43,8 +44,10 @@ int gp_capture_live_open(struct gp_capture_live *cl, const char *path, struct gp
 		snprintf(h.kernel_release, sizeof(h.kernel_release), "%.63s", uts.release);
 	cl->w = gp_capture_writer_open(path, &h, err, sizeof(err));
 	if (!cl->w) {
+		int e = errno ? -errno : -EIO;
+
 		gp_err("capture %s (--no-record to run without one)", err);
-		return -1;
+		return e;
 	}
 	cl->rr.inner = *resolver;
 	cl->rr.record = gp_capture_writer_op;
@@ -124,7 +127,7 @@ int gp_capture_live_close(struct gp_capture_live *cl, struct gp_model *m)
 		gp_warn("capture %s: %s after %llu chunks: %llu operations lost (the report has them all; the "
 			"capture ends there)", cl->path, strerror(-err), (unsigned long long)st.chunks,
 			(unsigned long long)st.lost_ops);
-		return -1;
+		return err;
 	}
 	gp_info("capture %s: %llu operations, %.1f MiB (%.1f MiB before compression); the consumer waited %llu "
 		"times for its writer", cl->path, (unsigned long long)st.ops, (double)st.file_bytes / 1048576.0,

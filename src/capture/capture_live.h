@@ -23,7 +23,7 @@ struct gp_capture_live {
 
 /*
  * Creates path and wraps *resolver so that its answers are recorded (the
- * model must be created with the wrapped one). 0, or -1 after a message.
+ * model must be created with the wrapped one). 0, or -errno after a message.
  */
 int gp_capture_live_open(struct gp_capture_live *cl, const char *path, struct gp_resolver *resolver);
 /* Every maps snapshot sym takes goes into the capture too (GP_MOP_MAPS: for readers of the file). */

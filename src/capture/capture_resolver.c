@@ -141,7 +141,7 @@ static void chain_free(void *v)
 	}
 }
 
-void gp_answers__free(struct gp_answers *as)
+void gp_answers_free(struct gp_answers *as)
 {
 	if (!as)
 		return;

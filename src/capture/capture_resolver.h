@@ -25,7 +25,7 @@ struct gp_resolver gp_recording_resolver(struct gp_recording_resolver *rr);
 struct gp_answers;
 
 struct gp_answers *gp_answers_new(void); /* NULL on ENOMEM */
-void gp_answers__free(struct gp_answers *a);
+void gp_answers_free(struct gp_answers *a);
 /* Keeps a GP_MOP_KERNEL_NAME or GP_MOP_SYMBOL payload. 0, -EINVAL (malformed), -ENOMEM. */
 int gp_answers_add(struct gp_answers *a, unsigned op, const void *data, size_t len);
 /* A resolver answering from a (demangling is done here: it needs no files). */

@@ -348,7 +348,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 }
 
 
-void gp_cli_free(struct gp_options *o)
+void gp_cli_release(struct gp_options *o)
 {
 	free(o->command_line);
 	free(o->command_text);

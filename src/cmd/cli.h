@@ -16,6 +16,6 @@ int gp_usage_error(const char *subcommand, const char *fmt, const char *arg);
  * --help/--version, GP_EXIT_USAGE after printing one message on bad usage.
  */
 int gp_cli_parse(int argc, char **argv, struct gp_options *o);
-void gp_cli_free(struct gp_options *o);
+void gp_cli_release(struct gp_options *o);
 
 #endif

@@ -26,6 +26,6 @@ int main(int argc, char **argv)
 	else if (opt.verbosity == 1)
 		gp_log_level = LOG_INFO;
 	status = opt.daemon ? gp_daemon_run(&opt) : gp_session_run(&opt);
-	gp_cli_free(&opt);
+	gp_cli_release(&opt);
 	return status;
 }

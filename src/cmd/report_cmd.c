@@ -142,8 +142,8 @@ int gp_cmd_report(int argc, char **argv)
 		status = GP_EXIT_OK;
 out:
 	gp_timeline_session_abort(tl, m);
-	gp_model__free(m);
-	gp_answers__free(as);
+	gp_model_free(m);
+	gp_answers_free(as);
 	gp_capture_close(r);
 	return status;
 }

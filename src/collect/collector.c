@@ -93,7 +93,7 @@ static void no_free(void *p)
 	(void)p;
 }
 
-void gp_collector_fini(struct gp_collector *c)
+void gp_collector_release(struct gp_collector *c)
 {
 	ring_buffer__free(c->rb);
 	c->rb = NULL;

@@ -37,6 +37,6 @@ int gp_collector_init(struct gp_collector *c, int ringbuf_fd, struct gp_model *m
 		      struct gp_cpu_accounts *cpu);
 /* Drain everything available. Records consumed, or -errno. */
 int gp_collector_drain(struct gp_collector *c);
-void gp_collector_fini(struct gp_collector *c);
+void gp_collector_release(struct gp_collector *c);
 
 #endif

@@ -47,7 +47,7 @@ static void no_free(void *p)
 	(void)p;
 }
 
-void gp_cpu_accounts__free(struct gp_cpu_accounts *a)
+void gp_cpu_accounts_free(struct gp_cpu_accounts *a)
 {
 	if (!a)
 		return;

@@ -21,7 +21,7 @@
 struct gp_cpu_accounts;
 
 struct gp_cpu_accounts *gp_cpu_accounts_new(struct gp_model *model);
-void gp_cpu_accounts__free(struct gp_cpu_accounts *a);
+void gp_cpu_accounts_free(struct gp_cpu_accounts *a);
 
 /*
  * The window opens for pid at start_ns: remember every thread's fault

@@ -75,7 +75,7 @@ static int why_printf(char *why, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, WHY_LEN, fmt, ap);
 	va_end(ap);
-	return -1;
+	return -EINVAL;
 }
 
 /* Plain decimal only: strtoull alone would take signs, blanks and "0x". */
@@ -590,24 +590,25 @@ int gp_daemon_config_load(const char *path, bool missing_ok, struct gp_daemon_co
 	gp_daemon_config_defaults(c);
 	p.f = fopen(path, "re");
 	if (!p.f) {
-		if (missing_ok && errno == ENOENT)
+		ret = -errno;
+		if (missing_ok && ret == -ENOENT)
 			return 0;
-		gp_err("%s: cannot read: %s", path, strerror(errno));
-		return -1;
+		gp_err("%s: cannot read: %s", path, strerror(-ret));
+		return ret;
 	}
 	ret = ini_parse_stream(reader, &p, handler, &p);
 	free(p.buf);
 	fclose(p.f);
 	if (p.read_errno) {
 		gp_err("%s: cannot read: %s", path, strerror(p.read_errno));
-		return -1;
+		return -p.read_errno;
 	}
 	/* every line inih refuses was reported by reader(); this is only in case it refuses one more */
 	if (ret > 0 && !p.errors)
 		problem(&p, ret, "not a 'key = value' line or [section]");
 	else if (ret < 0 && !p.errors)
 		problem(&p, 0, "inih failed (%d)", ret);
-	return p.errors ? -1 : 0;
+	return p.errors ? -EINVAL : 0;
 }
 
 int gp_daemon_config_restart_keys(const struct gp_daemon_config *old, const struct gp_daemon_config *new_,

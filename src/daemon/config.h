@@ -59,7 +59,7 @@ void gp_daemon_config_defaults(struct gp_daemon_config *c);
  * Reads path into *c (which it first sets to the defaults). On any problem
  * prints one line per problem on stderr with gp_err ("PATH:LINE: [section]
  * key: why (what is allowed)", or "PATH: cannot read: why"), all problems of
- * the file in one pass, leaves *c undefined and returns -1;
+ * the file in one pass, leaves *c undefined and returns -EINVAL (-errno when it cannot be read);
  * 0 on success. missing_ok: a file that does not exist is the defaults
  * (the default path), not an error.
  */

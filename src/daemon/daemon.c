@@ -164,7 +164,7 @@ static int start_http(struct daemon *d)
 	}
 	d->http = gp_metrics_server_start(d->cfg.listen_addr, d->cfg.listen_port, fill_metrics, d);
 	if (!d->http)
-		return -1;
+		return errno ? -errno : -EADDRNOTAVAIL; /* the server said why */
 	gp_notice("metrics on http://%s%s%s:%u/metrics", strchr(d->cfg.listen_addr, ':') ? "[" : "",
 		  d->cfg.listen_addr, strchr(d->cfg.listen_addr, ':') ? "]" : "", d->cfg.listen_port);
 	return 0;
@@ -357,7 +357,7 @@ static int config_usable(const struct daemon *d, const struct gp_daemon_config *
 		gp_err("%s: [trace] overhead_budget needs aggregate = on, stacks = off and timeline = off%s: "
 		       "the budget scales the kernel's counts of the hot calls, and these make every call a record",
 		       d->config_path, running ? " (running values: they need a restart)" : "");
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

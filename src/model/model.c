@@ -80,7 +80,7 @@ struct gp_model *gp_model_new(const struct gp_resolver *resolver)
 		goto err;
 	return m;
 err:
-	gp_model__free(m);
+	gp_model_free(m);
 	errno = ENOMEM;
 	return NULL;
 }
@@ -122,7 +122,7 @@ static void process_free(struct gp_process *p)
 	free(p);
 }
 
-void gp_model__free(struct gp_model *m)
+void gp_model_free(struct gp_model *m)
 {
 	if (!m)
 		return;

@@ -77,7 +77,7 @@ struct gp_session_info {
 };
 
 struct gp_model *gp_model_new(const struct gp_resolver *resolver); /* NULL + errno on failure */
-void gp_model__free(struct gp_model *m);                            /* NULL is a no-op */
+void gp_model_free(struct gp_model *m);                            /* NULL is a no-op */
 
 void gp_model_set_session(struct gp_model *m, const struct gp_session_info *info);
 void gp_model_set_session_end(struct gp_model *m, __u64 end_mono_ns);

@@ -46,7 +46,7 @@ static json_t *site_path(const struct gp_process *p, const struct gp_stack *k, _
 
 	buf[0] = 0;
 	if (!k->nframes)
-		return j_str("[stack table full]");
+		return gp_j_str("[stack table full]");
 	if (n > first)
 		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "… → ");
 	for (unsigned i = first; i-- > 0 && len < sizeof(buf);) {
@@ -63,12 +63,12 @@ static json_t *site_path(const struct gp_process *p, const struct gp_stack *k, _
 	}
 	if (len < sizeof(buf))
 		snprintf(buf + len, sizeof(buf) - len, "%s", gp_apis[api].symbol);
-	return j_str(buf);
+	return gp_j_str(buf);
 }
 
-static json_t *call_sites(struct doc *d, const struct gp_process *p, gp_advice_site_fn want)
+static json_t *call_sites(struct gp_doc *d, const struct gp_process *p, gp_advice_site_fn want)
 {
-	json_t *arr = arr_new(d);
+	json_t *arr = gp_doc_arr_new(d);
 	const struct gp_stacks *s = &p->stacks;
 	struct site *v;
 	size_t n = 0;
@@ -95,16 +95,16 @@ static json_t *call_sites(struct doc *d, const struct gp_process *p, gp_advice_s
 	}
 	qsort(v, n, sizeof(*v), cmp_site);
 	for (size_t i = 0; i < n && i < SITES_MAX; i++) {
-		json_t *o = obj_new(d);
+		json_t *o = gp_doc_obj_new(d);
 		__u16 api = 0;
 
 		for (__u32 j = 0; j < v[i].k->nops; j++)
 			if (want(&v[i].k->ops[j]))
 				api = v[i].k->ops[j].api;
-		put(d, o, "path", site_path(p, v[i].k, api));
-		put(d, o, "calls", j_u64(v[i].calls));
-		put(d, o, "host_ns", j_u64(v[i].host_ns));
-		push(d, arr, o);
+		gp_doc_put(d, o, "path", site_path(p, v[i].k, api));
+		gp_doc_put(d, o, "calls", gp_j_u64(v[i].calls));
+		gp_doc_put(d, o, "host_ns", gp_j_u64(v[i].host_ns));
+		gp_doc_push(d, arr, o);
 	}
 	free(v);
 	return arr;
@@ -112,7 +112,7 @@ static json_t *call_sites(struct doc *d, const struct gp_process *p, gp_advice_s
 
 void gp_advice_emit(struct gp_advice *a, struct gp_finding *f)
 {
-	struct doc *d = a->d;
+	struct gp_doc *d = a->d;
 	const struct gp_process *p = a->p;
 	bool enough = f->impact_ns >= GP_ADVICE_MIN_NS &&
 		      (!a->wall_ns || (double)f->impact_ns >= GP_ADVICE_MIN_SHARE * (double)a->wall_ns);
@@ -123,20 +123,20 @@ void gp_advice_emit(struct gp_advice *a, struct gp_finding *f)
 		f->evidence = NULL;
 		return;
 	}
-	o = obj_new(d);
-	put(d, o, "id", j_str(f->id));
-	put(d, o, "pid", j_u64(p->pid));
-	put(d, o, "comm", j_str(p->comm));
-	put(d, o, "title", j_str(f->title));
-	put(d, o, "impact_ns", j_u64(f->impact_ns));
-	put(d, o, "impact_share", a->wall_ns ? json_real((double)f->impact_ns / (double)a->wall_ns) : json_null());
-	put(d, o, "estimate", j_str(f->estimate));
-	put(d, o, "method", j_str(f->method));
-	put(d, o, "evidence", f->evidence ? f->evidence : obj_new(d));
+	o = gp_doc_obj_new(d);
+	gp_doc_put(d, o, "id", gp_j_str(f->id));
+	gp_doc_put(d, o, "pid", gp_j_u64(p->pid));
+	gp_doc_put(d, o, "comm", gp_j_str(p->comm));
+	gp_doc_put(d, o, "title", gp_j_str(f->title));
+	gp_doc_put(d, o, "impact_ns", gp_j_u64(f->impact_ns));
+	gp_doc_put(d, o, "impact_share", a->wall_ns ? json_real((double)f->impact_ns / (double)a->wall_ns) : json_null());
+	gp_doc_put(d, o, "estimate", gp_j_str(f->estimate));
+	gp_doc_put(d, o, "method", gp_j_str(f->method));
+	gp_doc_put(d, o, "evidence", f->evidence ? f->evidence : gp_doc_obj_new(d));
 	f->evidence = NULL;
-	put(d, o, "call_sites", call_sites(d, p, f->site));
-	put(d, o, "action", j_str(f->action));
-	push(d, a->out, o);
+	gp_doc_put(d, o, "call_sites", call_sites(d, p, f->site));
+	gp_doc_put(d, o, "action", gp_j_str(f->action));
+	gp_doc_push(d, a->out, o);
 }
 
 /* impact_ns descending, then id, then pid */
@@ -157,10 +157,10 @@ static int cmp_finding(const void *a, const void *b)
 	return (ix > iy) - (ix < iy);
 }
 
-json_t *doc_recommendations(struct doc *d)
+json_t *gp_doc_recommendations(struct gp_doc *d)
 {
 	const struct gp_model *m = d->m;
-	json_t *all = arr_new(d), *ranked;
+	json_t *all = gp_doc_arr_new(d), *ranked;
 	json_t **v;
 	size_t n;
 
@@ -185,9 +185,9 @@ json_t *doc_recommendations(struct doc *d)
 		v[i] = json_incref(json_array_get(all, i));
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_finding);
-	ranked = arr_new(d);
+	ranked = gp_doc_arr_new(d);
 	for (size_t i = 0; i < n; i++)
-		push(d, ranked, v[i]);
+		gp_doc_push(d, ranked, v[i]);
 	free(v);
 	json_decref(all);
 	return ranked;

@@ -44,7 +44,7 @@ struct gp_finding {
 };
 
 struct gp_advice {
-	struct doc *d;
+	struct gp_doc *d;
 	const struct gp_process *p;
 	__u64 wall_ns;          /* the process's traced wall time; 0: unknown */
 	json_t *out;            /* the findings so far, all processes */
@@ -55,12 +55,12 @@ void gp_advice_emit(struct gp_advice *a, struct gp_finding *f);
 /* Every rule on one process (advice_rules.c). */
 void gp_advice_rules(struct gp_advice *a);
 /* Rules across the processes of one job (NCCL ranks), findings into out. */
-void gp_advice_jobs(struct doc *d, json_t *out);
+void gp_advice_jobs(struct gp_doc *d, json_t *out);
 
 /* "12.345 ms" */
 const char *gp_advice_ms(char *buf, size_t len, __u64 ns);
 
 /* report.json "recommendations": every process's findings, ranked. */
-json_t *doc_recommendations(struct doc *d);
+json_t *gp_doc_recommendations(struct gp_doc *d);
 
 #endif /* GP_ADVICE_H */

@@ -30,15 +30,15 @@ static double gbps(__u64 bytes, __u64 ns)
 
 static json_t *j_gbps(double v, bool known)
 {
-	return known ? j_real2(v) : json_null();
+	return known ? gp_j_real2(v) : json_null();
 }
 
 /* O: per thread that made calls, its time between its first call's entry and its last call's return
  * spent outside traced calls; summed. */
-static __u64 outside_ns(struct doc *d, const struct gp_process *p)
+static __u64 outside_ns(struct gp_doc *d, const struct gp_process *p)
 {
 	size_t n;
-	void **ts = map_values(d, &p->threads, &n);
+	void **ts = gp_doc_map_values(d, &p->threads, &n);
 	__u64 o = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -66,7 +66,7 @@ static void rule_pageable(struct gp_advice *a)
 	struct gp_finding f = { .id = "pageable-copies", .estimate = "model", .site = site_pageable,
 				.action = "Allocate the host buffers with cudaMallocHost/cudaHostAlloc, or cudaHostRegister "
 					  "them once (PyTorch: pin_memory=True); pinned memory is copied by DMA directly." };
-	json_t *arr = arr_new(a->d);
+	json_t *arr = gp_doc_arr_new(a->d);
 	__u64 calls = 0, bytes = 0, host = 0;
 	size_t len = 0;
 	char t[32];
@@ -88,16 +88,16 @@ static void rule_pageable(struct gp_advice *a)
 		calls += ps->calls + pa->calls;
 		bytes += ps->bytes + pa->bytes;
 		host += T;
-		o = obj_new(a->d);
-		put(a->d, o, "direction", j_str(gp_dir_name(dirs[i])));
-		put(a->d, o, "calls", j_u64(ps->calls + pa->calls));
-		put(a->d, o, "bytes", j_u64(ps->bytes + pa->bytes));
-		put(a->d, o, "host_ns", j_u64(T));
-		put(a->d, o, "pageable_gbps", j_gbps(pg, ps->calls && ps->total_ns));
-		put(a->d, o, "pinned_gbps", j_gbps(pn, measured));
-		put(a->d, o, "ratio", j_real2(r));
-		put(a->d, o, "ratio_source", j_str(measured ? "measured" : "assumed"));
-		push(a->d, arr, o);
+		o = gp_doc_obj_new(a->d);
+		gp_doc_put(a->d, o, "direction", gp_j_str(gp_dir_name(dirs[i])));
+		gp_doc_put(a->d, o, "calls", gp_j_u64(ps->calls + pa->calls));
+		gp_doc_put(a->d, o, "bytes", gp_j_u64(ps->bytes + pa->bytes));
+		gp_doc_put(a->d, o, "host_ns", gp_j_u64(T));
+		gp_doc_put(a->d, o, "pageable_gbps", j_gbps(pg, ps->calls && ps->total_ns));
+		gp_doc_put(a->d, o, "pinned_gbps", j_gbps(pn, measured));
+		gp_doc_put(a->d, o, "ratio", gp_j_real2(r));
+		gp_doc_put(a->d, o, "ratio_source", gp_j_str(measured ? "measured" : "assumed"));
+		gp_doc_push(a->d, arr, o);
 		if (len < sizeof(f.method))
 			len += (size_t)snprintf(f.method + len, sizeof(f.method) - len,
 						"%s%s: %s in pageable copies × (1 − %.2f, pageable/pinned bandwidth %s) = %s",
@@ -110,8 +110,8 @@ static void rule_pageable(struct gp_advice *a)
 	}
 	snprintf(f.title, sizeof(f.title), "%llu copies of pageable host memory (%.1f MiB) took %s of host time",
 		 (unsigned long long)calls, (double)bytes / (1 << 20), MS(t, host));
-	f.evidence = obj_new(a->d);
-	put(a->d, f.evidence, "directions", arr);
+	f.evidence = gp_doc_obj_new(a->d);
+	gp_doc_put(a->d, f.evidence, "directions", arr);
 	gp_advice_emit(a, &f);
 }
 
@@ -147,11 +147,11 @@ static void rule_sync_copies(struct gp_advice *a, __u64 outside)
 		 "min(host time in synchronous copies %s, host time outside GPU calls %s) = %s: the most an "
 		 "asynchronous copy can overlap with the host's own work", MS(t1, T), MS(t2, outside),
 		 MS(t3, f.impact_ns));
-	f.evidence = obj_new(a->d);
-	put(a->d, f.evidence, "calls", j_u64(calls));
-	put(a->d, f.evidence, "bytes", j_u64(bytes));
-	put(a->d, f.evidence, "host_ns", j_u64(T));
-	put(a->d, f.evidence, "outside_ns", j_u64(outside));
+	f.evidence = gp_doc_obj_new(a->d);
+	gp_doc_put(a->d, f.evidence, "calls", gp_j_u64(calls));
+	gp_doc_put(a->d, f.evidence, "bytes", gp_j_u64(bytes));
+	gp_doc_put(a->d, f.evidence, "host_ns", gp_j_u64(T));
+	gp_doc_put(a->d, f.evidence, "outside_ns", gp_j_u64(outside));
 	gp_advice_emit(a, &f);
 }
 
@@ -166,7 +166,7 @@ static void rule_small_copies(struct gp_advice *a)
 	struct gp_finding f = { .id = "small-copies", .estimate = "model", .site = site_small_copy,
 				.action = "Gather small tensors into one buffer and copy it once (or use pinned, mapped "
 					  "memory the kernels read directly): each copy call pays a fixed cost." };
-	json_t *rows = arr_new(a->d);
+	json_t *rows = gp_doc_arr_new(a->d);
 	__u64 calls = 0, S = 0;
 	char t1[32], t2[32];
 
@@ -191,16 +191,16 @@ static void rule_small_copies(struct gp_advice *a)
 					continue;
 				f.impact_ns += sub_sat(r->small_ns, (__u64)((double)r->small_bytes / bw));
 				S += r->small_ns;
-				o = obj_new(a->d);
-				put(a->d, o, "direction", j_str(gp_dir_name(dir)));
-				put(a->d, o, "host_memory", j_str(gp_hostmem_name(hm)));
-				put(a->d, o, "sync", json_boolean(sync));
-				put(a->d, o, "calls", j_u64(r->small_calls));
-				put(a->d, o, "bytes", j_u64(r->small_bytes));
-				put(a->d, o, "host_ns", j_u64(r->small_ns));
-				put(a->d, o, "reference_gbps", j_real2(bw));
-				put(a->d, o, "reference_source", j_str(measured ? "measured" : "assumed"));
-				push(a->d, rows, o);
+				o = gp_doc_obj_new(a->d);
+				gp_doc_put(a->d, o, "direction", gp_j_str(gp_dir_name(dir)));
+				gp_doc_put(a->d, o, "host_memory", gp_j_str(gp_hostmem_name(hm)));
+				gp_doc_put(a->d, o, "sync", json_boolean(sync));
+				gp_doc_put(a->d, o, "calls", gp_j_u64(r->small_calls));
+				gp_doc_put(a->d, o, "bytes", gp_j_u64(r->small_bytes));
+				gp_doc_put(a->d, o, "host_ns", gp_j_u64(r->small_ns));
+				gp_doc_put(a->d, o, "reference_gbps", gp_j_real2(bw));
+				gp_doc_put(a->d, o, "reference_source", gp_j_str(measured ? "measured" : "assumed"));
+				gp_doc_push(a->d, rows, o);
 			}
 		}
 	}
@@ -210,8 +210,8 @@ static void rule_small_copies(struct gp_advice *a)
 		 "per direction and memory kind: host time of the small copies − their bytes at the reference "
 		 "bandwidth (that of the larger copies of the same kind when measured); summed: %s",
 		 MS(t2, f.impact_ns));
-	f.evidence = obj_new(a->d);
-	put(a->d, f.evidence, "rows", rows);
+	f.evidence = gp_doc_obj_new(a->d);
+	gp_doc_put(a->d, f.evidence, "rows", rows);
 	gp_advice_emit(a, &f);
 }
 
@@ -229,7 +229,7 @@ static __u64 sync_time(struct gp_advice *a, bool redundant, __u64 *calls, json_t
 	__u64 total = 0;
 
 	*calls = 0;
-	*by_api = arr_new(a->d);
+	*by_api = gp_doc_arr_new(a->d);
 	for (unsigned i = 0; i < GP_API_MAX; i++) {
 		const struct gp_api_stats *st = p->api[i];
 		__u64 n, ns;
@@ -243,11 +243,11 @@ static __u64 sync_time(struct gp_advice *a, bool redundant, __u64 *calls, json_t
 			continue;
 		*calls += n;
 		total += ns;
-		o = obj_new(a->d);
-		put(a->d, o, "api", j_str(gp_apis[i].symbol));
-		put(a->d, o, "calls", j_u64(n));
-		put(a->d, o, "host_ns", j_u64(ns));
-		push(a->d, *by_api, o);
+		o = gp_doc_obj_new(a->d);
+		gp_doc_put(a->d, o, "api", gp_j_str(gp_apis[i].symbol));
+		gp_doc_put(a->d, o, "calls", gp_j_u64(n));
+		gp_doc_put(a->d, o, "host_ns", gp_j_u64(ns));
+		gp_doc_push(a->d, *by_api, o);
 	}
 	return total;
 }
@@ -272,11 +272,11 @@ static void rule_sync_wait(struct gp_advice *a, __u64 outside)
 	snprintf(f.method, sizeof(f.method),
 		 "min(host time blocked in synchronisations that waited for work %s, host time outside GPU calls %s) "
 		 "= %s: what overlapping the two saves at most", MS(t1, B), MS(t2, outside), MS(t3, f.impact_ns));
-	f.evidence = obj_new(a->d);
-	put(a->d, f.evidence, "calls", j_u64(calls));
-	put(a->d, f.evidence, "host_ns", j_u64(B));
-	put(a->d, f.evidence, "outside_ns", j_u64(outside));
-	put(a->d, f.evidence, "by_api", by_api);
+	f.evidence = gp_doc_obj_new(a->d);
+	gp_doc_put(a->d, f.evidence, "calls", gp_j_u64(calls));
+	gp_doc_put(a->d, f.evidence, "host_ns", gp_j_u64(B));
+	gp_doc_put(a->d, f.evidence, "outside_ns", gp_j_u64(outside));
+	gp_doc_put(a->d, f.evidence, "by_api", by_api);
 	gp_advice_emit(a, &f);
 }
 
@@ -299,10 +299,10 @@ static void rule_redundant_sync(struct gp_advice *a)
 	snprintf(f.method, sizeof(f.method),
 		 "the host time of the synchronisation calls that covered no work queued since the previous "
 		 "synchronisation of their streams: %s", MS(t1, T));
-	f.evidence = obj_new(a->d);
-	put(a->d, f.evidence, "calls", j_u64(calls));
-	put(a->d, f.evidence, "host_ns", j_u64(T));
-	put(a->d, f.evidence, "by_api", by_api);
+	f.evidence = gp_doc_obj_new(a->d);
+	gp_doc_put(a->d, f.evidence, "calls", gp_j_u64(calls));
+	gp_doc_put(a->d, f.evidence, "host_ns", gp_j_u64(T));
+	gp_doc_put(a->d, f.evidence, "by_api", by_api);
 	gp_advice_emit(a, &f);
 }
 
@@ -346,12 +346,12 @@ static void rule_launch_bound(struct gp_advice *a)
 		 "host time in launches %s − %llu synchronisation windows × the average launch (one graph launch per "
 		 "window) = %s; the host waited %s for kernels", MS(t1, H), (unsigned long long)n, MS(t2, f.impact_ns),
 		 MS(t3, blocked));
-	f.evidence = obj_new(a->d);
-	put(a->d, f.evidence, "launches", j_u64(L));
-	put(a->d, f.evidence, "host_ns", j_u64(H));
-	put(a->d, f.evidence, "avg_launch_ns", j_u64(H / L));
-	put(a->d, f.evidence, "sync_windows", j_u64(n));
-	put(a->d, f.evidence, "blocked_on_kernels_ns", j_u64(blocked));
+	f.evidence = gp_doc_obj_new(a->d);
+	gp_doc_put(a->d, f.evidence, "launches", gp_j_u64(L));
+	gp_doc_put(a->d, f.evidence, "host_ns", gp_j_u64(H));
+	gp_doc_put(a->d, f.evidence, "avg_launch_ns", gp_j_u64(H / L));
+	gp_doc_put(a->d, f.evidence, "sync_windows", gp_j_u64(n));
+	gp_doc_put(a->d, f.evidence, "blocked_on_kernels_ns", gp_j_u64(blocked));
 	gp_advice_emit(a, &f);
 }
 
@@ -394,13 +394,13 @@ static void rule_alloc_churn(struct gp_advice *a)
 		 "%llu allocations beyond the peak of %llu live × the average allocation %s + as many frees × the "
 		 "average free %s = %s", (unsigned long long)churn, (unsigned long long)peak, MS(t1, Ans / A),
 		 MS(t2, F ? Fns / F : 0), MS(t3, f.impact_ns));
-	f.evidence = obj_new(a->d);
-	put(a->d, f.evidence, "alloc_calls", j_u64(A));
-	put(a->d, f.evidence, "free_calls", j_u64(F));
-	put(a->d, f.evidence, "peak_live_allocations", j_u64(peak));
-	put(a->d, f.evidence, "churn", j_u64(churn));
-	put(a->d, f.evidence, "alloc_host_ns", j_u64(Ans));
-	put(a->d, f.evidence, "free_host_ns", j_u64(Fns));
+	f.evidence = gp_doc_obj_new(a->d);
+	gp_doc_put(a->d, f.evidence, "alloc_calls", gp_j_u64(A));
+	gp_doc_put(a->d, f.evidence, "free_calls", gp_j_u64(F));
+	gp_doc_put(a->d, f.evidence, "peak_live_allocations", gp_j_u64(peak));
+	gp_doc_put(a->d, f.evidence, "churn", gp_j_u64(churn));
+	gp_doc_put(a->d, f.evidence, "alloc_host_ns", gp_j_u64(Ans));
+	gp_doc_put(a->d, f.evidence, "free_host_ns", gp_j_u64(Fns));
 	gp_advice_emit(a, &f);
 }
 
@@ -414,7 +414,7 @@ static void rule_cpu_feeding(struct gp_advice *a)
 					  "processes, DataLoader(num_workers=N, pin_memory=True)) and prefetch ahead of the "
 					  "GPU." };
 	size_t n;
-	void **ts = map_values(a->d, &p->threads, &n);
+	void **ts = gp_doc_map_values(a->d, &p->threads, &n);
 	__u64 C = 0, wall = 0, B = 0, calls;
 	unsigned threads = 0;
 	json_t *by_api;
@@ -444,11 +444,11 @@ static void rule_cpu_feeding(struct gp_advice *a)
 		 "on-CPU time of the %u threads that made GPU calls, outside those calls: %s, with only %s blocked in "
 		 "synchronisations (the GPU was done first); upper bound: what the steps save if that work ran in "
 		 "parallel with the GPU (%s of thread time)", threads, MS(t1, C), MS(t2, B), MS(t3, wall));
-	f.evidence = obj_new(a->d);
-	put(a->d, f.evidence, "threads", j_u64(threads));
-	put(a->d, f.evidence, "cpu_outside_calls_ns", j_u64(C));
-	put(a->d, f.evidence, "thread_wall_ns", j_u64(wall));
-	put(a->d, f.evidence, "sync_blocked_ns", j_u64(B));
+	f.evidence = gp_doc_obj_new(a->d);
+	gp_doc_put(a->d, f.evidence, "threads", gp_j_u64(threads));
+	gp_doc_put(a->d, f.evidence, "cpu_outside_calls_ns", gp_j_u64(C));
+	gp_doc_put(a->d, f.evidence, "thread_wall_ns", gp_j_u64(wall));
+	gp_doc_put(a->d, f.evidence, "sync_blocked_ns", gp_j_u64(B));
 	gp_advice_emit(a, &f);
 }
 
@@ -466,7 +466,7 @@ static void rule_faults(struct gp_advice *a)
 	if (minor + major < GP_ADVICE_FAULTS_MIN)
 		return;
 	f.impact_ns = minor * GP_ADVICE_FAULT_NS + (major ? p->in_calls.offcpu_ns : 0);
-	by_api = arr_new(a->d);
+	by_api = gp_doc_arr_new(a->d);
 	for (unsigned i = 0; i < GP_API_MAX; i++) {
 		const struct gp_api_stats *st = p->api[i];
 		json_t *o;
@@ -477,21 +477,21 @@ static void rule_faults(struct gp_advice *a)
 			top_faults = st->inside.minor_faults + st->inside.major_faults;
 			top = i;
 		}
-		o = obj_new(a->d);
-		put(a->d, o, "api", j_str(gp_apis[i].symbol));
-		put(a->d, o, "minor_faults", j_u64(st->inside.minor_faults));
-		put(a->d, o, "major_faults", j_u64(st->inside.major_faults));
-		push(a->d, by_api, o);
+		o = gp_doc_obj_new(a->d);
+		gp_doc_put(a->d, o, "api", gp_j_str(gp_apis[i].symbol));
+		gp_doc_put(a->d, o, "minor_faults", gp_j_u64(st->inside.minor_faults));
+		gp_doc_put(a->d, o, "major_faults", gp_j_u64(st->inside.major_faults));
+		gp_doc_push(a->d, by_api, o);
 	}
 	snprintf(f.title, sizeof(f.title), "%llu page faults inside GPU calls (%llu major), %llu of them in %s",
 		 (unsigned long long)(minor + major), (unsigned long long)major, (unsigned long long)top_faults,
 		 gp_apis[top].symbol);
 	snprintf(f.method, sizeof(f.method), "%llu minor faults × 1 µs%s = %s", (unsigned long long)minor,
 		 major ? " + the off-CPU time inside calls (major faults wait for the disk)" : "", MS(t1, f.impact_ns));
-	f.evidence = obj_new(a->d);
-	put(a->d, f.evidence, "minor_faults", j_u64(minor));
-	put(a->d, f.evidence, "major_faults", j_u64(major));
-	put(a->d, f.evidence, "by_api", by_api);
+	f.evidence = gp_doc_obj_new(a->d);
+	gp_doc_put(a->d, f.evidence, "minor_faults", gp_j_u64(minor));
+	gp_doc_put(a->d, f.evidence, "major_faults", gp_j_u64(major));
+	gp_doc_put(a->d, f.evidence, "by_api", by_api);
 	gp_advice_emit(a, &f);
 }
 
@@ -512,26 +512,26 @@ static void rule_failing_calls(struct gp_advice *a)
 		if (!st || st->errors < GP_ADVICE_FAIL_MIN)
 			continue;
 		f.impact_ns = st->error_ns;
-		codes = arr_new(a->d);
+		codes = gp_doc_arr_new(a->d);
 		for (size_t j = 0; j < st->ncodes; j++) {
 			const char *name = gp_error_name(gp_apis[i].family, st->codes[j].code);
-			json_t *o = obj_new(a->d);
+			json_t *o = gp_doc_obj_new(a->d);
 
-			put(a->d, o, "code", j_s64(st->codes[j].code));
-			put(a->d, o, "name", name ? j_str(name) : json_null());
-			put(a->d, o, "count", j_u64(st->codes[j].count));
-			push(a->d, codes, o);
+			gp_doc_put(a->d, o, "code", gp_j_s64(st->codes[j].code));
+			gp_doc_put(a->d, o, "name", name ? gp_j_str(name) : json_null());
+			gp_doc_put(a->d, o, "count", gp_j_u64(st->codes[j].count));
+			gp_doc_push(a->d, codes, o);
 		}
 		snprintf(f.title, sizeof(f.title), "%s failed %llu of %llu times", gp_apis[i].symbol,
 			 (unsigned long long)st->errors, (unsigned long long)st->time.count);
 		snprintf(f.method, sizeof(f.method), "the host time of the %llu failed calls: %s",
 			 (unsigned long long)st->errors, MS(t1, st->error_ns));
-		f.evidence = obj_new(a->d);
-		put(a->d, f.evidence, "api", j_str(gp_apis[i].symbol));
-		put(a->d, f.evidence, "calls", j_u64(st->time.count));
-		put(a->d, f.evidence, "errors", j_u64(st->errors));
-		put(a->d, f.evidence, "error_host_ns", j_u64(st->error_ns));
-		put(a->d, f.evidence, "codes", codes);
+		f.evidence = gp_doc_obj_new(a->d);
+		gp_doc_put(a->d, f.evidence, "api", gp_j_str(gp_apis[i].symbol));
+		gp_doc_put(a->d, f.evidence, "calls", gp_j_u64(st->time.count));
+		gp_doc_put(a->d, f.evidence, "errors", gp_j_u64(st->errors));
+		gp_doc_put(a->d, f.evidence, "error_host_ns", gp_j_u64(st->error_ns));
+		gp_doc_put(a->d, f.evidence, "codes", codes);
 		gp_advice_emit(a, &f);
 	}
 }
@@ -555,25 +555,25 @@ static void rule_leak(struct gp_advice *a)
 		total += live[i]->bytes;
 	}
 	free(live);
-	by_kind = arr_new(a->d);
+	by_kind = gp_doc_arr_new(a->d);
 	for (int k = 0; k <= GP_AK_MAPPED; k++) {
 		json_t *o;
 
 		if (!count[k])
 			continue;
-		o = obj_new(a->d);
-		put(a->d, o, "kind", j_str(gp_alloc_kind_name(k)));
-		put(a->d, o, "allocations", j_u64(count[k]));
-		put(a->d, o, "bytes", j_u64(bytes[k]));
-		push(a->d, by_kind, o);
+		o = gp_doc_obj_new(a->d);
+		gp_doc_put(a->d, o, "kind", gp_j_str(gp_alloc_kind_name(k)));
+		gp_doc_put(a->d, o, "allocations", gp_j_u64(count[k]));
+		gp_doc_put(a->d, o, "bytes", gp_j_u64(bytes[k]));
+		gp_doc_push(a->d, by_kind, o);
 	}
 	snprintf(f.title, sizeof(f.title), "%zu allocation%s (%.1f MiB) never freed before the process exited", n,
 		 n == 1 ? "" : "s", (double)total / (1 << 20));
 	snprintf(f.method, sizeof(f.method), "memory, not time: the allocations live at exit (memory.leaks)");
-	f.evidence = obj_new(a->d);
-	put(a->d, f.evidence, "allocations", j_u64(n));
-	put(a->d, f.evidence, "bytes", j_u64(total));
-	put(a->d, f.evidence, "by_kind", by_kind);
+	f.evidence = gp_doc_obj_new(a->d);
+	gp_doc_put(a->d, f.evidence, "allocations", gp_j_u64(n));
+	gp_doc_put(a->d, f.evidence, "bytes", gp_j_u64(total));
+	gp_doc_put(a->d, f.evidence, "by_kind", by_kind);
 	gp_advice_emit(a, &f);
 }
 
@@ -599,7 +599,7 @@ static __u64 comm_blocked(const struct gp_nccl_comm *c)
  * taken as one job when exactly one of them holds each rank 0..N-1 (several jobs of the same size in one
  * session are not told apart: no finding). The straggler is the rank its peers waited for.
  */
-static void straggler_of_size(struct doc *d, json_t *out, struct rank_of *ranks, size_t n, __s32 nranks)
+static void straggler_of_size(struct gp_doc *d, json_t *out, struct rank_of *ranks, size_t n, __s32 nranks)
 {
 	const struct gp_model *m = d->m;
 	struct rank_of *by_rank = calloc((size_t)nranks, sizeof(*by_rank));
@@ -637,16 +637,16 @@ static void straggler_of_size(struct doc *d, json_t *out, struct rank_of *ranks,
 					.action = "Find what delays this rank before its collectives (its own CPU work, "
 						  "data loading, a slower device or link) and balance the work across ranks; "
 						  "every collective waits for the last rank to arrive." };
-		json_t *arr = arr_new(d);
+		json_t *arr = gp_doc_arr_new(d);
 
 		f.impact_ns = others - by_rank[slow].blocked_ns;
 		for (size_t r = 0; r < (size_t)nranks; r++) {
-			json_t *o = obj_new(d);
+			json_t *o = gp_doc_obj_new(d);
 
-			put(d, o, "rank", j_u64(r));
-			put(d, o, "pid", j_u64(by_rank[r].p->pid));
-			put(d, o, "blocked_ns", j_u64(by_rank[r].blocked_ns));
-			push(d, arr, o);
+			gp_doc_put(d, o, "rank", gp_j_u64(r));
+			gp_doc_put(d, o, "pid", gp_j_u64(by_rank[r].p->pid));
+			gp_doc_put(d, o, "blocked_ns", gp_j_u64(by_rank[r].blocked_ns));
+			gp_doc_push(d, arr, o);
 		}
 		snprintf(f.title, sizeof(f.title), "rank %zu of %d is the straggler: its peers waited %s for its collectives, it waited %s",
 			 slow, nranks, MS(t1, others), MS(t2, by_rank[slow].blocked_ns));
@@ -654,18 +654,18 @@ static void straggler_of_size(struct doc *d, json_t *out, struct rank_of *ranks,
 			 "the other ranks' average time blocked in synchronisations that waited for collectives %s − this "
 			 "rank's %s = %s: what each rank saves if this one arrived as early as they do",
 			 MS(t1, others), MS(t2, by_rank[slow].blocked_ns), MS(t3, f.impact_ns));
-		f.evidence = obj_new(d);
-		put(d, f.evidence, "rank", j_u64(slow));
-		put(d, f.evidence, "nranks", j_u64((__u64)nranks));
-		put(d, f.evidence, "peers_blocked_avg_ns", j_u64(others));
-		put(d, f.evidence, "ranks", arr);
+		f.evidence = gp_doc_obj_new(d);
+		gp_doc_put(d, f.evidence, "rank", gp_j_u64(slow));
+		gp_doc_put(d, f.evidence, "nranks", gp_j_u64((__u64)nranks));
+		gp_doc_put(d, f.evidence, "peers_blocked_avg_ns", gp_j_u64(others));
+		gp_doc_put(d, f.evidence, "ranks", arr);
 		gp_advice_emit(&a, &f);
 	}
 out:
 	free(by_rank);
 }
 
-void gp_advice_jobs(struct doc *d, json_t *out)
+void gp_advice_jobs(struct gp_doc *d, json_t *out)
 {
 	const struct gp_model *m = d->m;
 	struct rank_of *ranks = NULL;

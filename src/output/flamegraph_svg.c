@@ -106,10 +106,10 @@ static char *weight_text(char *buf, enum gp_weight w, __u64 v)
 
 	switch (w) {
 	case GP_W_CALLS:
-		snprintf(buf, 48, "%s %s", md_num(num, v), v == 1 ? "call" : "calls");
+		snprintf(buf, 48, "%s %s", gp_md_num(num, v), v == 1 ? "call" : "calls");
 		break;
 	case GP_W_BYTES:
-		md_bytes(buf, v);
+		gp_md_bytes(buf, v);
 		break;
 	default:
 		if (v < 1000)

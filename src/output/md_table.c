@@ -11,7 +11,7 @@
 
 #include "output/md_table.h"
 
-struct md_table {
+struct gp_md_table {
 	unsigned ncols;
 	char **cells; /* row-major, header row first */
 	size_t ncells, cap;
@@ -39,7 +39,7 @@ static char *escape_pipes(const char *s)
 	return out;
 }
 
-static void add_cell(struct md_table *t, const char *text)
+static void add_cell(struct gp_md_table *t, const char *text)
 {
 	if (t->ncells == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 64;
@@ -62,9 +62,9 @@ static void add_cell(struct md_table *t, const char *text)
 	t->cells[t->ncells++] = c;
 }
 
-struct md_table *md_table_new(unsigned ncols, const char *const *head, const char *align)
+struct gp_md_table *gp_md_table_new(unsigned ncols, const char *const *head, const char *align)
 {
-	struct md_table *t = calloc(1, sizeof(*t));
+	struct gp_md_table *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
@@ -78,12 +78,12 @@ struct md_table *md_table_new(unsigned ncols, const char *const *head, const cha
 		goto err;
 	return t;
 err:
-	md_table__free(t);
+	gp_md_table_free(t);
 	errno = ENOMEM;
 	return NULL;
 }
 
-void md_table__free(struct md_table *t)
+void gp_md_table_free(struct gp_md_table *t)
 {
 	if (!t)
 		return;
@@ -94,7 +94,7 @@ void md_table__free(struct md_table *t)
 	free(t);
 }
 
-void md_table_cell(struct md_table *t, const char *fmt, ...)
+void gp_md_table_cell(struct gp_md_table *t, const char *fmt, ...)
 {
 	char *text = NULL;
 	va_list ap;
@@ -112,7 +112,7 @@ void md_table_cell(struct md_table *t, const char *fmt, ...)
 	free(text);
 }
 
-size_t md_table_rows(const struct md_table *t)
+size_t gp_md_table_rows(const struct gp_md_table *t)
 {
 	return t->ncells / t->ncols - 1;
 }
@@ -133,7 +133,7 @@ static void pad(FILE *out, size_t n, int c)
 		fputc(c, out);
 }
 
-int md_table_print(const struct md_table *t, FILE *out)
+int gp_md_table_print(const struct gp_md_table *t, FILE *out)
 {
 	size_t nrows = t->ncells / t->ncols; /* a partial last row is not printed */
 	size_t *width = calloc(t->ncols, sizeof(*width));
@@ -179,7 +179,7 @@ int md_table_print(const struct md_table *t, FILE *out)
 	return 0;
 }
 
-char *md_num(char *buf, __u64 v)
+char *gp_md_num(char *buf, __u64 v)
 {
 	char tmp[32];
 	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
@@ -194,16 +194,16 @@ char *md_num(char *buf, __u64 v)
 	return buf;
 }
 
-char *md_snum(char *buf, long long v)
+char *gp_md_snum(char *buf, long long v)
 {
 	if (v >= 0)
-		return md_num(buf, (__u64)v);
+		return gp_md_num(buf, (__u64)v);
 	buf[0] = '-';
-	md_num(buf + 1, (__u64)0 - (__u64)v);
+	gp_md_num(buf + 1, (__u64)0 - (__u64)v);
 	return buf;
 }
 
-char *md_bytes(char *buf, __u64 v)
+char *gp_md_bytes(char *buf, __u64 v)
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
 	unsigned u = 0;

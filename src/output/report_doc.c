@@ -17,17 +17,17 @@
 #include "output/report_doc.h"
 #include "output/report_sections.h"
 
-json_t *j_u64(__u64 v)
+json_t *gp_j_u64(__u64 v)
 {
 	return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
 }
 
-json_t *j_s64(__s64 v)
+json_t *gp_j_s64(__s64 v)
 {
 	return json_integer((json_int_t)v);
 }
 
-json_t *j_hex(__u64 v)
+json_t *gp_j_hex(__u64 v)
 {
 	char buf[24];
 
@@ -54,7 +54,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 }
 
 /* Command lines and paths are bytes, JSON strings are UTF-8: invalid bytes become U+FFFD. */
-json_t *j_str(const char *s)
+json_t *gp_j_str(const char *s)
 {
 	const unsigned char *u = (const unsigned char *)(s ? s : "");
 	size_t n = strlen((const char *)u), seq;
@@ -89,24 +89,24 @@ json_t *j_str(const char *s)
 	return j;
 }
 
-json_t *j_real2(double v)
+json_t *gp_j_real2(double v)
 {
 	return json_real(round(v * 100.0) / 100.0);
 }
 
-void put(struct doc *d, json_t *obj, const char *key, json_t *val)
+void gp_doc_put(struct gp_doc *d, json_t *obj, const char *key, json_t *val)
 {
 	if (!obj || !val || json_object_set_new(obj, key, val))
 		d->failed = true;
 }
 
-void push(struct doc *d, json_t *arr, json_t *val)
+void gp_doc_push(struct gp_doc *d, json_t *arr, json_t *val)
 {
 	if (!arr || !val || json_array_append_new(arr, val))
 		d->failed = true;
 }
 
-json_t *obj_new(struct doc *d)
+json_t *gp_doc_obj_new(struct gp_doc *d)
 {
 	json_t *o = json_object();
 
@@ -115,7 +115,7 @@ json_t *obj_new(struct doc *d)
 	return o;
 }
 
-json_t *arr_new(struct doc *d)
+json_t *gp_doc_arr_new(struct gp_doc *d)
 {
 	json_t *a = json_array();
 
@@ -124,7 +124,7 @@ json_t *arr_new(struct doc *d)
 	return a;
 }
 
-void **map_values(struct doc *d, const struct gp_u64map *map, size_t *n)
+void **gp_doc_map_values(struct gp_doc *d, const struct gp_u64map *map, size_t *n)
 {
 	void **v = map->count ? malloc(map->count * sizeof(*v)) : NULL;
 
@@ -137,10 +137,10 @@ void **map_values(struct doc *d, const struct gp_u64map *map, size_t *n)
 	return v;
 }
 
-static json_t *doc_session(struct doc *d)
+static json_t *gp_doc_session(struct gp_doc *d)
 {
 	const struct gp_model *m = d->m;
-	json_t *s = obj_new(d);
+	json_t *s = gp_doc_obj_new(d);
 	__u64 end = m->session.end_mono_ns, start = m->session.start_mono_ns;
 	char utc[32] = "";
 	time_t secs = (time_t)(m->session.start_realtime_ns / 1000000000ULL);
@@ -148,28 +148,28 @@ static json_t *doc_session(struct doc *d)
 
 	if (m->session.start_realtime_ns && gmtime_r(&secs, &tm))
 		strftime(utc, sizeof(utc), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	put(d, s, "tool_version", j_str(m->session.tool_version));
-	put(d, s, "command_line", j_str(m->session.command_line));
-	put(d, s, "mode", j_str(m->session.mode));
-	put(d, s, "hostname", j_str(m->session.hostname));
-	put(d, s, "kernel_release", j_str(m->session.kernel_release));
-	put(d, s, "start_mono_ns", j_u64(start));
-	put(d, s, "start_realtime_ns", j_u64(m->session.start_realtime_ns));
-	put(d, s, "start_utc", j_str(utc));
-	put(d, s, "end_mono_ns", end ? j_u64(end) : json_null());
-	put(d, s, "duration_ns", end >= start && end ? j_u64(end - start) : json_null());
-	put(d, s, "probe_hit_ns", m->session.probe_hit_ns ? j_u64(m->session.probe_hit_ns) : json_null());
+	gp_doc_put(d, s, "tool_version", gp_j_str(m->session.tool_version));
+	gp_doc_put(d, s, "command_line", gp_j_str(m->session.command_line));
+	gp_doc_put(d, s, "mode", gp_j_str(m->session.mode));
+	gp_doc_put(d, s, "hostname", gp_j_str(m->session.hostname));
+	gp_doc_put(d, s, "kernel_release", gp_j_str(m->session.kernel_release));
+	gp_doc_put(d, s, "start_mono_ns", gp_j_u64(start));
+	gp_doc_put(d, s, "start_realtime_ns", gp_j_u64(m->session.start_realtime_ns));
+	gp_doc_put(d, s, "start_utc", gp_j_str(utc));
+	gp_doc_put(d, s, "end_mono_ns", end ? gp_j_u64(end) : json_null());
+	gp_doc_put(d, s, "duration_ns", end >= start && end ? gp_j_u64(end - start) : json_null());
+	gp_doc_put(d, s, "probe_hit_ns", m->session.probe_hit_ns ? gp_j_u64(m->session.probe_hit_ns) : json_null());
 	if (m->launch.set) {
-		json_t *l = obj_new(d);
+		json_t *l = gp_doc_obj_new(d);
 
-		put(d, l, "command", j_str(m->launch.command));
-		put(d, l, "exited", json_boolean(m->launch.exited));
-		put(d, l, "exit_status", m->launch.exited ? json_integer(m->launch.exit_status) : json_null());
-		put(d, l, "signal", m->launch.exited && m->launch.term_signal ?
-					    j_str(sigabbrev_np(m->launch.term_signal)) : json_null());
-		put(d, s, "launch", l);
+		gp_doc_put(d, l, "command", gp_j_str(m->launch.command));
+		gp_doc_put(d, l, "exited", json_boolean(m->launch.exited));
+		gp_doc_put(d, l, "exit_status", m->launch.exited ? json_integer(m->launch.exit_status) : json_null());
+		gp_doc_put(d, l, "signal", m->launch.exited && m->launch.term_signal ?
+					    gp_j_str(sigabbrev_np(m->launch.term_signal)) : json_null());
+		gp_doc_put(d, s, "launch", l);
 	} else {
-		put(d, s, "launch", json_null());
+		gp_doc_put(d, s, "launch", json_null());
 	}
 	return s;
 }
@@ -182,9 +182,9 @@ static int cmp_lib(const void *a, const void *b)
 	return c ? c : (int)x->family - (int)y->family;
 }
 
-static json_t *doc_libraries(struct doc *d, const struct gp_process *p)
+static json_t *gp_doc_libraries(struct gp_doc *d, const struct gp_process *p)
 {
-	json_t *arr = arr_new(d);
+	json_t *arr = gp_doc_arr_new(d);
 	struct gp_library *libs = p->nlibs ? malloc(p->nlibs * sizeof(*libs)) : NULL;
 
 	if (p->nlibs && !libs) {
@@ -196,45 +196,45 @@ static json_t *doc_libraries(struct doc *d, const struct gp_process *p)
 		qsort(libs, p->nlibs, sizeof(*libs), cmp_lib);
 	}
 	for (size_t i = 0; i < p->nlibs; i++) {
-		json_t *l = obj_new(d);
+		json_t *l = gp_doc_obj_new(d);
 
-		put(d, l, "path", j_str(libs[i].path));
-		put(d, l, "family", j_str(gp_family_name(libs[i].family)));
-		put(d, l, "static", json_boolean(libs[i].is_static));
-		put(d, l, "build_id", j_str(libs[i].build_id));
-		push(d, arr, l);
+		gp_doc_put(d, l, "path", gp_j_str(libs[i].path));
+		gp_doc_put(d, l, "family", gp_j_str(gp_family_name(libs[i].family)));
+		gp_doc_put(d, l, "static", json_boolean(libs[i].is_static));
+		gp_doc_put(d, l, "build_id", gp_j_str(libs[i].build_id));
+		gp_doc_push(d, arr, l);
 	}
 	free(libs);
 	return arr;
 }
 
-static json_t *doc_process(struct doc *d, const struct gp_process *p)
+static json_t *gp_doc_process(struct gp_doc *d, const struct gp_process *p)
 {
-	json_t *o = obj_new(d);
+	json_t *o = gp_doc_obj_new(d);
 	__u64 from = p->attach_ns > d->m->session.start_mono_ns ? p->attach_ns : d->m->session.start_mono_ns;
 	__u64 to = p->exited ? p->exit_ns : d->m->session.end_mono_ns;
 	__u64 errors = 0;
 
 	for (unsigned i = 0; i < GP_API_MAX; i++)
 		errors += p->api[i] ? p->api[i]->errors : 0;
-	put(d, o, "pid", j_u64(p->pid));
-	put(d, o, "comm", j_str(p->comm));
-	put(d, o, "cmdline", j_str(p->cmdline));
-	put(d, o, "exited", json_boolean(p->exited));
-	put(d, o, "exit_mono_ns", p->exited ? j_u64(p->exit_ns) : json_null());
-	put(d, o, "attach_mono_ns", p->attach_ns ? j_u64(p->attach_ns) : json_null());
-	put(d, o, "traced_from_start", json_boolean(p->traced_from_start));
-	put(d, o, "traced_because", p->traced_because ? j_str(p->traced_because) : json_null());
-	put(d, o, "parent_pid", p->parent_pid ? j_u64(p->parent_pid) : json_null());
-	put(d, o, "execs", j_u64(p->execs));
-	put(d, o, "traced_ns", from && to > from ? j_u64(to - from) : json_null());
-	put(d, o, "libraries", doc_libraries(d, p));
-	put(d, o, "api_calls", j_u64(p->api_calls));
-	put(d, o, "api_errors", j_u64(errors));
-	put(d, o, "api_total_ns", j_u64(p->api_total_ns));
+	gp_doc_put(d, o, "pid", gp_j_u64(p->pid));
+	gp_doc_put(d, o, "comm", gp_j_str(p->comm));
+	gp_doc_put(d, o, "cmdline", gp_j_str(p->cmdline));
+	gp_doc_put(d, o, "exited", json_boolean(p->exited));
+	gp_doc_put(d, o, "exit_mono_ns", p->exited ? gp_j_u64(p->exit_ns) : json_null());
+	gp_doc_put(d, o, "attach_mono_ns", p->attach_ns ? gp_j_u64(p->attach_ns) : json_null());
+	gp_doc_put(d, o, "traced_from_start", json_boolean(p->traced_from_start));
+	gp_doc_put(d, o, "traced_because", p->traced_because ? gp_j_str(p->traced_because) : json_null());
+	gp_doc_put(d, o, "parent_pid", p->parent_pid ? gp_j_u64(p->parent_pid) : json_null());
+	gp_doc_put(d, o, "execs", gp_j_u64(p->execs));
+	gp_doc_put(d, o, "traced_ns", from && to > from ? gp_j_u64(to - from) : json_null());
+	gp_doc_put(d, o, "libraries", gp_doc_libraries(d, p));
+	gp_doc_put(d, o, "api_calls", gp_j_u64(p->api_calls));
+	gp_doc_put(d, o, "api_errors", gp_j_u64(errors));
+	gp_doc_put(d, o, "api_total_ns", gp_j_u64(p->api_total_ns));
 	for (size_t i = 0; i < gp_report_nsections; i++) /* the sections, in the registry's order */
 		if (gp_report_sections[i].key)
-			put(d, o, gp_report_sections[i].key, gp_report_sections[i].build(d, p, from, to));
+			gp_doc_put(d, o, gp_report_sections[i].key, gp_report_sections[i].build(d, p, from, to));
 	return o;
 }
 
@@ -252,10 +252,10 @@ static int cmp_proc(const void *a, const void *b, void *ctx)
 	return (i > j) - (i < j);
 }
 
-static json_t *doc_processes(struct doc *d)
+static json_t *gp_doc_processes(struct gp_doc *d)
 {
 	const struct gp_model *m = d->m;
-	json_t *arr = arr_new(d);
+	json_t *arr = gp_doc_arr_new(d);
 	size_t *order = m->nprocs ? malloc(m->nprocs * sizeof(*order)) : NULL;
 
 	if (m->nprocs && !order) {
@@ -267,7 +267,7 @@ static json_t *doc_processes(struct doc *d)
 	if (m->nprocs)
 		qsort_r(order, m->nprocs, sizeof(*order), cmp_proc, m->procs);
 	for (size_t i = 0; i < m->nprocs; i++)
-		push(d, arr, doc_process(d, m->procs[order[i]]));
+		gp_doc_push(d, arr, gp_doc_process(d, m->procs[order[i]]));
 	free(order);
 	return arr;
 }
@@ -277,10 +277,10 @@ static int cmp_drop(const void *a, const void *b)
 	return strcmp(((const struct gp_drop *)a)->name, ((const struct gp_drop *)b)->name);
 }
 
-static void doc_drops(struct doc *d, json_t *root)
+static void gp_doc_drops(struct gp_doc *d, json_t *root)
 {
 	const struct gp_model *m = d->m;
-	json_t *o = obj_new(d);
+	json_t *o = gp_doc_obj_new(d);
 	struct gp_drop *drops = m->ndrops ? malloc(m->ndrops * sizeof(*drops)) : NULL;
 	__u64 total = 0;
 
@@ -293,12 +293,12 @@ static void doc_drops(struct doc *d, json_t *root)
 		qsort(drops, m->ndrops, sizeof(*drops), cmp_drop);
 	}
 	for (size_t i = 0; i < m->ndrops; i++) {
-		put(d, o, drops[i].name, j_u64(drops[i].count));
+		gp_doc_put(d, o, drops[i].name, gp_j_u64(drops[i].count));
 		total += drops[i].count;
 	}
 	free(drops);
-	put(d, root, "drops", o);
-	put(d, root, "drops_total", j_u64(total));
+	gp_doc_put(d, root, "drops", o);
+	gp_doc_put(d, root, "drops_total", gp_j_u64(total));
 }
 
 struct probe_ref {
@@ -320,28 +320,28 @@ static int cmp_probe(const void *a, const void *b)
 	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-static json_t *probe_row(struct doc *d, const struct probe_ref *ref, bool ret)
+static json_t *probe_row(struct gp_doc *d, const struct probe_ref *ref, bool ret)
 {
 	const struct gp_probe *pr = ref->pr;
-	json_t *o = obj_new(d);
+	json_t *o = gp_doc_obj_new(d);
 	const char *api = pr->api > GP_API_INVALID && pr->api < GP_API_MAX ? gp_apis[pr->api].symbol : "";
 
-	put(d, o, "target", j_str(pr->target));
-	put(d, o, "pid", j_u64(pr->pid));
-	put(d, o, "symbol", j_str(pr->symbol));
-	put(d, o, "api", j_str(api));
-	put(d, o, "offset", j_hex(pr->offset));
-	put(d, o, "kind", j_str(ret ? "uretprobe" : "uprobe"));
-	put(d, o, "hits", j_u64(ret ? pr->return_hits : pr->entry_hits));
-	put(d, o, "probe", j_u64(ref->idx));
+	gp_doc_put(d, o, "target", gp_j_str(pr->target));
+	gp_doc_put(d, o, "pid", gp_j_u64(pr->pid));
+	gp_doc_put(d, o, "symbol", gp_j_str(pr->symbol));
+	gp_doc_put(d, o, "api", gp_j_str(api));
+	gp_doc_put(d, o, "offset", gp_j_hex(pr->offset));
+	gp_doc_put(d, o, "kind", gp_j_str(ret ? "uretprobe" : "uprobe"));
+	gp_doc_put(d, o, "hits", gp_j_u64(ret ? pr->return_hits : pr->entry_hits));
+	gp_doc_put(d, o, "probe", gp_j_u64(ref->idx));
 	return o;
 }
 
 /* Two rows per probe pair, ordered by target file, offset, symbol. */
-static json_t *doc_instrumentation(struct doc *d)
+static json_t *gp_doc_instrumentation(struct gp_doc *d)
 {
 	const struct gp_model *m = d->m;
-	json_t *arr = arr_new(d);
+	json_t *arr = gp_doc_arr_new(d);
 	struct probe_ref *refs = malloc(GP_MAX_PROBES * sizeof(*refs));
 	size_t n = 0;
 
@@ -354,8 +354,8 @@ static json_t *doc_instrumentation(struct doc *d)
 			refs[n++] = (struct probe_ref){ i, m->probes[i] };
 	qsort(refs, n, sizeof(*refs), cmp_probe);
 	for (size_t i = 0; i < n; i++) {
-		push(d, arr, probe_row(d, &refs[i], false));
-		push(d, arr, probe_row(d, &refs[i], true));
+		gp_doc_push(d, arr, probe_row(d, &refs[i], false));
+		gp_doc_push(d, arr, probe_row(d, &refs[i], true));
 	}
 	free(refs);
 	return arr;
@@ -368,10 +368,10 @@ static int cmp_skipped(const void *a, const void *b)
 	return x->pid != y->pid ? (x->pid < y->pid ? -1 : 1) : strcmp(x->reason, y->reason);
 }
 
-static json_t *doc_skipped(struct doc *d)
+static json_t *gp_doc_skipped(struct gp_doc *d)
 {
 	const struct gp_model *m = d->m;
-	json_t *arr = arr_new(d);
+	json_t *arr = gp_doc_arr_new(d);
 	struct gp_skipped *v = m->nskipped ? malloc(m->nskipped * sizeof(*v)) : NULL;
 
 	if (m->nskipped && !v) {
@@ -383,12 +383,12 @@ static json_t *doc_skipped(struct doc *d)
 		qsort(v, m->nskipped, sizeof(*v), cmp_skipped);
 	}
 	for (size_t i = 0; i < m->nskipped; i++) {
-		json_t *o = obj_new(d);
+		json_t *o = gp_doc_obj_new(d);
 
-		put(d, o, "pid", j_u64(v[i].pid));
-		put(d, o, "comm", j_str(v[i].comm));
-		put(d, o, "reason", j_str(v[i].reason));
-		push(d, arr, o);
+		gp_doc_put(d, o, "pid", gp_j_u64(v[i].pid));
+		gp_doc_put(d, o, "comm", gp_j_str(v[i].comm));
+		gp_doc_put(d, o, "reason", gp_j_str(v[i].reason));
+		gp_doc_push(d, arr, o);
 	}
 	free(v);
 	return arr;
@@ -402,11 +402,11 @@ static __u64 field_u64(const json_t *o, const char *key)
 }
 
 /* The machine-wide view: sums over the processes' own entries, so that they always agree. */
-static json_t *doc_summary(struct doc *d, const json_t *procs)
+static json_t *gp_doc_summary(struct gp_doc *d, const json_t *procs)
 {
 	__u64 calls = 0, errors = 0, api_ns = 0, launches = 0, peak = 0, cpu_ns = 0, offcpu_ns = 0;
 	__u64 bytes[GP_DIR_MAX] = { 0 }, copies[GP_DIR_MAX] = { 0 }, nexited = 0;
-	json_t *s = obj_new(d), *xfer = arr_new(d), *p;
+	json_t *s = gp_doc_obj_new(d), *xfer = gp_doc_arr_new(d), *p;
 	size_t i;
 
 	json_array_foreach(procs, i, p) {
@@ -432,46 +432,46 @@ static json_t *doc_summary(struct doc *d, const json_t *procs)
 		cpu_ns += field_u64(cpu, "cpu_ns");
 		offcpu_ns += field_u64(cpu, "offcpu_ns");
 	}
-	put(d, s, "processes", j_u64(json_array_size(procs)));
-	put(d, s, "processes_exited", j_u64(nexited));
-	put(d, s, "processes_skipped", j_u64(d->m->nskipped));
-	put(d, s, "api_calls", j_u64(calls));
-	put(d, s, "api_errors", j_u64(errors));
-	put(d, s, "api_total_ns", j_u64(api_ns));
-	put(d, s, "kernel_launches", j_u64(launches));
+	gp_doc_put(d, s, "processes", gp_j_u64(json_array_size(procs)));
+	gp_doc_put(d, s, "processes_exited", gp_j_u64(nexited));
+	gp_doc_put(d, s, "processes_skipped", gp_j_u64(d->m->nskipped));
+	gp_doc_put(d, s, "api_calls", gp_j_u64(calls));
+	gp_doc_put(d, s, "api_errors", gp_j_u64(errors));
+	gp_doc_put(d, s, "api_total_ns", gp_j_u64(api_ns));
+	gp_doc_put(d, s, "kernel_launches", gp_j_u64(launches));
 	for (int n = 0; n < GP_DIR_MAX; n++) {
 		json_t *o;
 
 		if (!copies[n])
 			continue;
-		o = obj_new(d);
-		put(d, o, "direction", j_str(gp_dir_name(n)));
-		put(d, o, "calls", j_u64(copies[n]));
-		put(d, o, "bytes", j_u64(bytes[n]));
-		push(d, xfer, o);
+		o = gp_doc_obj_new(d);
+		gp_doc_put(d, o, "direction", gp_j_str(gp_dir_name(n)));
+		gp_doc_put(d, o, "calls", gp_j_u64(copies[n]));
+		gp_doc_put(d, o, "bytes", gp_j_u64(bytes[n]));
+		gp_doc_push(d, xfer, o);
 	}
-	put(d, s, "transfers", xfer);
-	put(d, s, "device_memory_peak_bytes_sum", j_u64(peak));
-	put(d, s, "cpu_ns", j_u64(cpu_ns));
-	put(d, s, "offcpu_ns", j_u64(offcpu_ns));
+	gp_doc_put(d, s, "transfers", xfer);
+	gp_doc_put(d, s, "device_memory_peak_bytes_sum", gp_j_u64(peak));
+	gp_doc_put(d, s, "cpu_ns", gp_j_u64(cpu_ns));
+	gp_doc_put(d, s, "offcpu_ns", gp_j_u64(offcpu_ns));
 	return s;
 }
 
 /* Where the records came from: the one part of a live report its capture's report does not repeat. */
-static json_t *doc_source(struct doc *d)
+static json_t *gp_doc_source(struct gp_doc *d)
 {
 	const struct gp_report_source *src = &d->m->source;
-	json_t *o = obj_new(d);
+	json_t *o = gp_doc_obj_new(d);
 
-	put(d, o, "kind", j_str(src->kind ? src->kind : "live"));
-	put(d, o, "capture_file", src->capture_file ? j_str(src->capture_file) : json_null());
-	put(d, o, "ops", j_u64(src->ops));
-	put(d, o, "lost_ops", j_u64(src->lost_ops));
-	put(d, o, "chunks", j_u64(src->chunks));
-	put(d, o, "corrupt_chunks", j_u64(src->corrupt_chunks));
-	put(d, o, "complete", json_boolean(src->capture_file ? src->complete : true));
-	put(d, o, "cut", src->cut ? j_str(src->cut) : json_null());
-	put(d, o, "corruption", src->corruption ? j_str(src->corruption) : json_null());
+	gp_doc_put(d, o, "kind", gp_j_str(src->kind ? src->kind : "live"));
+	gp_doc_put(d, o, "capture_file", src->capture_file ? gp_j_str(src->capture_file) : json_null());
+	gp_doc_put(d, o, "ops", gp_j_u64(src->ops));
+	gp_doc_put(d, o, "lost_ops", gp_j_u64(src->lost_ops));
+	gp_doc_put(d, o, "chunks", gp_j_u64(src->chunks));
+	gp_doc_put(d, o, "corrupt_chunks", gp_j_u64(src->corrupt_chunks));
+	gp_doc_put(d, o, "complete", json_boolean(src->capture_file ? src->complete : true));
+	gp_doc_put(d, o, "cut", src->cut ? gp_j_str(src->cut) : json_null());
+	gp_doc_put(d, o, "corruption", src->corruption ? gp_j_str(src->corruption) : json_null());
 	return o;
 }
 
@@ -482,42 +482,42 @@ static json_t *j_ratio(double v)
 }
 
 /* The overhead budget's duty cycle (the daemon); null when the session had none. */
-static json_t *doc_sampling(struct doc *d)
+static json_t *gp_doc_sampling(struct gp_doc *d)
 {
 	const struct gp_sampling *s = &d->m->sampling;
 	json_t *o;
 
 	if (!s->set)
 		return json_null();
-	o = obj_new(d);
-	put(d, o, "budget", s->budget > 0 ? j_ratio(s->budget) : json_null());
-	put(d, o, "duty_cycle", j_ratio(s->duty));
-	put(d, o, "periods", j_u64(s->periods));
-	put(d, o, "sampled_periods", j_u64(s->sampled_periods));
-	put(d, o, "attached_fraction", j_ratio(s->period_ns ? (double)s->attached_ns / (double)s->period_ns : 1));
-	put(d, o, "overhead_estimate", j_ratio(s->overhead));
-	put(d, o, "overhead_unsampled_estimate", j_ratio(s->overhead_full));
-	put(d, o, "over_budget_periods", j_u64(s->over_budget));
-	put(d, o, "hit_cost_ns", j_u64((__u64)llround(s->hit_ns)));
-	put(d, o, "estimated_calls", j_u64(d->m->estimated_calls));
+	o = gp_doc_obj_new(d);
+	gp_doc_put(d, o, "budget", s->budget > 0 ? j_ratio(s->budget) : json_null());
+	gp_doc_put(d, o, "duty_cycle", j_ratio(s->duty));
+	gp_doc_put(d, o, "periods", gp_j_u64(s->periods));
+	gp_doc_put(d, o, "sampled_periods", gp_j_u64(s->sampled_periods));
+	gp_doc_put(d, o, "attached_fraction", j_ratio(s->period_ns ? (double)s->attached_ns / (double)s->period_ns : 1));
+	gp_doc_put(d, o, "overhead_estimate", j_ratio(s->overhead));
+	gp_doc_put(d, o, "overhead_unsampled_estimate", j_ratio(s->overhead_full));
+	gp_doc_put(d, o, "over_budget_periods", gp_j_u64(s->over_budget));
+	gp_doc_put(d, o, "hit_cost_ns", gp_j_u64((__u64)llround(s->hit_ns)));
+	gp_doc_put(d, o, "estimated_calls", gp_j_u64(d->m->estimated_calls));
 	return o;
 }
 
 json_t *gp_report_doc(const struct gp_model *m)
 {
-	struct doc d = { .m = m };
-	json_t *root = obj_new(&d);
+	struct gp_doc d = { .m = m };
+	json_t *root = gp_doc_obj_new(&d);
 
-	put(&d, root, "schema", j_str(GP_REPORT_SCHEMA));
-	put(&d, root, "source", doc_source(&d));
-	put(&d, root, "session", doc_session(&d));
-	put(&d, root, "processes", doc_processes(&d));
-	put(&d, root, "skipped", doc_skipped(&d));
-	put(&d, root, "summary", doc_summary(&d, json_object_get(root, "processes")));
-	put(&d, root, "recommendations", doc_recommendations(&d));
-	doc_drops(&d, root);
-	put(&d, root, "sampling", doc_sampling(&d));
-	put(&d, root, "instrumentation", doc_instrumentation(&d));
+	gp_doc_put(&d, root, "schema", gp_j_str(GP_REPORT_SCHEMA));
+	gp_doc_put(&d, root, "source", gp_doc_source(&d));
+	gp_doc_put(&d, root, "session", gp_doc_session(&d));
+	gp_doc_put(&d, root, "processes", gp_doc_processes(&d));
+	gp_doc_put(&d, root, "skipped", gp_doc_skipped(&d));
+	gp_doc_put(&d, root, "summary", gp_doc_summary(&d, json_object_get(root, "processes")));
+	gp_doc_put(&d, root, "recommendations", gp_doc_recommendations(&d));
+	gp_doc_drops(&d, root);
+	gp_doc_put(&d, root, "sampling", gp_doc_sampling(&d));
+	gp_doc_put(&d, root, "instrumentation", gp_doc_instrumentation(&d));
 	if (d.failed) {
 		json_decref(root);
 		errno = ENOMEM;

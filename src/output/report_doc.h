@@ -12,44 +12,44 @@
 #include "model/view.h"
 #include "output/report.h"
 
-struct doc {
+struct gp_doc {
 	const struct gp_model *m;
 	bool failed; /* an allocation failed somewhere: the document is incomplete */
 };
 
-/* Values. NULL on allocation failure, which put()/push() then record. */
-json_t *j_u64(__u64 v);         /* integer (saturates at INT64_MAX) */
-json_t *j_s64(__s64 v);
-json_t *j_hex(__u64 v);         /* "0x1f" */
-json_t *j_str(const char *s);   /* NULL -> "" */
-json_t *j_real2(double v);      /* rounded to 2 decimals */
+/* Values. NULL on allocation failure, which gp_doc_put()/gp_doc_push() then record. */
+json_t *gp_j_u64(__u64 v);         /* integer (saturates at INT64_MAX) */
+json_t *gp_j_s64(__s64 v);
+json_t *gp_j_hex(__u64 v);         /* "0x1f" */
+json_t *gp_j_str(const char *s);   /* NULL -> "" */
+json_t *gp_j_real2(double v);      /* rounded to 2 decimals */
 
-void put(struct doc *d, json_t *obj, const char *key, json_t *val); /* steals val */
-void push(struct doc *d, json_t *arr, json_t *val);                 /* steals val */
-json_t *obj_new(struct doc *d);
-json_t *arr_new(struct doc *d);
+void gp_doc_put(struct gp_doc *d, json_t *obj, const char *key, json_t *val); /* steals val */
+void gp_doc_push(struct gp_doc *d, json_t *arr, json_t *val);                 /* steals val */
+json_t *gp_doc_obj_new(struct gp_doc *d);
+json_t *gp_doc_arr_new(struct gp_doc *d);
 
 /* Sections of one process (each returns the new value, or NULL + d->failed). */
-json_t *doc_api(struct doc *d, const struct gp_process *p);
-json_t *doc_nested_api(struct doc *d, const struct gp_process *p);
-json_t *doc_gpu_work(struct doc *d, const struct gp_process *p);
-json_t *doc_nccl(struct doc *d, const struct gp_process *p);
-json_t *doc_size_histogram(struct doc *d, const __u64 *hist); /* [{lo_bytes, hi_bytes, calls}] of GP_SIZE_BUCKETS */
-json_t *doc_transfers(struct doc *d, const struct gp_process *p);
-json_t *doc_memsets(struct doc *d, const struct gp_process *p);
-json_t *doc_memory(struct doc *d, const struct gp_process *p);
-json_t *doc_kernels(struct doc *d, const struct gp_process *p);
-json_t *doc_graphs(struct doc *d, const struct gp_process *p);
-json_t *doc_streams(struct doc *d, const struct gp_process *p);
-json_t *doc_events(struct doc *d, const struct gp_process *p);
-json_t *doc_threads(struct doc *d, const struct gp_process *p);
-json_t *doc_stacks(struct doc *d, const struct gp_process *p);
+json_t *gp_doc_api(struct gp_doc *d, const struct gp_process *p);
+json_t *gp_doc_nested_api(struct gp_doc *d, const struct gp_process *p);
+json_t *gp_doc_gpu_work(struct gp_doc *d, const struct gp_process *p);
+json_t *gp_doc_nccl(struct gp_doc *d, const struct gp_process *p);
+json_t *gp_doc_size_histogram(struct gp_doc *d, const __u64 *hist); /* [{lo_bytes, hi_bytes, calls}] of GP_SIZE_BUCKETS */
+json_t *gp_doc_transfers(struct gp_doc *d, const struct gp_process *p);
+json_t *gp_doc_memsets(struct gp_doc *d, const struct gp_process *p);
+json_t *gp_doc_memory(struct gp_doc *d, const struct gp_process *p);
+json_t *gp_doc_kernels(struct gp_doc *d, const struct gp_process *p);
+json_t *gp_doc_graphs(struct gp_doc *d, const struct gp_process *p);
+json_t *gp_doc_streams(struct gp_doc *d, const struct gp_process *p);
+json_t *gp_doc_events(struct gp_doc *d, const struct gp_process *p);
+json_t *gp_doc_threads(struct gp_doc *d, const struct gp_process *p);
+json_t *gp_doc_stacks(struct gp_doc *d, const struct gp_process *p);
 /* The stacks of p, heaviest first (calls, then first seen); *n of them, malloc'ed (NULL: none). */
-const struct gp_stack **sorted_stacks(const struct gp_process *p, size_t *n);
-json_t *doc_cpu(struct doc *d, const struct gp_process *p, __u64 from, __u64 to);
-json_t *doc_cpu_attr(struct doc *d, const struct gp_cpu_attr *a);
+const struct gp_stack **gp_doc_sorted_stacks(const struct gp_process *p, size_t *n);
+json_t *gp_doc_cpu(struct gp_doc *d, const struct gp_process *p, __u64 from, __u64 to);
+json_t *gp_doc_cpu_attr(struct gp_doc *d, const struct gp_cpu_attr *a);
 
 /* The values of a u64map, malloc'ed (NULL when empty or on failure: check *n). */
-void **map_values(struct doc *d, const struct gp_u64map *map, size_t *n);
+void **gp_doc_map_values(struct gp_doc *d, const struct gp_u64map *map, size_t *n);
 
 #endif /* GP_REPORT_DOC_H */

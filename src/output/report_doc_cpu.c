@@ -9,15 +9,15 @@
 
 #include "output/report_doc.h"
 
-json_t *doc_cpu_attr(struct doc *d, const struct gp_cpu_attr *a)
+json_t *gp_doc_cpu_attr(struct gp_doc *d, const struct gp_cpu_attr *a)
 {
-	json_t *o = obj_new(d);
+	json_t *o = gp_doc_obj_new(d);
 
-	put(d, o, "offcpu_ns", j_u64(a->offcpu_ns));
-	put(d, o, "voluntary_switches", j_u64(a->vol_switches));
-	put(d, o, "involuntary_switches", j_u64(a->invol_switches));
-	put(d, o, "minor_faults", j_u64(a->minor_faults));
-	put(d, o, "major_faults", j_u64(a->major_faults));
+	gp_doc_put(d, o, "offcpu_ns", gp_j_u64(a->offcpu_ns));
+	gp_doc_put(d, o, "voluntary_switches", gp_j_u64(a->vol_switches));
+	gp_doc_put(d, o, "involuntary_switches", gp_j_u64(a->invol_switches));
+	gp_doc_put(d, o, "minor_faults", gp_j_u64(a->minor_faults));
+	gp_doc_put(d, o, "major_faults", gp_j_u64(a->major_faults));
 	return o;
 }
 
@@ -79,7 +79,7 @@ static void verdict_text(char *buf, size_t len, const struct gp_cpu_summary *s)
 	}
 }
 
-json_t *doc_cpu(struct doc *d, const struct gp_process *p, __u64 from, __u64 to)
+json_t *gp_doc_cpu(struct gp_doc *d, const struct gp_process *p, __u64 from, __u64 to)
 {
 	struct gp_cpu_summary s;
 	json_t *o, *v;
@@ -88,37 +88,37 @@ json_t *doc_cpu(struct doc *d, const struct gp_process *p, __u64 from, __u64 to)
 	gp_cpu_summarize(p, from, to, &s);
 	if (!s.known)
 		return json_null();
-	o = obj_new(d);
-	put(d, o, "wall_ns", j_u64(s.wall_ns));
-	put(d, o, "threads", j_u64(s.threads));
-	put(d, o, "thread_wall_ns", j_u64(s.thread_wall_ns));
-	put(d, o, "cpu_ns", j_u64(s.cpu_ns));
-	put(d, o, "offcpu_ns", j_u64(s.all.offcpu_ns));
-	put(d, o, "runnable_ns", j_u64(s.runnable_ns));
-	put(d, o, "cpu_wall_ratio", j_real2(s.wall_ns ? (double)s.cpu_ns / (double)s.wall_ns : 0));
-	put(d, o, "cpu_utilization_pct", j_real2(pct(s.cpu_ns, s.thread_wall_ns)));
-	put(d, o, "voluntary_switches", j_u64(s.all.vol_switches));
-	put(d, o, "involuntary_switches", j_u64(s.all.invol_switches));
-	put(d, o, "minor_faults", j_u64(s.all.minor_faults));
-	put(d, o, "major_faults", j_u64(s.all.major_faults));
-	put(d, o, "faults_unknown_threads", j_u64(s.threads_faults_unknown));
-	put(d, o, "offcpu_in_gpu_calls_ns", j_u64(s.in_calls.offcpu_ns));
-	put(d, o, "offcpu_in_gpu_sync_ns", j_u64(s.in_sync_calls.offcpu_ns));
-	put(d, o, "in_gpu_calls", doc_cpu_attr(d, &s.in_calls));
-	put(d, o, "in_gpu_sync_calls", doc_cpu_attr(d, &s.in_sync_calls));
+	o = gp_doc_obj_new(d);
+	gp_doc_put(d, o, "wall_ns", gp_j_u64(s.wall_ns));
+	gp_doc_put(d, o, "threads", gp_j_u64(s.threads));
+	gp_doc_put(d, o, "thread_wall_ns", gp_j_u64(s.thread_wall_ns));
+	gp_doc_put(d, o, "cpu_ns", gp_j_u64(s.cpu_ns));
+	gp_doc_put(d, o, "offcpu_ns", gp_j_u64(s.all.offcpu_ns));
+	gp_doc_put(d, o, "runnable_ns", gp_j_u64(s.runnable_ns));
+	gp_doc_put(d, o, "cpu_wall_ratio", gp_j_real2(s.wall_ns ? (double)s.cpu_ns / (double)s.wall_ns : 0));
+	gp_doc_put(d, o, "cpu_utilization_pct", gp_j_real2(pct(s.cpu_ns, s.thread_wall_ns)));
+	gp_doc_put(d, o, "voluntary_switches", gp_j_u64(s.all.vol_switches));
+	gp_doc_put(d, o, "involuntary_switches", gp_j_u64(s.all.invol_switches));
+	gp_doc_put(d, o, "minor_faults", gp_j_u64(s.all.minor_faults));
+	gp_doc_put(d, o, "major_faults", gp_j_u64(s.all.major_faults));
+	gp_doc_put(d, o, "faults_unknown_threads", gp_j_u64(s.threads_faults_unknown));
+	gp_doc_put(d, o, "offcpu_in_gpu_calls_ns", gp_j_u64(s.in_calls.offcpu_ns));
+	gp_doc_put(d, o, "offcpu_in_gpu_sync_ns", gp_j_u64(s.in_sync_calls.offcpu_ns));
+	gp_doc_put(d, o, "in_gpu_calls", gp_doc_cpu_attr(d, &s.in_calls));
+	gp_doc_put(d, o, "in_gpu_sync_calls", gp_doc_cpu_attr(d, &s.in_sync_calls));
 
-	v = obj_new(d);
+	v = gp_doc_obj_new(d);
 	verdict_text(text, sizeof(text), &s);
-	put(d, v, "kind", j_str(gp_verdict_kind(s.verdict)));
-	put(d, v, "text", j_str(text));
-	put(d, v, "threads", j_u64(s.focus_threads));
-	put(d, v, "wall_ns", j_u64(s.focus_wall_ns));
-	put(d, v, "cpu_ns", j_u64(s.focus_cpu_ns));
-	put(d, v, "runnable_ns", j_u64(s.focus_runnable_ns));
-	put(d, v, "offcpu_ns", j_u64(s.focus_offcpu_ns));
-	put(d, v, "offcpu_in_gpu_calls_ns", j_u64(s.focus_offcpu_in_calls_ns));
-	put(d, v, "top_api", s.top_api ? j_str(gp_apis[s.top_api].symbol) : json_null());
-	put(d, v, "top_api_offcpu_ns", j_u64(s.top_api_offcpu_ns));
-	put(d, o, "verdict", v);
+	gp_doc_put(d, v, "kind", gp_j_str(gp_verdict_kind(s.verdict)));
+	gp_doc_put(d, v, "text", gp_j_str(text));
+	gp_doc_put(d, v, "threads", gp_j_u64(s.focus_threads));
+	gp_doc_put(d, v, "wall_ns", gp_j_u64(s.focus_wall_ns));
+	gp_doc_put(d, v, "cpu_ns", gp_j_u64(s.focus_cpu_ns));
+	gp_doc_put(d, v, "runnable_ns", gp_j_u64(s.focus_runnable_ns));
+	gp_doc_put(d, v, "offcpu_ns", gp_j_u64(s.focus_offcpu_ns));
+	gp_doc_put(d, v, "offcpu_in_gpu_calls_ns", gp_j_u64(s.focus_offcpu_in_calls_ns));
+	gp_doc_put(d, v, "top_api", s.top_api ? gp_j_str(gp_apis[s.top_api].symbol) : json_null());
+	gp_doc_put(d, v, "top_api_offcpu_ns", gp_j_u64(s.top_api_offcpu_ns));
+	gp_doc_put(d, o, "verdict", v);
 	return o;
 }

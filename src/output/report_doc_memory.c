@@ -9,19 +9,19 @@
 
 #include "output/report_doc.h"
 
-static void put_counts(struct doc *d, json_t *o, const struct gp_mem_counts *mc)
+static void put_counts(struct gp_doc *d, json_t *o, const struct gp_mem_counts *mc)
 {
-	put(d, o, "alloc_calls", j_u64(mc->alloc_calls));
-	put(d, o, "free_calls", j_u64(mc->free_calls));
-	put(d, o, "alloc_bytes", j_u64(mc->alloc_bytes));
-	put(d, o, "freed_bytes", j_u64(mc->freed_bytes));
-	put(d, o, "peak_bytes", j_u64(mc->peak_bytes));
-	put(d, o, "live_bytes", j_u64(mc->live_bytes));
+	gp_doc_put(d, o, "alloc_calls", gp_j_u64(mc->alloc_calls));
+	gp_doc_put(d, o, "free_calls", gp_j_u64(mc->free_calls));
+	gp_doc_put(d, o, "alloc_bytes", gp_j_u64(mc->alloc_bytes));
+	gp_doc_put(d, o, "freed_bytes", gp_j_u64(mc->freed_bytes));
+	gp_doc_put(d, o, "peak_bytes", gp_j_u64(mc->peak_bytes));
+	gp_doc_put(d, o, "live_bytes", gp_j_u64(mc->live_bytes));
 }
 
-static json_t *devices(struct doc *d, const struct gp_memory *mem)
+static json_t *devices(struct gp_doc *d, const struct gp_memory *mem)
 {
-	json_t *arr = arr_new(d);
+	json_t *arr = gp_doc_arr_new(d);
 
 	for (size_t i = 0; i < mem->ndevices; i++) {
 		const struct gp_mem_counts *mc = &mem->devices[i];
@@ -29,27 +29,27 @@ static json_t *devices(struct doc *d, const struct gp_memory *mem)
 		if (!mc->alloc_calls && !mc->free_calls)
 			continue;
 
-		json_t *o = obj_new(d);
+		json_t *o = gp_doc_obj_new(d);
 
-		put(d, o, "device", j_s64((__s64)i - 1));
+		gp_doc_put(d, o, "device", gp_j_s64((__s64)i - 1));
 		put_counts(d, o, mc);
-		push(d, arr, o);
+		gp_doc_push(d, arr, o);
 	}
 	return arr;
 }
 
-static json_t *pinned_host(struct doc *d, const struct gp_memory *mem)
+static json_t *pinned_host(struct gp_doc *d, const struct gp_memory *mem)
 {
-	json_t *o = obj_new(d);
+	json_t *o = gp_doc_obj_new(d);
 
 	put_counts(d, o, &mem->pinned);
-	put(d, o, "untracked_frees", j_u64(mem->pinned_untracked_frees));
-	put(d, o, "register_calls", j_u64(mem->register_calls));
-	put(d, o, "unregister_calls", j_u64(mem->unregister_calls));
-	put(d, o, "registered_bytes", j_u64(mem->registered_bytes));
-	put(d, o, "unregistered_bytes", j_u64(mem->unregistered_bytes));
-	put(d, o, "registered_live_bytes", j_u64(mem->registered_live_bytes));
-	put(d, o, "untracked_unregisters", j_u64(mem->untracked_unregisters));
+	gp_doc_put(d, o, "untracked_frees", gp_j_u64(mem->pinned_untracked_frees));
+	gp_doc_put(d, o, "register_calls", gp_j_u64(mem->register_calls));
+	gp_doc_put(d, o, "unregister_calls", gp_j_u64(mem->unregister_calls));
+	gp_doc_put(d, o, "registered_bytes", gp_j_u64(mem->registered_bytes));
+	gp_doc_put(d, o, "unregistered_bytes", gp_j_u64(mem->unregistered_bytes));
+	gp_doc_put(d, o, "registered_live_bytes", gp_j_u64(mem->registered_live_bytes));
+	gp_doc_put(d, o, "untracked_unregisters", gp_j_u64(mem->untracked_unregisters));
 	return o;
 }
 
@@ -64,25 +64,25 @@ static int cmp_alloc(const void *a, const void *b)
 	return (x->ptr > y->ptr) - (x->ptr < y->ptr);
 }
 
-static json_t *alloc_row(struct doc *d, const struct gp_alloc *a)
+static json_t *alloc_row(struct gp_doc *d, const struct gp_alloc *a)
 {
-	json_t *o = obj_new(d);
+	json_t *o = gp_doc_obj_new(d);
 
-	put(d, o, "ptr", j_hex(a->ptr));
-	put(d, o, "bytes", j_u64(a->bytes));
-	put(d, o, "kind", j_str(gp_alloc_kind_name(a->kind)));
-	put(d, o, "device", j_s64(a->device));
-	put(d, o, "api", j_str(gp_apis[a->api].symbol));
-	put(d, o, "tid", j_u64(a->tid));
-	put(d, o, "ts_mono_ns", j_u64(a->ts_ns));
+	gp_doc_put(d, o, "ptr", gp_j_hex(a->ptr));
+	gp_doc_put(d, o, "bytes", gp_j_u64(a->bytes));
+	gp_doc_put(d, o, "kind", gp_j_str(gp_alloc_kind_name(a->kind)));
+	gp_doc_put(d, o, "device", gp_j_s64(a->device));
+	gp_doc_put(d, o, "api", gp_j_str(gp_apis[a->api].symbol));
+	gp_doc_put(d, o, "tid", gp_j_u64(a->tid));
+	gp_doc_put(d, o, "ts_mono_ns", gp_j_u64(a->ts_ns));
 	return o;
 }
 
 /* Puts <name>[] (capped) and <name>_total {count, bytes}; empty unless listed is true. */
-static void put_live(struct doc *d, json_t *mem, const char *name, const char *total_name,
+static void put_live(struct gp_doc *d, json_t *mem, const char *name, const char *total_name,
 		     const struct gp_alloc **live, size_t n, bool listed)
 {
-	json_t *arr = arr_new(d), *total = obj_new(d);
+	json_t *arr = gp_doc_arr_new(d), *total = gp_doc_obj_new(d);
 	__u64 bytes = 0;
 
 	if (!listed)
@@ -90,50 +90,50 @@ static void put_live(struct doc *d, json_t *mem, const char *name, const char *t
 	for (size_t i = 0; i < n; i++) {
 		bytes += live[i]->bytes;
 		if (i < GP_REPORT_LEAKS_MAX)
-			push(d, arr, alloc_row(d, live[i]));
+			gp_doc_push(d, arr, alloc_row(d, live[i]));
 	}
-	put(d, total, "count", j_u64(n));
-	put(d, total, "bytes", j_u64(bytes));
-	put(d, mem, name, arr);
-	put(d, mem, total_name, total);
+	gp_doc_put(d, total, "count", gp_j_u64(n));
+	gp_doc_put(d, total, "bytes", gp_j_u64(bytes));
+	gp_doc_put(d, mem, name, arr);
+	gp_doc_put(d, mem, total_name, total);
 }
 
 /* CUDA virtual memory management: physical allocations (in the totals above) and mappings. */
-static json_t *vmm(struct doc *d, const struct gp_memory *mem)
+static json_t *vmm(struct gp_doc *d, const struct gp_memory *mem)
 {
-	json_t *o = obj_new(d);
+	json_t *o = gp_doc_obj_new(d);
 
-	put(d, o, "create_calls", j_u64(mem->vmm.alloc_calls));
-	put(d, o, "release_calls", j_u64(mem->vmm.free_calls));
-	put(d, o, "created_bytes", j_u64(mem->vmm.alloc_bytes));
-	put(d, o, "released_bytes", j_u64(mem->vmm.freed_bytes));
-	put(d, o, "peak_bytes", j_u64(mem->vmm.peak_bytes));
-	put(d, o, "live_bytes", j_u64(mem->vmm.live_bytes));
-	put(d, o, "untracked_releases", j_u64(mem->vmm_untracked_releases));
-	put(d, o, "map_calls", j_u64(mem->vmm_map_calls));
-	put(d, o, "unmap_calls", j_u64(mem->vmm_unmap_calls));
-	put(d, o, "mapped_bytes", j_u64(mem->vmm_mapped_bytes));
-	put(d, o, "unmapped_bytes", j_u64(mem->vmm_unmapped_bytes));
-	put(d, o, "mapped_live_bytes", j_u64(mem->vmm_mapped_live_bytes));
+	gp_doc_put(d, o, "create_calls", gp_j_u64(mem->vmm.alloc_calls));
+	gp_doc_put(d, o, "release_calls", gp_j_u64(mem->vmm.free_calls));
+	gp_doc_put(d, o, "created_bytes", gp_j_u64(mem->vmm.alloc_bytes));
+	gp_doc_put(d, o, "released_bytes", gp_j_u64(mem->vmm.freed_bytes));
+	gp_doc_put(d, o, "peak_bytes", gp_j_u64(mem->vmm.peak_bytes));
+	gp_doc_put(d, o, "live_bytes", gp_j_u64(mem->vmm.live_bytes));
+	gp_doc_put(d, o, "untracked_releases", gp_j_u64(mem->vmm_untracked_releases));
+	gp_doc_put(d, o, "map_calls", gp_j_u64(mem->vmm_map_calls));
+	gp_doc_put(d, o, "unmap_calls", gp_j_u64(mem->vmm_unmap_calls));
+	gp_doc_put(d, o, "mapped_bytes", gp_j_u64(mem->vmm_mapped_bytes));
+	gp_doc_put(d, o, "unmapped_bytes", gp_j_u64(mem->vmm_unmapped_bytes));
+	gp_doc_put(d, o, "mapped_live_bytes", gp_j_u64(mem->vmm_mapped_live_bytes));
 	return o;
 }
 
-json_t *doc_memory(struct doc *d, const struct gp_process *p)
+json_t *gp_doc_memory(struct gp_doc *d, const struct gp_process *p)
 {
 	const struct gp_memory *mem = &p->mem;
-	json_t *o = obj_new(d);
+	json_t *o = gp_doc_obj_new(d);
 	const struct gp_alloc **live = NULL;
 	size_t nlive = 0;
 
 	put_counts(d, o, &mem->total);
-	put(d, o, "untracked_frees", j_u64(mem->untracked_frees));
-	put(d, o, "stale_evictions", j_u64(mem->stale_evictions));
-	put(d, o, "stale_bytes", j_u64(mem->stale_bytes));
-	put(d, o, "managed_alloc_calls", j_u64(mem->managed_alloc_calls));
-	put(d, o, "managed_alloc_bytes", j_u64(mem->managed_alloc_bytes));
-	put(d, o, "devices", devices(d, mem));
-	put(d, o, "pinned_host", pinned_host(d, mem));
-	put(d, o, "vmm", vmm(d, mem));
+	gp_doc_put(d, o, "untracked_frees", gp_j_u64(mem->untracked_frees));
+	gp_doc_put(d, o, "stale_evictions", gp_j_u64(mem->stale_evictions));
+	gp_doc_put(d, o, "stale_bytes", gp_j_u64(mem->stale_bytes));
+	gp_doc_put(d, o, "managed_alloc_calls", gp_j_u64(mem->managed_alloc_calls));
+	gp_doc_put(d, o, "managed_alloc_bytes", gp_j_u64(mem->managed_alloc_bytes));
+	gp_doc_put(d, o, "devices", devices(d, mem));
+	gp_doc_put(d, o, "pinned_host", pinned_host(d, mem));
+	gp_doc_put(d, o, "vmm", vmm(d, mem));
 
 	if (gp_memory_live(p, &live, &nlive))
 		d->failed = true;

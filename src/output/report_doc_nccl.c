@@ -11,31 +11,31 @@
 
 #include "output/report_doc.h"
 
-static json_t *layer_work(struct doc *d, const struct gp_layer_work *w)
+static json_t *layer_work(struct gp_doc *d, const struct gp_layer_work *w)
 {
-	json_t *o = obj_new(d);
+	json_t *o = gp_doc_obj_new(d);
 
-	put(d, o, "launches", j_u64(w->launches));
-	put(d, o, "graph_launches", j_u64(w->graph_launches));
-	put(d, o, "copies", j_u64(w->copies));
-	put(d, o, "copy_bytes", j_u64(w->copy_bytes));
-	put(d, o, "memsets", j_u64(w->memsets));
-	put(d, o, "memset_bytes", j_u64(w->memset_bytes));
-	put(d, o, "collectives", j_u64(w->collectives));
-	put(d, o, "collective_bytes", j_u64(w->collective_bytes));
-	put(d, o, "host_ns", j_u64(w->host_ns));
+	gp_doc_put(d, o, "launches", gp_j_u64(w->launches));
+	gp_doc_put(d, o, "graph_launches", gp_j_u64(w->graph_launches));
+	gp_doc_put(d, o, "copies", gp_j_u64(w->copies));
+	gp_doc_put(d, o, "copy_bytes", gp_j_u64(w->copy_bytes));
+	gp_doc_put(d, o, "memsets", gp_j_u64(w->memsets));
+	gp_doc_put(d, o, "memset_bytes", gp_j_u64(w->memset_bytes));
+	gp_doc_put(d, o, "collectives", gp_j_u64(w->collectives));
+	gp_doc_put(d, o, "collective_bytes", gp_j_u64(w->collective_bytes));
+	gp_doc_put(d, o, "host_ns", gp_j_u64(w->host_ns));
 	return o;
 }
 
-json_t *doc_gpu_work(struct doc *d, const struct gp_process *p)
+json_t *gp_doc_gpu_work(struct gp_doc *d, const struct gp_process *p)
 {
-	json_t *o = obj_new(d);
+	json_t *o = gp_doc_obj_new(d);
 	struct gp_layer_work total = { 0 };
 
 	for (int f = GP_FAM_CUDART; f <= GP_FAM_NCCL; f++) {
 		const struct gp_layer_work *w = &p->work[f];
 
-		put(d, o, gp_family_name(f), layer_work(d, w));
+		gp_doc_put(d, o, gp_family_name(f), layer_work(d, w));
 		total.launches += w->launches;
 		total.graph_launches += w->graph_launches;
 		total.copies += w->copies;
@@ -46,7 +46,7 @@ json_t *doc_gpu_work(struct doc *d, const struct gp_process *p)
 		total.collective_bytes += w->collective_bytes;
 		total.host_ns += w->host_ns;
 	}
-	put(d, o, "total", layer_work(d, &total));
+	gp_doc_put(d, o, "total", layer_work(d, &total));
 	return o;
 }
 
@@ -55,76 +55,76 @@ static json_t *gbps(__u64 bytes, __u64 ns, double factor)
 {
 	if (!ns)
 		return json_null();
-	return j_real2((double)bytes / (double)ns * factor);
+	return gp_j_real2((double)bytes / (double)ns * factor);
 }
 
-static json_t *nccl_row(struct doc *d, const struct gp_nccl_comm *cm, const struct gp_nccl_row *r)
+static json_t *nccl_row(struct gp_doc *d, const struct gp_nccl_comm *cm, const struct gp_nccl_row *r)
 {
-	json_t *o = obj_new(d);
+	json_t *o = gp_doc_obj_new(d);
 	const char *dt = gp_nccl_dtype_name(r->dtype);
-	json_t *peers = arr_new(d);
+	json_t *peers = gp_doc_arr_new(d);
 	bool known_n = cm->nranks > 0;
 	double factor = known_n ? gp_nccl_bus_factor(r->op, (unsigned)cm->nranks) : 0;
 
 	for (unsigned i = 0; i < r->npeers; i++)
-		push(d, peers, j_u64(r->peers_or_roots[i]));
-	put(d, o, "op", j_str(gp_nccl_op_name(r->op)));
-	put(d, o, "dtype", dt ? j_str(dt) : j_s64(r->dtype));
-	put(d, o, "calls", j_u64(r->calls));
-	put(d, o, "errors", j_u64(r->errors));
-	put(d, o, "elements", j_u64(r->elements));
-	put(d, o, "bytes", j_u64(r->bytes));
-	put(d, o, "bytes_unknown_nranks", j_u64(r->bytes_unknown_nranks));
-	put(d, o, "size_histogram", doc_size_histogram(d, r->size_hist));
-	put(d, o, r->op == GP_NCCL_SEND || r->op == GP_NCCL_RECV ? "peers" : "roots", peers);
-	put(d, o, "host_ns", j_u64(r->host_ns));
-	put(d, o, "host_avg_ns", r->calls ? j_u64((r->host_ns + r->calls / 2) / r->calls) : json_null());
-	put(d, o, "blocked_calls", j_u64(r->blocked_calls));
-	put(d, o, "blocked_ns", j_u64(r->blocked_ns));
-	put(d, o, "measured_calls", j_u64(r->measured));
-	put(d, o, "measured_bytes", j_u64(r->measured_bytes));
-	put(d, o, "measured_ns", j_u64(r->measured_ns));
-	put(d, o, "algbw_gbps", gbps(r->measured_bytes, r->measured_ns, 1.0));
-	put(d, o, "busbw_gbps", known_n ? gbps(r->measured_bytes, r->measured_ns, factor) : json_null());
-	put(d, o, "bus_factor", known_n ? j_real2(factor) : json_null());
+		gp_doc_push(d, peers, gp_j_u64(r->peers_or_roots[i]));
+	gp_doc_put(d, o, "op", gp_j_str(gp_nccl_op_name(r->op)));
+	gp_doc_put(d, o, "dtype", dt ? gp_j_str(dt) : gp_j_s64(r->dtype));
+	gp_doc_put(d, o, "calls", gp_j_u64(r->calls));
+	gp_doc_put(d, o, "errors", gp_j_u64(r->errors));
+	gp_doc_put(d, o, "elements", gp_j_u64(r->elements));
+	gp_doc_put(d, o, "bytes", gp_j_u64(r->bytes));
+	gp_doc_put(d, o, "bytes_unknown_nranks", gp_j_u64(r->bytes_unknown_nranks));
+	gp_doc_put(d, o, "size_histogram", gp_doc_size_histogram(d, r->size_hist));
+	gp_doc_put(d, o, r->op == GP_NCCL_SEND || r->op == GP_NCCL_RECV ? "peers" : "roots", peers);
+	gp_doc_put(d, o, "host_ns", gp_j_u64(r->host_ns));
+	gp_doc_put(d, o, "host_avg_ns", r->calls ? gp_j_u64((r->host_ns + r->calls / 2) / r->calls) : json_null());
+	gp_doc_put(d, o, "blocked_calls", gp_j_u64(r->blocked_calls));
+	gp_doc_put(d, o, "blocked_ns", gp_j_u64(r->blocked_ns));
+	gp_doc_put(d, o, "measured_calls", gp_j_u64(r->measured));
+	gp_doc_put(d, o, "measured_bytes", gp_j_u64(r->measured_bytes));
+	gp_doc_put(d, o, "measured_ns", gp_j_u64(r->measured_ns));
+	gp_doc_put(d, o, "algbw_gbps", gbps(r->measured_bytes, r->measured_ns, 1.0));
+	gp_doc_put(d, o, "busbw_gbps", known_n ? gbps(r->measured_bytes, r->measured_ns, factor) : json_null());
+	gp_doc_put(d, o, "bus_factor", known_n ? gp_j_real2(factor) : json_null());
 	return o;
 }
 
 static json_t *s32_or_null(__s32 v)
 {
-	return v >= 0 ? j_s64(v) : json_null();
+	return v >= 0 ? gp_j_s64(v) : json_null();
 }
 
-json_t *doc_nccl(struct doc *d, const struct gp_process *p)
+json_t *gp_doc_nccl(struct gp_doc *d, const struct gp_process *p)
 {
 	const struct gp_nccl *n = p->nccl;
 	const struct gp_pending *pd = &p->pending;
-	json_t *o = obj_new(d), *comms = arr_new(d);
+	json_t *o = gp_doc_obj_new(d), *comms = gp_doc_arr_new(d);
 	__u64 comm_ns = pd->blocked_ns[GP_WORK_COLL];
 	__u64 compute_ns = pd->blocked_ns[GP_WORK_KERNEL];
 
 	for (size_t i = 0; n && i < n->ncomms; i++) {
 		const struct gp_nccl_comm *cm = n->comms[i];
-		json_t *c = obj_new(d), *ops = arr_new(d);
+		json_t *c = gp_doc_obj_new(d), *ops = gp_doc_arr_new(d);
 
-		put(d, c, "handle", j_hex(cm->handle));
-		put(d, c, "rank", s32_or_null(cm->rank));
-		put(d, c, "nranks", s32_or_null(cm->nranks));
-		put(d, c, "device", s32_or_null(cm->device));
-		put(d, c, "created_by", cm->init_api ? j_str(gp_apis[cm->init_api].symbol) : json_null());
-		put(d, c, "split_from", cm->parent ? j_hex(cm->parent) : json_null());
-		put(d, c, "destroyed", json_boolean(cm->destroyed));
+		gp_doc_put(d, c, "handle", gp_j_hex(cm->handle));
+		gp_doc_put(d, c, "rank", s32_or_null(cm->rank));
+		gp_doc_put(d, c, "nranks", s32_or_null(cm->nranks));
+		gp_doc_put(d, c, "device", s32_or_null(cm->device));
+		gp_doc_put(d, c, "created_by", cm->init_api ? gp_j_str(gp_apis[cm->init_api].symbol) : json_null());
+		gp_doc_put(d, c, "split_from", cm->parent ? gp_j_hex(cm->parent) : json_null());
+		gp_doc_put(d, c, "destroyed", json_boolean(cm->destroyed));
 		for (size_t k = 0; k < cm->nrows; k++)
-			push(d, ops, nccl_row(d, cm, cm->rows[k]));
-		put(d, c, "ops", ops);
-		push(d, comms, c);
+			gp_doc_push(d, ops, nccl_row(d, cm, cm->rows[k]));
+		gp_doc_put(d, c, "ops", ops);
+		gp_doc_push(d, comms, c);
 	}
-	put(d, o, "communicators", comms);
-	put(d, o, "group_calls", j_u64(n ? n->group_calls : 0));
+	gp_doc_put(d, o, "communicators", comms);
+	gp_doc_put(d, o, "group_calls", gp_j_u64(n ? n->group_calls : 0));
 	/* what every synchronisation waited for (streams.c) */
-	put(d, o, "sync_blocked_ns_collectives", j_u64(comm_ns));
-	put(d, o, "sync_blocked_ns_kernels", j_u64(compute_ns));
-	put(d, o, "sync_blocked_ns_copies", j_u64(pd->blocked_ns[GP_WORK_COPY] + pd->blocked_ns[GP_WORK_MEMSET]));
-	put(d, o, "comm_compute_ratio", compute_ns ? j_real2((double)comm_ns / (double)compute_ns) : json_null());
+	gp_doc_put(d, o, "sync_blocked_ns_collectives", gp_j_u64(comm_ns));
+	gp_doc_put(d, o, "sync_blocked_ns_kernels", gp_j_u64(compute_ns));
+	gp_doc_put(d, o, "sync_blocked_ns_copies", gp_j_u64(pd->blocked_ns[GP_WORK_COPY] + pd->blocked_ns[GP_WORK_MEMSET]));
+	gp_doc_put(d, o, "comm_compute_ratio", compute_ns ? gp_j_real2((double)comm_ns / (double)compute_ns) : json_null());
 	return o;
 }

@@ -34,12 +34,12 @@ static int cmp_kernel(const void *a, const void *b)
 	return (c = cmp_u64(x->func, y->func)) ? c : cmp_u64(x->ret_addr, y->ret_addr);
 }
 
-static json_t *dim3(struct doc *d, const __u32 v[3])
+static json_t *dim3(struct gp_doc *d, const __u32 v[3])
 {
-	json_t *a = arr_new(d);
+	json_t *a = gp_doc_arr_new(d);
 
 	for (int i = 0; i < 3; i++)
-		push(d, a, j_u64(v[i]));
+		gp_doc_push(d, a, gp_j_u64(v[i]));
 	return a;
 }
 
@@ -56,28 +56,28 @@ static int cmp_config(const void *a, const void *b)
 	return cmp_u64(x->smem, y->smem);
 }
 
-static json_t *configs(struct doc *d, const struct gp_kernel *k)
+static json_t *configs(struct gp_doc *d, const struct gp_kernel *k)
 {
-	json_t *arr = arr_new(d);
+	json_t *arr = gp_doc_arr_new(d);
 	struct gp_kconfig cfg[GP_KERNEL_CONFIGS_MAX];
 
 	memcpy(cfg, k->configs, k->nconfigs * sizeof(cfg[0]));
 	qsort(cfg, k->nconfigs, sizeof(cfg[0]), cmp_config);
 	for (unsigned i = 0; i < k->nconfigs; i++) {
-		json_t *o = obj_new(d);
+		json_t *o = gp_doc_obj_new(d);
 
-		put(d, o, "grid", dim3(d, cfg[i].grid));
-		put(d, o, "block", dim3(d, cfg[i].block));
-		put(d, o, "smem_bytes", j_u64(cfg[i].smem));
-		put(d, o, "launches", j_u64(cfg[i].launches));
-		push(d, arr, o);
+		gp_doc_put(d, o, "grid", dim3(d, cfg[i].grid));
+		gp_doc_put(d, o, "block", dim3(d, cfg[i].block));
+		gp_doc_put(d, o, "smem_bytes", gp_j_u64(cfg[i].smem));
+		gp_doc_put(d, o, "launches", gp_j_u64(cfg[i].launches));
+		gp_doc_push(d, arr, o);
 	}
 	return arr;
 }
 
-json_t *doc_kernels(struct doc *d, const struct gp_process *p)
+json_t *gp_doc_kernels(struct gp_doc *d, const struct gp_process *p)
 {
-	json_t *arr = arr_new(d);
+	json_t *arr = gp_doc_arr_new(d);
 	const struct gp_kernel **ks = p->nkernels ? malloc(p->nkernels * sizeof(*ks)) : NULL;
 
 	if (!p->nkernels || !ks) {
@@ -88,24 +88,24 @@ json_t *doc_kernels(struct doc *d, const struct gp_process *p)
 	qsort(ks, p->nkernels, sizeof(*ks), cmp_kernel);
 	for (size_t i = 0; i < p->nkernels; i++) {
 		const struct gp_kernel *k = ks[i];
-		json_t *o = obj_new(d);
+		json_t *o = gp_doc_obj_new(d);
 
-		put(d, o, "name", k->name ? j_str(k->name) : json_null());
-		put(d, o, "mangled", k->name ? j_str(k->mangled) : json_null());
-		put(d, o, "resolved", json_boolean(k->name != NULL));
-		put(d, o, "unresolved_reason", k->name ? json_null() : j_str(gp_kernel_unresolved_reason(p, k)));
-		put(d, o, "func", j_hex(k->func));
-		put(d, o, "ret_addr", j_hex(k->ret_addr));
-		put(d, o, "sites", j_u64(k->sites));
-		put(d, o, "calls", j_u64(k->calls));
-		put(d, o, "launches", j_u64(k->launches));
-		put(d, o, "driver_launches", j_u64(k->driver_launches));
-		put(d, o, "errors", j_u64(k->errors));
-		put(d, o, "host_ns", j_u64(k->host_ns));
-		put(d, o, "configs", configs(d, k));
-		put(d, o, "config_other_launches", j_u64(k->config_other_launches));
-		put(d, o, "config_unread_launches", j_u64(k->config_unread_launches));
-		push(d, arr, o);
+		gp_doc_put(d, o, "name", k->name ? gp_j_str(k->name) : json_null());
+		gp_doc_put(d, o, "mangled", k->name ? gp_j_str(k->mangled) : json_null());
+		gp_doc_put(d, o, "resolved", json_boolean(k->name != NULL));
+		gp_doc_put(d, o, "unresolved_reason", k->name ? json_null() : gp_j_str(gp_kernel_unresolved_reason(p, k)));
+		gp_doc_put(d, o, "func", gp_j_hex(k->func));
+		gp_doc_put(d, o, "ret_addr", gp_j_hex(k->ret_addr));
+		gp_doc_put(d, o, "sites", gp_j_u64(k->sites));
+		gp_doc_put(d, o, "calls", gp_j_u64(k->calls));
+		gp_doc_put(d, o, "launches", gp_j_u64(k->launches));
+		gp_doc_put(d, o, "driver_launches", gp_j_u64(k->driver_launches));
+		gp_doc_put(d, o, "errors", gp_j_u64(k->errors));
+		gp_doc_put(d, o, "host_ns", gp_j_u64(k->host_ns));
+		gp_doc_put(d, o, "configs", configs(d, k));
+		gp_doc_put(d, o, "config_other_launches", gp_j_u64(k->config_other_launches));
+		gp_doc_put(d, o, "config_unread_launches", gp_j_u64(k->config_unread_launches));
+		gp_doc_push(d, arr, o);
 	}
 	free(ks);
 	return arr;
@@ -116,23 +116,23 @@ static int cmp_graph(const void *a, const void *b)
 	return cmp_u64((*(const struct gp_graph *const *)a)->exec, (*(const struct gp_graph *const *)b)->exec);
 }
 
-json_t *doc_graphs(struct doc *d, const struct gp_process *p)
+json_t *gp_doc_graphs(struct gp_doc *d, const struct gp_process *p)
 {
-	json_t *arr = arr_new(d);
+	json_t *arr = gp_doc_arr_new(d);
 	size_t n;
-	struct gp_graph **gs = (struct gp_graph **)map_values(d, &p->graphs, &n);
+	struct gp_graph **gs = (struct gp_graph **)gp_doc_map_values(d, &p->graphs, &n);
 
 	if (n)
 		qsort(gs, n, sizeof(*gs), cmp_graph);
 	for (size_t i = 0; i < n; i++) {
-		json_t *o = obj_new(d);
+		json_t *o = gp_doc_obj_new(d);
 
-		put(d, o, "exec", j_hex(gs[i]->exec));
-		put(d, o, "calls", j_u64(gs[i]->calls));
-		put(d, o, "launches", j_u64(gs[i]->launches));
-		put(d, o, "errors", j_u64(gs[i]->errors));
-		put(d, o, "host_ns", j_u64(gs[i]->host_ns));
-		push(d, arr, o);
+		gp_doc_put(d, o, "exec", gp_j_hex(gs[i]->exec));
+		gp_doc_put(d, o, "calls", gp_j_u64(gs[i]->calls));
+		gp_doc_put(d, o, "launches", gp_j_u64(gs[i]->launches));
+		gp_doc_put(d, o, "errors", gp_j_u64(gs[i]->errors));
+		gp_doc_put(d, o, "host_ns", gp_j_u64(gs[i]->host_ns));
+		gp_doc_push(d, arr, o);
 	}
 	free(gs);
 	return arr;
@@ -151,17 +151,17 @@ static int cmp_stream(const void *a, const void *b)
 	return cmp_u64(x->key, y->key);
 }
 
-json_t *doc_streams(struct doc *d, const struct gp_process *p)
+json_t *gp_doc_streams(struct gp_doc *d, const struct gp_process *p)
 {
-	json_t *arr = arr_new(d);
+	json_t *arr = gp_doc_arr_new(d);
 	size_t n;
-	struct gp_stream **ss = (struct gp_stream **)map_values(d, &p->streams, &n);
+	struct gp_stream **ss = (struct gp_stream **)gp_doc_map_values(d, &p->streams, &n);
 
 	if (n)
 		qsort(ss, n, sizeof(*ss), cmp_stream);
 	for (size_t i = 0; i < n; i++) {
 		const struct gp_stream *s = ss[i];
-		json_t *o = obj_new(d);
+		json_t *o = gp_doc_obj_new(d);
 		char label[64];
 		const char *kind;
 		bool per_thread = s->key != GP_STREAM_KEY_LEGACY && (s->key & GP_STREAM_KEY_PER_THREAD);
@@ -177,39 +177,39 @@ json_t *doc_streams(struct doc *d, const struct gp_process *p)
 			kind = "handle";
 			snprintf(label, sizeof(label), "0x%llx", (unsigned long long)s->key);
 		}
-		put(d, o, "stream", j_str(label));
-		put(d, o, "kind", j_str(kind));
-		put(d, o, "handle", j_hex(per_thread || s->key == GP_STREAM_KEY_LEGACY ? 0 : s->key));
-		put(d, o, "tid", per_thread ? j_u64(tid) : json_null());
-		put(d, o, "created", j_u64(s->created));
-		put(d, o, "destroyed", j_u64(s->destroyed));
-		put(d, o, "kernels", j_u64(s->kernels));
-		put(d, o, "graph_launches", j_u64(s->graph_launches));
-		put(d, o, "copies", j_u64(s->copies));
-		put(d, o, "copy_bytes", j_u64(s->copy_bytes));
-		put(d, o, "memsets", j_u64(s->memsets));
-		put(d, o, "memset_bytes", j_u64(s->memset_bytes));
-		put(d, o, "collectives", j_u64(s->collectives));
-		put(d, o, "collective_bytes", j_u64(s->collective_bytes));
-		put(d, o, "event_records", j_u64(s->event_records));
-		put(d, o, "event_waits", j_u64(s->event_waits));
-		put(d, o, "sync_calls", j_u64(s->sync_calls));
-		put(d, o, "sync_ns", j_u64(s->sync_ns));
-		push(d, arr, o);
+		gp_doc_put(d, o, "stream", gp_j_str(label));
+		gp_doc_put(d, o, "kind", gp_j_str(kind));
+		gp_doc_put(d, o, "handle", gp_j_hex(per_thread || s->key == GP_STREAM_KEY_LEGACY ? 0 : s->key));
+		gp_doc_put(d, o, "tid", per_thread ? gp_j_u64(tid) : json_null());
+		gp_doc_put(d, o, "created", gp_j_u64(s->created));
+		gp_doc_put(d, o, "destroyed", gp_j_u64(s->destroyed));
+		gp_doc_put(d, o, "kernels", gp_j_u64(s->kernels));
+		gp_doc_put(d, o, "graph_launches", gp_j_u64(s->graph_launches));
+		gp_doc_put(d, o, "copies", gp_j_u64(s->copies));
+		gp_doc_put(d, o, "copy_bytes", gp_j_u64(s->copy_bytes));
+		gp_doc_put(d, o, "memsets", gp_j_u64(s->memsets));
+		gp_doc_put(d, o, "memset_bytes", gp_j_u64(s->memset_bytes));
+		gp_doc_put(d, o, "collectives", gp_j_u64(s->collectives));
+		gp_doc_put(d, o, "collective_bytes", gp_j_u64(s->collective_bytes));
+		gp_doc_put(d, o, "event_records", gp_j_u64(s->event_records));
+		gp_doc_put(d, o, "event_waits", gp_j_u64(s->event_waits));
+		gp_doc_put(d, o, "sync_calls", gp_j_u64(s->sync_calls));
+		gp_doc_put(d, o, "sync_ns", gp_j_u64(s->sync_ns));
+		gp_doc_push(d, arr, o);
 	}
 	free(ss);
 	return arr;
 }
 
-json_t *doc_events(struct doc *d, const struct gp_process *p)
+json_t *gp_doc_events(struct gp_doc *d, const struct gp_process *p)
 {
-	json_t *o = obj_new(d);
+	json_t *o = gp_doc_obj_new(d);
 
-	put(d, o, "created", j_u64(p->events.created));
-	put(d, o, "destroyed", j_u64(p->events.destroyed));
-	put(d, o, "records", j_u64(p->events.records));
-	put(d, o, "sync_calls", j_u64(p->events.sync_calls));
-	put(d, o, "sync_ns", j_u64(p->events.sync_ns));
+	gp_doc_put(d, o, "created", gp_j_u64(p->events.created));
+	gp_doc_put(d, o, "destroyed", gp_j_u64(p->events.destroyed));
+	gp_doc_put(d, o, "records", gp_j_u64(p->events.records));
+	gp_doc_put(d, o, "sync_calls", gp_j_u64(p->events.sync_calls));
+	gp_doc_put(d, o, "sync_ns", gp_j_u64(p->events.sync_ns));
 	return o;
 }
 
@@ -218,49 +218,49 @@ static int cmp_thread(const void *a, const void *b)
 	return cmp_u64((*(const struct gp_thread *const *)a)->tid, (*(const struct gp_thread *const *)b)->tid);
 }
 
-json_t *doc_threads(struct doc *d, const struct gp_process *p)
+json_t *gp_doc_threads(struct gp_doc *d, const struct gp_process *p)
 {
-	json_t *arr = arr_new(d);
+	json_t *arr = gp_doc_arr_new(d);
 	size_t n;
-	struct gp_thread **ts = (struct gp_thread **)map_values(d, &p->threads, &n);
+	struct gp_thread **ts = (struct gp_thread **)gp_doc_map_values(d, &p->threads, &n);
 
 	if (n)
 		qsort(ts, n, sizeof(*ts), cmp_thread);
 	for (size_t i = 0; i < n; i++) {
 		const struct gp_thread *t = ts[i];
-		json_t *o = obj_new(d);
+		json_t *o = gp_doc_obj_new(d);
 
-		put(d, o, "tid", j_u64(t->tid));
-		put(d, o, "name", j_str(t->name));
-		put(d, o, "calls", j_u64(t->calls));
-		put(d, o, "errors", j_u64(t->errors));
-		put(d, o, "host_ns", j_u64(t->host_ns));
-		put(d, o, "first_mono_ns", t->calls ? j_u64(t->first_ns) : json_null());
-		put(d, o, "last_mono_ns", t->calls ? j_u64(t->last_ns) : json_null());
-		put(d, o, "device", j_s64(t->device));
-		put(d, o, "in_gpu_calls", doc_cpu_attr(d, &t->in_calls));
+		gp_doc_put(d, o, "tid", gp_j_u64(t->tid));
+		gp_doc_put(d, o, "name", gp_j_str(t->name));
+		gp_doc_put(d, o, "calls", gp_j_u64(t->calls));
+		gp_doc_put(d, o, "errors", gp_j_u64(t->errors));
+		gp_doc_put(d, o, "host_ns", gp_j_u64(t->host_ns));
+		gp_doc_put(d, o, "first_mono_ns", t->calls ? gp_j_u64(t->first_ns) : json_null());
+		gp_doc_put(d, o, "last_mono_ns", t->calls ? gp_j_u64(t->last_ns) : json_null());
+		gp_doc_put(d, o, "device", gp_j_s64(t->device));
+		gp_doc_put(d, o, "in_gpu_calls", gp_doc_cpu_attr(d, &t->in_calls));
 		if (t->cpu.known) {
 			const struct gp_thread_cpu_acct *a = &t->cpu;
 
-			put(d, o, "window_start_mono_ns", j_u64(a->start_ns));
-			put(d, o, "window_end_mono_ns", j_u64(a->end_ns));
-			put(d, o, "wall_ns", j_u64(a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0));
-			put(d, o, "cpu_ns", j_u64(a->oncpu_ns));
-			put(d, o, "offcpu_ns", j_u64(a->all.offcpu_ns));
-			put(d, o, "runnable_ns", j_u64(a->runnable_ns));
-			put(d, o, "voluntary_switches", j_u64(a->all.vol_switches));
-			put(d, o, "involuntary_switches", j_u64(a->all.invol_switches));
-			put(d, o, "minor_faults", (a->flags & GP_TCF_FAULTS_UNKNOWN) ? json_null()
-										  : j_u64(a->all.minor_faults));
-			put(d, o, "major_faults", (a->flags & GP_TCF_FAULTS_UNKNOWN) ? json_null()
-										  : j_u64(a->all.major_faults));
-			put(d, o, "started_in_window", json_boolean(a->flags & GP_TCF_STARTED));
-			put(d, o, "exited", json_boolean(a->flags & GP_TCF_EXITED));
-			put(d, o, "ran", json_boolean(!(a->flags & GP_TCF_NEVER_RAN)));
+			gp_doc_put(d, o, "window_start_mono_ns", gp_j_u64(a->start_ns));
+			gp_doc_put(d, o, "window_end_mono_ns", gp_j_u64(a->end_ns));
+			gp_doc_put(d, o, "wall_ns", gp_j_u64(a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0));
+			gp_doc_put(d, o, "cpu_ns", gp_j_u64(a->oncpu_ns));
+			gp_doc_put(d, o, "offcpu_ns", gp_j_u64(a->all.offcpu_ns));
+			gp_doc_put(d, o, "runnable_ns", gp_j_u64(a->runnable_ns));
+			gp_doc_put(d, o, "voluntary_switches", gp_j_u64(a->all.vol_switches));
+			gp_doc_put(d, o, "involuntary_switches", gp_j_u64(a->all.invol_switches));
+			gp_doc_put(d, o, "minor_faults", (a->flags & GP_TCF_FAULTS_UNKNOWN) ? json_null()
+										  : gp_j_u64(a->all.minor_faults));
+			gp_doc_put(d, o, "major_faults", (a->flags & GP_TCF_FAULTS_UNKNOWN) ? json_null()
+										  : gp_j_u64(a->all.major_faults));
+			gp_doc_put(d, o, "started_in_window", json_boolean(a->flags & GP_TCF_STARTED));
+			gp_doc_put(d, o, "exited", json_boolean(a->flags & GP_TCF_EXITED));
+			gp_doc_put(d, o, "ran", json_boolean(!(a->flags & GP_TCF_NEVER_RAN)));
 		} else {
-			put(d, o, "cpu_ns", json_null()); /* no CPU account (e.g. a capture without one) */
+			gp_doc_put(d, o, "cpu_ns", json_null()); /* no CPU account (e.g. a capture without one) */
 		}
-		push(d, arr, o);
+		gp_doc_push(d, arr, o);
 	}
 	free(ts);
 	return arr;

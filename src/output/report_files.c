@@ -93,7 +93,7 @@ static int json_writer(const void *doc, FILE *out)
 	return gp_report_json_dump(doc, out);
 }
 
-static int md_writer(const void *doc, FILE *out)
+static int gp_md_writer(const void *doc, FILE *out)
 {
 	return gp_report_md_render(doc, out);
 }
@@ -133,7 +133,7 @@ int gp_write_reports(const struct gp_model *m, const char *dir)
 {
 	json_t *doc = gp_report_doc(m); /* once, for both */
 	int err = doc ? write_one(doc, dir, "report.json", json_writer) : -(errno ? errno : ENOMEM);
-	int err2 = doc ? write_one(doc, dir, "report.md", md_writer) : err;
+	int err2 = doc ? write_one(doc, dir, "report.md", gp_md_writer) : err;
 	int err3 = write_stack_files(m, dir);
 
 	char trace[PATH_MAX];

@@ -13,31 +13,31 @@
 
 #include "output/report_md.h"
 
-json_int_t md_int(const json_t *o, const char *key)
+json_int_t gp_md_int(const json_t *o, const char *key)
 {
 	return json_integer_value(json_object_get(o, key));
 }
 
-const char *md_str(const json_t *o, const char *key)
+const char *gp_md_str(const json_t *o, const char *key)
 {
 	const char *s = json_string_value(json_object_get(o, key));
 
 	return s ? s : "";
 }
 
-bool md_bool(const json_t *o, const char *key)
+bool gp_md_bool(const json_t *o, const char *key)
 {
 	return json_is_true(json_object_get(o, key));
 }
 
-char *md_n(char *buf, const json_t *o, const char *key)
+char *gp_md_n(char *buf, const json_t *o, const char *key)
 {
-	return md_snum(buf, md_int(o, key));
+	return gp_md_snum(buf, gp_md_int(o, key));
 }
 
-void md_rel_time(char *buf, size_t len, const json_t *doc, json_int_t mono_ns)
+void gp_md_rel_time(char *buf, size_t len, const json_t *doc, json_int_t mono_ns)
 {
-	json_int_t start = md_int(json_object_get(doc, "session"), "start_mono_ns");
+	json_int_t start = gp_md_int(json_object_get(doc, "session"), "start_mono_ns");
 
 	if (start && mono_ns >= start)
 		snprintf(buf, len, "+%lld.%06lld s", (long long)((mono_ns - start) / 1000000000),
@@ -46,14 +46,14 @@ void md_rel_time(char *buf, size_t len, const json_t *doc, json_int_t mono_ns)
 		snprintf(buf, len, "%lld ns (monotonic)", (long long)mono_ns);
 }
 
-int md_flush_table(struct md_table *t, FILE *out)
+int gp_md_flush_table(struct gp_md_table *t, FILE *out)
 {
 	int err;
 
 	if (!t)
 		return -ENOMEM;
-	err = md_table_print(t, out);
-	md_table__free(t);
+	err = gp_md_table_print(t, out);
+	gp_md_table_free(t);
 	return err;
 }
 
@@ -63,40 +63,40 @@ static void launch_line(const json_t *doc, FILE *out)
 
 	if (!json_is_object(l))
 		return;
-	fprintf(out, "- Launched: `%s` — ", md_str(l, "command"));
-	if (!md_bool(l, "exited"))
+	fprintf(out, "- Launched: `%s` — ", gp_md_str(l, "command"));
+	if (!gp_md_bool(l, "exited"))
 		fputs("had not exited when the report was written\n", out);
 	else if (json_is_string(json_object_get(l, "signal")))
-		fprintf(out, "killed by SIG%s (exit status %lld)\n", md_str(l, "signal"),
-			(long long)md_int(l, "exit_status"));
+		fprintf(out, "killed by SIG%s (exit status %lld)\n", gp_md_str(l, "signal"),
+			(long long)gp_md_int(l, "exit_status"));
 	else
-		fprintf(out, "exited with status %lld\n", (long long)md_int(l, "exit_status"));
+		fprintf(out, "exited with status %lld\n", (long long)gp_md_int(l, "exit_status"));
 }
 
 static void processes_line(const json_t *doc, FILE *out)
 {
 	const json_t *s = json_object_get(doc, "summary");
-	json_int_t nskipped = md_int(s, "processes_skipped");
+	json_int_t nskipped = gp_md_int(s, "processes_skipped");
 	char n[32], n2[32];
 
 	fprintf(out, "- Processes: %zu", json_array_size(json_object_get(doc, "processes")));
 	if (json_is_object(s))
-		fprintf(out, " (%s exited)", md_n(n, s, "processes_exited"));
+		fprintf(out, " (%s exited)", gp_md_n(n, s, "processes_exited"));
 	if (nskipped)
-		fprintf(out, "; %s skipped (see \"Skipped processes\")", md_snum(n2, nskipped));
+		fprintf(out, "; %s skipped (see \"Skipped processes\")", gp_md_snum(n2, nskipped));
 	fputc('\n', out);
 }
 
 /* Why a process is traced, as a table cell: "launched", "fork of 4242", ... */
-static void because_cell(struct md_table *t, const json_t *p)
+static void because_cell(struct gp_md_table *t, const json_t *p)
 {
 	const json_t *parent = json_object_get(p, "parent_pid");
-	const char *why = md_str(p, "traced_because");
+	const char *why = gp_md_str(p, "traced_because");
 
 	if (json_is_integer(parent))
-		md_table_cell(t, "%s of %lld", *why ? why : "child", (long long)json_integer_value(parent));
+		gp_md_table_cell(t, "%s of %lld", *why ? why : "child", (long long)json_integer_value(parent));
 	else
-		md_table_cell(t, "%s", *why ? why : "—");
+		gp_md_table_cell(t, "%s", *why ? why : "—");
 }
 
 static json_int_t kernel_launches(const json_t *p)
@@ -106,19 +106,19 @@ static json_int_t kernel_launches(const json_t *p)
 	size_t i;
 
 	json_array_foreach(json_object_get(p, "kernels"), i, k)
-		n += md_int(k, "launches");
+		n += gp_md_int(k, "launches");
 	return n;
 }
 
-static void cpu_cell(struct md_table *t, const json_t *p, const char *key)
+static void cpu_cell(struct gp_md_table *t, const json_t *p, const char *key)
 {
 	const json_t *cpu = json_object_get(p, "cpu");
 	char n[32];
 
 	if (json_is_object(cpu))
-		md_table_cell(t, "%s", md_n(n, cpu, key));
+		gp_md_table_cell(t, "%s", gp_md_n(n, cpu, key));
 	else
-		md_table_cell(t, "—");
+		gp_md_table_cell(t, "—");
 }
 
 /* One row per process, then the sums of report.json's summary{}; then copies by direction. */
@@ -129,7 +129,7 @@ static int summary(const json_t *doc, FILE *out)
 					    "Peak device memory (B)", "CPU time (ns)", "Off-CPU time (ns)" };
 	static const char *const xhead[] = { "Direction", "Calls", "Bytes" };
 	const json_t *procs = json_object_get(doc, "processes"), *s = json_object_get(doc, "summary"), *p;
-	struct md_table *t;
+	struct gp_md_table *t;
 	size_t i;
 	char n[32];
 	int err;
@@ -137,42 +137,42 @@ static int summary(const json_t *doc, FILE *out)
 	if (json_array_size(procs) < 2 || !json_is_object(s))
 		return 0;
 	fputs("## Machine-wide summary\n\n", out);
-	fprintf(out, "%s processes traced, %s of them exited", md_n(n, s, "processes"),
-		md_n((char[32]){ 0 }, s, "processes_exited"));
-	if (md_int(s, "processes_skipped"))
-		fprintf(out, ", %s skipped", md_n(n, s, "processes_skipped"));
+	fprintf(out, "%s processes traced, %s of them exited", gp_md_n(n, s, "processes"),
+		gp_md_n((char[32]){ 0 }, s, "processes_exited"));
+	if (gp_md_int(s, "processes_skipped"))
+		fprintf(out, ", %s skipped", gp_md_n(n, s, "processes_skipped"));
 	fputs(". The last row sums the processes (report.json `summary`); each has its own section below.\n\n",
 	      out);
-	t = md_table_new(11, head, "rlllrrrrrrr");
+	t = gp_md_table_new(11, head, "rlllrrrrrrr");
 	json_array_foreach(procs, i, p) {
 		if (!t)
 			break;
-		md_table_cell(t, "%lld", (long long)md_int(p, "pid"));
-		md_table_cell(t, "%s", *md_str(p, "comm") ? md_str(p, "comm") : "(name unknown)");
+		gp_md_table_cell(t, "%lld", (long long)gp_md_int(p, "pid"));
+		gp_md_table_cell(t, "%s", *gp_md_str(p, "comm") ? gp_md_str(p, "comm") : "(name unknown)");
 		because_cell(t, p);
-		md_table_cell(t, "%s", md_bool(p, "exited") ? "yes" : "no");
-		md_table_cell(t, "%s", md_n(n, p, "api_calls"));
-		md_table_cell(t, "%s", md_n(n, p, "api_errors"));
-		md_table_cell(t, "%s", md_n(n, p, "api_total_ns"));
-		md_table_cell(t, "%s", md_snum(n, kernel_launches(p)));
-		md_table_cell(t, "%s", md_n(n, json_object_get(p, "memory"), "peak_bytes"));
+		gp_md_table_cell(t, "%s", gp_md_bool(p, "exited") ? "yes" : "no");
+		gp_md_table_cell(t, "%s", gp_md_n(n, p, "api_calls"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, p, "api_errors"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, p, "api_total_ns"));
+		gp_md_table_cell(t, "%s", gp_md_snum(n, kernel_launches(p)));
+		gp_md_table_cell(t, "%s", gp_md_n(n, json_object_get(p, "memory"), "peak_bytes"));
 		cpu_cell(t, p, "cpu_ns");
 		cpu_cell(t, p, "offcpu_ns");
 	}
 	if (t) {
-		md_table_cell(t, "**all**");
-		md_table_cell(t, "**%s processes**", md_n(n, s, "processes"));
-		md_table_cell(t, "%s", "");
-		md_table_cell(t, "**%s**", md_n(n, s, "processes_exited"));
-		md_table_cell(t, "**%s**", md_n(n, s, "api_calls"));
-		md_table_cell(t, "**%s**", md_n(n, s, "api_errors"));
-		md_table_cell(t, "**%s**", md_n(n, s, "api_total_ns"));
-		md_table_cell(t, "**%s**", md_n(n, s, "kernel_launches"));
-		md_table_cell(t, "**%s**", md_n(n, s, "device_memory_peak_bytes_sum"));
-		md_table_cell(t, "**%s**", md_n(n, s, "cpu_ns"));
-		md_table_cell(t, "**%s**", md_n(n, s, "offcpu_ns"));
+		gp_md_table_cell(t, "**all**");
+		gp_md_table_cell(t, "**%s processes**", gp_md_n(n, s, "processes"));
+		gp_md_table_cell(t, "%s", "");
+		gp_md_table_cell(t, "**%s**", gp_md_n(n, s, "processes_exited"));
+		gp_md_table_cell(t, "**%s**", gp_md_n(n, s, "api_calls"));
+		gp_md_table_cell(t, "**%s**", gp_md_n(n, s, "api_errors"));
+		gp_md_table_cell(t, "**%s**", gp_md_n(n, s, "api_total_ns"));
+		gp_md_table_cell(t, "**%s**", gp_md_n(n, s, "kernel_launches"));
+		gp_md_table_cell(t, "**%s**", gp_md_n(n, s, "device_memory_peak_bytes_sum"));
+		gp_md_table_cell(t, "**%s**", gp_md_n(n, s, "cpu_ns"));
+		gp_md_table_cell(t, "**%s**", gp_md_n(n, s, "offcpu_ns"));
 	}
-	err = md_flush_table(t, out);
+	err = gp_md_flush_table(t, out);
 	fputs("\nPeak device memory is each process's own peak; their sum is an upper bound of what the "
 	      "processes held at once. CPU time is on-CPU time of their threads over their traced windows.\n\n",
 	      out);
@@ -184,15 +184,15 @@ static int summary(const json_t *doc, FILE *out)
 		return err;
 	}
 	fputs("Successful copies of all processes, by direction:\n\n", out);
-	t = md_table_new(3, xhead, "lrr");
+	t = gp_md_table_new(3, xhead, "lrr");
 	json_array_foreach(xfer, i, x) {
 		if (!t)
 			break;
-		md_table_cell(t, "%s", md_str(x, "direction"));
-		md_table_cell(t, "%s", md_n(n, x, "calls"));
-		md_table_cell(t, "%s", md_n(n, x, "bytes"));
+		gp_md_table_cell(t, "%s", gp_md_str(x, "direction"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, x, "calls"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, x, "bytes"));
 	}
-	int e = md_flush_table(t, out);
+	int e = gp_md_flush_table(t, out);
 
 	fputc('\n', out);
 	return err ? err : e;
@@ -202,7 +202,7 @@ static int skipped(const json_t *doc, FILE *out)
 {
 	static const char *const head[] = { "PID", "Process", "Reason" };
 	const json_t *rows = json_object_get(doc, "skipped"), *r;
-	struct md_table *t;
+	struct gp_md_table *t;
 	size_t i;
 
 	if (!json_array_size(rows))
@@ -210,15 +210,15 @@ static int skipped(const json_t *doc, FILE *out)
 	fputs("## Skipped processes\n\n", out);
 	fputs("Processes the session wanted to trace but could not; none of their calls is in this report.\n\n",
 	      out);
-	t = md_table_new(3, head, "rll");
+	t = gp_md_table_new(3, head, "rll");
 	json_array_foreach(rows, i, r) {
 		if (!t)
 			break;
-		md_table_cell(t, "%lld", (long long)md_int(r, "pid"));
-		md_table_cell(t, "%s", *md_str(r, "comm") ? md_str(r, "comm") : "(name unknown)");
-		md_table_cell(t, "%s", md_str(r, "reason"));
+		gp_md_table_cell(t, "%lld", (long long)gp_md_int(r, "pid"));
+		gp_md_table_cell(t, "%s", *gp_md_str(r, "comm") ? gp_md_str(r, "comm") : "(name unknown)");
+		gp_md_table_cell(t, "%s", gp_md_str(r, "reason"));
 	}
-	int err = md_flush_table(t, out);
+	int err = gp_md_flush_table(t, out);
 
 	fputc('\n', out);
 	return err;
@@ -228,23 +228,23 @@ static int skipped(const json_t *doc, FILE *out)
 static void source_lines(const json_t *doc, FILE *out)
 {
 	const json_t *src = json_object_get(doc, "source");
-	const char *file = md_str(src, "capture_file");
+	const char *file = gp_md_str(src, "capture_file");
 
-	if (strcmp(md_str(src, "kind"), "capture")) {
+	if (strcmp(gp_md_str(src, "kind"), "capture")) {
 		if (*file)
 			fprintf(out, "- Capture: `%s` (%lld operations in %lld chunk%s%s)\n", file,
-				(long long)md_int(src, "ops"), (long long)md_int(src, "chunks"),
-				md_int(src, "chunks") == 1 ? "" : "s",
-				md_int(src, "lost_ops") ? "; some lost: see lost_ops in report.json" : "");
+				(long long)gp_md_int(src, "ops"), (long long)gp_md_int(src, "chunks"),
+				gp_md_int(src, "chunks") == 1 ? "" : "s",
+				gp_md_int(src, "lost_ops") ? "; some lost: see lost_ops in report.json" : "");
 		return;
 	}
 	fprintf(out, "- Source: rebuilt from the capture `%s` (%lld operations in %lld chunk%s)\n", file,
-		(long long)md_int(src, "ops"), (long long)md_int(src, "chunks"), md_int(src, "chunks") == 1 ? "" : "s");
-	if (*md_str(src, "cut"))
-		fprintf(out, "- **Capture incomplete**: %s\n", md_str(src, "cut"));
-	if (md_int(src, "corrupt_chunks"))
-		fprintf(out, "- **Corrupt chunks skipped**: %lld (%s)\n", (long long)md_int(src, "corrupt_chunks"),
-			md_str(src, "corruption"));
+		(long long)gp_md_int(src, "ops"), (long long)gp_md_int(src, "chunks"), gp_md_int(src, "chunks") == 1 ? "" : "s");
+	if (*gp_md_str(src, "cut"))
+		fprintf(out, "- **Capture incomplete**: %s\n", gp_md_str(src, "cut"));
+	if (gp_md_int(src, "corrupt_chunks"))
+		fprintf(out, "- **Corrupt chunks skipped**: %lld (%s)\n", (long long)gp_md_int(src, "corrupt_chunks"),
+			gp_md_str(src, "corruption"));
 }
 
 static void session_header(const json_t *doc, FILE *out)
@@ -254,12 +254,12 @@ static void session_header(const json_t *doc, FILE *out)
 	char n[32];
 
 	fputs("# gpuprobed report\n\n", out);
-	fprintf(out, "- Tool: gpuprobed %s\n", md_str(s, "tool_version"));
-	fprintf(out, "- Command: `%s`\n", md_str(s, "command_line"));
+	fprintf(out, "- Tool: gpuprobed %s\n", gp_md_str(s, "tool_version"));
+	fprintf(out, "- Command: `%s`\n", gp_md_str(s, "command_line"));
 	launch_line(doc, out);
-	fprintf(out, "- Mode: %s\n", md_str(s, "mode"));
-	fprintf(out, "- Host: %s (kernel %s)\n", md_str(s, "hostname"), md_str(s, "kernel_release"));
-	fprintf(out, "- Started: %s\n", *md_str(s, "start_utc") ? md_str(s, "start_utc") : "(unknown)");
+	fprintf(out, "- Mode: %s\n", gp_md_str(s, "mode"));
+	fprintf(out, "- Host: %s (kernel %s)\n", gp_md_str(s, "hostname"), gp_md_str(s, "kernel_release"));
+	fprintf(out, "- Started: %s\n", *gp_md_str(s, "start_utc") ? gp_md_str(s, "start_utc") : "(unknown)");
 	if (json_is_integer(dur))
 		fprintf(out, "- Duration: %lld.%03lld s\n", (long long)(json_integer_value(dur) / 1000000000),
 			(long long)(json_integer_value(dur) % 1000000000 / 1000000));
@@ -267,7 +267,7 @@ static void session_header(const json_t *doc, FILE *out)
 		fputs("- Duration: (session not ended)\n", out);
 	processes_line(doc, out);
 	source_lines(doc, out);
-	fprintf(out, "- Events lost or degraded: %s (see \"Loss counters\")\n\n", md_n(n, doc, "drops_total"));
+	fprintf(out, "- Events lost or degraded: %s (see \"Loss counters\")\n\n", gp_md_n(n, doc, "drops_total"));
 	fputs("Times are CLOCK_MONOTONIC; \"+s\" is seconds since the session started. All API times are "
 	      "host-observed: from the entry to the return of each call on the calling thread, not GPU "
 	      "execution time.\n\n",
@@ -279,8 +279,8 @@ static const json_t *return_row(const json_t *arr, size_t i)
 {
 	const json_t *u = json_array_get(arr, i), *r = json_array_get(arr, i + 1);
 
-	if (!r || strcmp(md_str(u, "kind"), "uprobe") || strcmp(md_str(r, "kind"), "uretprobe") ||
-	    strcmp(md_str(u, "target"), md_str(r, "target")) || strcmp(md_str(u, "offset"), md_str(r, "offset")))
+	if (!r || strcmp(gp_md_str(u, "kind"), "uprobe") || strcmp(gp_md_str(r, "kind"), "uretprobe") ||
+	    strcmp(gp_md_str(u, "target"), gp_md_str(r, "target")) || strcmp(gp_md_str(u, "offset"), gp_md_str(r, "offset")))
 		return NULL;
 	return r;
 }
@@ -290,7 +290,7 @@ static int instrumentation(const json_t *doc, FILE *out)
 {
 	static const char *const head[] = { "Symbol", "Offset", "Entry hits (uprobe)", "Return hits (uretprobe)" };
 	const json_t *arr = json_object_get(doc, "instrumentation");
-	struct md_table *t = NULL;
+	struct gp_md_table *t = NULL;
 	size_t n = json_array_size(arr);
 	const char *target = NULL;
 	long long group_pid = -1;
@@ -308,43 +308,43 @@ static int instrumentation(const json_t *doc, FILE *out)
 	for (size_t i = 0; i < n; i++) {
 		const json_t *row = json_array_get(arr, i), *ret = return_row(arr, i);
 
-		long long pid = md_int(row, "pid");
+		long long pid = gp_md_int(row, "pid");
 
-		if (!target || strcmp(target, md_str(row, "target")) || pid != group_pid) {
+		if (!target || strcmp(target, gp_md_str(row, "target")) || pid != group_pid) {
 			if (t) {
-				int e = md_flush_table(t, out);
+				int e = gp_md_flush_table(t, out);
 
 				err = err ? err : e;
 				fputc('\n', out);
 			}
-			target = md_str(row, "target");
+			target = gp_md_str(row, "target");
 			group_pid = pid;
 			if (pid)
 				fprintf(out, "`%s` (pid %lld):\n\n", target, pid);
 			else
 				fprintf(out, "`%s` (every process):\n\n", target);
-			t = md_table_new(4, head, "llrr");
+			t = gp_md_table_new(4, head, "llrr");
 			if (!t)
 				return -ENOMEM;
 		}
-		if (strcmp(md_str(row, "symbol"), md_str(row, "api")))
-			md_table_cell(t, "`%s` (%s)", md_str(row, "symbol"), md_str(row, "api"));
+		if (strcmp(gp_md_str(row, "symbol"), gp_md_str(row, "api")))
+			gp_md_table_cell(t, "`%s` (%s)", gp_md_str(row, "symbol"), gp_md_str(row, "api"));
 		else
-			md_table_cell(t, "`%s`", md_str(row, "symbol"));
-		md_table_cell(t, "%s", md_str(row, "offset"));
+			gp_md_table_cell(t, "`%s`", gp_md_str(row, "symbol"));
+		gp_md_table_cell(t, "%s", gp_md_str(row, "offset"));
 		if (ret) {
-			md_table_cell(t, "%s", md_n(h1, row, "hits"));
-			md_table_cell(t, "%s", md_n(h2, ret, "hits"));
+			gp_md_table_cell(t, "%s", gp_md_n(h1, row, "hits"));
+			gp_md_table_cell(t, "%s", gp_md_n(h2, ret, "hits"));
 			i++;
-		} else if (!strcmp(md_str(row, "kind"), "uprobe")) {
-			md_table_cell(t, "%s", md_n(h1, row, "hits"));
-			md_table_cell(t, "—");
+		} else if (!strcmp(gp_md_str(row, "kind"), "uprobe")) {
+			gp_md_table_cell(t, "%s", gp_md_n(h1, row, "hits"));
+			gp_md_table_cell(t, "—");
 		} else {
-			md_table_cell(t, "—");
-			md_table_cell(t, "%s", md_n(h2, row, "hits"));
+			gp_md_table_cell(t, "—");
+			gp_md_table_cell(t, "%s", gp_md_n(h2, row, "hits"));
 		}
 	}
-	int e = md_flush_table(t, out);
+	int e = gp_md_flush_table(t, out);
 
 	fputc('\n', out);
 	return err ? err : e;
@@ -354,7 +354,7 @@ static int loss_counters(const json_t *doc, FILE *out)
 {
 	static const char *const head[] = { "Counter", "Count" };
 	const json_t *drops = json_object_get(doc, "drops");
-	struct md_table *t = md_table_new(2, head, "lr");
+	struct gp_md_table *t = gp_md_table_new(2, head, "lr");
 	const char *key;
 	const json_t *val;
 	char n[32];
@@ -363,16 +363,16 @@ static int loss_counters(const json_t *doc, FILE *out)
 	json_object_foreach((json_t *)drops, key, val) {
 		if (!t)
 			break;
-		md_table_cell(t, "%s", key);
-		md_table_cell(t, "%s", md_snum(n, json_integer_value(val)));
+		gp_md_table_cell(t, "%s", key);
+		gp_md_table_cell(t, "%s", gp_md_snum(n, json_integer_value(val)));
 	}
 	if (t) {
-		md_table_cell(t, "**total**");
-		md_table_cell(t, "**%s**", md_n(n, doc, "drops_total"));
+		gp_md_table_cell(t, "**total**");
+		gp_md_table_cell(t, "**%s**", gp_md_n(n, doc, "drops_total"));
 	}
-	int err = md_flush_table(t, out);
+	int err = gp_md_flush_table(t, out);
 
-	fputs(md_int(doc, "drops_total") ? "\nSome events were lost or degraded: the numbers above undercount "
+	fputs(gp_md_int(doc, "drops_total") ? "\nSome events were lost or degraded: the numbers above undercount "
 					   "by at most these amounts.\n\n"
 					 : "\nNo event was lost.\n\n",
 	      out);
@@ -399,12 +399,12 @@ int gp_report_md_render(const json_t *doc, FILE *out)
 
 	session_header(doc, out);
 	{
-		int e1 = summary(doc, out), e2 = skipped(doc, out), e3 = md_recommendations(doc, out);
+		int e1 = summary(doc, out), e2 = skipped(doc, out), e3 = gp_md_recommendations(doc, out);
 
 		err = e1 ? e1 : e2 ? e2 : e3;
 	}
 	json_array_foreach(json_object_get(doc, "processes"), i, proc) {
-		int e = md_process(doc, proc, out);
+		int e = gp_md_process(doc, proc, out);
 
 		err = err ? err : e;
 	}

@@ -12,41 +12,41 @@
 #include "output/md_table.h"
 #include "output/report.h"
 
-json_int_t md_int(const json_t *o, const char *key);  /* 0 when absent or null */
-const char *md_str(const json_t *o, const char *key); /* "" when absent or null */
-bool md_bool(const json_t *o, const char *key);
-char *md_n(char *buf, const json_t *o, const char *key); /* md_int with thousands separators */
+json_int_t gp_md_int(const json_t *o, const char *key);  /* 0 when absent or null */
+const char *gp_md_str(const json_t *o, const char *key); /* "" when absent or null */
+bool gp_md_bool(const json_t *o, const char *key);
+char *gp_md_n(char *buf, const json_t *o, const char *key); /* gp_md_int with thousands separators */
 /* "+1.234567 s" since the session start (or the raw monotonic ns when unknown). */
-void md_rel_time(char *buf, size_t len, const json_t *doc, json_int_t mono_ns);
+void gp_md_rel_time(char *buf, size_t len, const json_t *doc, json_int_t mono_ns);
 /* Prints and frees t; -ENOMEM when t is NULL or failed. */
-int md_flush_table(struct md_table *t, FILE *out);
+int gp_md_flush_table(struct gp_md_table *t, FILE *out);
 
 /* One process: its header, then every section of the registry (report_sections.h). 0 or -ENOMEM. */
-int md_process(const json_t *doc, const json_t *proc, FILE *out);
+int gp_md_process(const json_t *doc, const json_t *proc, FILE *out);
 
 /* report_md_process.c: sections of one process, each 0 or -ENOMEM. */
-int md_api_table(const json_t *doc, const json_t *p, FILE *out);
-int md_errors(const json_t *doc, const json_t *p, FILE *out);
-int md_transfers(const json_t *doc, const json_t *p, FILE *out);
-int md_memory(const json_t *doc, const json_t *p, FILE *out);
+int gp_md_api_table(const json_t *doc, const json_t *p, FILE *out);
+int gp_md_errors(const json_t *doc, const json_t *p, FILE *out);
+int gp_md_transfers(const json_t *doc, const json_t *p, FILE *out);
+int gp_md_memory(const json_t *doc, const json_t *p, FILE *out);
 
 /* report_md_work.c: sections of one process, each 0 or -ENOMEM. */
-int md_kernels(const json_t *p, FILE *out);
-int md_streams(const json_t *p, FILE *out);
-int md_threads(const json_t *doc, const json_t *p, FILE *out);
+int gp_md_kernels(const json_t *p, FILE *out);
+int gp_md_streams(const json_t *p, FILE *out);
+int gp_md_threads(const json_t *doc, const json_t *p, FILE *out);
 
 /* report_md_nccl.c: nested calls, the combined GPU work view, NCCL. 0 or -ENOMEM. */
-int md_nested(const json_t *p, FILE *out);
-int md_gpu_work(const json_t *p, FILE *out);
-int md_nccl(const json_t *p, FILE *out);
+int gp_md_nested(const json_t *p, FILE *out);
+int gp_md_gpu_work(const json_t *p, FILE *out);
+int gp_md_nccl(const json_t *p, FILE *out);
 
 /* report_md_stacks.c: who launches what, from the call stacks. 0 or -ENOMEM. */
-int md_stacks(const json_t *p, FILE *out);
+int gp_md_stacks(const json_t *p, FILE *out);
 
 /* report_md_advice.c: the ranked recommendations of every process. 0 or -ENOMEM. */
-int md_recommendations(const json_t *doc, FILE *out);
+int gp_md_recommendations(const json_t *doc, FILE *out);
 
 /* report_md_cpu.c: the CPU, scheduling and page-fault section. 0 or -ENOMEM. */
-int md_cpu(const json_t *p, FILE *out);
+int gp_md_cpu(const json_t *p, FILE *out);
 
 #endif /* GP_REPORT_MD_H */

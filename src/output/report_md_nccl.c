@@ -20,7 +20,7 @@ static void links_text(char *buf, size_t len, const json_t *links)
 
 	buf[0] = '\0';
 	json_array_foreach(links, i, l) {
-		int w = snprintf(buf + off, len - off, "%s%s ×%s", i ? ", " : "", md_str(l, "api"), md_n(n, l, "calls"));
+		int w = snprintf(buf + off, len - off, "%s%s ×%s", i ? ", " : "", gp_md_str(l, "api"), gp_md_n(n, l, "calls"));
 
 		if (w < 0 || (size_t)w >= len - off)
 			break;
@@ -28,7 +28,7 @@ static void links_text(char *buf, size_t len, const json_t *links)
 	}
 }
 
-int md_nested(const json_t *p, FILE *out)
+int gp_md_nested(const json_t *p, FILE *out)
 {
 	static const char *const head[] = { "Calls", "Total Time (ns)", "Layer", "Name", "Implementation of" };
 	const json_t *rows = json_object_get(p, "nested_api"), *r;
@@ -47,19 +47,19 @@ int md_nested(const json_t *p, FILE *out)
 	if (!json_array_size(rows))
 		return 0;
 
-	struct md_table *t = md_table_new(5, head, "rrlll");
+	struct gp_md_table *t = gp_md_table_new(5, head, "rrlll");
 
 	json_array_foreach(rows, i, r) {
 		if (!t)
 			break;
-		md_table_cell(t, "%s", md_n(n, r, "calls"));
-		md_table_cell(t, "%s", md_n(n, r, "total_ns"));
-		md_table_cell(t, "%s", md_str(r, "family"));
-		md_table_cell(t, "%s", md_str(r, "name"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, r, "calls"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, r, "total_ns"));
+		gp_md_table_cell(t, "%s", gp_md_str(r, "family"));
+		gp_md_table_cell(t, "%s", gp_md_str(r, "name"));
 		links_text(links, sizeof(links), json_object_get(r, "implements"));
-		md_table_cell(t, "%s", links);
+		gp_md_table_cell(t, "%s", links);
 	}
-	int err = md_flush_table(t, out);
+	int err = gp_md_flush_table(t, out);
 
 	fputs("\nThe runtime implements its calls with the driver on the same thread: such a driver call is "
 	      "its runtime call's implementation, already counted (and timed) as that call. Driver calls a "
@@ -67,7 +67,7 @@ int md_nested(const json_t *p, FILE *out)
 	return err;
 }
 
-int md_gpu_work(const json_t *p, FILE *out)
+int gp_md_gpu_work(const json_t *p, FILE *out)
 {
 	static const char *const head[] = { "Layer", "Launches", "Graph launches", "Copies", "Copy bytes",
 					    "Memsets", "Memset bytes", "Collectives", "Collective bytes",
@@ -78,28 +78,28 @@ int md_gpu_work(const json_t *p, FILE *out)
 	const json_t *total = json_object_get(w, "total");
 	char n[32];
 
-	if (!md_int(total, "launches") && !md_int(total, "graph_launches") && !md_int(total, "copies") &&
-	    !md_int(total, "memsets") && !md_int(total, "collectives"))
+	if (!gp_md_int(total, "launches") && !gp_md_int(total, "graph_launches") && !gp_md_int(total, "copies") &&
+	    !gp_md_int(total, "memsets") && !gp_md_int(total, "collectives"))
 		return 0;
 	fputs("### GPU work queued, by the layer that queued it\n\n", out);
 
-	struct md_table *t = md_table_new(10, head, "lrrrrrrrrr");
+	struct gp_md_table *t = gp_md_table_new(10, head, "lrrrrrrrrr");
 
 	for (size_t i = 0; t && i < sizeof(layers) / sizeof(layers[0]); i++) {
 		const json_t *l = json_object_get(w, layers[i]);
 
-		md_table_cell(t, "%s", titles[i]);
-		md_table_cell(t, "%s", md_n(n, l, "launches"));
-		md_table_cell(t, "%s", md_n(n, l, "graph_launches"));
-		md_table_cell(t, "%s", md_n(n, l, "copies"));
-		md_table_cell(t, "%s", md_n(n, l, "copy_bytes"));
-		md_table_cell(t, "%s", md_n(n, l, "memsets"));
-		md_table_cell(t, "%s", md_n(n, l, "memset_bytes"));
-		md_table_cell(t, "%s", md_n(n, l, "collectives"));
-		md_table_cell(t, "%s", md_n(n, l, "collective_bytes"));
-		md_table_cell(t, "%s", md_n(n, l, "host_ns"));
+		gp_md_table_cell(t, "%s", titles[i]);
+		gp_md_table_cell(t, "%s", gp_md_n(n, l, "launches"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, l, "graph_launches"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, l, "copies"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, l, "copy_bytes"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, l, "memsets"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, l, "memset_bytes"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, l, "collectives"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, l, "collective_bytes"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, l, "host_ns"));
 	}
-	int err = md_flush_table(t, out);
+	int err = gp_md_flush_table(t, out);
 
 	fputs("\nEach piece of work once: a runtime call and the driver call that implements it count as one "
 	      "(the runtime's); successful calls only.\n\n", out);
@@ -124,7 +124,7 @@ static const char *s32_text(char *buf, const json_t *o, const char *key)
 	return buf;
 }
 
-int md_nccl(const json_t *p, FILE *out)
+int gp_md_nccl(const json_t *p, FILE *out)
 {
 	static const char *const head[] = { "Op", "Dtype", "Calls", "Bytes", "Host avg (ns)", "Blocked (ns)",
 					    "Measured", "algbw (GB/s)", "busbw (GB/s)" };
@@ -141,38 +141,38 @@ int md_nccl(const json_t *p, FILE *out)
 		const json_t *ops = json_object_get(c, "ops"), *o;
 		size_t k;
 
-		fprintf(out, "Communicator %s: rank %s of %s, device %s%s%s%s\n\n", md_str(c, "handle"),
+		fprintf(out, "Communicator %s: rank %s of %s, device %s%s%s%s\n\n", gp_md_str(c, "handle"),
 			s32_text(r1, c, "rank"), s32_text(r2, c, "nranks"), s32_text(r3, c, "device"),
 			json_is_string(json_object_get(c, "created_by")) ? ", created by " : ", created before attach",
-			json_is_string(json_object_get(c, "created_by")) ? md_str(c, "created_by") : "",
-			md_bool(c, "destroyed") ? ", destroyed" : "");
+			json_is_string(json_object_get(c, "created_by")) ? gp_md_str(c, "created_by") : "",
+			gp_md_bool(c, "destroyed") ? ", destroyed" : "");
 		if (!json_array_size(ops))
 			continue;
 
-		struct md_table *t = md_table_new(9, head, "llrrrrrrr");
+		struct gp_md_table *t = gp_md_table_new(9, head, "llrrrrrrr");
 
 		json_array_foreach(ops, k, o) {
 			if (!t)
 				break;
-			md_table_cell(t, "%s", md_str(o, "op"));
-			md_table_cell(t, "%s", md_str(o, "dtype"));
-			md_table_cell(t, "%s", md_n(n, o, "calls"));
-			md_table_cell(t, "%s", md_bytes(n, (__u64)md_int(o, "bytes")));
-			md_table_cell(t, "%s", md_n(n, o, "host_avg_ns"));
-			md_table_cell(t, "%s", md_n(n, o, "blocked_ns"));
-			md_table_cell(t, "%s", md_n(n, o, "measured_calls"));
+			gp_md_table_cell(t, "%s", gp_md_str(o, "op"));
+			gp_md_table_cell(t, "%s", gp_md_str(o, "dtype"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, o, "calls"));
+			gp_md_table_cell(t, "%s", gp_md_bytes(n, (__u64)gp_md_int(o, "bytes")));
+			gp_md_table_cell(t, "%s", gp_md_n(n, o, "host_avg_ns"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, o, "blocked_ns"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, o, "measured_calls"));
 			gbps_text(a, sizeof(a), json_object_get(o, "algbw_gbps"));
 			gbps_text(b, sizeof(b), json_object_get(o, "busbw_gbps"));
-			md_table_cell(t, "%s", a);
-			md_table_cell(t, "%s", b);
+			gp_md_table_cell(t, "%s", a);
+			gp_md_table_cell(t, "%s", b);
 		}
-		int e = md_flush_table(t, out);
+		int e = gp_md_flush_table(t, out);
 
 		err = err ? err : e;
 		fputc('\n', out);
 	}
 	fprintf(out, "Synchronisation time by what it waited for: collectives %s ns, kernels %s ns",
-		md_n(n, nc, "sync_blocked_ns_collectives"), md_n(a, nc, "sync_blocked_ns_kernels"));
+		gp_md_n(n, nc, "sync_blocked_ns_collectives"), gp_md_n(a, nc, "sync_blocked_ns_kernels"));
 	if (json_is_number(json_object_get(nc, "comm_compute_ratio")))
 		fprintf(out, " — communication/computation ratio %.2f", json_number_value(json_object_get(nc, "comm_compute_ratio")));
 	fputs(".\n\nAll host-observed (no GPU timestamps): host time is inside the NCCL call (enqueueing); "

@@ -19,14 +19,14 @@
 static void frame_text(const json_t *frames, json_int_t id, bool with_offset, char *buf, size_t len)
 {
 	const json_t *f = json_array_get(frames, (size_t)id);
-	const char *file = md_str(f, "file"), *base = strrchr(file, '/');
+	const char *file = gp_md_str(f, "file"), *base = strrchr(file, '/');
 
-	if (*md_str(f, "function") && with_offset)
-		snprintf(buf, len, "%s+0x%llx", md_str(f, "function"), (unsigned long long)md_int(f, "offset"));
-	else if (*md_str(f, "function"))
-		snprintf(buf, len, "%s", md_str(f, "function"));
+	if (*gp_md_str(f, "function") && with_offset)
+		snprintf(buf, len, "%s+0x%llx", gp_md_str(f, "function"), (unsigned long long)gp_md_int(f, "offset"));
+	else if (*gp_md_str(f, "function"))
+		snprintf(buf, len, "%s", gp_md_str(f, "function"));
 	else if (*file)
-		snprintf(buf, len, "%s+0x%llx", base ? base + 1 : file, (unsigned long long)md_int(f, "file_offset"));
+		snprintf(buf, len, "%s+0x%llx", base ? base + 1 : file, (unsigned long long)gp_md_int(f, "file_offset"));
 	else
 		snprintf(buf, len, "[unknown]");
 }
@@ -40,11 +40,11 @@ static void path_text(const json_t *frames, const json_t *stack, char *buf, size
 
 	buf[0] = '\0';
 	if (!n) {
-		snprintf(buf, len, "%s", !strcmp(md_str(stack, "truncated"), "table_full") ? "[stack table full]" : "?");
+		snprintf(buf, len, "%s", !strcmp(gp_md_str(stack, "truncated"), "table_full") ? "[stack table full]" : "?");
 		return;
 	}
-	if (*md_str(stack, "truncated") || from)
-		used += (size_t)snprintf(buf, len, "%s… → ", *md_str(stack, "truncated") ? "[truncated] " : "");
+	if (*gp_md_str(stack, "truncated") || from)
+		used += (size_t)snprintf(buf, len, "%s… → ", *gp_md_str(stack, "truncated") ? "[truncated] " : "");
 	for (size_t i = n - from; i-- > 0 && used < len;) {
 		frame_text(frames, json_integer_value(json_array_get(ids, i)), i == 0, f, sizeof(f));
 		used += (size_t)snprintf(buf + used, len - used, "%s%s", f, i ? " → " : "");
@@ -72,7 +72,7 @@ static int hottest_sites(const json_t *st, FILE *out)
 	const json_t *frames = json_object_get(st, "frames"), *stacks = json_object_get(st, "stacks"), *k, *op;
 	size_t i, j, n = 0, cap = json_array_size(stacks) * 2 + 1;
 	struct site *v = calloc(cap, sizeof(*v));
-	struct md_table *t;
+	struct gp_md_table *t;
 	char a[32], b[32], f[512];
 	int err;
 
@@ -86,42 +86,42 @@ static int hottest_sites(const json_t *st, FILE *out)
 		json_array_foreach(json_object_get(k, "ops"), j, op) {
 			size_t s;
 
-			for (s = 0; s < n && !(v[s].frame == f0 && !strcmp(v[s].api, md_str(op, "api"))); s++)
+			for (s = 0; s < n && !(v[s].frame == f0 && !strcmp(v[s].api, gp_md_str(op, "api"))); s++)
 				;
 			if (s == n) {
 				if (n == cap)
 					continue;
-				v[n++] = (struct site){ .frame = f0, .api = md_str(op, "api") };
+				v[n++] = (struct site){ .frame = f0, .api = gp_md_str(op, "api") };
 			}
-			v[s].calls += md_int(op, "calls");
-			v[s].host_ns += md_int(op, "host_ns");
-			if (md_int(op, "calls") > v[s].top_calls) {
-				v[s].top_calls = md_int(op, "calls");
+			v[s].calls += gp_md_int(op, "calls");
+			v[s].host_ns += gp_md_int(op, "host_ns");
+			if (gp_md_int(op, "calls") > v[s].top_calls) {
+				v[s].top_calls = gp_md_int(op, "calls");
 				v[s].top_op = op;
 			}
 		}
 	}
 	qsort(v, n, sizeof(*v), cmp_site);
 	fputs("#### Hottest call sites\n\n", out);
-	t = md_table_new(5, head, "rrlll");
+	t = gp_md_table_new(5, head, "rrlll");
 	for (i = 0; t && i < n && i < TOP_SITES; i++) {
-		md_table_cell(t, "%s", md_num(a, (__u64)v[i].calls));
-		md_table_cell(t, "%s", md_num(b, (__u64)v[i].host_ns));
-		md_table_cell(t, "`%s`", v[i].api);
+		gp_md_table_cell(t, "%s", gp_md_num(a, (__u64)v[i].calls));
+		gp_md_table_cell(t, "%s", gp_md_num(b, (__u64)v[i].host_ns));
+		gp_md_table_cell(t, "`%s`", v[i].api);
 		if (v[i].frame >= 0) {
 			const json_t *fr = json_array_get(frames, (size_t)v[i].frame);
-			const char *file = md_str(fr, "file"), *base = strrchr(file, '/');
+			const char *file = gp_md_str(fr, "file"), *base = strrchr(file, '/');
 
 			frame_text(frames, v[i].frame, true, f, sizeof(f));
-			md_table_cell(t, "`%s`%s%s%s", f, *file ? " (" : "", *file ? (base ? base + 1 : file) : "",
+			gp_md_table_cell(t, "`%s`%s%s%s", f, *file ? " (" : "", *file ? (base ? base + 1 : file) : "",
 				      *file ? ")" : "");
 		} else {
-			md_table_cell(t, "[stack table full]");
+			gp_md_table_cell(t, "[stack table full]");
 		}
-		md_table_cell(t, "%s", v[i].top_op ? md_str(v[i].top_op, "op") : "");
+		gp_md_table_cell(t, "%s", v[i].top_op ? gp_md_str(v[i].top_op, "op") : "");
 	}
 	free(v);
-	err = md_flush_table(t, out);
+	err = gp_md_flush_table(t, out);
 	if (n > TOP_SITES)
 		fprintf(out, "\nThe %d busiest of %zu call sites (a call site: the instruction after the call, in "
 			     "the function that made it).\n", TOP_SITES, n);
@@ -149,9 +149,9 @@ static int cmp_group(const void *a, const void *b)
 static void group_key(const json_t *op, const char *kind, char *key, size_t len)
 {
 	if (!strcmp(kind, "kernel"))
-		snprintf(key, len, "%s", *md_str(op, "kernel") ? md_str(op, "kernel") : md_str(op, "op"));
+		snprintf(key, len, "%s", *gp_md_str(op, "kernel") ? gp_md_str(op, "kernel") : gp_md_str(op, "op"));
 	else
-		snprintf(key, len, "%s %s", md_str(op, "direction"), md_str(op, "host_memory"));
+		snprintf(key, len, "%s %s", gp_md_str(op, "direction"), gp_md_str(op, "host_memory"));
 }
 
 static void add_to_group(struct group *g, const json_t *stack, json_int_t calls)
@@ -179,7 +179,7 @@ static int paths_by(const json_t *st, const char *kind, const char *title, const
 	const json_t *frames = json_object_get(st, "frames"), *stacks = json_object_get(st, "stacks"), *k, *op;
 	size_t i, j, n = 0, cap = 64;
 	struct group *v = calloc(cap, sizeof(*v));
-	struct md_table *t;
+	struct gp_md_table *t;
 	char key[256], a[32], path[2048];
 
 	if (!v)
@@ -188,7 +188,7 @@ static int paths_by(const json_t *st, const char *kind, const char *title, const
 		json_array_foreach(json_object_get(k, "ops"), j, op) {
 			size_t g;
 
-			if (strcmp(md_str(op, "kind"), kind))
+			if (strcmp(gp_md_str(op, "kind"), kind))
 				continue;
 			group_key(op, kind, key, sizeof(key));
 			for (g = 0; g < n && strcmp(v[g].key, key); g++)
@@ -205,7 +205,7 @@ static int paths_by(const json_t *st, const char *kind, const char *title, const
 				}
 				snprintf(v[n++].key, sizeof(v[0].key), "%s", key);
 			}
-			add_to_group(&v[g], k, md_int(op, "calls"));
+			add_to_group(&v[g], k, gp_md_int(op, "calls"));
 		}
 	}
 	if (!n) {
@@ -215,19 +215,19 @@ static int paths_by(const json_t *st, const char *kind, const char *title, const
 	qsort(v, n, sizeof(*v), cmp_group);
 	fprintf(out, "#### %s\n\n", title);
 	head[0] = what;
-	t = md_table_new(4, head, "lrrl");
+	t = gp_md_table_new(4, head, "lrrl");
 	for (i = 0; t && i < n && i < TOP_GROUPS; i++) {
 		for (int p = 0; p < TOP_PATHS && v[i].top[p].stack; p++) {
-			md_table_cell(t, p ? "" : "`%s`", v[i].key);
-			md_table_cell(t, "%s", md_num(a, (__u64)v[i].top[p].calls));
-			md_table_cell(t, "%.1f %%", v[i].calls ? 100.0 * (double)v[i].top[p].calls / (double)v[i].calls : 0.0);
+			gp_md_table_cell(t, p ? "" : "`%s`", v[i].key);
+			gp_md_table_cell(t, "%s", gp_md_num(a, (__u64)v[i].top[p].calls));
+			gp_md_table_cell(t, "%.1f %%", v[i].calls ? 100.0 * (double)v[i].top[p].calls / (double)v[i].calls : 0.0);
 			path_text(frames, v[i].top[p].stack, path, sizeof(path));
-			md_table_cell(t, "%s", path);
+			gp_md_table_cell(t, "%s", path);
 		}
 	}
 	free(v);
 	{
-		int err = md_flush_table(t, out);
+		int err = gp_md_flush_table(t, out);
 
 		if (n > TOP_GROUPS)
 			fprintf(out, "\nThe %d busiest of %zu.\n", TOP_GROUPS, n);
@@ -236,25 +236,25 @@ static int paths_by(const json_t *st, const char *kind, const char *title, const
 	}
 }
 
-int md_stacks(const json_t *p, FILE *out)
+int gp_md_stacks(const json_t *p, FILE *out)
 {
 	const json_t *st = json_object_get(p, "stacks");
 	char a[32], b[32], c[32];
 	int err = 0, e;
 
 	fputs("### Who launches what (call stacks)\n\n", out);
-	if (!md_bool(st, "captured")) {
+	if (!gp_md_bool(st, "captured")) {
 		fputs("Call stacks were not captured (`--no-stacks`).\n\n", out);
 		return 0;
 	}
-	if (!md_int(st, "calls")) {
+	if (!gp_md_int(st, "calls")) {
 		fputs("No call that queues, allocates or waits for GPU work was made.\n\n", out);
 		return 0;
 	}
-	fprintf(out, "%s calls with their call stack, %s distinct stacks", md_n(a, st, "calls"), md_n(b, st, "distinct"));
-	if (md_int(st, "truncated_stacks"))
+	fprintf(out, "%s calls with their call stack, %s distinct stacks", gp_md_n(a, st, "calls"), gp_md_n(b, st, "distinct"));
+	if (gp_md_int(st, "truncated_stacks"))
 		fprintf(out, " (%s truncated: the unwinder stopped before the thread's start, usually code "
-			     "built without frame pointers, or at the 127-frame limit)", md_n(c, st, "truncated_stacks"));
+			     "built without frame pointers, or at the 127-frame limit)", gp_md_n(c, st, "truncated_stacks"));
 	fputs(". Whole picture: `flamegraph.svg`, `speedscope.json`, `stacks.folded` (calls), "
 	      "`stacks.bytes.folded`, `stacks.host_ns.folded`.\n\n", out);
 	if ((e = hottest_sites(st, out)) && !err)

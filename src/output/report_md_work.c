@@ -23,14 +23,14 @@ static void config_text(char *buf, size_t len, const json_t *k)
 #define D(arr, at) (long long)json_integer_value(json_array_get(arr, at))
 		used += (size_t)snprintf(buf + used, len - used, "%s(%lld,%lld,%lld)×(%lld,%lld,%lld) smem %lld: %lld",
 					 i ? "; " : "", D(g, 0), D(g, 1), D(g, 2), D(b, 0), D(b, 1), D(b, 2),
-					 (long long)md_int(c, "smem_bytes"), (long long)md_int(c, "launches"));
+					 (long long)gp_md_int(c, "smem_bytes"), (long long)gp_md_int(c, "launches"));
 #undef D
 	}
 	if (ncfg > 3 && used < len)
 		snprintf(buf + used, len - used, "; +%zu more", ncfg - 3);
 }
 
-int md_kernels(const json_t *p, FILE *out)
+int gp_md_kernels(const json_t *p, FILE *out)
 {
 	static const char *const head[] = { "Launches", "Errors", "Host time (ns)", "Grid×Block, smem: launches", "Kernel" };
 	static const char *const ghead[] = { "Graph exec", "Launches", "Errors", "Host time (ns)" };
@@ -43,48 +43,48 @@ int md_kernels(const json_t *p, FILE *out)
 	if (!json_array_size(rows)) {
 		fputs("No kernel launch.\n\n", out);
 	} else {
-		struct md_table *t = md_table_new(5, head, "rrrll");
+		struct gp_md_table *t = gp_md_table_new(5, head, "rrrll");
 
 		json_array_foreach(rows, i, k) {
 			if (!t)
 				break;
-			md_table_cell(t, "%s", md_n(n, k, "launches"));
-			md_table_cell(t, "%s", md_n(n, k, "errors"));
-			md_table_cell(t, "%s", md_n(n, k, "host_ns"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, k, "launches"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, k, "errors"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, k, "host_ns"));
 			config_text(cfg, sizeof(cfg), k);
-			md_table_cell(t, "%s", cfg);
-			if (md_bool(k, "resolved"))
-				md_table_cell(t, "`%s`%s", md_str(k, "name"),
-					      md_int(k, "driver_launches") ? " (driver launches included)" : "");
+			gp_md_table_cell(t, "%s", cfg);
+			if (gp_md_bool(k, "resolved"))
+				gp_md_table_cell(t, "`%s`%s", gp_md_str(k, "name"),
+					      gp_md_int(k, "driver_launches") ? " (driver launches included)" : "");
 			else
-				md_table_cell(t, "%s; func %s, called from %s", md_str(k, "unresolved_reason"),
-					      md_str(k, "func"), md_str(k, "ret_addr"));
+				gp_md_table_cell(t, "%s; func %s, called from %s", gp_md_str(k, "unresolved_reason"),
+					      gp_md_str(k, "func"), gp_md_str(k, "ret_addr"));
 		}
-		err = md_flush_table(t, out);
+		err = gp_md_flush_table(t, out);
 		fputs("\nHost time is time spent in the launch calls, not kernel execution time.\n\n", out);
 	}
 	rows = json_object_get(p, "graph_launches");
 	if (!json_array_size(rows))
 		return err;
 
-	struct md_table *t = md_table_new(4, ghead, "lrrr");
+	struct gp_md_table *t = gp_md_table_new(4, ghead, "lrrr");
 
 	fputs("Graph launches:\n\n", out);
 	json_array_foreach(rows, i, k) {
 		if (!t)
 			break;
-		md_table_cell(t, "%s", md_str(k, "exec"));
-		md_table_cell(t, "%s", md_n(n, k, "launches"));
-		md_table_cell(t, "%s", md_n(n, k, "errors"));
-		md_table_cell(t, "%s", md_n(n, k, "host_ns"));
+		gp_md_table_cell(t, "%s", gp_md_str(k, "exec"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, k, "launches"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, k, "errors"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, k, "host_ns"));
 	}
-	int e = md_flush_table(t, out);
+	int e = gp_md_flush_table(t, out);
 
 	fputc('\n', out);
 	return err ? err : e;
 }
 
-int md_streams(const json_t *p, FILE *out)
+int gp_md_streams(const json_t *p, FILE *out)
 {
 	static const char *const head[] = { "Stream", "Created", "Destroyed", "Kernels", "Graphs", "Copies",
 					    "Copy bytes", "Memsets", "Event records", "Event waits",
@@ -96,36 +96,36 @@ int md_streams(const json_t *p, FILE *out)
 
 	fputs("### Streams\n\n", out);
 	if (json_array_size(rows)) {
-		struct md_table *t = md_table_new(12, head, "lrrrrrrrrrrr");
+		struct gp_md_table *t = gp_md_table_new(12, head, "lrrrrrrrrrrr");
 
 		json_array_foreach(rows, i, s) {
 			if (!t)
 				break;
-			md_table_cell(t, "%s", md_str(s, "stream"));
-			md_table_cell(t, "%s", md_n(n, s, "created"));
-			md_table_cell(t, "%s", md_n(n, s, "destroyed"));
-			md_table_cell(t, "%s", md_n(n, s, "kernels"));
-			md_table_cell(t, "%s", md_n(n, s, "graph_launches"));
-			md_table_cell(t, "%s", md_n(n, s, "copies"));
-			md_table_cell(t, "%s", md_n(n, s, "copy_bytes"));
-			md_table_cell(t, "%s", md_n(n, s, "memsets"));
-			md_table_cell(t, "%s", md_n(n, s, "event_records"));
-			md_table_cell(t, "%s", md_n(n, s, "event_waits"));
-			md_table_cell(t, "%s", md_n(n, s, "sync_calls"));
-			md_table_cell(t, "%s", md_n(n, s, "sync_ns"));
+			gp_md_table_cell(t, "%s", gp_md_str(s, "stream"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, s, "created"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, s, "destroyed"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, s, "kernels"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, s, "graph_launches"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, s, "copies"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, s, "copy_bytes"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, s, "memsets"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, s, "event_records"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, s, "event_waits"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, s, "sync_calls"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, s, "sync_ns"));
 		}
-		err = md_flush_table(t, out);
+		err = gp_md_flush_table(t, out);
 		fputc('\n', out);
 	} else {
 		fputs("No stream activity.\n\n", out);
 	}
 	fprintf(out, "Events: %s created, %s destroyed, %s recorded; %s cudaEventSynchronize calls blocked %s ns.\n\n",
-		md_n(n, ev, "created"), md_n(n2, ev, "destroyed"), md_n(n3, ev, "records"),
-		md_n(n4, ev, "sync_calls"), md_n(n5, ev, "sync_ns"));
+		gp_md_n(n, ev, "created"), gp_md_n(n2, ev, "destroyed"), gp_md_n(n3, ev, "records"),
+		gp_md_n(n4, ev, "sync_calls"), gp_md_n(n5, ev, "sync_ns"));
 	return err;
 }
 
-int md_threads(const json_t *doc, const json_t *p, FILE *out)
+int gp_md_threads(const json_t *doc, const json_t *p, FILE *out)
 {
 	static const char *const head[] = { "TID", "Name", "GPU calls", "Errors", "In calls (ns)", "CPU (ns)",
 					    "Off-CPU (ns)", "Vol. sw.", "Invol. sw.", "Minor flt", "Major flt",
@@ -140,7 +140,7 @@ int md_threads(const json_t *doc, const json_t *p, FILE *out)
 		return 0;
 	}
 
-	struct md_table *t = md_table_new(13, head, "llrrrrrrrrrlr");
+	struct gp_md_table *t = gp_md_table_new(13, head, "llrrrrrrrrrlr");
 
 	json_array_foreach(rows, i, th) {
 		if (!t)
@@ -148,30 +148,30 @@ int md_threads(const json_t *doc, const json_t *p, FILE *out)
 		bool cpu = json_is_integer(json_object_get(th, "cpu_ns"));
 		bool faults = json_is_integer(json_object_get(th, "minor_faults"));
 
-		md_table_cell(t, "%lld", (long long)md_int(th, "tid"));
-		md_table_cell(t, "%s", md_str(th, "name"));
-		md_table_cell(t, "%s", md_n(n, th, "calls"));
-		md_table_cell(t, "%s", md_n(n, th, "errors"));
-		md_table_cell(t, "%s", md_n(n, th, "host_ns"));
-		md_table_cell(t, "%s", cpu ? md_n(n, th, "cpu_ns") : "—");
-		md_table_cell(t, "%s", cpu ? md_n(n, th, "offcpu_ns") : "—");
-		md_table_cell(t, "%s", cpu ? md_n(n, th, "voluntary_switches") : "—");
-		md_table_cell(t, "%s", cpu ? md_n(n, th, "involuntary_switches") : "—");
-		md_table_cell(t, "%s", faults ? md_n(n, th, "minor_faults") : "—");
-		md_table_cell(t, "%s", faults ? md_n(n, th, "major_faults") : "—");
+		gp_md_table_cell(t, "%lld", (long long)gp_md_int(th, "tid"));
+		gp_md_table_cell(t, "%s", gp_md_str(th, "name"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, th, "calls"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, th, "errors"));
+		gp_md_table_cell(t, "%s", gp_md_n(n, th, "host_ns"));
+		gp_md_table_cell(t, "%s", cpu ? gp_md_n(n, th, "cpu_ns") : "—");
+		gp_md_table_cell(t, "%s", cpu ? gp_md_n(n, th, "offcpu_ns") : "—");
+		gp_md_table_cell(t, "%s", cpu ? gp_md_n(n, th, "voluntary_switches") : "—");
+		gp_md_table_cell(t, "%s", cpu ? gp_md_n(n, th, "involuntary_switches") : "—");
+		gp_md_table_cell(t, "%s", faults ? gp_md_n(n, th, "minor_faults") : "—");
+		gp_md_table_cell(t, "%s", faults ? gp_md_n(n, th, "major_faults") : "—");
 		if (cpu) {
 			char from[48], to[48];
 
-			md_rel_time(from, sizeof(from), doc, md_int(th, "window_start_mono_ns"));
-			md_rel_time(to, sizeof(to), doc, md_int(th, "window_end_mono_ns"));
+			gp_md_rel_time(from, sizeof(from), doc, gp_md_int(th, "window_start_mono_ns"));
+			gp_md_rel_time(to, sizeof(to), doc, gp_md_int(th, "window_end_mono_ns"));
 			snprintf(window, sizeof(window), "%s%s – %s%s", from,
-				 md_bool(th, "started_in_window") ? " (created)" : "", to,
-				 md_bool(th, "exited") ? " (exited)" : "");
+				 gp_md_bool(th, "started_in_window") ? " (created)" : "", to,
+				 gp_md_bool(th, "exited") ? " (exited)" : "");
 		}
-		md_table_cell(t, "%s", cpu ? window : "—");
-		md_table_cell(t, "%lld", (long long)md_int(th, "device"));
+		gp_md_table_cell(t, "%s", cpu ? window : "—");
+		gp_md_table_cell(t, "%lld", (long long)gp_md_int(th, "device"));
 	}
-	int err = md_flush_table(t, out);
+	int err = gp_md_flush_table(t, out);
 
 	fputs("\nGPU calls, errors, \"in calls\": its traced calls and the host time in them. CPU, off-CPU, "
 	      "switches and faults: over its window (from attach or its creation to its exit or the end). "

@@ -6,34 +6,34 @@
 
 /* The builders of report_doc*.c take (d, p): the window is the CPU section's alone. */
 #define WINDOWLESS(fn)                                                                              \
-	static json_t *fn##_w(struct doc *d, const struct gp_process *p, __u64 from, __u64 to)     \
+	static json_t *fn##_w(struct gp_doc *d, const struct gp_process *p, __u64 from, __u64 to)     \
 	{                                                                                           \
 		(void)from;                                                                         \
 		(void)to;                                                                           \
 		return fn(d, p);                                                                    \
 	}
-WINDOWLESS(doc_api)
-WINDOWLESS(doc_nested_api)
-WINDOWLESS(doc_gpu_work)
-WINDOWLESS(doc_transfers)
-WINDOWLESS(doc_memsets)
-WINDOWLESS(doc_memory)
-WINDOWLESS(doc_kernels)
-WINDOWLESS(doc_graphs)
-WINDOWLESS(doc_nccl)
-WINDOWLESS(doc_streams)
-WINDOWLESS(doc_events)
-WINDOWLESS(doc_threads)
-WINDOWLESS(doc_stacks)
+WINDOWLESS(gp_doc_api)
+WINDOWLESS(gp_doc_nested_api)
+WINDOWLESS(gp_doc_gpu_work)
+WINDOWLESS(gp_doc_transfers)
+WINDOWLESS(gp_doc_memsets)
+WINDOWLESS(gp_doc_memory)
+WINDOWLESS(gp_doc_kernels)
+WINDOWLESS(gp_doc_graphs)
+WINDOWLESS(gp_doc_nccl)
+WINDOWLESS(gp_doc_streams)
+WINDOWLESS(gp_doc_events)
+WINDOWLESS(gp_doc_threads)
+WINDOWLESS(gp_doc_stacks)
 #undef WINDOWLESS
 
 /* Inner calls left out with an outer call that never returned (nesting.c). */
-static json_t *nested_left_out(struct doc *d, const struct gp_process *p, __u64 from, __u64 to)
+static json_t *nested_left_out(struct gp_doc *d, const struct gp_process *p, __u64 from, __u64 to)
 {
 	(void)d;
 	(void)from;
 	(void)to;
-	return j_u64(p->nested_left_out + p->nwaiting);
+	return gp_j_u64(p->nested_left_out + p->nwaiting);
 }
 
 /* report.md's renderers that need only the process (most). */
@@ -43,33 +43,33 @@ static json_t *nested_left_out(struct doc *d, const struct gp_process *p, __u64 
 		(void)doc;                                                                          \
 		return fn(p, out);                                                                  \
 	}
-PROCESS_ONLY(md_nested)
-PROCESS_ONLY(md_gpu_work)
-PROCESS_ONLY(md_kernels)
-PROCESS_ONLY(md_nccl)
-PROCESS_ONLY(md_stacks)
-PROCESS_ONLY(md_streams)
-PROCESS_ONLY(md_cpu)
+PROCESS_ONLY(gp_md_nested)
+PROCESS_ONLY(gp_md_gpu_work)
+PROCESS_ONLY(gp_md_kernels)
+PROCESS_ONLY(gp_md_nccl)
+PROCESS_ONLY(gp_md_stacks)
+PROCESS_ONLY(gp_md_streams)
+PROCESS_ONLY(gp_md_cpu)
 #undef PROCESS_ONLY
 
 const struct gp_report_section gp_report_sections[] = {
 	/* key               build                render          md order */
-	{ "cuda_api",        doc_api_w,           md_api_table,   1 },
-	{ NULL,              NULL,                md_errors,      3 }, /* from cuda_api */
-	{ "nested_api",      doc_nested_api_w,    md_nested_r,    2 },
+	{ "cuda_api",        gp_doc_api_w,           gp_md_api_table,   1 },
+	{ NULL,              NULL,                gp_md_errors,      3 }, /* from cuda_api */
+	{ "nested_api",      gp_doc_nested_api_w,    gp_md_nested_r,    2 },
 	{ "nested_left_out", nested_left_out,     NULL,           0 }, /* said by the nested section */
-	{ "gpu_work",        doc_gpu_work_w,      md_gpu_work_r,  4 },
-	{ "transfers",       doc_transfers_w,     md_transfers,   5 },
-	{ "memsets",         doc_memsets_w,       NULL,           0 }, /* shown with the transfers */
-	{ "memory",          doc_memory_w,        md_memory,      6 },
-	{ "kernels",         doc_kernels_w,       md_kernels_r,   7 },
-	{ "graph_launches",  doc_graphs_w,        NULL,           0 }, /* shown with the kernels */
-	{ "nccl",            doc_nccl_w,          md_nccl_r,      8 },
-	{ "streams",         doc_streams_w,       md_streams_r,   10 },
-	{ "events",          doc_events_w,        NULL,           0 }, /* shown with the streams */
-	{ "cpu",             doc_cpu,             md_cpu_r,       11 },
-	{ "threads",         doc_threads_w,       md_threads,     12 },
-	{ "stacks",          doc_stacks_w,        md_stacks_r,    9 },
+	{ "gpu_work",        gp_doc_gpu_work_w,      gp_md_gpu_work_r,  4 },
+	{ "transfers",       gp_doc_transfers_w,     gp_md_transfers,   5 },
+	{ "memsets",         gp_doc_memsets_w,       NULL,           0 }, /* shown with the transfers */
+	{ "memory",          gp_doc_memory_w,        gp_md_memory,      6 },
+	{ "kernels",         gp_doc_kernels_w,       gp_md_kernels_r,   7 },
+	{ "graph_launches",  gp_doc_graphs_w,        NULL,           0 }, /* shown with the kernels */
+	{ "nccl",            gp_doc_nccl_w,          gp_md_nccl_r,      8 },
+	{ "streams",         gp_doc_streams_w,       gp_md_streams_r,   10 },
+	{ "events",          gp_doc_events_w,        NULL,           0 }, /* shown with the streams */
+	{ "cpu",             gp_doc_cpu,             gp_md_cpu_r,       11 },
+	{ "threads",         gp_doc_threads_w,       gp_md_threads,     12 },
+	{ "stacks",          gp_doc_stacks_w,        gp_md_stacks_r,    9 },
 };
 const size_t gp_report_nsections = sizeof(gp_report_sections) / sizeof(gp_report_sections[0]);
 

@@ -13,13 +13,13 @@
 #include <jansson.h>
 #include <linux/types.h>
 
-struct doc;
+struct gp_doc;
 struct gp_process;
 
 struct gp_report_section {
 	const char *key; /* the member of processes[]; NULL: report.md only, from other members */
 	/* the member's value ([from, to): the process's traced window); NULL with key NULL */
-	json_t *(*build)(struct doc *d, const struct gp_process *p, __u64 from, __u64 to);
+	json_t *(*build)(struct gp_doc *d, const struct gp_process *p, __u64 from, __u64 to);
 	/* report.md's section; NULL: in report.json only (or shown by another section) */
 	int (*render)(const json_t *doc, const json_t *p, FILE *out);
 	unsigned md_order; /* report.md renders sections by this, 1 first (0: not rendered) */

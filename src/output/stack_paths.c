@@ -131,7 +131,7 @@ static int process_paths(const struct gp_model *m, const struct gp_process *p, s
 	size_t n;
 	int err = 0;
 
-	v = sorted_stacks(p, &n);
+	v = gp_doc_sorted_stacks(p, &n);
 	if (!n)
 		return 0;
 	if (!v)

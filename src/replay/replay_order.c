@@ -33,7 +33,7 @@ struct order {
 	int ordinals[3][3];       /* [robj kind][stream kind] */
 };
 
-static int obj_new(struct order *o, enum gp_robj_kind kind, int skind, __u64 handle, int device)
+static int gp_doc_obj_new(struct order *o, enum gp_robj_kind kind, int skind, __u64 handle, int device)
 {
 	struct gp_rprocess *p = o->p;
 
@@ -75,7 +75,7 @@ static int stream_obj(struct order *o, __u64 key, int device)
 
 	if (obj >= 0)
 		return obj;
-	obj = obj_new(o, GP_ROBJ_STREAM,
+	obj = gp_doc_obj_new(o, GP_ROBJ_STREAM,
 		      key == GP_STREAM_KEY_LEGACY ? GP_RSTREAM_LEGACY
 		      : (key & GP_STREAM_KEY_PER_THREAD) ? GP_RSTREAM_PER_THREAD : GP_RSTREAM_HANDLE,
 		      key, device);
@@ -90,7 +90,7 @@ static int event_obj(struct order *o, __u64 handle, int device)
 
 	if (obj >= 0)
 		return obj;
-	obj = obj_new(o, GP_ROBJ_EVENT, 0, handle, device);
+	obj = gp_doc_obj_new(o, GP_ROBJ_EVENT, 0, handle, device);
 	if (obj >= 0 && map_put(&o->events, handle, obj))
 		return -ENOMEM;
 	return obj;
@@ -191,7 +191,7 @@ static int link_op(struct order *o, const struct gp_rraw *r, struct gp_rop *op, 
 	switch (r->kind) {
 	case GP_RRAW_ALLOC: {
 		struct memnode *n = malloc(sizeof(*n));
-		int m = obj_new(o, GP_ROBJ_MEM, 0, r->addr[0], device);
+		int m = gp_doc_obj_new(o, GP_ROBJ_MEM, 0, r->addr[0], device);
 
 		if (!n || m < 0) {
 			free(n);
@@ -300,7 +300,7 @@ static int link_op(struct order *o, const struct gp_rraw *r, struct gp_rop *op, 
 static int created(struct order *o, const struct gp_rraw *r, int device)
 {
 	bool stream = r->kind == GP_RRAW_STREAM_CREATE;
-	int obj = obj_new(o, stream ? GP_ROBJ_STREAM : GP_ROBJ_EVENT, stream ? GP_RSTREAM_HANDLE : 0, r->handle,
+	int obj = gp_doc_obj_new(o, stream ? GP_ROBJ_STREAM : GP_ROBJ_EVENT, stream ? GP_RSTREAM_HANDLE : 0, r->handle,
 			  device);
 
 	if (obj < 0)

@@ -112,7 +112,7 @@ static int launched_kernel(struct gp_rbproc *bp, const struct gp_process *mp)
 		__u64 *v = realloc(bp->kcalls, mp->nkernels * sizeof(*v));
 
 		if (!v)
-			return -1;
+			return -ENOMEM;
 		memset(v + bp->kcalls_n, 0, (mp->nkernels - bp->kcalls_n) * sizeof(*v));
 		bp->kcalls = v;
 		bp->kcalls_n = mp->nkernels;
@@ -329,8 +329,8 @@ static void rbuild_release(struct gp_rbuild *b)
 		free(bp);
 	}
 	free(b->procs);
-	gp_model__free(b->model);
-	gp_answers__free(b->answers);
+	gp_model_free(b->model);
+	gp_answers_free(b->answers);
 }
 
 int gp_rplan_build(const struct gp_op_source *src, const struct gp_kernel_times *kt, struct gp_rplan *plan,
@@ -349,7 +349,7 @@ int gp_rplan_build(const struct gp_op_source *src, const struct gp_kernel_times 
 		return -ENOMEM;
 	res = gp_answers_resolver(b.answers);
 	if (!(b.model = gp_model_new(&res))) {
-		gp_answers__free(b.answers);
+		gp_answers_free(b.answers);
 		return -ENOMEM;
 	}
 	while ((rc = src->next(src->ctx, &op, &data, &len)) > 0) {

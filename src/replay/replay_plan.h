@@ -73,7 +73,7 @@ struct gp_rop {
 	__u64 off[2];       /* offsets into mem[] */
 	bool async;         /* returns before the work is done */
 	bool legacy_sync;   /* a synchronous copy or memset on its default stream */
-	__u8 dir, hostmem;  /* copies: enum gp_dir, enum gp_hostmem (model/model_internal.h) */
+	__u8 dir, hostmem;  /* copies: enum gp_dir, enum gp_hostmem (model/view.h) */
 	__u64 bytes;        /* copies, memsets, allocations */
 	int kernel;         /* index into the process's kernels */
 	int device;         /* set device */

@@ -169,7 +169,7 @@ void gp_budget_finish(struct gp_budget *b)
 		gp_model_set_sampling(b->model, &b->duty->report);
 }
 
-void gp_budget_free(struct gp_budget *b)
+void gp_budget_release(struct gp_budget *b)
 {
 	free(b->duty);
 	gp_agg_free(b->agg);

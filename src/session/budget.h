@@ -61,6 +61,6 @@ void gp_budget_detached(struct gp_budget *b);
 /* The last records are drained: the aggregates' final totals. */
 void gp_budget_finish(struct gp_budget *b);
 
-void gp_budget_free(struct gp_budget *b);
+void gp_budget_release(struct gp_budget *b);
 
 #endif

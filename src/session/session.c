@@ -113,19 +113,19 @@ static int finish(struct session *s, int loop_err, enum gp_stop_reason why, int 
 
 static void cleanup(struct session *s)
 {
-	gp_uprobes_free(&s->probes);
+	gp_uprobes_release(&s->probes);
 	if (s->collector_ready)
-		gp_collector_fini(&s->collector);
+		gp_collector_release(&s->collector);
 	gp_loop_free(s->loop);
-	gp_bpf_free(&s->bpf);
-	gp_procs_free(&s->procs);
-	gp_files_free(&s->files);
-	gp_cpu_accounts__free(s->cpu);
-	gp_budget_free(&s->budget);
+	gp_bpf_release(&s->bpf);
+	gp_procs_release(&s->procs);
+	gp_files_release(&s->files);
+	gp_cpu_accounts_free(s->cpu);
+	gp_budget_release(&s->budget);
 	gp_capture_live_abort(&s->capture); /* still open: the session failed before its end */
 	gp_timeline_session_abort(s->timeline, s->model); /* closed (NULL) when the reports were written */
-	gp_model__free(s->model);
-	gp_symbolizer__free(s->sym);
+	gp_model_free(s->model);
+	gp_symbolizer_free(s->sym);
 	gp_launch_abort(&s->targets.launch);
 }
 

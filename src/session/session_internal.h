@@ -53,7 +53,7 @@ static inline __u64 gp_clock_ns(clockid_t clk)
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
-/* session_setup.c: the model and what observes it, then everything the loop needs. 0, or -1 after a message. */
+/* session_setup.c: the model and what observes it, then everything the loop needs. 0, or -errno after a message. */
 int gp_session_open_model(struct session *s);
 int gp_session_prepare(struct session *s);
 

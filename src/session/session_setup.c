@@ -65,11 +65,12 @@ static void set_session_info(struct session *s)
 	gp_model_set_session(s->model, &info);
 }
 
-/* The model and what observes it: the resolver, the capture, the timeline. 0, or -1 after a message. */
+/* The model and what observes it: the resolver, the capture, the timeline. 0, or -errno after a message. */
 int gp_session_open_model(struct session *s)
 {
 	const struct gp_options *o = s->opt;
 	struct gp_resolver resolver;
+	int err;
 
 	s->sym = gp_symbolizer_new();
 	resolver = (struct gp_resolver){ .ctx = s->sym, .kernel_name = gp_symbolizer_kernel_name,
@@ -79,8 +80,8 @@ int gp_session_open_model(struct session *s)
 		char path[PATH_MAX];
 
 		snprintf(path, sizeof(path), "%s/capture.gpz", o->out_dir);
-		if (gp_capture_live_open(&s->capture, o->record_path ? o->record_path : path, &resolver))
-			return -1;
+		if ((err = gp_capture_live_open(&s->capture, o->record_path ? o->record_path : path, &resolver)))
+			return err;
 	}
 	s->model = s->sym ? gp_model_new(&resolver) : NULL;
 	if (s->model) {
@@ -93,12 +94,12 @@ int gp_session_open_model(struct session *s)
 	s->cpu = s->model ? gp_cpu_accounts_new(s->model) : NULL;
 	if (!s->cpu) {
 		gp_err("out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	return 0;
 }
 
-/* BPF, probes, aggregates and the budget, files, processes, the ring, the loop. 0, or -1 after a message. */
+/* BPF, probes, aggregates and the budget, files, processes, the ring, the loop. 0, or -errno after a message. */
 int gp_session_prepare(struct session *s)
 {
 	const struct gp_options *o = s->opt;
@@ -110,8 +111,8 @@ int gp_session_prepare(struct session *s)
 	double hit;
 	int err;
 
-	if (gp_bpf_load(&s->bpf, &bo) || gp_bpf_set_scope(&s->bpf, scope_flags(o), o->names, o->nnames))
-		return -1;
+	if ((err = gp_bpf_load(&s->bpf, &bo)) || (err = gp_bpf_set_scope(&s->bpf, scope_flags(o), o->names, o->nnames)))
+		return err;
 	api = s->bpf.api;
 	gp_uprobes_init(&s->probes, api->progs.gp_api_enter, api->progs.gp_api_exit, s->bpf.multi);
 	s->probes.stacks = o->stacks;
@@ -124,12 +125,12 @@ int gp_session_prepare(struct session *s)
 	hit = gp_budget_measure_probe_cost(&s->budget, o->daemon);
 	if (s->probes.aggregate && !(s->budget.agg = gp_agg_new(bpf_map__fd(api->maps.api_agg), s->model))) {
 		gp_err("out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	/* always on: the probes' cost is watched, and the hot ones can be gated (an overhead budget) */
 	if (o->daemon && gp_budget_start_duty(&s->budget, hit > 0 ? hit + GP_PROGRAM_HIT_NS : 0)) {
 		gp_err("out of memory");
-		return -1;
+		return -ENOMEM;
 	}
 	if (o->aggregate && !s->probes.aggregate)
 		gp_notice("--aggregate is off: %s need%s a record per call (with --no-stacks --no-timeline it is on)",
@@ -145,15 +146,16 @@ int gp_session_prepare(struct session *s)
 	err = gp_collector_init(&s->collector, bpf_map__fd(api->maps.events), s->model, s->cpu);
 	if (err) {
 		gp_err("ring buffer: %s", strerror(-err));
-		return -1;
+		return err;
 	}
 	s->collector.on_proc = gp_session_on_proc;
 	s->collector.proc_ctx = s;
 	s->collector_ready = true;
 	s->loop = gp_loop_new(o->duration_s, o->poll_ms, ring_buffer__epoll_fd(s->collector.rb), &ops);
 	if (!s->loop) {
-		gp_err("event loop: %s", strerror(errno));
-		return -1;
+		err = -errno;
+		gp_err("event loop: %s", strerror(-err));
+		return err;
 	}
 	s->procs.loop = s->loop;
 	return 0;

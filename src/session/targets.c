@@ -29,29 +29,31 @@ static char proc_kind(pid_t pid)
 int gp_target_check_pid(pid_t pid)
 {
 	char maps[64];
-	int fd = pidfd_open(pid, 0);
+	int fd = pidfd_open(pid, 0), err;
 
 	if (fd < 0) {
-		if (errno == ESRCH)
+		err = -errno;
+		if (err == -ESRCH)
 			gp_err("pid %d: no such process", (int)pid);
 		else
-			gp_err("pid %d: %s", (int)pid, strerror(errno));
-		return -1;
+			gp_err("pid %d: %s", (int)pid, strerror(-err));
+		return err;
 	}
 	close(fd);
 	/* A process we may not read cannot be traced (and must not be probed). */
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
 	if (access(maps, R_OK)) {
-		gp_err("pid %d: cannot read %s: %s", (int)pid, maps, strerror(errno));
-		return -1;
+		err = -errno;
+		gp_err("pid %d: cannot read %s: %s", (int)pid, maps, strerror(-err));
+		return err;
 	}
 	switch (proc_kind(pid)) {
 	case 'K':
 		gp_err("pid %d: a kernel thread, it cannot use CUDA", (int)pid);
-		return -1;
+		return -EINVAL;
 	case 'Z':
 		gp_err("pid %d: has exited (a zombie not yet reaped): nothing left to trace", (int)pid);
-		return -1;
+		return -ESRCH;
 	}
 	return 0;
 }
@@ -62,13 +64,13 @@ static int launch_command(struct gp_targets *t)
 
 	if (err) {
 		gp_err("start %s: %s", t->launch.path, strerror(-err));
-		return -1;
+		return err;
 	}
 	t->launched = true;
-	if (gp_procs_admit(t->procs, t->launch.pid, GP_ADMIT_LAUNCHED, "launched", false) <= 0)
-		return -1; /* the held child sees the gate close and exits */
-	if (gp_launch_release(&t->launch))
-		return -1; /* it exits 126/127: reaped with the others */
+	err = gp_procs_admit(t->procs, t->launch.pid, GP_ADMIT_LAUNCHED, "launched", false);
+	if (err <= 0)
+		return err ? err : -ESRCH; /* the held child sees the gate close and exits */
+	return gp_launch_release(&t->launch); /* failed: it exits 126/127, reaped with the others */
 	return 0;
 }
 
@@ -80,7 +82,7 @@ static int scan(struct gp_targets *t, const char *const *names, int nnames)
 
 	if (n < 0) {
 		gp_err("read /proc: %s", strerror(-n));
-		return -1;
+		return n;
 	}
 	if (names && !n)
 		gp_notice("no process named %s%s %s: waiting for one to start (Ctrl-C to stop)", o->names[0],
@@ -98,12 +100,13 @@ static int scan(struct gp_targets *t, const char *const *names, int nnames)
 int gp_targets_admit(struct gp_targets *t)
 {
 	const struct gp_options *o = t->opt;
+	int err;
 
 	switch (o->mode) {
 	case GP_MODE_PID:
 		for (int i = 0; i < o->npids; i++)
-			if (gp_procs_admit(t->procs, o->pids[i], GP_ADMIT_RUNNING, "pid", false) < 0)
-				return -1;
+			if ((err = gp_procs_admit(t->procs, o->pids[i], GP_ADMIT_RUNNING, "pid", false)) < 0)
+				return err;
 		gp_notice("tracing %d process%s; Ctrl-C to stop", o->npids, o->npids > 1 ? "es" : "");
 		return 0;
 	case GP_MODE_NAME:
@@ -111,12 +114,12 @@ int gp_targets_admit(struct gp_targets *t)
 	case GP_MODE_ALL:
 		return scan(t, NULL, 0);
 	case GP_MODE_LAUNCH:
-		if (launch_command(t))
-			return -1;
+		if ((err = launch_command(t)))
+			return err;
 		gp_notice("tracing %s (pid %d) and what it starts", o->command[0], (int)t->launch.pid);
 		return 0;
 	}
-	return -1;
+	return -EINVAL;
 }
 
 static int wait_status(pid_t pid, int otherwise)

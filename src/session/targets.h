@@ -22,10 +22,10 @@ struct gp_targets {
 	bool launched; /* the command was started (its status is the session's) */
 };
 
-/* An explicit --pid must exist, be readable, and be a user process that lives. 0, or -1 after a message. */
+/* An explicit --pid must exist, be readable, and be a user process that lives. 0, or -errno after a message. */
 int gp_target_check_pid(pid_t pid);
 
-/* Admits the targets the options name (and starts the command). 0, or -1 after a message. */
+/* Admits the targets the options name (and starts the command). 0, or -errno after a message. */
 int gp_targets_admit(struct gp_targets *t);
 
 /* With -- CMD: the command's own status, waiting for it if tracing stopped first; else status. */

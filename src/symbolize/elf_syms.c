@@ -247,7 +247,7 @@ out:
 	return err;
 }
 
-struct gp_elf_syms *gp_elf_syms__open(const char *path)
+struct gp_elf_syms *gp_elf_syms_open(const char *path)
 {
 	struct gp_elf_syms *e = NULL;
 	Elf *elf = NULL;
@@ -296,14 +296,14 @@ out:
 		elf_end(elf);
 	close(fd);
 	if (err) {
-		gp_elf_syms__free(e);
+		gp_elf_syms_free(e);
 		errno = -err;
 		return NULL;
 	}
 	return e;
 }
 
-void gp_elf_syms__free(struct gp_elf_syms *e)
+void gp_elf_syms_free(struct gp_elf_syms *e)
 {
 	if (!e)
 		return;

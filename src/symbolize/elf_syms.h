@@ -47,8 +47,8 @@ struct gp_elf_syms {
 };
 
 /* Reads path (any ELF). NULL and errno on failure (ENOEXEC: not an ELF). */
-struct gp_elf_syms *gp_elf_syms__open(const char *path);
-void gp_elf_syms__free(struct gp_elf_syms *e);
+struct gp_elf_syms *gp_elf_syms_open(const char *path);
+void gp_elf_syms_free(struct gp_elf_syms *e);
 
 /* Defined function named name; a global one when both exist. NULL if none. */
 const struct gp_elf_sym *gp_elf_syms_find(const struct gp_elf_syms *e, const char *name);

@@ -65,7 +65,7 @@ int gp_perf_map_parse(const char *text, size_t len, struct gp_perf_map **out)
 			struct gp_perf_sym *v = realloc(m->v, nc * sizeof(*v));
 
 			if (!v) {
-				gp_perf_map__free(m);
+				gp_perf_map_free(m);
 				return -ENOMEM;
 			}
 			m->v = v;
@@ -167,7 +167,7 @@ int gp_perf_map_read(pid_t pid, struct gp_perf_map **out)
 	return err;
 }
 
-void gp_perf_map__free(struct gp_perf_map *m)
+void gp_perf_map_free(struct gp_perf_map *m)
 {
 	if (!m)
 		return;

@@ -32,7 +32,7 @@ int gp_perf_map_parse(const char *text, size_t len, struct gp_perf_map **out);
  * regular file, never through a symbolic link. 0 or -errno (-ENOENT: none).
  */
 int gp_perf_map_read(pid_t pid, struct gp_perf_map **out);
-void gp_perf_map__free(struct gp_perf_map *m);
+void gp_perf_map_free(struct gp_perf_map *m);
 
 /* The function containing addr, or NULL. */
 const struct gp_perf_sym *gp_perf_map_find(const struct gp_perf_map *m, __u64 addr);

@@ -66,7 +66,7 @@ int gp_maps_parse(pid_t pid, const char *text, size_t len, struct gp_maps **out)
 	m->v = calloc(lines + 1, sizeof(*m->v));
 	m->paths = malloc(len + 1);
 	if (!m->v || !m->paths) {
-		gp_maps__free(m);
+		gp_maps_free(m);
 		return -ENOMEM;
 	}
 	for (p = text; p < end;) {
@@ -145,7 +145,7 @@ int gp_maps_dup(const struct gp_maps *from, pid_t pid, struct gp_maps **out)
 	m->v = calloc(from->n + 1, sizeof(*m->v));
 	m->paths = malloc(pool + 1);
 	if (!m->v || !m->paths) {
-		gp_maps__free(m);
+		gp_maps_free(m);
 		return -ENOMEM;
 	}
 	memcpy(m->paths, from->paths, pool);
@@ -157,7 +157,7 @@ int gp_maps_dup(const struct gp_maps *from, pid_t pid, struct gp_maps **out)
 	return 0;
 }
 
-void gp_maps__free(struct gp_maps *m)
+void gp_maps_free(struct gp_maps *m)
 {
 	if (!m)
 		return;

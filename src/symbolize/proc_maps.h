@@ -33,7 +33,7 @@ int gp_maps_read(pid_t pid, struct gp_maps **out);
 int gp_maps_parse(pid_t pid, const char *text, size_t len, struct gp_maps **out);
 /* A copy of from for process pid (a fork starts with its parent's mappings). 0 or -errno. */
 int gp_maps_dup(const struct gp_maps *from, pid_t pid, struct gp_maps **out);
-void gp_maps__free(struct gp_maps *m);
+void gp_maps_free(struct gp_maps *m);
 
 /* The mapping that contains addr, or NULL. */
 const struct gp_map *gp_maps_find(const struct gp_maps *m, __u64 addr);

@@ -60,18 +60,18 @@ struct gp_symbolizer *gp_symbolizer_new(void)
 	return calloc(1, sizeof(struct gp_symbolizer));
 }
 
-void gp_symbolizer__free(struct gp_symbolizer *s)
+void gp_symbolizer_free(struct gp_symbolizer *s)
 {
 	size_t i;
 
 	if (!s)
 		return;
 	for (i = 0; i < s->nprocs; i++) {
-		gp_maps__free(s->procs[i].maps);
-		gp_perf_map__free(s->procs[i].perf);
+		gp_maps_free(s->procs[i].maps);
+		gp_perf_map_free(s->procs[i].perf);
 	}
 	for (i = 0; i < s->nfiles; i++)
-		gp_elf_syms__free(s->files[i].elf);
+		gp_elf_syms_free(s->files[i].elf);
 	free(s->procs);
 	free(s->files);
 	free(s);
@@ -96,7 +96,7 @@ static int keep_snapshot(struct gp_symbolizer *s, pid_t pid, struct gp_maps *map
 			struct sym_proc *np = realloc(s->procs, nc * sizeof(*np));
 
 			if (!np) {
-				gp_maps__free(maps);
+				gp_maps_free(maps);
 				return -ENOMEM;
 			}
 			s->procs = np;
@@ -106,7 +106,7 @@ static int keep_snapshot(struct gp_symbolizer *s, pid_t pid, struct gp_maps *map
 		memset(p, 0, sizeof(*p));
 		p->pid = pid;
 	}
-	gp_maps__free(p->maps);
+	gp_maps_free(p->maps);
 	p->maps = maps;
 	p->snap_ns = now_ns();
 	if (s->on_snapshot)
@@ -134,7 +134,7 @@ int gp_symbolizer_snapshot(struct gp_symbolizer *s, pid_t pid)
 		 * An exiting process has no maps left: keep what we saw while it
 		 * lived. (A first snapshot may be empty: a kernel thread.)
 		 */
-		gp_maps__free(maps);
+		gp_maps_free(maps);
 		return -ESRCH;
 	}
 	return keep_snapshot(s, pid, maps);
@@ -211,15 +211,15 @@ const struct gp_elf_syms *gp_symbolizer_elf(struct gp_symbolizer *s, pid_t pid,
 	/* map_files reaches the very file mapped (deleted, or in another mount namespace). */
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
-	f->elf = gp_elf_syms__open(path);
+	f->elf = gp_elf_syms_open(path);
 	if (!f->elf) {
 		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
-		f->elf = gp_elf_syms__open(path);
+		f->elf = gp_elf_syms_open(path);
 	}
 	if (!f->elf) {
-		f->elf = gp_elf_syms__open(strcpy(path, m->path));
+		f->elf = gp_elf_syms_open(strcpy(path, m->path));
 		if (f->elf && f->elf->ino != m->inode) { /* replaced since it was mapped: not its symbols */
-			gp_elf_syms__free(f->elf);
+			gp_elf_syms_free(f->elf);
 			f->elf = NULL;
 		}
 	}
@@ -247,8 +247,8 @@ const struct gp_elf_syms *gp_symbolizer_elf_file(struct gp_symbolizer *s, const 
 		return f->elf;
 	}
 	/* first sight, or rewritten in place since it was read */
-	gp_elf_syms__free(f->elf);
-	f->elf = gp_elf_syms__open(path);
+	gp_elf_syms_free(f->elf);
+	f->elf = gp_elf_syms_open(path);
 	f->mtime_ns = mtime;
 	if (!f->elf)
 		errno = ENOENT;
@@ -432,7 +432,7 @@ static const struct gp_perf_map *perf_map_of(struct sym_proc *p, bool refresh)
 		return p->perf;
 	p->perf_ns = now;
 	if (gp_perf_map_read(p->pid, &pm) == 0) {
-		gp_perf_map__free(p->perf);
+		gp_perf_map_free(p->perf);
 		p->perf = pm; /* a process gone keeps the map read while it lived */
 	}
 	return p->perf;

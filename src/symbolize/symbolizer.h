@@ -27,7 +27,7 @@ struct gp_sym_result {
 };
 
 struct gp_symbolizer *gp_symbolizer_new(void);
-void gp_symbolizer__free(struct gp_symbolizer *s);
+void gp_symbolizer_free(struct gp_symbolizer *s);
 
 /*
  * Snapshot (or re-snapshot) pid's maps. 0 or -errno; -ESRCH when the process

@@ -106,8 +106,8 @@ static void report(const char *path)
 	gp_report_md_write(m, devnull);
 	write_stack_files(m);
 out:
-	gp_model__free(m);
-	gp_answers__free(as);
+	gp_model_free(m);
+	gp_answers_free(as);
 	gp_capture_close(r);
 }
 

@@ -270,7 +270,7 @@ static void write_capture(const char *path, unsigned rounds, bool stacks)
 	gp_model_set_tap(m, NULL);
 	if (gp_capture_writer_close(w, NULL))
 		die("writing a capture failed");
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static unsigned char *slurp(const char *path, size_t *len)

@@ -99,7 +99,7 @@ static void pageable_measured(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_array_get(ev(r, "pageable-copies", "directions"), 0),
 								"ratio_source")), "measured");
 	json_decref(r);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 /* Without pinned copies to compare with, the ratio is assumed (0.4). */
@@ -115,7 +115,7 @@ static void pageable_assumed(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_array_get(ev(r, "pageable-copies", "directions"), 0),
 								"ratio_source")), "assumed");
 	json_decref(r);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 /* Synchronous pinned copies of 1 ms with 0.4 ms of host work between them: min(T, O). */
@@ -138,7 +138,7 @@ static void sync_copies_against_outside_time(void **state)
 	assert_int_equal(impact(r, "sync-copies"), json_integer_value(ev(r, "sync-copies", "outside_ns")));
 	assert_true(impact(r, "sync-copies") >= 9 * 400000 && impact(r, "sync-copies") < 9 * 400000 + 200000);
 	json_decref(r);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 /* A launch, a synchronisation that waits for it, then two that wait for nothing new. */
@@ -165,7 +165,7 @@ static void redundant_syncs_exact(void **state)
 	/* the waiting ones are sync-wait's, which the host's few outside nanoseconds keep under the threshold */
 	assert_int_equal(impact(r, "sync-wait"), -1);
 	json_decref(r);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 /* 200 copies of 4 KiB at 60 us each, and 4 MiB copies of the same kind at 25 GB/s: the reference. */
@@ -184,7 +184,7 @@ static void small_copies_measured_reference(void **state)
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(ev(r, "small-copies", "rows"), 0), "calls")),
 			 200);
 	json_decref(r);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 /* 1,600 launches of 20 us, a synchronisation every 16 that waits 10 us: H − n × H / L. */
@@ -208,7 +208,7 @@ static void launch_bound(void **state)
 	assert_int_equal(impact(r, "launch-bound"), 1600 * 20000 - 100 * 20000);
 	assert_int_equal(json_integer_value(ev(r, "launch-bound", "sync_windows")), 100);
 	json_decref(r);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 /* 30 allocate/free pairs (peak 2 live with model()'s own): churn 30 − 2 + ... */
@@ -233,7 +233,7 @@ static void alloc_churn(void **state)
 	assert_int_equal(impact(r, "alloc-churn"),
 			 (long long)(29 * ((30 * 1000000.0 + 200) / 32)) + (long long)(29 * 500000.0));
 	json_decref(r);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 /* Repeated failures are reported whatever their time; a single one is not. */
@@ -256,7 +256,7 @@ static void failing_calls(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_array_get(ev(r, "failing-calls", "codes"), 0), "name")),
 			    "cudaErrorInvalidDevice");
 	json_decref(r);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 /* Below 100 us nothing is reported; a leak only once the process exited; ranking by impact. */
@@ -288,7 +288,7 @@ static void threshold_leak_and_ranking(void **state)
 			    json_integer_value(json_object_get(json_array_get(r, i), "impact_ns")));
 	assert_string_equal(json_string_value(json_object_get(json_array_get(r, json_array_size(r) - 1), "id")), "leak");
 	json_decref(r);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 int main(void)

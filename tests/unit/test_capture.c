@@ -294,8 +294,8 @@ static void unpack_rejects_invalid_encodings(void **state)
 
 		assert_int_equal(gp_capture_apply(m, as, GP_MOP_MAX, buf, 0), -EINVAL);
 		assert_int_equal(gp_capture_apply(m, as, GP_MOP_KERNEL_NAME, buf, 3), -EINVAL);
-		gp_answers__free(as);
-		gp_model__free(m);
+		gp_answers_free(as);
+		gp_model_free(m);
 	}
 }
 
@@ -785,9 +785,9 @@ static void load_equals_live(void **state)
 	assert_string_equal(b, a);
 	free(a);
 	free(b);
-	gp_model__free(live);
-	gp_model__free(loaded);
-	gp_answers__free(as);
+	gp_model_free(live);
+	gp_model_free(loaded);
+	gp_answers_free(as);
 	gp_capture_close(r);
 	unlink(path);
 }

@@ -7,6 +7,7 @@
  * a key given twice, syntax errors, all problems of a file told in one pass;
  * a missing or unreadable file; which changes need a restart.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -340,7 +341,7 @@ static void bad_values(void **state)
 		char text[256], want[1024];
 
 		snprintf(text, sizeof(text), "[%s]\n\n%s = %s\n", b->section, b->key, b->value);
-		assert_int_equal(load_text(text, &c), -1);
+		assert_int_equal(load_text(text, &c), -EINVAL);
 		snprintf(want, sizeof(want), "gpuprobed: %s:3: [%s] %s: %s\n", path, b->section, b->key, b->why);
 		assert_string_equal(err, want);
 	}
@@ -351,7 +352,7 @@ static void empty_value(void **state)
 	struct gp_daemon_config c;
 	char want[512];
 
-	assert_int_equal(load_text("[trace]\npoll_ms =\n", &c), -1);
+	assert_int_equal(load_text("[trace]\npoll_ms =\n", &c), -EINVAL);
 	snprintf(want, sizeof(want),
 		 "gpuprobed: %s:2: [trace] poll_ms: no value (see config/gpuprobed.conf for what it takes)\n", path);
 	assert_string_equal(err, want);
@@ -364,7 +365,7 @@ static void unknown_key_and_section(void **state)
 	struct gp_daemon_config c;
 	char want[1024];
 
-	assert_int_equal(load_text("[trace]\nstack = on\n[Trace]\nstacks = on\n[log]\nlevel = info\n", &c), -1);
+	assert_int_equal(load_text("[trace]\nstack = on\n[Trace]\nstacks = on\n[log]\nlevel = info\n", &c), -EINVAL);
 	snprintf(want, sizeof(want),
 		 "gpuprobed: %s:2: [trace] stack: unknown key (the keys of [trace]: stacks, timeline, aggregate, "
 		 "max_processes, max_stacks, ringbuf_mb, poll_ms, uprobe_multi, overhead_budget)\n"
@@ -379,7 +380,7 @@ static void key_outside_section(void **state)
 	struct gp_daemon_config c;
 	char want[512];
 
-	assert_int_equal(load_text("stacks = on\n", &c), -1);
+	assert_int_equal(load_text("stacks = on\n", &c), -EINVAL);
 	snprintf(want, sizeof(want), "gpuprobed: %s:1: stacks: a key before any [section] "
 		 "(sections: [metrics], [reports], [trace], [log])\n", path);
 	assert_string_equal(err, want);
@@ -390,7 +391,7 @@ static void duplicate_key(void **state)
 	struct gp_daemon_config c;
 	char want[512];
 
-	assert_int_equal(load_text("[trace]\nstacks = on\npoll_ms = 5\n\n[log]\n[trace]\nstacks = off\n", &c), -1);
+	assert_int_equal(load_text("[trace]\nstacks = on\npoll_ms = 5\n\n[log]\n[trace]\nstacks = off\n", &c), -EINVAL);
 	snprintf(want, sizeof(want),
 		 "gpuprobed: %s:7: [trace] stacks: given twice, on lines 2 and 7 (each key at most once)\n", path);
 	assert_string_equal(err, want);
@@ -402,7 +403,7 @@ static void syntax_errors(void **state)
 	char want[1024];
 
 	/* a line without '=', a header without ']', text after a header: all told */
-	assert_int_equal(load_text("[trace]\nstacks on\npoll_ms = 5\n[log\nlevel = info\n[log] x\n", &c), -1);
+	assert_int_equal(load_text("[trace]\nstacks on\npoll_ms = 5\n[log\nlevel = info\n[log] x\n", &c), -EINVAL);
 	snprintf(want, sizeof(want),
 		 "gpuprobed: %s:2: not a 'key = value' line or [section]\n"
 		 "gpuprobed: %s:4: '[log': a section header needs its closing ] "
@@ -418,7 +419,7 @@ static void long_line(void **state)
 	char text[1024], want[512];
 
 	snprintf(text, sizeof(text), "[reports]\nstate_dir = /%0400d\n", 0);
-	assert_int_equal(load_text(text, &c), -1);
+	assert_int_equal(load_text(text, &c), -EINVAL);
 	assert_int_equal(lines_of(err), 1);
 	snprintf(want, sizeof(want), "gpuprobed: %s:2: the line is longer than ", path);
 	assert_memory_equal(err, want, strlen(want));
@@ -429,7 +430,7 @@ static void every_problem_in_one_pass(void **state)
 	struct gp_daemon_config c;
 
 	assert_int_equal(load_text("[metrics]\nlisten = x\njob_label = y\n[trace]\nringbuf_mb = 3\npoll_ms = 0\n"
-				   "nonsense\n[log]\nlevel = loud\n", &c), -1);
+				   "nonsense\n[log]\nlevel = loud\n", &c), -EINVAL);
 	assert_int_equal(lines_of(err), 6);
 	assert_non_null(strstr(err, ":2: [metrics] listen: "));
 	assert_non_null(strstr(err, ":3: [metrics] job_label: "));
@@ -472,7 +473,7 @@ static void missing_file(void **state)
 	assert_string_equal(err, "");
 	assert_config_equal(&c, &d);
 
-	assert_int_equal(load_path(nope, false, &c), -1);
+	assert_int_equal(load_path(nope, false, &c), -ENOENT);
 	assert_string_equal(err, "gpuprobed: /nonexistent/gpuprobed.conf: cannot read: No such file or directory\n");
 }
 
@@ -482,7 +483,7 @@ static void unreadable_file(void **state)
 	char want[256];
 
 	/* a directory: fopen succeeds, reading fails (EISDIR), even as root; missing_ok does not hide it */
-	assert_int_equal(load_path("/tmp", true, &c), -1);
+	assert_int_equal(load_path("/tmp", true, &c), -EISDIR);
 	snprintf(want, sizeof(want), "gpuprobed: /tmp: cannot read: Is a directory\n");
 	assert_string_equal(err, want);
 }

@@ -253,7 +253,7 @@ static void per_process_samples(void **state)
 	/* each family once, its samples right after it */
 	assert_int_equal(count(t, "# TYPE gpuprobed_api_calls_total "), 1);
 	free(t);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void proc_counters(void **state)
@@ -275,7 +275,7 @@ static void proc_counters(void **state)
 	assert_null(strstr(t, "gpuprobed_process_cpu_seconds_total{pid=\"5000\""));
 	assert_null(strstr(t, "gpuprobed_process_page_faults_total{pid=\"5000\""));
 	free(t);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void job_ids(void **state)
@@ -293,7 +293,7 @@ static void job_ids(void **state)
 	t = render(m, GP_JOB_ENV, "SLURM_JOB", NULL);
 	ASSERT_LINE(t, "gpuprobed_device_memory_bytes{" P ",job_id=\"\"} 1048576");
 	free(t);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void reused_pid_once(void **state)
@@ -310,7 +310,7 @@ static void reused_pid_once(void **state)
 	assert_int_equal(count(t, "gpuprobed_process_exited{pid=\"6000\""), 1);
 	ASSERT_LINE(t, "gpuprobed_process_exited{pid=\"6000\",comm=\"w\"} 0");
 	free(t);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void daemon_samples(void **state)
@@ -366,7 +366,7 @@ static void daemon_samples(void **state)
 	ASSERT_LINE(t, "# TYPE gpuprobed_overhead_estimate_ratio gauge");
 	ASSERT_LINE(t, "gpuprobed_duty_cycle_ratio 1");
 	free(t);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 /* promtool check metrics: the page parses and passes its lint without a word. */
@@ -383,7 +383,7 @@ static void promtool_clean(void **state)
 		/* skipped with its reason: promtool comes from Debian's prometheus package (make deps) */
 		print_message("skipped: promtool is not installed (make deps installs the prometheus package), "
 			      "so the page's lint is not checked\n");
-		gp_model__free(m);
+		gp_model_free(m);
 		skip(); /* why: promtool is not installed (said above) */
 	}
 	for (int src = GP_JOB_NONE; src <= GP_JOB_ENV; src++) {
@@ -402,7 +402,7 @@ static void promtool_clean(void **state)
 			fail_msg("promtool check metrics (job source %d): %s\n--- page:\n%s", src, out, t);
 		free(t);
 	}
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 int main(void)

@@ -158,8 +158,8 @@ static void folds_like_records(void **state)
 		assert_int_equal(gp_model_api_aggregate(ma, &a), 0);
 		check_same(ma, mr, apis[k], 77, true);
 		assert_int_equal(gp_model_last_event_ns(ma), gp_model_last_event_ns(mr));
-		gp_model__free(ma);
-		gp_model__free(mr);
+		gp_model_free(ma);
+		gp_model_free(mr);
 	}
 }
 
@@ -201,8 +201,8 @@ static void deltas_add_up(void **state)
 	assert_int_equal(x->max, y->max);
 	assert_int_equal(proc(m1, T_PID)->api[GP_API_CUDA_LAUNCH_KERNEL]->errors,
 			 proc(m2, T_PID)->api[GP_API_CUDA_LAUNCH_KERNEL]->errors);
-	gp_model__free(m1);
-	gp_model__free(m2);
+	gp_model_free(m1);
+	gp_model_free(m2);
 }
 
 static void nested_aggregate_links(void **state)
@@ -235,8 +235,8 @@ static void nested_aggregate_links(void **state)
 	assert_int_equal(out_a->inner[0].api, GP_API_CU_LAUNCH_KERNEL);
 	assert_int_equal(out_a->inner[0].calls, out_r->inner[0].calls);
 	assert_int_equal(proc(ma, T_PID)->api_calls, 0);
-	gp_model__free(ma);
-	gp_model__free(mr);
+	gp_model_free(ma);
+	gp_model_free(mr);
 }
 
 /* The tap sees one api_aggregate operation, and applying it rebuilds the same numbers. */
@@ -275,8 +275,8 @@ static void replays_from_a_capture(void **state)
 	check_same(again, live, GP_API_CUDA_STREAM_SYNCHRONIZE, 3, false);
 	/* a payload of the wrong size is malformed */
 	assert_true(gp_capture_apply(again, NULL, t.op, t.data, t.len - 1) < 0);
-	gp_model__free(live);
-	gp_model__free(again);
+	gp_model_free(live);
+	gp_model_free(again);
 }
 
 static void bad_api_is_malformed(void **state)
@@ -287,7 +287,7 @@ static void bad_api_is_malformed(void **state)
 	a.api = GP_API_MAX;
 	assert_int_equal(gp_model_api_aggregate(m, &a), -EINVAL);
 	assert_int_equal(gp_model_drop_get(m, "malformed_records"), 1);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void stats_add_n_equals_n_adds(void **state)
@@ -352,7 +352,7 @@ static void bound_evicts_exited_then_idlest_live(void **state)
 	assert_int_equal(m->nprocs, 2);
 	assert_true(!m->procs[1]->comm || strcmp(m->procs[1]->comm, "idle"));
 	assert_int_equal(m->procs[1]->api[GP_API_CUDA_LAUNCH_KERNEL]->time.count, a.calls);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 int main(void)

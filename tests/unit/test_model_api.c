@@ -47,7 +47,7 @@ static void calls_times_and_error_codes(void **state)
 	assert_int_equal(p->api_calls, 13);
 	assert_int_equal(p->api_total_ns, 14530);
 	assert_null(p->api[GP_API_CUDA_MALLOC]);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void error_names(void **state)
@@ -92,7 +92,7 @@ static void malformed_records_are_counted(void **state)
 	assert_int_equal(m->nprocs, 0); /* nothing of them was kept */
 	feed(m, &good);
 	assert_int_equal(gp_model_drop_get(m, "malformed_records"), 7);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void processes_by_record_and_by_add(void **state)
@@ -119,7 +119,7 @@ static void processes_by_record_and_by_add(void **state)
 	assert_int_equal(proc(m, 77)->nlibs, 1);
 	assert_int_equal(gp_model_thread_name(m, 77, 80, "worker"), 0);
 	assert_string_equal(((struct gp_thread *)gp_u64map_get(&proc(m, 77)->threads, 80))->name, "worker");
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void drop_counters(void **state)
@@ -138,8 +138,8 @@ static void drop_counters(void **state)
 	assert_int_equal(gp_model_drop_get(m, "ringbuf_full"), 7);
 	assert_int_equal(gp_model_drop_get(m, "collector_parse"), 1);
 	assert_int_equal(m->ndrops, GP_BPF_DROP_MAX + 7);
-	gp_model__free(m);
-	gp_model__free(NULL);
+	gp_model_free(m);
+	gp_model_free(NULL);
 }
 
 static void probes(void **state)
@@ -151,7 +151,7 @@ static void probes(void **state)
 	assert_int_equal(gp_model_probe_hits(m, 4, 10, 9), -ENOENT);
 	assert_int_equal(gp_model_probe_add(m, GP_MAX_PROBES, "x", 0, "y", 0, GP_API_CUDA_MALLOC), -EINVAL);
 	assert_int_equal(m->probes[3]->return_hits, 9);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void threads_first_last_and_time(void **state)
@@ -176,7 +176,7 @@ static void threads_first_last_and_time(void **state)
 	assert_int_equal(t->last_ns, 5100);
 	assert_int_equal(t->device, -1);
 	assert_int_equal(proc(m, T_PID)->threads.count, 2);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 int main(void)

@@ -112,7 +112,7 @@ static void thread_accounts_add_up(void **state)
 	assert_int_equal(t->cpu.start_ns, START + 100 * MS);
 	assert_int_equal(t->cpu.end_ns, START + 600 * MS);
 	assert_string_equal(t->name, "t5001");
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void attribution_per_api_thread_and_sync(void **state)
@@ -139,7 +139,7 @@ static void attribution_per_api_thread_and_sync(void **state)
 	t = gp_u64map_get(&p->threads, T_TID);
 	assert_int_equal(t->in_calls.offcpu_ns, 78 * MS);
 	assert_int_equal(t->in_calls.invol_switches, 3);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 /* One GPU-calling thread with the given split of a 1 s window, plus an idle helper thread. */
@@ -160,7 +160,7 @@ static enum gp_verdict verdict_of(__u64 oncpu, __u64 offcpu, __u64 offcpu_in_cal
 	assert_int_equal(s.focus_wall_ns, 1000 * MS);
 	if (offcpu_in_calls)
 		assert_int_equal(s.top_api, api);
-	gp_model__free(m);
+	gp_model_free(m);
 	return s.verdict;
 }
 
@@ -197,7 +197,7 @@ static void runnable_wait_counts_as_cpu_bound(void **state)
 	assert_non_null(strstr(md, "the CPUs are oversubscribed"));
 	assert_non_null(strstr(md, "of which runnable, waiting for a CPU"));
 	free(md);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void no_accounts_no_verdict(void **state)
@@ -209,7 +209,7 @@ static void no_accounts_no_verdict(void **state)
 	gp_cpu_summarize(proc(m, T_PID), START, START + 1000 * MS, &s);
 	assert_false(s.known);
 	assert_int_equal(s.verdict, GP_VERDICT_UNKNOWN);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void sinks(void **state)
@@ -271,7 +271,7 @@ static void sinks(void **state)
 	assert_non_null(strstr(md, "Inside GPU calls, per API"));
 	assert_non_null(strstr(md, "Minor page faults"));
 	free(md);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void every_bpf_drop_has_a_name(void **state)
@@ -289,7 +289,7 @@ static void malformed_thread_record(void **state)
 	r.hdr.size = sizeof(r) - 8;
 	assert_int_equal(gp_model_ingest(m, &r, sizeof(r)), -EINVAL);
 	assert_int_equal(gp_model_ingest(m, &r, 10), -EINVAL);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 int main(void)

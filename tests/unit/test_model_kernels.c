@@ -94,7 +94,7 @@ static void handles_are_named_by_their_host_function(void **state)
 	assert_int_equal(kernel_named(p, "void ml::scale<float>(float*, float, int)")->launches, 3);
 	assert_int_equal(p->nkernels, 2); /* and one unknown */
 	assert_int_equal(p->api[GP_API_CUDA_GET_KERNEL]->time.count, 1);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void launch_abi_decoding(void **state)
@@ -129,7 +129,7 @@ static void launch_abi_decoding(void **state)
 			assert_int_equal(cfg->smem, 128);
 		}
 	}
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void resolver_names_once_per_site(void **state)
@@ -171,7 +171,7 @@ static void resolver_names_once_per_site(void **state)
 	for (size_t i = 0; i < p->nkernels; i++)
 		if (!p->kernels[i]->name)
 			assert_int_equal(p->kernels[i]->launches, 2);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void config_cap_and_unreadable(void **state)
@@ -196,7 +196,7 @@ static void config_cap_and_unreadable(void **state)
 	assert_int_equal(k->config_other_launches, 8);
 	assert_int_equal(k->config_unread_launches, 1);
 	assert_int_equal(k->launches, 2 * (GP_KERNEL_CONFIGS_MAX + 4) + 1);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void graph_launches(void **state)
@@ -220,7 +220,7 @@ static void graph_launches(void **state)
 	assert_int_equal(g->host_ns, 60);
 	g = gp_u64map_get(&p->graphs, 0xdef000);
 	assert_int_equal(g->errors, 1);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 int main(void)

@@ -61,7 +61,7 @@ static void runtime_over_driver_counted_once(void **state)
 	assert_int_equal(p->xfer[GP_DIR_HTOD][GP_HM_PAGEABLE][1].bytes, 4096);
 	assert_int_equal(p->work[GP_FAM_CUDART].copies, 1);
 	assert_int_equal(p->work[GP_FAM_CUDA].copies, 0);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 /*
@@ -104,7 +104,7 @@ static void inner_calls_wait_for_their_outer_call(void **state)
 	assert_int_equal(p->api[GP_API_CU_LAUNCH_KERNEL]->nested_calls, 2);
 	assert_int_equal(p->nwaiting, 1);
 	assert_int_equal(p->api_calls, 1);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 /* cuModuleGetFunction(&f, mod, name) as an extended record */
@@ -202,7 +202,7 @@ static void driver_launch_names(void **state)
 	assert_int_equal(p->kernels[2]->errors, 1);
 	assert_string_equal(gp_kernel_unresolved_reason(p, p->kernels[2]), "unknown (created before attach)");
 	assert_int_equal(p->work[GP_FAM_CUDA].launches, 6);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void driver_copies_memsets_vmm(void **state)
@@ -270,7 +270,7 @@ static void driver_copies_memsets_vmm(void **state)
 	assert_int_equal(p->mem.vmm_mapped_live_bytes, 0);
 	assert_int_equal(p->mem.total.live_bytes, 1 << 20);
 	assert_int_equal(gp_memory_device(&p->mem, 1)->live_bytes, 0);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static struct gp_api_call nccl_init(__u64 comm, int rank, int nranks)
@@ -377,7 +377,7 @@ static void nccl_bytes_blocked_bandwidth(void **state)
 	assert_true(json_real_value(json_object_get(nccl, "comm_compute_ratio")) == 13.33);
 	assert_int_equal(json_integer_value(json_object_get(nccl, "sync_blocked_ns_kernels")), 300000);
 	json_decref(doc);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 int main(void)

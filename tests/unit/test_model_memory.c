@@ -78,7 +78,7 @@ static void per_device_live_and_peak(void **state)
 	assert_int_equal(mem->total.peak_bytes, 1700); /* A + B + C, before A was freed */
 	assert_int_equal(mem->managed_alloc_calls, 1);
 	assert_int_equal(mem->managed_alloc_bytes, 200);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void untracked_and_null_frees(void **state)
@@ -99,7 +99,7 @@ static void untracked_and_null_frees(void **state)
 	assert_int_equal(mem->total.freed_bytes, 0);
 	assert_int_equal(mem->pinned_untracked_frees, 1);
 	assert_int_equal(mem->total.live_bytes, 0);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void failed_and_unreadable_allocations(void **state)
@@ -121,7 +121,7 @@ static void failed_and_unreadable_allocations(void **state)
 	assert_int_equal(p->api[GP_API_CUDA_MALLOC]->time.count, 3);
 	assert_int_equal(p->api[GP_API_CUDA_MALLOC]->errors, 1);
 	assert_int_equal(gp_model_drop_get(m, "alloc_out_unread"), 1);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void pinned_and_registered(void **state)
@@ -154,7 +154,7 @@ static void pinned_and_registered(void **state)
 	assert_int_equal(mem->untracked_unregisters, 1);
 	assert_int_equal(mem->registered_live_bytes, 0);
 	assert_int_equal(mem->total.alloc_calls, 0); /* pinned memory is not device memory */
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void stale_range_is_evicted(void **state)
@@ -172,7 +172,7 @@ static void stale_range_is_evicted(void **state)
 	assert_int_equal(mem->total.live_bytes, 400);
 	assert_int_equal(mem->total.free_calls, 0);
 	assert_int_equal(mem->device_ranges.count, 1);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static json_t *memory_of(struct gp_model *m)
@@ -221,7 +221,7 @@ static void leaks_only_after_exit(void **state)
 	assert_string_equal(json_string_value(json_object_get(first, "api")), "cudaMalloc");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(leaks, 2), "kind")), "pinned");
 	json_decref(doc);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void leak_list_is_capped(void **state)
@@ -239,7 +239,7 @@ static void leak_list_is_capped(void **state)
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(mem, "leaks_total"), "count")),
 			 GP_REPORT_LEAKS_MAX + 5);
 	json_decref(doc);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 int main(void)

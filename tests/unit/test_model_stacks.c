@@ -140,7 +140,7 @@ static void dedup_and_exact_counts(void **state)
 	assert_string_equal(p->stacks.v[0]->ops[0].op.kernel->name, "void gemm<float>(float*, int)");
 	assert_int_equal(p->stacks.v[1]->calls, 2);
 	assert_int_equal(gp_model_drop_get(m, "stacks_over_limit"), 0);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void bounded_with_an_overflow_stack(void **state)
@@ -161,7 +161,7 @@ static void bounded_with_an_overflow_stack(void **state)
 	assert_int_equal(p->stacks.v[0]->calls, 2);
 	assert_int_equal(p->stacks.calls, 4); /* every call still counted */
 	assert_int_equal(gp_model_drop_get(m, "stacks_over_limit"), 2);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void truncation_and_symbols(void **state)
@@ -191,7 +191,7 @@ static void truncation_and_symbols(void **state)
 	assert_int_equal(p->stacks.frames[p->stacks.v[0]->frame_ids[0]].file_offset, STEP_A_RET & 0xfff);
 	assert_null(p->stacks.frames[p->stacks.v[0]->frame_ids[2]].function);
 	assert_true(p->stacks.frames[p->stacks.v[0]->frame_ids[2]].thread_root);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static char *folded(struct gp_model *m, enum gp_weight w)
@@ -233,7 +233,7 @@ static void folded_lines(void **state)
 	text = folded(m, GP_W_BYTES); /* launches move no bytes: no line */
 	assert_string_equal(text, "train (pid 4242);[truncated];main;step_b;cudaMemcpy;[HtoD 4 MiB pageable] 8388608\n");
 	free(text);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void size_labels(void **state)
@@ -266,7 +266,7 @@ static void malformed_stack_records(void **state)
 	r.call.hdr.size = (__u16)GP_STACK_REC_SIZE(0);
 	assert_int_equal(gp_model_ingest(m, &r, GP_STACK_REC_SIZE(0)), -EINVAL);
 	assert_int_equal(gp_model_drop_get(m, "malformed_records"), 2);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 int main(void)

@@ -97,7 +97,7 @@ static void work_by_stream(void **state)
 	assert_int_equal(pt->copy_bytes, 60);
 	assert_int_equal(pt->sync_calls, 1);
 	assert_int_equal(proc(m, T_PID)->streams.count, 3);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void events(void **state)
@@ -128,7 +128,7 @@ static void events(void **state)
 	assert_int_equal(stream(m, S1)->event_records, 1);
 	assert_int_equal(stream(m, S1)->event_waits, 1);
 	assert_int_equal(stream(m, GP_STREAM_KEY_PER_THREAD | T_TID)->event_records, 1);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 int main(void)

@@ -93,7 +93,7 @@ static void explicit_kinds_and_host_memory(void **state)
 	assert_int_equal(row(m, GP_DIR_HTOD, GP_HM_MANAGED, true)->bytes, 64);
 	assert_int_equal(row(m, GP_DIR_HTOH, GP_HM_PINNED, true)->bytes, 10);
 	assert_int_equal(total_calls(m), 8);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void default_kind_is_resolved_from_pointers(void **state)
@@ -129,7 +129,7 @@ static void default_kind_is_resolved_from_pointers(void **state)
 	assert_int_equal(row(m, GP_DIR_DEFAULT, GP_HM_UNKNOWN, true)->bytes, 64 + 128);
 	assert_int_equal(row(m, GP_DIR_DEFAULT, GP_HM_UNKNOWN, true)->calls, 2);
 	assert_int_equal(total_calls(m), 9);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void freed_ranges_no_longer_classify(void **state)
@@ -147,7 +147,7 @@ static void freed_ranges_no_longer_classify(void **state)
 	feed(m, &c);
 	assert_int_equal(row(m, GP_DIR_HTOD, GP_HM_PAGEABLE, true)->bytes, 10);
 	assert_int_equal(row(m, GP_DIR_DTOH, GP_HM_PAGEABLE, true)->bytes, 20);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void shapes_2d_peer_and_failures(void **state)
@@ -179,7 +179,7 @@ static void shapes_2d_peer_and_failures(void **state)
 	assert_int_equal(total_calls(m), 5);
 	assert_int_equal(proc(m, T_PID)->api[GP_API_CUDA_MEMCPY]->errors, 1);
 	assert_int_equal(proc(m, T_PID)->api[GP_API_CUDA_MEMCPY_ASYNC_PTSZ]->errors, 1);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 /* The kind is an int: the upper half of its register or stack slot is whatever was there. */
@@ -197,7 +197,7 @@ static void kind_ignores_upper_half_of_its_slot(void **state)
 	assert_int_equal(row(m, GP_DIR_HTOD, GP_HM_PINNED, true)->bytes, 4096);
 	assert_int_equal(row(m, GP_DIR_DTOH, GP_HM_PAGEABLE, true)->bytes, 128);
 	assert_int_equal(total_calls(m), 2);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void memsets(void **state)
@@ -221,7 +221,7 @@ static void memsets(void **state)
 	assert_int_equal(p->memsets[0].calls, 2);
 	assert_int_equal(p->memsets[0].bytes, 300);
 	assert_int_equal(total_calls(m), 0); /* memsets are not transfers */
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 int main(void)

@@ -79,7 +79,7 @@ static void top_level_and_session(void **state)
 	assert_true(json_is_array(json_object_get(doc, "recommendations"))); /* test_advice.c checks the rules */
 	assert_null(json_object_get(doc, "cpu"));
 	json_decref(doc);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void api_rows(void **state)
@@ -117,7 +117,7 @@ static void api_rows(void **state)
 		pct += json_real_value(json_object_get(row, "time_pct"));
 	assert_true(pct > 99.9 && pct < 100.1);
 	json_decref(doc);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void transfers_memory_kernels(void **state)
@@ -172,7 +172,7 @@ static void transfers_memory_kernels(void **state)
 	assert_string_equal(sval(k, "ret_addr"), "0x405678");
 	assert_int_equal(ival(json_array_get(json_object_get(k, "configs"), 0), "smem_bytes"), 1024);
 	json_decref(doc);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void streams_threads_probes_drops(void **state)
@@ -216,7 +216,7 @@ static void streams_threads_probes_drops(void **state)
 	assert_int_equal(ival(drops, "ringbuf_full"), 2);
 	assert_int_equal(ival(doc, "drops_total"), 2);
 	json_decref(doc);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void deterministic(void **state)
@@ -234,8 +234,8 @@ static void deterministic(void **state)
 	free(b1);
 	free(md1);
 	free(md2);
-	gp_model__free(a);
-	gp_model__free(b);
+	gp_model_free(a);
+	gp_model_free(b);
 }
 
 static void empty_model_and_odd_strings(void **state)
@@ -257,7 +257,7 @@ static void empty_model_and_odd_strings(void **state)
 	assert_string_equal(sval(p, "comm"), "bad\xef\xbf\xbd");
 	assert_string_equal(sval(p, "cmdline"), "x \xef\xbf\xbd( \xe2\x82\xac");
 	json_decref(doc);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 int main(void)

@@ -78,7 +78,7 @@ static void sections_of_a_running_process(void **state)
 	has(md, "## Loss counters");
 	has(md, "| ringbuf_full            |     2 |");
 	free(md);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void late_attach_and_exit(void **state)
@@ -92,7 +92,7 @@ static void late_attach_and_exit(void **state)
 	lacks(md, "Live at end of trace");
 	has(md, "- Exited at +");
 	free(md);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void empty_report_still_shows_losses(void **state)
@@ -107,43 +107,43 @@ static void empty_report_still_shows_losses(void **state)
 	has(md, "| return_without_entry    |     0 |");
 	has(md, "No event was lost.");
 	free(md);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 static void table_and_numbers(void **state)
 {
 	static const char *const head[] = { "Name", "N" };
-	struct md_table *t = md_table_new(2, head, "lr");
+	struct gp_md_table *t = gp_md_table_new(2, head, "lr");
 	char *buf = NULL, n[32];
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(t);
-	md_table_cell(t, "a|b");
-	md_table_cell(t, "%d", 12345);
-	md_table_cell(t, "—");
-	md_table_cell(t, "7");
-	assert_int_equal(md_table_rows(t), 2);
-	assert_int_equal(md_table_print(t, f), 0);
+	gp_md_table_cell(t, "a|b");
+	gp_md_table_cell(t, "%d", 12345);
+	gp_md_table_cell(t, "—");
+	gp_md_table_cell(t, "7");
+	assert_int_equal(gp_md_table_rows(t), 2);
+	assert_int_equal(gp_md_table_print(t, f), 0);
 	fclose(f);
 	assert_string_equal(buf, "| Name |     N |\n"
 				 "| :--- | ----: |\n"
 				 "| a\\|b | 12345 |\n"
 				 "| —    |     7 |\n");
 	free(buf);
-	md_table__free(t);
-	md_table__free(NULL);
+	gp_md_table_free(t);
+	gp_md_table_free(NULL);
 
-	assert_string_equal(md_num(n, 0), "0");
-	assert_string_equal(md_num(n, 999), "999");
-	assert_string_equal(md_num(n, 1000), "1,000");
-	assert_string_equal(md_num(n, 1234567), "1,234,567");
-	assert_string_equal(md_num(n, UINT64_MAX), "18,446,744,073,709,551,615");
-	assert_string_equal(md_snum(n, -1234), "-1,234");
-	assert_string_equal(md_bytes(n, 17), "17 B");
-	assert_string_equal(md_bytes(n, 4096), "4 KiB");
-	assert_string_equal(md_bytes(n, 1536 * 1024), "1.5 MiB");
-	assert_string_equal(md_bytes(n, 1ULL << 63), "8 EiB");
+	assert_string_equal(gp_md_num(n, 0), "0");
+	assert_string_equal(gp_md_num(n, 999), "999");
+	assert_string_equal(gp_md_num(n, 1000), "1,000");
+	assert_string_equal(gp_md_num(n, 1234567), "1,234,567");
+	assert_string_equal(gp_md_num(n, UINT64_MAX), "18,446,744,073,709,551,615");
+	assert_string_equal(gp_md_snum(n, -1234), "-1,234");
+	assert_string_equal(gp_md_bytes(n, 17), "17 B");
+	assert_string_equal(gp_md_bytes(n, 4096), "4 KiB");
+	assert_string_equal(gp_md_bytes(n, 1536 * 1024), "1.5 MiB");
+	assert_string_equal(gp_md_bytes(n, 1ULL << 63), "8 EiB");
 }
 
 int main(void)

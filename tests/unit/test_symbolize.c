@@ -106,12 +106,12 @@ static void maps_parsing(void **state)
 	assert_string_equal(gp_maps_find(m, 0x7f0000200000)->path, "");
 	assert_null(gp_maps_find(m, 0x55d0aa005000)); /* end is exclusive */
 	assert_null(gp_maps_find(m, 0x1000));
-	gp_maps__free(m);
+	gp_maps_free(m);
 }
 
 static void elf_index_of_this_binary(void **state)
 {
-	struct gp_elf_syms *e = gp_elf_syms__open("/proc/self/exe");
+	struct gp_elf_syms *e = gp_elf_syms_open("/proc/self/exe");
 	const struct gp_elf_sym *s, *at;
 	char hex[64];
 	__u64 off, vaddr;
@@ -131,10 +131,10 @@ static void elf_index_of_this_binary(void **state)
 	assert_string_equal(e->stub_handles[0].name, "_ZZ29__device_stub__Z5saxpyifPKfPfifPKfPfE8__handle");
 	gp_elf_build_id_hex(e, hex, sizeof(hex));
 	assert_int_equal(strlen(hex), 2 * e->build_id_len);
-	gp_elf_syms__free(e);
-	gp_elf_syms__free(NULL);
+	gp_elf_syms_free(e);
+	gp_elf_syms_free(NULL);
 	errno = 0;
-	assert_null(gp_elf_syms__open("/etc/hostname"));
+	assert_null(gp_elf_syms_open("/etc/hostname"));
 	assert_int_equal(errno, ENOEXEC);
 }
 
@@ -171,7 +171,7 @@ static void kernel_names_in_a_live_process(void **state)
 	/* an unknown handle, returning into a non-stub: no name, never an address */
 	assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0xabcdef, helper + 4, NULL, 0, name, sizeof(name), mangled,
 						   sizeof(mangled)), -ENOENT);
-	gp_symbolizer__free(s);
+	gp_symbolizer_free(s);
 }
 
 static void kernel_name_from_a_stub_up_the_stack(void **state)
@@ -199,7 +199,7 @@ static void kernel_name_from_a_stub_up_the_stack(void **state)
 		assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0xabcdef, helper + 4, deep, GP_STUB_FRAMES + 2, name,
 							   sizeof(name), mangled, sizeof(mangled)), -ENOENT);
 	}
-	gp_symbolizer__free(s);
+	gp_symbolizer_free(s);
 }
 
 static void frames_of_a_live_process(void **state)
@@ -227,7 +227,7 @@ static void frames_of_a_live_process(void **state)
 	/* nothing mapped there */
 	assert_int_equal(gp_symbolizer_symbolize(s, pid, 0x8, &fs), -ENOENT);
 	assert_null(fs.function);
-	gp_symbolizer__free(s);
+	gp_symbolizer_free(s);
 }
 
 static void short_demangling(void **state)
@@ -264,7 +264,7 @@ static void perf_maps(void **state)
 	assert_string_equal(ps->name, "py::train_step_v2");
 	assert_null(gp_perf_map_find(m, 0x7f0000001030)); /* past the v2 entry's 0x20 bytes */
 	assert_null(gp_perf_map_find(m, 0x7effffffffff));
-	gp_perf_map__free(m);
+	gp_perf_map_free(m);
 	assert_int_equal(gp_perf_map_read(999999999, &m), -ENOENT);
 }
 

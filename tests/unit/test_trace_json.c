@@ -206,7 +206,7 @@ static void slices_args_and_nesting(void **state)
 	assert_int_equal(num(json_object_get(doc, "otherData"), "calls_left_out"), 0);
 	assert_int_equal(gp_model_drop_get(f.m, GP_TIMELINE_DROP), 0);
 	json_decref(doc);
-	gp_model__free(f.m);
+	gp_model_free(f.m);
 }
 
 /* The flow of id, start and finish: exactly one each. */
@@ -302,7 +302,7 @@ static void flows_to_the_covering_synchronisation(void **state)
 		assert_int_equal(ts_ns(e, "ts") + ts_ns(e, "dur"), sync_end);
 	}
 	json_decref(doc);
-	gp_model__free(f.m);
+	gp_model_free(f.m);
 }
 
 static void cap_leaves_out_and_counts(void **state)
@@ -330,7 +330,7 @@ static void cap_leaves_out_and_counts(void **state)
 	assert_int_equal(count(ev, "f", NULL, NULL), 3);
 	assert_int_equal(count(ev, "X", "queued work, no synchronisation recorded", NULL), 1);
 	json_decref(doc);
-	gp_model__free(f.m);
+	gp_model_free(f.m);
 }
 
 static struct gp_sched_slice slice(__u32 tid, __u64 start, __u64 end, __u16 left, __u32 flags, __u32 minflt,
@@ -403,7 +403,7 @@ static void sched_slices_gaps_and_counters(void **state)
 	assert_int_equal(num(json_object_get(doc, "otherData"), "sched_slices"), 4);
 	assert_int_equal(gp_model_drop_get(f.m, GP_TIMELINE_SCHED_DROP), 0);
 	json_decref(doc);
-	gp_model__free(f.m);
+	gp_model_free(f.m);
 }
 
 static void every_report_lists_the_drop_and_stale_files_go(void **state)
@@ -427,7 +427,7 @@ static void every_report_lists_the_drop_and_stale_files_go(void **state)
 	gp_timeline_remove_stale(dir);
 	assert_int_not_equal(access(path, F_OK), 0);
 	assert_int_equal(rmdir(dir), 0);
-	gp_model__free(m);
+	gp_model_free(m);
 }
 
 int main(void)
