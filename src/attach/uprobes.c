@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "attach/uprobe_multi.h"
 #include "attach/uprobes.h"
 #include "log.h"
@@ -30,23 +31,6 @@ static bool offset_probed(const struct gp_uprobes *u, size_t from, __u64 offset)
 	return false;
 }
 
-static int reserve(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t nc;
-	void *nv;
-
-	if (need <= *cap)
-		return 0;
-	nc = *cap ? *cap : 64;
-	while (nc < need)
-		nc *= 2;
-	nv = realloc(*v, nc * size);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = nc;
-	return 0;
-}
 
 bool gp_uprobes_aggregatable(enum gp_api_id api)
 {
@@ -157,7 +141,7 @@ static int collect_probes(struct gp_uprobes *u, pid_t pid, const char *display_p
 			       GP_MAX_PROBES);
 			return -E2BIG;
 		}
-		if (reserve((void **)&u->v, &u->cap, u->n + 1, sizeof(*u->v)))
+		if (GP_ARRAY_GROW(u->v, u->cap, u->n + 1, 64))
 			return -ENOMEM;
 		p = &u->v[u->n];
 		memset(p, 0, sizeof(*p));

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "collect/cpu_accounts.h"
 #include "log.h"
 
@@ -115,15 +116,8 @@ static struct baseline *add(struct gp_cpu_accounts *a, __u32 pid, __u32 tid)
 	if (b) {
 		tdelete(b, &a->by_tid, cmp_tid); /* a reused tid: the new thread replaces it */
 	} else {
-		if (a->n == a->cap) {
-			size_t nc = a->cap ? 2 * a->cap : 64;
-			struct baseline **nv = realloc(a->all, nc * sizeof(*nv));
-
-			if (!nv)
-				return NULL;
-			a->all = nv;
-			a->cap = nc;
-		}
+		if (GP_ARRAY_GROW(a->all, a->cap, a->n + 1, 64))
+			return NULL;
 		b = calloc(1, sizeof(*b));
 		if (!b)
 			return NULL;

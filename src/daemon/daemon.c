@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "daemon/metrics.h"
@@ -244,15 +245,8 @@ static void rotate_reports(struct daemon *d)
 	while ((e = readdir(dh))) {
 		if (!dated_name(e->d_name))
 			continue;
-		if (n == cap) {
-			size_t nc = cap ? 2 * cap : 16;
-			char **nn = realloc(names, nc * sizeof(*nn));
-
-			if (!nn)
-				break;
-			names = nn;
-			cap = nc;
-		}
+		if (GP_ARRAY_GROW(names, cap, n + 1, 16))
+			break;
 		if (!(names[n] = strdup(e->d_name)))
 			break;
 		n++;

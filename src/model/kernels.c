@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "model/model_internal.h"
 
 static __u64 site_hash(__u64 func, __u64 ret_addr)
@@ -61,15 +62,8 @@ static struct gp_kernel *kernel_new(struct gp_process *p, __u64 func, __u64 ret_
 		if (!k->name || !k->mangled)
 			goto err;
 	}
-	if (p->nkernels == p->kernels_cap) {
-		size_t cap = p->kernels_cap ? p->kernels_cap * 2 : 16;
-		struct gp_kernel **ks = realloc(p->kernels, cap * sizeof(*ks));
-
-		if (!ks)
-			goto err;
-		p->kernels = ks;
-		p->kernels_cap = cap;
-	}
+	if (GP_ARRAY_GROW(p->kernels, p->kernels_cap, p->nkernels + 1, 16))
+		goto err;
 	p->kernels[p->nkernels++] = k;
 	return k;
 err:

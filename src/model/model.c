@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "model/model_internal.h"
 #include "model/model_ops.h"
 
@@ -228,15 +229,8 @@ static struct gp_process *process_new(struct gp_model *m, __u32 pid)
 	p->cmdline = dup_str(NULL);
 	if (!p->comm || !p->cmdline)
 		goto err;
-	if (m->nprocs == m->procs_cap) {
-		size_t cap = m->procs_cap ? m->procs_cap * 2 : 8;
-		struct gp_process **procs = realloc(m->procs, cap * sizeof(*procs));
-
-		if (!procs)
-			goto err;
-		m->procs = procs;
-		m->procs_cap = cap;
-	}
+	if (GP_ARRAY_GROW(m->procs, m->procs_cap, m->nprocs + 1, 8))
+		goto err;
 	if (gp_u64map_put(&m->by_pid, pid, p))
 		goto err;
 	m->procs[m->nprocs++] = p;

@@ -19,6 +19,7 @@
  */
 #include <stdlib.h>
 
+#include "array.h"
 #include "model/model_internal.h"
 
 static void link_add(struct gp_api_stats *st, struct gp_api_link *links, __u16 api)
@@ -66,16 +67,9 @@ void gp_api_nested(struct gp_process *p, const struct gp_api_call *c, __u16 oute
 		nested_count(p, &w);
 		return;
 	}
-	if (p->nwaiting == p->waiting_cap) {
-		size_t cap = p->waiting_cap ? 2 * p->waiting_cap : 8;
-		struct gp_nested_wait *v = realloc(p->waiting, cap * sizeof(*v));
-
-		if (!v) { /* out of memory: listed now, as if its outer call will come */
-			nested_count(p, &w);
-			return;
-		}
-		p->waiting = v;
-		p->waiting_cap = cap;
+	if (GP_ARRAY_GROW(p->waiting, p->waiting_cap, p->nwaiting + 1, 8)) {
+		nested_count(p, &w); /* out of memory: listed now, as if its outer call will come */
+		return;
 	}
 	p->waiting[p->nwaiting++] = w;
 }

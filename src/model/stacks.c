@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "model/model_internal.h"
 #include "model/model_ops.h"
 
@@ -87,15 +88,8 @@ static struct gp_stack *stack_new(const __u64 *ips, unsigned n, __u64 hash, __u3
 
 static int push_stack(struct gp_stacks *s, struct gp_stack *k)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		struct gp_stack **v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (GP_ARRAY_GROW(s->v, s->cap, s->n + 1, 64))
+		return -ENOMEM;
 	s->v[s->n++] = k;
 	return 0;
 }
@@ -165,15 +159,8 @@ static struct gp_stack_op *op_get(struct gp_stack *k, __u16 api, const struct gp
 	for (__u32 i = 0; i < k->nops; i++)
 		if (same_op(&k->ops[i], api, op))
 			return &k->ops[i];
-	if (k->nops == k->ops_cap) {
-		__u32 cap = k->ops_cap ? 2 * k->ops_cap : 1;
-		struct gp_stack_op *v = realloc(k->ops, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		k->ops = v;
-		k->ops_cap = cap;
-	}
+	if (GP_ARRAY_GROW(k->ops, k->ops_cap, k->nops + 1, 1))
+		return NULL;
 	r = &k->ops[k->nops++];
 	memset(r, 0, sizeof(*r));
 	r->api = api;
@@ -249,15 +236,8 @@ static long frame_of(struct gp_model *m, struct gp_stacks *s, __u32 pid, __u64 a
 
 	if (hit)
 		return (long)(uintptr_t)hit - 1;
-	if (s->nframes == s->frames_cap) {
-		size_t cap = s->frames_cap ? 2 * s->frames_cap : 256;
-		struct gp_stack_frame *v = realloc(s->frames, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->frames = v;
-		s->frames_cap = cap;
-	}
+	if (GP_ARRAY_GROW(s->frames, s->frames_cap, s->nframes + 1, 256))
+		return -ENOMEM;
 	/*
 	 * Every address of a stack is a return address: the call that made the
 	 * frame is the instruction before it (a call ending a function would

@@ -25,6 +25,7 @@
  */
 #include <stdlib.h>
 
+#include "array.h"
 #include "model/model_internal.h"
 
 __u64 gp_stream_key(__u64 handle, bool per_thread_variant, __u32 tid)
@@ -124,15 +125,8 @@ static void covered(struct gp_process *p, struct gp_pending_work *w)
 
 	if (!w || w->synced_seq == w->queued_seq)
 		return;
-	if (pd->ncovers == pd->covers_cap) {
-		size_t cap = pd->covers_cap ? 2 * pd->covers_cap : 8;
-		struct gp_sync_cover *v = realloc(pd->covers, cap * sizeof(*v));
-
-		if (!v)
-			return; /* the items stay uncovered: the timeline closes them at its end */
-		pd->covers = v;
-		pd->covers_cap = cap;
-	}
+	if (GP_ARRAY_GROW(pd->covers, pd->covers_cap, pd->ncovers + 1, 8))
+		return; /* the items stay uncovered: the timeline closes them at its end */
 	pd->covers[pd->ncovers++] = (struct gp_sync_cover){ .stream = w->stream_key, .first_seq = w->synced_seq,
 							    .end_seq = w->queued_seq };
 	w->synced_seq = w->queued_seq;

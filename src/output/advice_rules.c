@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "array.h"
 #include "output/advice.h"
 
 #define MS(buf, ns) gp_advice_ms(buf, sizeof(buf), ns)
@@ -677,15 +678,10 @@ void gp_advice_jobs(struct gp_doc *d, json_t *out)
 		for (size_t j = 0; nc && j < nc->ncomms; j++) {
 			if (nc->comms[j]->nranks < 2 || nc->comms[j]->parent)
 				continue;
-			if (n == cap) {
-				struct rank_of *v = realloc(ranks, (cap = cap ? 2 * cap : 16) * sizeof(*v));
-
-				if (!v) {
-					d->failed = true;
-					free(ranks);
-					return;
-				}
-				ranks = v;
+			if (GP_ARRAY_GROW(ranks, cap, n + 1, 16)) {
+				d->failed = true;
+				free(ranks);
+				return;
 			}
 			ranks[n++] = (struct rank_of){ .p = m->procs[i], .c = nc->comms[j],
 						       .blocked_ns = comm_blocked(nc->comms[j]) };

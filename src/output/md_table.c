@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "output/md_table.h"
 
 struct gp_md_table {
@@ -41,16 +42,9 @@ static char *escape_pipes(const char *s)
 
 static void add_cell(struct gp_md_table *t, const char *text)
 {
-	if (t->ncells == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		char **cells = realloc(t->cells, cap * sizeof(*cells));
-
-		if (!cells) {
-			t->failed = true;
-			return;
-		}
-		t->cells = cells;
-		t->cap = cap;
+	if (GP_ARRAY_GROW(t->cells, t->cap, t->ncells + 1, 64)) {
+		t->failed = true;
+		return;
 	}
 
 	char *c = escape_pipes(text);

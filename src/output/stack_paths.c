@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "model/u64map.h"
 #include "model/view.h"
 #include "output/labels.h"
@@ -90,15 +91,8 @@ static int add_path(struct builder *b, const char *const *frames, size_t n, cons
 	if (!path || path->nframes != n || memcmp(path->frames, frames, n * sizeof(*frames))) {
 		const char **copy;
 
-		if (ps->n == b->cap) {
-			size_t nc = b->cap ? 2 * b->cap : 256;
-			struct gp_path *v = realloc(ps->v, nc * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			ps->v = v;
-			b->cap = nc;
-		}
+		if (GP_ARRAY_GROW(ps->v, b->cap, ps->n + 1, 256))
+			return -ENOMEM;
 		if ((ps->nframe_arrays & (ps->nframe_arrays + 1)) == 0 || !ps->frame_arrays) {
 			const char ***v = realloc(ps->frame_arrays, 2 * (ps->nframe_arrays + 1) * sizeof(*v));
 

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "symbolize/elf_syms.h"
 
 struct name_pool {
@@ -26,18 +27,8 @@ static size_t pool_add(struct name_pool *p, const char *s)
 {
 	size_t n = strlen(s) + 1;
 
-	if (p->len + n > p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 65536;
-		char *nb;
-
-		while (cap < p->len + n)
-			cap *= 2;
-		nb = realloc(p->buf, cap);
-		if (!nb)
-			return SIZE_MAX;
-		p->buf = nb;
-		p->cap = cap;
-	}
+	if (GP_ARRAY_GROW(p->buf, p->cap, p->len + n, 65536))
+		return SIZE_MAX;
 	memcpy(p->buf + p->len, s, n);
 	p->len += n;
 	return p->len - n;
@@ -128,15 +119,8 @@ static int sym_vec_push(struct sym_vec *vec, struct name_pool *pool, const GElf_
 {
 	size_t off;
 
-	if (vec->n == vec->cap) {
-		size_t nc = vec->cap ? vec->cap * 2 : 1024;
-		struct gp_elf_sym *nv = realloc(vec->v, nc * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		vec->v = nv;
-		vec->cap = nc;
-	}
+	if (GP_ARRAY_GROW(vec->v, vec->cap, vec->n + 1, 1024))
+		return -ENOMEM;
 	off = pool_add(pool, name);
 	if (off == SIZE_MAX)
 		return -ENOMEM;
