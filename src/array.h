@@ -25,23 +25,23 @@ static inline size_t gp_array_cap(size_t cap, size_t need, size_t first)
 }
 
 /* 0, or -ENOMEM (v and cap unchanged). v is any pointer lvalue, cap any unsigned lvalue. */
-#define GP_ARRAY_GROW(v, cap, need, first)                                                           \
-	({                                                                                           \
-		int gp_grow_err_ = 0;                                                                \
-		size_t gp_grow_need_ = (need);                                                       \
-                                                                                                     \
-		if (gp_grow_need_ > (size_t)(cap)) {                                                 \
-			size_t gp_grow_nc_ = gp_array_cap((cap), gp_grow_need_, (first));            \
-			void *gp_grow_p_ = reallocarray((v), gp_grow_nc_, sizeof(*(v)));             \
-                                                                                                     \
-			if (gp_grow_p_) {                                                            \
-				(v) = gp_grow_p_;                                                    \
-				(cap) = gp_grow_nc_;                                                 \
-			} else {                                                                     \
-				gp_grow_err_ = -ENOMEM;                                              \
-			}                                                                            \
-		}                                                                                    \
-		gp_grow_err_;                                                                        \
+#define GP_ARRAY_GROW(v, cap, need, first)                                                \
+	({                                                                                \
+		int gp_grow_err_ = 0;                                                     \
+		size_t gp_grow_need_ = (need);                                            \
+                                                                                          \
+		if (gp_grow_need_ > (size_t)(cap)) {                                      \
+			size_t gp_grow_nc_ = gp_array_cap((cap), gp_grow_need_, (first)); \
+			void *gp_grow_p_ = reallocarray((v), gp_grow_nc_, sizeof(*(v)));  \
+                                                                                          \
+			if (gp_grow_p_) {                                                 \
+				(v) = gp_grow_p_;                                         \
+				(cap) = gp_grow_nc_;                                      \
+			} else {                                                          \
+				gp_grow_err_ = -ENOMEM;                                   \
+			}                                                                 \
+		}                                                                         \
+		gp_grow_err_;                                                             \
 	})
 
 #endif

@@ -124,8 +124,10 @@ int gp_bpf_load(struct gp_bpf *b, const struct gp_bpf_opts *o)
 	}
 	b->multi = !o->no_uprobe_multi && gp_uprobe_multi_supported();
 	if (b->multi) {
-		bpf_program__set_expected_attach_type(b->api->progs.gp_api_enter, GP_BPF_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(b->api->progs.gp_api_exit, GP_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(b->api->progs.gp_api_enter,
+						      GP_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(b->api->progs.gp_api_exit,
+						      GP_BPF_TRACE_UPROBE_MULTI);
 	} else {
 		gp_info("using one perf-event link per probe (no uprobe_multi links)");
 	}
@@ -152,7 +154,8 @@ int gp_bpf_set_scope(struct gp_bpf *b, __u32 flags, const char *const *names, in
 
 	for (int i = 0; i < nnames && i < GP_MAX_NAMES; i++)
 		snprintf(sc.names[sc.nnames++], GP_NAME_LEN, "%s", names[i]);
-	int err = bpf_map__update_elem(b->api->maps.scope, &zero, sizeof(zero), &sc, sizeof(sc), BPF_ANY);
+	int err = bpf_map__update_elem(b->api->maps.scope, &zero, sizeof(zero), &sc, sizeof(sc),
+				       BPF_ANY);
 
 	if (err) {
 		gp_err("configure the BPF programs: %s", strerror(-err));

@@ -20,16 +20,16 @@ struct procs_bpf;
 
 struct gp_bpf {
 	struct gpu_api_bpf *api;
-	struct sched_bpf *sched;   /* CPU accounts and fork admission */
-	struct procs_bpf *procs;   /* exec/mmap admission and holds */
-	bool multi;                /* the API programs attach through uprobe_multi links */
+	struct sched_bpf *sched; /* CPU accounts and fork admission */
+	struct procs_bpf *procs; /* exec/mmap admission and holds */
+	bool multi;		 /* the API programs attach through uprobe_multi links */
 };
 
 struct gp_bpf_opts {
-	unsigned ringbuf_mb;       /* the ring buffer's size (a power of two) */
-	bool no_uprobe_multi;      /* one perf-event link per probe even where uprobe_multi works */
-	bool sched_slices;         /* a record per on-CPU slice (--timeline-sched) */
-	__u32 agg_keys;            /* entries of the in-kernel call aggregates (0: not aggregating) */
+	unsigned ringbuf_mb;  /* the ring buffer's size (a power of two) */
+	bool no_uprobe_multi; /* one perf-event link per probe even where uprobe_multi works */
+	bool sched_slices;    /* a record per on-CPU slice (--timeline-sched) */
+	__u32 agg_keys;	      /* entries of the in-kernel call aggregates (0: not aggregating) */
 };
 
 /*
@@ -58,6 +58,7 @@ void gp_bpf_stop_scheduler(struct gp_bpf *b);
 /* The overhead budget's gate (gpu_api.bpf.c "gate_closed"): hot probes count only while open. */
 void gp_bpf_gate(struct gp_bpf *b, bool open);
 
-void gp_bpf_release(struct gp_bpf *b); /* detaches and frees what was loaded; a zeroed gp_bpf is fine */
+void gp_bpf_release(
+	struct gp_bpf *b); /* detaches and frees what was loaded; a zeroed gp_bpf is fine */
 
 #endif

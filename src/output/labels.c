@@ -24,15 +24,16 @@ void gp_size_label(__u64 bytes, char *buf, size_t len)
 		if (bytes % (1ULL << (10 * u)) == 0) {
 			if (u == 0 && top > 0)
 				break; /* no unit divides it: a decimal reads better than the raw count */
-			snprintf(buf, len, "%llu %s", (unsigned long long)(bytes >> (10 * u)), units[u]);
+			snprintf(buf, len, "%llu %s", (unsigned long long)(bytes >> (10 * u)),
+				 units[u]);
 			return;
 		}
 	}
 	snprintf(buf, len, "%.1f %s", (double)bytes / (double)(1ULL << (10 * top)), units[top]);
 }
 
-void gp_kernel_short_name(const struct gp_model *m, const struct gp_process *p, const struct gp_kernel *k,
-			  char *buf, size_t len)
+void gp_kernel_short_name(const struct gp_model *m, const struct gp_process *p,
+			  const struct gp_kernel *k, char *buf, size_t len)
 {
 	if (!k) {
 		snprintf(buf, len, "(unresolved)");
@@ -50,8 +51,8 @@ void gp_kernel_short_name(const struct gp_model *m, const struct gp_process *p, 
 		snprintf(buf, len, "%s", k->name);
 }
 
-void gp_stack_op_label(const struct gp_model *m, const struct gp_process *p, const struct gp_stack_op *r,
-		       char *buf, size_t len)
+void gp_stack_op_label(const struct gp_model *m, const struct gp_process *p,
+		       const struct gp_stack_op *r, char *buf, size_t len)
 {
 	char size[32], name[GP_NAME_BUF];
 	const struct gp_op *op = &r->op;
@@ -66,7 +67,8 @@ void gp_stack_op_label(const struct gp_model *m, const struct gp_process *p, con
 		snprintf(buf, len, "[graph launch]");
 		break;
 	case GP_OP_COPY:
-		snprintf(buf, len, "[%s %s %s]", gp_dir_name(op->dir), size, gp_hostmem_name(op->hostmem));
+		snprintf(buf, len, "[%s %s %s]", gp_dir_name(op->dir), size,
+			 gp_hostmem_name(op->hostmem));
 		break;
 	case GP_OP_MEMSET:
 		snprintf(buf, len, "[memset %s]", size);
@@ -75,14 +77,17 @@ void gp_stack_op_label(const struct gp_model *m, const struct gp_process *p, con
 		if (op->alloc_kind == GP_AK_REGISTERED)
 			snprintf(buf, len, "[register %s]", size);
 		else
-			snprintf(buf, len, "[alloc %s %s]", gp_alloc_kind_name(op->alloc_kind), size);
+			snprintf(buf, len, "[alloc %s %s]", gp_alloc_kind_name(op->alloc_kind),
+				 size);
 		break;
 	case GP_OP_FREE:
-		snprintf(buf, len, op->alloc_kind == GP_AK_REGISTERED ? "[unregister]" : "[free %s]",
+		snprintf(buf, len,
+			 op->alloc_kind == GP_AK_REGISTERED ? "[unregister]" : "[free %s]",
 			 gp_alloc_kind_name(op->alloc_kind));
 		break;
 	case GP_OP_COLL:
-		snprintf(buf, len, "[%s %s %s]", gp_nccl_op_name(op->nccl_op), gp_nccl_dtype_name(op->dtype), size);
+		snprintf(buf, len, "[%s %s %s]", gp_nccl_op_name(op->nccl_op),
+			 gp_nccl_dtype_name(op->dtype), size);
 		break;
 	case GP_OP_SYNC:
 		snprintf(buf, len, "[sync]");
@@ -103,7 +108,8 @@ void gp_stack_frame_label(const struct gp_stack_frame *f, char *buf, size_t len)
 	} else if (f->file) {
 		const char *base = strrchr(f->file, '/');
 
-		snprintf(buf, len, "%s+0x%llx", base ? base + 1 : f->file, (unsigned long long)f->file_offset);
+		snprintf(buf, len, "%s+0x%llx", base ? base + 1 : f->file,
+			 (unsigned long long)f->file_offset);
 	} else {
 		snprintf(buf, len, "[unknown]");
 	}
@@ -111,4 +117,3 @@ void gp_stack_frame_label(const struct gp_stack_frame *f, char *buf, size_t len)
 		if (*c == ';' || *c == '\n')
 			*c = *c == ';' ? ':' : ' ';
 }
-

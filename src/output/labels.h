@@ -8,12 +8,14 @@
 
 #include "model/view.h"
 
-void gp_size_label(__u64 bytes, char *buf, size_t len);                       /* "4 MiB", "1.5 KiB" */
-void gp_stack_op_label(const struct gp_model *m, const struct gp_process *p, const struct gp_stack_op *r,
-		       char *buf, size_t len);                                 /* "[kernel] gemm<float>" */
-void gp_stack_frame_label(const struct gp_stack_frame *f, char *buf, size_t len); /* "main", "lib.so+0x12" */
+void gp_size_label(__u64 bytes, char *buf, size_t len); /* "4 MiB", "1.5 KiB" */
+void gp_stack_op_label(const struct gp_model *m, const struct gp_process *p,
+		       const struct gp_stack_op *r, char *buf,
+		       size_t len); /* "[kernel] gemm<float>" */
+void gp_stack_frame_label(const struct gp_stack_frame *f, char *buf,
+			  size_t len); /* "main", "lib.so+0x12" */
 /* A kernel's name without parameters ("ml::scale<float>"), or "(why it has none)". */
-void gp_kernel_short_name(const struct gp_model *m, const struct gp_process *p, const struct gp_kernel *k,
-			  char *buf, size_t len);
+void gp_kernel_short_name(const struct gp_model *m, const struct gp_process *p,
+			  const struct gp_kernel *k, char *buf, size_t len);
 
 #endif

@@ -22,8 +22,8 @@ struct gp_timeline *gp_timeline_session_open(const char *dir, __u64 max_events, 
 	return tl;
 }
 
-int gp_timeline_session_close(struct gp_timeline *tl, const char *dir, __u64 max_events, struct gp_model *m,
-			      struct gp_timeline_counts *counts)
+int gp_timeline_session_close(struct gp_timeline *tl, const char *dir, __u64 max_events,
+			      struct gp_model *m, struct gp_timeline_counts *counts)
 {
 	struct gp_timeline_counts tc;
 	int err;
@@ -38,11 +38,13 @@ int gp_timeline_session_close(struct gp_timeline *tl, const char *dir, __u64 max
 	gp_model_drop_set(m, GP_TIMELINE_SCHED_DROP, tc.slices_left_out);
 	if (tc.left_out)
 		gp_notice("timeline: %llu of %llu calls left out (--timeline-max-events %llu)",
-			  (unsigned long long)tc.left_out, (unsigned long long)tc.calls, (unsigned long long)max_events);
-	if (tc.slices_left_out)
-		gp_notice("timeline: %llu of %llu on-CPU slices left out (--timeline-max-events %llu)",
-			  (unsigned long long)tc.slices_left_out, (unsigned long long)tc.slices,
+			  (unsigned long long)tc.left_out, (unsigned long long)tc.calls,
 			  (unsigned long long)max_events);
+	if (tc.slices_left_out)
+		gp_notice(
+			"timeline: %llu of %llu on-CPU slices left out (--timeline-max-events %llu)",
+			(unsigned long long)tc.slices_left_out, (unsigned long long)tc.slices,
+			(unsigned long long)max_events);
 	if (counts)
 		*counts = tc;
 	return err;

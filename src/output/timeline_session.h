@@ -20,8 +20,8 @@ struct gp_timeline *gp_timeline_session_open(const char *dir, __u64 max_events, 
  * out said; counts may be NULL. NULL tl (--no-timeline, or it could not be
  * opened): an earlier run's trace.json is removed. 0, or -errno.
  */
-int gp_timeline_session_close(struct gp_timeline *tl, const char *dir, __u64 max_events, struct gp_model *m,
-			      struct gp_timeline_counts *counts);
+int gp_timeline_session_close(struct gp_timeline *tl, const char *dir, __u64 max_events,
+			      struct gp_model *m, struct gp_timeline_counts *counts);
 /* Detached and aborted (no trace.json); NULL tl is a no-op. */
 void gp_timeline_session_abort(struct gp_timeline *tl, struct gp_model *m);
 

@@ -63,11 +63,13 @@ double gp_budget_measure_probe_cost(struct gp_budget *b, bool daemon)
 	double hit = gp_uprobes_measure_hit_ns(b->probes);
 
 	if (hit > 0) {
-		gp_info("a probe hit costs %.0f ns here (+ %d ns of our programs' work)", hit, GP_PROGRAM_HIT_NS);
+		gp_info("a probe hit costs %.0f ns here (+ %d ns of our programs' work)", hit,
+			GP_PROGRAM_HIT_NS);
 		gp_model_set_probe_cost(b->model, (__u64)(hit + 0.5));
 	} else {
 		gp_warn("could not measure what a probe hit costs here (a probe on gpuprobed's own "
-			"gp_hit_cost_target: %s)%s", strerror((int)-hit),
+			"gp_hit_cost_target: %s)%s",
+			strerror((int)-hit),
 			daemon ? ": the daemon's estimates use " GP_PROBE_HIT_COST_TEXT : "");
 	}
 	return hit;
@@ -123,10 +125,13 @@ static void duty_step(struct gp_budget *b)
 			"(the other probes cost too much on their own)",
 			100 * d->budget, 100 * GP_DUTY_MIN);
 	if ((was < 1) != (d->duty < 1))
-		gp_notice("overhead budget %.3g%%: hot probes attached %s (probes would cost %.3g%% of the "
-			  "traced CPU time)", 100 * d->budget,
-			  d->duty < 1 ? "for part of each second: their counts are estimates" : "all the time again",
-			  100 * d->report.overhead_full);
+		gp_notice(
+			"overhead budget %.3g%%: hot probes attached %s (probes would cost %.3g%% of the "
+			"traced CPU time)",
+			100 * d->budget,
+			d->duty < 1 ? "for part of each second: their counts are estimates"
+				    : "all the time again",
+			100 * d->report.overhead_full);
 }
 
 void gp_budget_step(struct gp_budget *b)

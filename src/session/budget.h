@@ -25,16 +25,16 @@ struct gp_procs;
 struct gp_uprobes;
 
 struct gp_budget {
-	struct gp_agg *agg;            /* NULL: every call is a record */
-	struct gp_duty *duty;          /* NULL: no duty cycle (not always on) */
+	struct gp_agg *agg;   /* NULL: every call is a record */
+	struct gp_duty *duty; /* NULL: no duty cycle (not always on) */
 	struct gp_bpf *bpf;
 	struct gp_uprobes *probes;
 	struct gp_counters *counters;
 	struct gp_procs *procs;
 	struct gp_model *model;
 	const double *overhead_budget; /* re-read at each period's end (a reload); NULL: none */
-	__u64 agg_at_ns;               /* when the aggregates were last read */
-	__u64 read_ns;                 /* the time the aggregates being read reach (their weights') */
+	__u64 agg_at_ns;	       /* when the aggregates were last read */
+	__u64 read_ns; /* the time the aggregates being read reach (their weights') */
 };
 
 /*

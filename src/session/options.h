@@ -10,10 +10,11 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#define GP_MAX_PIDS 64
-#define GP_MAX_NAME_ARGS 8 /* = GP_MAX_NAMES (events.h) */
+#define GP_MAX_PIDS	      64
+#define GP_MAX_NAME_ARGS      8 /* = GP_MAX_NAMES (events.h) */
 #define GP_DEFAULT_MAX_STACKS 1000000
-#define GP_DEFAULT_TIMELINE_MAX_EVENTS 5000000ULL /* = GP_TIMELINE_DEFAULT_MAX_EVENTS (output/trace_json.h) */
+#define GP_DEFAULT_TIMELINE_MAX_EVENTS \
+	5000000ULL /* = GP_TIMELINE_DEFAULT_MAX_EVENTS (output/trace_json.h) */
 
 enum gp_mode { GP_MODE_PID = 1, GP_MODE_NAME, GP_MODE_LAUNCH, GP_MODE_ALL };
 
@@ -23,25 +24,27 @@ struct gp_options {
 	int npids;
 	const char *names[GP_MAX_NAME_ARGS]; /* --name */
 	int nnames;
-	char **command;       /* -- CMD ARGS...: NULL-ended argv */
-	bool all;             /* --all */
-	char *command_text;   /* the command, joined, for the report */
-	double duration_s;    /* 0: until every target exits or a signal */
-	const char *out_dir;  /* default ./profile_output */
-	unsigned ringbuf_mb;  /* ring buffer size, MiB (power of two) */
-	unsigned poll_ms;     /* how often the ring buffer is drained */
-	int verbosity;        /* -v count */
-	bool no_uprobe_multi; /* one perf-event link per probe, as on kernels < 6.6 */
-	bool stacks;          /* capture call stacks (default; --no-stacks) */
-	unsigned max_stacks;  /* distinct stacks kept (--max-stacks) */
-	bool record;          /* write a capture (default; --no-record) */
+	char **command;		 /* -- CMD ARGS...: NULL-ended argv */
+	bool all;		 /* --all */
+	char *command_text;	 /* the command, joined, for the report */
+	double duration_s;	 /* 0: until every target exits or a signal */
+	const char *out_dir;	 /* default ./profile_output */
+	unsigned ringbuf_mb;	 /* ring buffer size, MiB (power of two) */
+	unsigned poll_ms;	 /* how often the ring buffer is drained */
+	int verbosity;		 /* -v count */
+	bool no_uprobe_multi;	 /* one perf-event link per probe, as on kernels < 6.6 */
+	bool stacks;		 /* capture call stacks (default; --no-stacks) */
+	unsigned max_stacks;	 /* distinct stacks kept (--max-stacks) */
+	bool record;		 /* write a capture (default; --no-record) */
 	const char *record_path; /* --record FILE; NULL: OUT_DIR/capture.gpz */
-	bool timeline;        /* write trace.json (default; --no-timeline) */
-	unsigned long long timeline_max_events; /* API calls written into it at most (--timeline-max-events) */
-	bool timeline_sched;  /* on-CPU slices of traced threads in it too (--timeline-sched) */
-	bool aggregate;       /* hot calls counted in kernel maps, not one record each (--aggregate) */
-	bool daemon;          /* --daemon: always on, configured by config_path (src/daemon/) */
-	const char *config_path; /* --config FILE; NULL: the default path, defaults if it is missing */
+	bool timeline;		 /* write trace.json (default; --no-timeline) */
+	unsigned long long
+		timeline_max_events; /* API calls written into it at most (--timeline-max-events) */
+	bool timeline_sched; /* on-CPU slices of traced threads in it too (--timeline-sched) */
+	bool aggregate; /* hot calls counted in kernel maps, not one record each (--aggregate) */
+	bool daemon;	/* --daemon: always on, configured by config_path (src/daemon/) */
+	const char
+		*config_path; /* --config FILE; NULL: the default path, defaults if it is missing */
 	bool foreground;      /* --foreground: plain log lines for a person, even under systemd */
 	char *command_line;   /* argv joined, for the report */
 };
@@ -50,8 +53,13 @@ struct gp_options {
  * Exit statuses (DESIGN.md contract). With -- CMD, gpuprobed exits with the
  * command's status instead (126/127 when it cannot be run, like a shell).
  */
-enum { GP_EXIT_OK = 0, GP_EXIT_FAILURE = 1, GP_EXIT_USAGE = 2, GP_EXIT_CANNOT_RUN = 126,
-       GP_EXIT_NOT_FOUND = 127 };
+enum {
+	GP_EXIT_OK = 0,
+	GP_EXIT_FAILURE = 1,
+	GP_EXIT_USAGE = 2,
+	GP_EXIT_CANNOT_RUN = 126,
+	GP_EXIT_NOT_FOUND = 127
+};
 
 static inline const char *gp_mode_name(enum gp_mode m) /* "pid", "name", "launch", "all" */
 {

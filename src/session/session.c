@@ -71,7 +71,8 @@ static __u64 stop_tracing(struct session *s)
 }
 
 /* The model's last operations, the closing line, the reports. Returns the exit status. */
-static int finish(struct session *s, int loop_err, enum gp_stop_reason why, int signo, __u64 elapsed_ns)
+static int finish(struct session *s, int loop_err, enum gp_stop_reason why, int signo,
+		  __u64 elapsed_ns)
 {
 	const struct gp_options *o = s->opt;
 	char nested[64] = "", counted[64] = "";
@@ -84,22 +85,27 @@ static int finish(struct session *s, int loop_err, enum gp_stop_reason why, int 
 	if (s->hooks && s->hooks->stopping)
 		s->hooks->stopping(s->hooks->ctx, s->model);
 	if (s->targets.launched)
-		gp_model_set_launch(s->model, o->command_text, s->procs.launched_done, s->procs.launched_status,
-				    s->procs.launched_signal);
+		gp_model_set_launch(s->model, o->command_text, s->procs.launched_done,
+				    s->procs.launched_status, s->procs.launched_signal);
 	gp_timeline_session_close(s->timeline, o->out_dir, o->timeline_max_events, s->model, NULL);
 	s->timeline = NULL;
 	gp_capture_live_close(&s->capture, s->model); /* after the model's last operation */
 	if (s->collector.nested_calls)
-		snprintf(nested, sizeof(nested), " (and %llu inside them)", (unsigned long long)s->collector.nested_calls);
+		snprintf(nested, sizeof(nested), " (and %llu inside them)",
+			 (unsigned long long)s->collector.nested_calls);
 	if (s->budget.agg)
 		snprintf(counted, sizeof(counted), " + %llu counted in the kernel",
 			 (unsigned long long)gp_agg_stats(s->budget.agg)->calls);
-	gp_notice("%s after %.1f s: %zu process%s, %llu calls recorded%s%s, %s%s",
-		  loop_err ? "event loop failed" : stop_text(why, signo), (double)elapsed_ns / 1e9, s->procs.n,
-		  s->procs.n == 1 ? "" : "es", (unsigned long long)s->collector.calls, nested, counted,
-		  s->counters.drops ? "some lost or incomplete (see \"Loss counters\" in the report)" : "none lost",
-		  s->counters.estimates ? "; the kernel did not report some switch-ins: their off-CPU time is estimated"
-					: "");
+	gp_notice(
+		"%s after %.1f s: %zu process%s, %llu calls recorded%s%s, %s%s",
+		loop_err ? "event loop failed" : stop_text(why, signo), (double)elapsed_ns / 1e9,
+		s->procs.n, s->procs.n == 1 ? "" : "es", (unsigned long long)s->collector.calls,
+		nested, counted,
+		s->counters.drops ? "some lost or incomplete (see \"Loss counters\" in the report)"
+				  : "none lost",
+		s->counters.estimates
+			? "; the kernel did not report some switch-ins: their off-CPU time is estimated"
+			: "");
 	if (gp_write_reports(s->model, o->out_dir) == 0 && !loop_err)
 		status = GP_EXIT_OK;
 	if (s->targets.launched) {
@@ -123,7 +129,8 @@ static void cleanup(struct session *s)
 	gp_cpu_accounts_free(s->cpu);
 	gp_budget_release(&s->budget);
 	gp_capture_live_abort(&s->capture); /* still open: the session failed before its end */
-	gp_timeline_session_abort(s->timeline, s->model); /* closed (NULL) when the reports were written */
+	/* closed (NULL) when the reports were written */
+	gp_timeline_session_abort(s->timeline, s->model);
 	gp_model_free(s->model);
 	gp_symbolizer_free(s->sym);
 	gp_launch_abort(&s->targets.launch);
@@ -136,8 +143,11 @@ int gp_session_run(const struct gp_options *o)
 
 int gp_session_run_hooked(const struct gp_options *o, const struct gp_session_hooks *hooks)
 {
-	struct session s = { .opt = o, .hooks = hooks,
-			     .targets = { .opt = o, .launch = { .pid = -1, .gate_fd = -1, .report_fd = -1 } } };
+	struct session s = {
+		.opt = o,
+		.hooks = hooks,
+		.targets = { .opt = o, .launch = { .pid = -1, .gate_fd = -1, .report_fd = -1 } }
+	};
 	enum gp_stop_reason why;
 	char missing[128];
 	int signo, err, status = GP_EXIT_FAILURE;
@@ -145,7 +155,8 @@ int gp_session_run_hooked(const struct gp_options *o, const struct gp_session_ho
 
 	s.targets.procs = &s.procs;
 	if (o->mode == GP_MODE_LAUNCH) {
-		int rc = gp_launch_resolve(o->command[0], s.targets.launch.path, sizeof(s.targets.launch.path));
+		int rc = gp_launch_resolve(o->command[0], s.targets.launch.path,
+					   sizeof(s.targets.launch.path));
 
 		if (rc)
 			return rc; /* 127 / 126 like a shell, before anything is loaded */

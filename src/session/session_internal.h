@@ -30,19 +30,19 @@ struct session {
 	struct gp_symbolizer *sym;
 	struct gp_model *model;
 	struct gp_capture_live capture; /* the capture file, if recorded */
-	struct gp_timeline *timeline;   /* trace.json, fed by the model; NULL: --no-timeline */
+	struct gp_timeline *timeline;	/* trace.json, fed by the model; NULL: --no-timeline */
 	struct gp_uprobes probes;
 	struct gp_files files;
 	struct gp_procs procs;
 	struct gp_targets targets;
 	struct gp_counters counters;
-	struct gp_budget budget;        /* the aggregates' reads and the overhead budget */
+	struct gp_budget budget; /* the aggregates' reads and the overhead budget */
 	struct gp_collector collector;
 	bool collector_ready;
 	struct gp_loop *loop;
 	int signals_seen;     /* with a launched command: the first is relayed, the second stops */
 	__u64 counters_at_ns; /* when the counters were last read for the hooks */
-	bool hook_stop;       /* a hook's tick asked to stop */
+	bool hook_stop;	      /* a hook's tick asked to stop */
 };
 
 static inline __u64 gp_clock_ns(clockid_t clk)

@@ -64,7 +64,8 @@ static bool on_signal(void *ctx, const struct signalfd_siginfo *si)
 	if (!from_tty)
 		kill(s->targets.launch.pid, (int)si->ssi_signo);
 	gp_notice("%s %s; tracing until the command exits (again to stop now)",
-		  strsignal((int)si->ssi_signo), from_tty ? "reached the command" : "passed on to the command");
+		  strsignal((int)si->ssi_signo),
+		  from_tty ? "reached the command" : "passed on to the command");
 	return false;
 }
 
@@ -87,6 +88,7 @@ void gp_session_on_proc(void *ctx, const struct gp_proc_event *e)
 
 struct gp_loop_ops gp_session_loop_ops(struct session *s)
 {
-	return (struct gp_loop_ops){ .ctx = s, .drain = on_drain, .ready = on_ready, .signal = on_signal,
-				     .done = on_done };
+	return (struct gp_loop_ops){
+		.ctx = s, .drain = on_drain, .ready = on_ready, .signal = on_signal, .done = on_done
+	};
 }

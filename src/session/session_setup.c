@@ -73,14 +73,18 @@ int gp_session_open_model(struct session *s)
 	int err;
 
 	s->sym = gp_symbolizer_new();
-	resolver = (struct gp_resolver){ .ctx = s->sym, .kernel_name = gp_symbolizer_kernel_name,
-				       .demangle = gp_demangle, .demangle_short = gp_demangle_short,
-				       .stack_seen = gp_symbolizer_stack_seen, .symbolize = gp_symbolizer_symbolize };
+	resolver = (struct gp_resolver){ .ctx = s->sym,
+					 .kernel_name = gp_symbolizer_kernel_name,
+					 .demangle = gp_demangle,
+					 .demangle_short = gp_demangle_short,
+					 .stack_seen = gp_symbolizer_stack_seen,
+					 .symbolize = gp_symbolizer_symbolize };
 	if (o->record) {
 		char path[PATH_MAX];
 
 		snprintf(path, sizeof(path), "%s/capture.gpz", o->out_dir);
-		if ((err = gp_capture_live_open(&s->capture, o->record_path ? o->record_path : path, &resolver)))
+		if ((err = gp_capture_live_open(&s->capture, o->record_path ? o->record_path : path,
+						&resolver)))
 			return err;
 	}
 	s->model = s->sym ? gp_model_new(&resolver) : NULL;
@@ -89,7 +93,8 @@ int gp_session_open_model(struct session *s)
 		gp_capture_live_maps(&s->capture, s->sym);
 		gp_model_set_stacks(s->model, o->stacks, o->max_stacks);
 		if (o->timeline)
-			s->timeline = gp_timeline_session_open(o->out_dir, o->timeline_max_events, s->model);
+			s->timeline = gp_timeline_session_open(o->out_dir, o->timeline_max_events,
+							       s->model);
 	}
 	s->cpu = s->model ? gp_cpu_accounts_new(s->model) : NULL;
 	if (!s->cpu) {
@@ -103,7 +108,8 @@ int gp_session_open_model(struct session *s)
 int gp_session_prepare(struct session *s)
 {
 	const struct gp_options *o = s->opt;
-	const struct gp_bpf_opts bo = { .ringbuf_mb = o->ringbuf_mb, .no_uprobe_multi = o->no_uprobe_multi,
+	const struct gp_bpf_opts bo = { .ringbuf_mb = o->ringbuf_mb,
+					.no_uprobe_multi = o->no_uprobe_multi,
 					.sched_slices = o->timeline_sched,
 					.agg_keys = session_aggregates(o) ? GP_AGG_MAX_KEYS : 0 };
 	struct gp_loop_ops ops = gp_session_loop_ops(s);
@@ -111,7 +117,8 @@ int gp_session_prepare(struct session *s)
 	double hit;
 	int err;
 
-	if ((err = gp_bpf_load(&s->bpf, &bo)) || (err = gp_bpf_set_scope(&s->bpf, scope_flags(o), o->names, o->nnames)))
+	if ((err = gp_bpf_load(&s->bpf, &bo)) ||
+	    (err = gp_bpf_set_scope(&s->bpf, scope_flags(o), o->names, o->nnames)))
 		return err;
 	api = s->bpf.api;
 	gp_uprobes_init(&s->probes, api->progs.gp_api_enter, api->progs.gp_api_exit, s->bpf.multi);
@@ -119,11 +126,16 @@ int gp_session_prepare(struct session *s)
 	s->probes.aggregate = session_aggregates(o);
 	s->counters = (struct gp_counters){ .hits_fd = bpf_map__fd(api->maps.probe_hits),
 					    .drops_fd = bpf_map__fd(api->maps.drops) };
-	s->budget = (struct gp_budget){ .bpf = &s->bpf, .probes = &s->probes, .counters = &s->counters,
-					.procs = &s->procs, .model = s->model,
-					.overhead_budget = s->hooks ? s->hooks->overhead_budget : NULL };
+	s->budget = (struct gp_budget){ .bpf = &s->bpf,
+					.probes = &s->probes,
+					.counters = &s->counters,
+					.procs = &s->procs,
+					.model = s->model,
+					.overhead_budget =
+						s->hooks ? s->hooks->overhead_budget : NULL };
 	hit = gp_budget_measure_probe_cost(&s->budget, o->daemon);
-	if (s->probes.aggregate && !(s->budget.agg = gp_agg_new(bpf_map__fd(api->maps.api_agg), s->model))) {
+	if (s->probes.aggregate &&
+	    !(s->budget.agg = gp_agg_new(bpf_map__fd(api->maps.api_agg), s->model))) {
 		gp_err("out of memory");
 		return -ENOMEM;
 	}
@@ -133,12 +145,15 @@ int gp_session_prepare(struct session *s)
 		return -ENOMEM;
 	}
 	if (o->aggregate && !s->probes.aggregate)
-		gp_notice("--aggregate is off: %s need%s a record per call (with --no-stacks --no-timeline it is on)",
-			  o->stacks && o->timeline ? "stacks and the timeline" : o->stacks ? "stacks" : "the timeline",
-			  o->stacks && o->timeline ? "" : "s");
+		gp_notice(
+			"--aggregate is off: %s need%s a record per call (with --no-stacks --no-timeline it is on)",
+			o->stacks && o->timeline ? "stacks and the timeline"
+			: o->stacks		 ? "stacks"
+						 : "the timeline",
+			o->stacks && o->timeline ? "" : "s");
 	gp_files_init(&s->files, bpf_map__fd(api->maps.lib_files), &s->probes, s->sym, s->model);
-	gp_procs_init(&s->procs, &s->files, s->sym, s->model, s->cpu, bpf_map__fd(api->maps.tgid_bits),
-		      bpf_map__fd(api->maps.admit_ns));
+	gp_procs_init(&s->procs, &s->files, s->sym, s->model, s->cpu,
+		      bpf_map__fd(api->maps.tgid_bits), bpf_map__fd(api->maps.admit_ns));
 	s->procs.all = o->mode == GP_MODE_ALL;
 	s->procs.reuse_rows = o->daemon; /* always on: rows of exited processes are reused */
 	s->procs.because = o->mode == GP_MODE_NAME ? "name" : "cuda";
@@ -151,7 +166,8 @@ int gp_session_prepare(struct session *s)
 	s->collector.on_proc = gp_session_on_proc;
 	s->collector.proc_ctx = s;
 	s->collector_ready = true;
-	s->loop = gp_loop_new(o->duration_s, o->poll_ms, ring_buffer__epoll_fd(s->collector.rb), &ops);
+	s->loop = gp_loop_new(o->duration_s, o->poll_ms, ring_buffer__epoll_fd(s->collector.rb),
+			      &ops);
 	if (!s->loop) {
 		err = -errno;
 		gp_err("event loop: %s", strerror(-err));
@@ -160,4 +176,3 @@ int gp_session_prepare(struct session *s)
 	s->procs.loop = s->loop;
 	return 0;
 }
-

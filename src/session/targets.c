@@ -52,7 +52,8 @@ int gp_target_check_pid(pid_t pid)
 		gp_err("pid %d: a kernel thread, it cannot use CUDA", (int)pid);
 		return -EINVAL;
 	case 'Z':
-		gp_err("pid %d: has exited (a zombie not yet reaped): nothing left to trace", (int)pid);
+		gp_err("pid %d: has exited (a zombie not yet reaped): nothing left to trace",
+		       (int)pid);
 		return -ESRCH;
 	}
 	return 0;
@@ -69,7 +70,7 @@ static int launch_command(struct gp_targets *t)
 	t->launched = true;
 	err = gp_procs_admit(t->procs, t->launch.pid, GP_ADMIT_LAUNCHED, "launched", false);
 	if (err <= 0)
-		return err ? err : -ESRCH; /* the held child sees the gate close and exits */
+		return err ? err : -ESRCH;    /* the held child sees the gate close and exits */
 	return gp_launch_release(&t->launch); /* failed: it exits 126/127, reaped with the others */
 	return 0;
 }
@@ -85,15 +86,17 @@ static int scan(struct gp_targets *t, const char *const *names, int nnames)
 		return n;
 	}
 	if (names && !n)
-		gp_notice("no process named %s%s %s: waiting for one to start (Ctrl-C to stop)", o->names[0],
-			  o->nnames > 1 ? " (or the other names)" : "",
+		gp_notice("no process named %s%s %s: waiting for one to start (Ctrl-C to stop)",
+			  o->names[0], o->nnames > 1 ? " (or the other names)" : "",
 			  t->procs->nskipped ? "that can be traced yet" : "yet");
 	else if (names)
-		gp_notice("tracing %d running process%s named as asked, and those to come; Ctrl-C to stop", n,
-			  n > 1 ? "es" : "");
+		gp_notice(
+			"tracing %d running process%s named as asked, and those to come; Ctrl-C to stop",
+			n, n > 1 ? "es" : "");
 	else
-		gp_notice("tracing %d running process%s that use CUDA, and those to come; Ctrl-C to stop", n,
-			  n == 1 ? "" : "es");
+		gp_notice(
+			"tracing %d running process%s that use CUDA, and those to come; Ctrl-C to stop",
+			n, n == 1 ? "" : "es");
 	return 0;
 }
 
@@ -105,9 +108,11 @@ int gp_targets_admit(struct gp_targets *t)
 	switch (o->mode) {
 	case GP_MODE_PID:
 		for (int i = 0; i < o->npids; i++)
-			if ((err = gp_procs_admit(t->procs, o->pids[i], GP_ADMIT_RUNNING, "pid", false)) < 0)
+			if ((err = gp_procs_admit(t->procs, o->pids[i], GP_ADMIT_RUNNING, "pid",
+						  false)) < 0)
 				return err;
-		gp_notice("tracing %d process%s; Ctrl-C to stop", o->npids, o->npids > 1 ? "es" : "");
+		gp_notice("tracing %d process%s; Ctrl-C to stop", o->npids,
+			  o->npids > 1 ? "es" : "");
 		return 0;
 	case GP_MODE_NAME:
 		return scan(t, o->names, o->nnames);
@@ -116,7 +121,8 @@ int gp_targets_admit(struct gp_targets *t)
 	case GP_MODE_LAUNCH:
 		if ((err = launch_command(t)))
 			return err;
-		gp_notice("tracing %s (pid %d) and what it starts", o->command[0], (int)t->launch.pid);
+		gp_notice("tracing %s (pid %d) and what it starts", o->command[0],
+			  (int)t->launch.pid);
 		return 0;
 	}
 	return -EINVAL;
@@ -138,7 +144,8 @@ int gp_targets_launched_status(struct gp_targets *t, int status)
 	if (t->procs->launched_done)
 		return t->procs->launched_status;
 	if (t->procs->live)
-		gp_notice("waiting for %s (pid %d) to exit", t->opt->command[0], (int)t->launch.pid);
+		gp_notice("waiting for %s (pid %d) to exit", t->opt->command[0],
+			  (int)t->launch.pid);
 	return wait_status(t->launch.pid, status);
 }
 
