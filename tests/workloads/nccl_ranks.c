@@ -62,9 +62,10 @@
  *   "rank", "nranks", "device", "comm": "0x..." (the ncclComm_t), "stream": "0x...",
  *   "iters", "late_rank" (-1: none), "late_ms", "sizes_scale",
  *   "nccl": {"<api>": {"calls", "errors", "host_ns" (time around the calls, its own clock),
- *            "host_rq_ns" (the rank's run-queue wait across those calls, schedstat's run_delay: what
- *            a busy machine added to host_ns while the thread waited for a CPU), "host_cpu_ns" (the
- *            thread's CPU time across them), and for data calls "count" (elements, summed),
+ *            "host_rq_ns" (the rank's run-queue wait across those calls, schedstat's
+ *            run_delay: what a busy machine added to host_ns while the thread waited for a
+ *            CPU), "host_cpu_ns" (the thread's CPU time across them), and for data calls
+ *            "count" (elements, summed),
  *            "bytes" (nccl-tests' size: AllReduce/Broadcast/Send/Recv count x dtsize,
  *            AllGather sendcount x dtsize x R, ReduceScatter recvcount x dtsize x R),
  *            "dtype" ("float32", "int32", "uint8"), "sizes": {"<bytes per call>": calls}}}
@@ -75,21 +76,22 @@
  *   "sync_t0_ns_per_iter": [CLOCK_MONOTONIC just before each cudaStreamSynchronize],
  *   "call_to_sync_ns_per_iter": [from just before the iteration's first NCCL call (after the
  *            late sleep) to just after its synchronisation returned],
- *   "model_end_ns_per_iter": [the modelled end of the iteration's last work item, the one its
- *            synchronisation waits for (CLOCK_MONOTONIC; the simulator's simgpu_op_last(), looked up
- *            with dlsym)], or null on libraries without it,
- *   "steal_max_ns": the time the hypervisor stole from the whole machine (every CPU) while the rank
- *            made its calls, /proc/stat's steal rounded up: an upper bound of what it stole from the rank,
- *   "bracket_cpu_ns": the CPU time the rank's clock reads around a call add to its CPU time (the mean
- *            of 2000 brackets with nothing inside, before any CUDA call)
+ *   "model_end_ns_per_iter": [the modelled end of the iteration's last work item, the one
+ *            its synchronisation waits for (CLOCK_MONOTONIC; the simulator's simgpu_op_last(),
+ *            looked up with dlsym)], or null on libraries without it,
+ *   "steal_max_ns": the time the hypervisor stole from the whole machine (every CPU) while
+ *            the rank made its calls, /proc/stat's steal rounded up: an upper bound of what it
+ *            stole from the rank,
+ *   "bracket_cpu_ns": the CPU time the rank's clock reads around a call add to its CPU time
+ *            (the mean of 2000 brackets with nothing inside, before any CUDA call)
  *
- * Each call's clock readings are bracketed by its CPU clock's, and those by its run-queue wait's, so
- * host_rq_ns covers every preemption inside [t0, t1]: a tracer's probes see the call inside that window,
- * shorter by their own cost and the clock reads, and by whatever the host added between the reads and
- * the probes, which is CPU work (bounded per call), a wait for a CPU (host_rq_ns) or stolen time
- * (steal_max_ns); and the probes' window holds all of the call's CPU time (host_cpu_ns) but that. The
- * program is linked with -z now: a first call's lazy symbol binding, which would run between t0 and the
- * probe, happens at start-up instead.
+ * Each call's clock readings are bracketed by its CPU clock's, and those by its run-queue
+ * wait's, so host_rq_ns covers every preemption inside [t0, t1]: a tracer's probes see the call
+ * inside that window, shorter by their own cost and the clock reads, and by whatever the host
+ * added between the reads and the probes, which is CPU work (bounded per call), a wait for a CPU
+ * (host_rq_ns) or stolen time (steal_max_ns); and the probes' window holds all of the call's CPU
+ * time (host_cpu_ns) but that. The program is linked with -z now: a first call's lazy symbol
+ * binding, which would run between t0 and the probe, happens at start-up instead.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -146,7 +148,8 @@ static unsigned long long thread_cpu_ns(void)
 }
 
 /* The rank's main thread's time runnable but waiting for a CPU so far (schedstat's run_delay),
- * which the kernel brings up to date whenever the thread gets a CPU back: current when it reads it. */
+ * which the kernel brings up to date whenever the thread gets a CPU back: current when it reads
+ * it. */
 static int schedstat_fd = -1;
 
 static unsigned long long run_delay_ns(void)
@@ -155,7 +158,9 @@ static unsigned long long run_delay_ns(void)
 	unsigned long long exec, delay;
 	ssize_t n;
 
-	if (schedstat_fd < 0 && (schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)) < 0)
+	if (schedstat_fd < 0)
+		schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	if (schedstat_fd < 0)
 		wl_die("cannot open /proc/thread-self/schedstat: %s", strerror(errno));
 	n = pread(schedstat_fd, buf, sizeof(buf) - 1, 0);
 	if (n <= 0)
@@ -176,7 +181,8 @@ static unsigned long long bracket_cpu_ns(void)
 	unsigned long long sum = 0;
 
 	for (int i = 0; i < n; i++) {
-		unsigned long long c0 = thread_cpu_ns(), t0 = now_ns(), t1 = now_ns(), c1 = thread_cpu_ns();
+		unsigned long long c0 = thread_cpu_ns(), t0 = now_ns(), t1 = now_ns();
+		unsigned long long c1 = thread_cpu_ns();
 
 		sum += c1 - c0 - (t1 - t0);
 	}
@@ -190,8 +196,8 @@ static unsigned long long steal_ticks(void)
 	FILE *f = fopen("/proc/stat", "re");
 
 	/* cpu  user nice system idle iowait irq softirq steal ... */
-	if (!f || fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-			 &v[5], &v[6], &v[7]) != 8)
+	if (!f || fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+			 &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
 		wl_die("cannot read the steal time in /proc/stat");
 	fclose(f);
 	return v[7];
@@ -224,8 +230,9 @@ static struct nc_api *nc_api(const char *name)
 }
 
 /* One call: counted, and for a data call its elements and nccl-tests bytes. */
-static ncclResult_t nc_count(const char *name, ncclResult_t e, unsigned long long ns, unsigned long long rq,
-			     unsigned long long cpu, const char *dtype, size_t count, unsigned long long bytes)
+static ncclResult_t nc_count(const char *name, ncclResult_t e, unsigned long long ns,
+			     unsigned long long rq, unsigned long long cpu, const char *dtype,
+			     size_t count, unsigned long long bytes)
 {
 	struct nc_api *a = nc_api(name);
 	int k;
@@ -332,8 +339,8 @@ struct iter_ref {
 };
 
 static void write_ref(int rank, int dev, ncclComm_t comm, cudaStream_t s, unsigned long long blocked,
-		      unsigned long long blocked_rq, const struct iter_ref *per_iter, unsigned long long steal_ns,
-		      unsigned long long bracket_ns)
+		      unsigned long long blocked_rq, const struct iter_ref *per_iter,
+		      unsigned long long steal_ns, unsigned long long bracket_ns)
 {
 	char path[PATH_MAX], *buf = NULL, *end;
 	size_t len = 0;
@@ -364,9 +371,10 @@ static void write_ref(int rank, int dev, ncclComm_t comm, cudaStream_t s, unsign
 		const struct nc_api *a = &napi[i];
 
 		fprintf(f,
-			"%s\n    \"%s\": {\"calls\": %lu, \"errors\": %lu, \"host_ns\": %llu, \"host_rq_ns\": %llu, "
-			"\"host_cpu_ns\": %llu",
-			i ? "," : "", a->name, a->calls, a->errors, a->host_ns, a->rq_ns, a->cpu_ns);
+			"%s\n    \"%s\": {\"calls\": %lu, \"errors\": %lu, \"host_ns\": %llu, "
+			"\"host_rq_ns\": %llu, \"host_cpu_ns\": %llu",
+			i ? "," : "", a->name, a->calls, a->errors, a->host_ns, a->rq_ns,
+			a->cpu_ns);
 		if (a->dtype) {
 			fprintf(f, ", \"count\": %llu, \"bytes\": %llu, \"dtype\": \"%s\", \"sizes\": {", a->count,
 				a->bytes, a->dtype);
@@ -394,7 +402,8 @@ static void write_ref(int rank, int dev, ncclComm_t comm, cudaStream_t s, unsign
 	} else {
 		fputs("],\n  \"model_end_ns_per_iter\": null", f);
 	}
-	fprintf(f, ",\n  \"steal_max_ns\": %llu,\n  \"bracket_cpu_ns\": %llu\n}\n", steal_ns, bracket_ns);
+	fprintf(f, ",\n  \"steal_max_ns\": %llu,\n  \"bracket_cpu_ns\": %llu\n}\n", steal_ns,
+		bracket_ns);
 	if (fclose(f))
 		wl_die("cannot write %s: %s", path, strerror(errno));
 	free(buf);
@@ -478,7 +487,7 @@ static int run_rank(int rank, const ncclUniqueId *id)
 			  ncclSuccess;
 		failed |= NC(ncclGroupEnd) != ncclSuccess;
 sync:
-		/* the item the synchronisation waits for: the iteration's last, queued by this thread */
+		/* what the synchronisation waits for: the iteration's last item, this thread's */
 		op = op_last ? op_last() : NULL;
 		rq0 = run_delay_ns();
 		t0 = now_ns();
@@ -534,7 +543,8 @@ sync:
 		wl_freed(recv);
 	wl.counting = false;
 	/* rounded up: a tick not yet complete may hold stolen time */
-	steal_ns = (steal_ticks() - steal0 + 1) * 1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK);
+	steal_ns = (steal_ticks() - steal0 + 1) * 1000000000ull /
+		   (unsigned long long)sysconf(_SC_CLK_TCK);
 	if (ref_dir)
 		write_ref(rank, dev, comm, s, blocked, blocked_rq, per_iter, steal_ns, bracket_ns);
 	free(host);
@@ -574,12 +584,14 @@ int main(int argc, char **argv)
 	if (iters < 0 || !(scale > 0) || late_ms < 0 || late_rank >= nranks)
 		wl_die("bad --iters, --sizes-scale, --late-ms or --late-rank");
 	wl_init(argc, argv); /* --wait, --hold */
-	at_sync = mmap(NULL, MAX_RANKS * sizeof(*at_sync), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	at_sync = mmap(NULL, MAX_RANKS * sizeof(*at_sync), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (at_sync == MAP_FAILED)
 		wl_die("mmap: %s", strerror(errno));
 	/* the simulator's introspection: libsimgpu.so, loaded with the simulated libcudart */
 	op_last = (void *(*)(void))dlsym(RTLD_DEFAULT, "simgpu_op_last");
-	op_times = (int (*)(const void *, struct simgpu_times *))dlsym(RTLD_DEFAULT, "simgpu_op_times");
+	op_times = (int (*)(const void *, struct simgpu_times *))dlsym(RTLD_DEFAULT,
+									"simgpu_op_times");
 	op_put = (void (*)(void *))dlsym(RTLD_DEFAULT, "simgpu_op_put");
 	if (!op_times || !op_put)
 		op_last = NULL;

@@ -20,11 +20,14 @@ extern "C" {
 #endif
 
 struct simgpu_times {
-	uint64_t enq_ns;   /* when the host queued it */
-	uint64_t start_ns; /* its modelled start: the latest of enq_ns (or, for a synchronous copy
-			    * from pageable memory, the call's start, which its staging overlaps),
-			    * its stream's previous modelled end and the ends of what it waits for */
-	uint64_t end_ns;   /* its modelled end */
+	/* when the host queued it */
+	uint64_t enq_ns;
+	/* its modelled start: the latest of enq_ns (or, for a synchronous copy from pageable
+	 * memory, the call's start, which its staging overlaps), its stream's previous modelled
+	 * end and the ends of what it waits for */
+	uint64_t start_ns;
+	/* its modelled end */
+	uint64_t end_ns;
 };
 
 /* A reference to the last work item the calling host thread queued, on any stream, through

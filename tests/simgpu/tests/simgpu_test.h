@@ -109,9 +109,9 @@ static inline void span_end(struct span *s)
 	do {                                                                                     \
 		const struct span *as_s_ = (sp);                                                 \
 		if (as_s_->wall < as_s_->rq || 2 * as_s_->cpu >= as_s_->wall - as_s_->rq)        \
-			fail_msg("%s: %.3f ms of CPU time in %.3f ms of wall time (%.3f ms waiting " \
-				 "for a CPU): spun rather than slept", #sp, as_s_->cpu / 1e6,    \
-				 as_s_->wall / 1e6, as_s_->rq / 1e6);                            \
+			fail_msg("%s: %.3f ms of CPU time in %.3f ms of wall time (%.3f ms "     \
+				 "waiting for a CPU): spun rather than slept", #sp,              \
+				 as_s_->cpu / 1e6, as_s_->wall / 1e6, as_s_->rq / 1e6);          \
 	} while (0)
 
 #define CK(call)                                                                                 \

@@ -150,7 +150,8 @@ static int child_launch_cost(void)
 	t = now_ms() - t;
 	/* spent once per launch: 5 ms, not 10 */
 	if (cpu < 5.0 || cpu >= 10.0 || t < cpu) {
-		fprintf(stderr, "10 launches: %.3f ms of CPU time (%.3f ms wall), want 5\n", cpu, t);
+		fprintf(stderr, "10 launches: %.3f ms of CPU time (%.3f ms wall), want 5\n", cpu,
+			t);
 		return 1;
 	}
 	CHILD_CHECK(cudaDeviceSynchronize() == cudaSuccess);

@@ -546,8 +546,8 @@ static void test_timing(void **state)
 		ASSERT_NEAR(results[r][2], k_ms, 0.01);
 		/* the host's synchronisation returns no earlier than the modelled end */
 		if (results[r][3] < 0)
-			fail_msg("rank %d: cudaStreamSynchronize returned %.6f ms before the modelled end", r,
-				 -results[r][3]);
+			fail_msg("rank %d: cudaStreamSynchronize returned %.6f ms before the "
+				 "modelled end", r, -results[r][3]);
 	}
 	/* the last rank to arrive waits for nobody: exactly the kernel, then the ring model */
 	ASSERT_NEAR(min_ar, k_ms + want_ar, 0.01);
@@ -622,7 +622,8 @@ static int rank_straggler(int rank, int n)
 
 static void test_straggler(void **state)
 {
-	const uint64_t dur = S_LAT_US * 1000ull + (uint64_t)S_COUNT * 4 * 3 / 2 / S_BW; /* 2(n-1)/n = 1.5 */
+	/* the ring model: latency + bytes x 2(n-1)/n (1.5) / bandwidth */
+	const uint64_t dur = S_LAT_US * 1000ull + (uint64_t)S_COUNT * 4 * 3 / 2 / S_BW;
 	double waited = 0;
 	char v[32];
 	int i, r;
@@ -657,8 +658,8 @@ static void test_straggler(void **state)
 		}
 		ASSERT_NS(end - (uint64_t)results[3][2 * i], dur);
 	}
-	print_message("      modelled wait of ranks 0-2 for the late rank 3: %.3f ms a call (it slept %d ms; "
-		      "the AllReduce %.3f ms)\n",
+	print_message("      modelled wait of ranks 0-2 for the late rank 3: %.3f ms a call "
+		      "(it slept %d ms; the AllReduce %.3f ms)\n",
 		      waited, LATE_MS, dur / 1e6);
 }
 

@@ -50,7 +50,8 @@ static void *thread_main(void *arg)
 		pthread_cond_signal(&cv);
 		pthread_mutex_unlock(&mu);
 	}
-	if (cudaStreamSynchronize(NULL) || simgpu_op_times(k, &k_t[id]) || (g && simgpu_op_times(g, &g_t)))
+	if (cudaStreamSynchronize(NULL) || simgpu_op_times(k, &k_t[id]) ||
+	    (g && simgpu_op_times(g, &g_t)))
 		return (void *)3;
 	simgpu_op_put(k);
 	if (g)

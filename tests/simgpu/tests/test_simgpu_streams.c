@@ -264,7 +264,8 @@ static void *ptds_gated(void *arg)
 	pt.queued = 1;
 	pthread_cond_signal(&pt.cv);
 	pthread_mutex_unlock(&pt.mu);
-	if (cudaStreamSynchronize_ptsz(NULL) || simgpu_op_times(g, &pt.g) || simgpu_op_times(k, &pt.k))
+	if (cudaStreamSynchronize_ptsz(NULL) || simgpu_op_times(g, &pt.g) ||
+	    simgpu_op_times(k, &pt.k))
 		return (void *)3;
 	simgpu_op_put(g);
 	simgpu_op_put(k);

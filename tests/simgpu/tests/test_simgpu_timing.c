@@ -89,7 +89,8 @@ static void test_copy_paths(void **state)
 	/* memset 0.8 GB/s: 4.8 MB = 6 ms */
 	SYNC_TIMED(6 * MS_NS, cudaMemset(dev, 0, 4800 * 1000));
 	/* 2D: width x height bytes, pinned: 400 rows of 50 KB = 20 MB = 10 ms */
-	SYNC_TIMED(10 * MS_NS, cudaMemcpy2D(dev, 65536, pinned, 65536, 50 * 1000, 400, cudaMemcpyHostToDevice));
+	SYNC_TIMED(10 * MS_NS,
+		   cudaMemcpy2D(dev, 65536, pinned, 65536, 50 * 1000, 400, cudaMemcpyHostToDevice));
 	assert_int_equal(sg_copy_ns(SG_PATH_HTOD_PINNED, 2000), 1000);
 }
 
@@ -106,8 +107,9 @@ static void test_async_returns_sync_blocks(void **state)
 	CK(cudaStreamCreate(&s));
 	g = gate_queue(&gate, s);
 	/* they return while the stream is held */
-	op[0] = QUEUED(cudaMemcpyAsync(dev, pinned, 20 * MB, cudaMemcpyHostToDevice, s)); /* 10 ms */
-	op[1] = QUEUED(cudaMemcpyAsync(pinned, dev, 15 * MB, cudaMemcpyDeviceToHost, s)); /* 10 ms */
+	/* 10 ms each */
+	op[0] = QUEUED(cudaMemcpyAsync(dev, pinned, 20 * MB, cudaMemcpyHostToDevice, s));
+	op[1] = QUEUED(cudaMemcpyAsync(pinned, dev, 15 * MB, cudaMemcpyDeviceToHost, s));
 	CK_ERR(cudaStreamQuery(s), cudaErrorNotReady);
 	gate_open_when_blocked(&o, &gate);
 	span_begin(&sp);
@@ -189,8 +191,10 @@ static void test_kernel_durations(void **state)
 	assert_true(ms == 20.0f);
 
 	g = gate_queue(&gate, NULL);
-	op[0] = QUEUED(cudaLaunchKernel((const void *)_Z4fastv, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0, NULL));
-	op[1] = QUEUED(cudaLaunchKernel((const void *)_Z4fastv, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0, NULL));
+	launch1((const void *)_Z4fastv);
+	op[0] = last_op();
+	launch1((const void *)_Z4fastv);
+	op[1] = last_op();
 	gate_open(&gate);
 	CK(cudaDeviceSynchronize());
 	k1 = op_done(op[0]);

@@ -154,8 +154,8 @@ int main(int argc, char **argv)
 	CK(cuEventSynchronize(b));
 	CK(cuEventElapsedTime(&ms, a, b));
 	if (ms < 2.999f || ms > 3.001 + (late > 0 ? late : 0)) {
-		fprintf(stderr, "compat-driver: the kernel took %.4f ms, want 3 (queued %.4f ms late)\n",
-			(double)ms, late);
+		fprintf(stderr, "compat-driver: the kernel took %.4f ms, want 3 (queued %.4f ms "
+			"late)\n", (double)ms, late);
 		return 1;
 	}
 
