@@ -34,7 +34,9 @@ $(SIMGPU_DIR)/tests/test_simgpu_nccl: $(SIMGPU_SRC)/tests/test_simgpu_nccl.c $(w
 		-L$(SIMGPU_DIR) -l:libnccl.so.2 -l:libcudart.so.13 -lsimgpu -Wl,-rpath,'$$ORIGIN/..' -lcmocka -ldl
 
 # The workload: the workloads.mk pattern rule, plus the library.
-$(BUILD)/workloads/nccl_ranks: WL_LINK += -lnccl
+# -z now: a first call's lazy symbol binding would run inside the rank's clock window around the call,
+# before the tracer's probe (nccl_ranks.c)
+$(BUILD)/workloads/nccl_ranks: WL_LINK += -lnccl -Wl,-z,now
 $(BUILD)/workloads/nccl_ranks: $(NCCL_LIBS)
 
 # nccl_clique: one process driving every rank (ncclCommInitAll, ncclCommSplit)

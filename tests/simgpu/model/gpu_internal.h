@@ -21,6 +21,16 @@
  * cross-stream dependencies all wait on it. */
 extern pthread_mutex_t sg_mu SG_HIDDEN;
 extern pthread_cond_t sg_done_cv SG_HIDDEN;
+/* Host threads blocked in a wait on sg_done_cv (simgpu_host_waiters()), not stream workers. */
+extern int sg_host_waiters SG_HIDDEN;
+
+/* A host thread's wait on sg_done_cv, with sg_mu held. */
+static inline void sg_host_wait_locked(void)
+{
+	sg_host_waiters++;
+	pthread_cond_wait(&sg_done_cv, &sg_mu);
+	sg_host_waiters--;
+}
 
 enum sg_stream_type { SG_ST_USER = 0, SG_ST_LEGACY, SG_ST_PER_THREAD };
 
@@ -31,7 +41,9 @@ struct sg_op {
 	struct sg_work w;
 	int refs;
 	bool done;
-	uint64_t t_enq, t_start, t_end; /* modelled times (CLOCK_MONOTONIC ns) */
+	bool moved;                /* w.signal_moved: the bytes moved (before the modelled end) */
+	uint64_t t_enq;            /* when the host queued it (CLOCK_MONOTONIC ns) */
+	uint64_t t_start, t_end;   /* modelled times (CLOCK_MONOTONIC ns), set by the worker */
 	void *staged;              /* snapshot of the source (pageable HtoD async) */
 	int ndeps;
 	struct sg_op *deps_inline[SG_OP_INLINE_DEPS];
@@ -92,6 +104,10 @@ SG_HIDDEN struct sg_stream *sg_dev_streams(int dev);
 SG_HIDDEN int sg_submit_locked(struct sg_stream *s, const struct sg_work *w,
 			       struct sg_op **extra, int n_extra, struct sg_op **out);
 SG_HIDDEN void sg_op_put_locked(struct sg_op *op);
+/* The last op the calling thread queued (no reference taken), NULL if none or captured. */
+SG_HIDDEN struct sg_op *sg_last_op_locked(void);
+/* Waits until op's bytes moved (w.signal_moved) or it is done; keeps the reference. */
+SG_HIDDEN void sg_op_wait_moved(struct sg_op *op);
 
 /* Memory table (gpu_mem.c) for VMM mappings (gpu_vmm.c): capacity charged without a
  * range of the device region, and ranges the caller mapped itself. Lock order: the VMM

@@ -82,7 +82,9 @@ void sg_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ---- time ---------------------------------------------------------------- */
 uint64_t sg_now_ns(void);                 /* CLOCK_MONOTONIC */
 void sg_sleep_until(uint64_t t_ns);       /* clock_nanosleep(TIMER_ABSTIME) */
-void sg_spin_ns(uint64_t ns);             /* busy CPU work (launch overhead) */
+/* Busy CPU work (launch overhead): ns of the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID),
+ * however long a busy machine makes that take on the wall clock. */
+void sg_spin_ns(uint64_t ns);
 uint64_t sg_copy_ns(enum sg_path path, uint64_t bytes);
 /* Duration of a kernel by mangled or plain name (SIMGPU_KERNEL_TIMES), else
  * SIMGPU_KERNEL_US. */
@@ -160,6 +162,13 @@ struct sg_work {
 	sg_timedfn timed_fn;      /* SG_WORK_HOSTFN instead of fn: ends at the time it returns */
 	void *arg;
 	unsigned elem;            /* memset: value is a pattern of 1 (0 too), 2 or 4 bytes */
+	/* Not 0: the work was ready at this host time, before it was queued (a synchronous copy
+	 * from pageable memory, whose transfer overlaps the caller's staging): it starts no
+	 * earlier than t_ready instead of its queueing, and ends no earlier than its queueing. */
+	uint64_t t_ready;
+	/* The worker signals once the bytes moved, before the modelled end (a synchronous copy
+	 * into pageable memory: the caller copies them out of its staging meanwhile). */
+	int signal_moved;
 };
 
 struct sg_stream;

@@ -29,10 +29,10 @@ static bool pinned(const struct sg_range *r)
 	return r->kind == SG_MEM_PINNED || r->kind == SG_MEM_REGISTERED || r->kind == SG_MEM_MANAGED;
 }
 
-int sg_issue(const struct sg_target *t, int peer_dev, struct sg_work *w)
+/* Queues w on the target; *op (when not NULL) gets a reference to the queued op. */
+static int issue(const struct sg_target *t, int peer_dev, struct sg_work *w, struct sg_op **op)
 {
 	struct sg_stream *s;
-	struct sg_op *op = NULL;
 	int err = sg_stream_get(t->sync ? NULL : t->stream, t->per_thread, t->dev, &s);
 
 	if (err) {
@@ -44,10 +44,18 @@ int sg_issue(const struct sg_target *t, int peer_dev, struct sg_work *w)
 		return SG_ECAPTURE_UNSUPPORTED;
 	}
 	if (peer_dev >= 0)
-		err = sg_submit_peer(s, peer_dev, w, t->sync ? &op : NULL);
+		err = sg_submit_peer(s, peer_dev, w, op);
 	else
-		err = sg_submit(s, w, t->sync ? &op : NULL);
+		err = sg_submit(s, w, op);
 	sg_stream_put(s);
+	return err;
+}
+
+int sg_issue(const struct sg_target *t, int peer_dev, struct sg_work *w)
+{
+	struct sg_op *op = NULL;
+	int err = issue(t, peer_dev, w, t->sync ? &op : NULL);
+
 	if (!err && t->sync)
 		sg_op_wait(op);
 	return err;
@@ -106,12 +114,13 @@ static int plan_copy(struct sg_work *w, int kind, enum sg_path *path)
 }
 
 /* Synchronous, from pageable memory: the caller stages the source, and the
- * staging overlaps the modelled transfer (the call still takes the modelled
- * time, not that plus the staging memcpy). */
+ * staging overlaps the modelled transfer, which is ready from the call's
+ * start (the call takes the modelled time, not that plus the staging memcpy,
+ * unless the staging itself takes longer). */
 static int copy_from_pageable(const struct sg_target *t, struct sg_work *w)
 {
 	size_t rows = w->height ? w->height : 1;
-	uint64_t t0 = sg_now_ns(), spent;
+	uint64_t t0 = sg_now_ns();
 	char *staging = malloc(w->width * rows);
 	int err;
 
@@ -121,34 +130,35 @@ static int copy_from_pageable(const struct sg_target *t, struct sg_work *w)
 		memcpy(staging + r * w->width, (const char *)w->src + r * w->spitch, w->width);
 	w->src = staging;
 	w->spitch = w->width;
-	spent = sg_now_ns() - t0;
-	w->dur_ns = w->dur_ns > spent ? w->dur_ns - spent : 0;
+	w->t_ready = t0;
 	err = sg_issue(t, -1, w);
 	free(staging);
 	return err;
 }
 
+/* Synchronous, into pageable memory: ordered after earlier default-stream
+ * work, the transfer fills a staging buffer at its modelled start, and the
+ * caller copies it out while the modelled transfer runs, then waits for its
+ * modelled end. */
 static int copy_to_pageable(const struct sg_target *t, struct sg_work *w)
 {
 	size_t rows = w->height ? w->height : 1;
 	char *dst = w->dst, *staging = malloc(w->width * rows);
 	size_t dpitch = w->dpitch;
-	uint64_t dur = w->dur_ns, t0;
+	struct sg_op *op = NULL;
 	int err;
 
 	if (!staging)
 		return SG_ENOMEM;
-	/* ordered after earlier default-stream work, the GPU fills the staging buffer... */
 	w->dst = staging;
 	w->dpitch = w->width;
-	w->dur_ns = 0;
-	err = sg_issue(t, -1, w);
+	w->signal_moved = 1;
+	err = issue(t, -1, w, &op);
 	if (!err) {
-		/* ...and the caller copies it out while the modelled transfer runs */
-		t0 = sg_now_ns();
+		sg_op_wait_moved(op);
 		for (size_t r = 0; r < rows; r++)
 			memcpy(dst + r * dpitch, staging + r * w->width, w->width);
-		sg_sleep_until(t0 + dur);
+		sg_op_wait(op);
 	}
 	free(staging);
 	return err;

@@ -10,7 +10,8 @@
  * worker sleeps to (clock_nanosleep TIMER_ABSTIME), so durations never
  * drift however late a thread wakes. Copies and memsets really move bytes.
  * A host function ends when it returns; a timed one (NCCL's collectives)
- * is given its modelled start and names its modelled end.
+ * is given its modelled start and names its modelled end. Each host
+ * thread's last queued op is kept for the introspection (gpu_introspect.c).
  *
  * Legacy default stream semantics are dependencies taken at submission: an
  * op on the legacy stream waits for the last op of every blocking stream of
@@ -39,6 +40,10 @@ struct ptds_set {
 };
 static pthread_key_t ptds_key;
 static pthread_once_t ptds_once = PTHREAD_ONCE_INIT;
+
+/* Per host thread: a reference to the last op it queued (simgpu_op_last()). */
+static pthread_key_t last_key;
+static pthread_once_t last_once = PTHREAD_ONCE_INIT;
 
 struct sg_stream *sg_dev_streams(int dev)
 {
@@ -138,6 +143,12 @@ static uint64_t run_op(struct sg_op *op)
 	switch (w->kind) {
 	case SG_WORK_COPY:
 		copy_rows(w, op->staged ? op->staged : w->src);
+		if (w->signal_moved) {
+			pthread_mutex_lock(&sg_mu);
+			op->moved = true;
+			pthread_cond_broadcast(&sg_done_cv);
+			pthread_mutex_unlock(&sg_mu);
+		}
 		break;
 	case SG_WORK_MEMSET:
 		fill(w);
@@ -159,6 +170,9 @@ static uint64_t run_op(struct sg_op *op)
 	default:
 		break;
 	}
+	/* work that was ready before it was queued cannot end before it was */
+	if (w->t_ready && end < op->t_enq)
+		end = op->t_enq;
 	if (end > sg_now_ns())
 		sg_sleep_until(end);
 	return end;
@@ -209,7 +223,9 @@ static void *worker(void *arg)
 		op = s->head;
 		while (!deps_done(op))
 			pthread_cond_wait(&sg_done_cv, &sg_mu);
-		start = op->t_enq > s->t_free ? op->t_enq : s->t_free;
+		start = op->w.t_ready ? op->w.t_ready : op->t_enq;
+		if (s->t_free > start)
+			start = s->t_free;
 		for (i = 0; i < op->ndeps; i++)
 			if (op->deps[i]->t_end > start)
 				start = op->deps[i]->t_end;
@@ -217,6 +233,9 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&sg_mu);
 
 		op->t_end = run_op(op);
+		/* the snapshot is not needed once the bytes moved (the op may outlive this) */
+		free(op->staged);
+		op->staged = NULL;
 		if (sg_log_level > 1)
 			sg_log("exec dev%d stream %p kind %d %s start %llu end %llu late_us %.1f", s->dev,
 			       (void *)s, op->w.kind, op->w.name ? op->w.name : "",
@@ -416,6 +435,34 @@ int sg_stream_is_default(struct sg_stream *s)
 	return s->type != SG_ST_USER;
 }
 
+/* ---- the host thread's last op ------------------------------------------------------ */
+static void last_exit(void *arg)
+{
+	pthread_mutex_lock(&sg_mu);
+	sg_op_put_locked(arg);
+	pthread_mutex_unlock(&sg_mu);
+}
+
+static void last_init(void)
+{
+	pthread_key_create(&last_key, last_exit);
+}
+
+static void set_last_locked(struct sg_op *op)
+{
+	pthread_once(&last_once, last_init);
+	sg_op_put_locked(pthread_getspecific(last_key));
+	if (op)
+		op->refs++;
+	pthread_setspecific(last_key, op);
+}
+
+struct sg_op *sg_last_op_locked(void)
+{
+	pthread_once(&last_once, last_init);
+	return pthread_getspecific(last_key);
+}
+
 /* ---- submission ------------------------------------------------------------------ */
 int sg_submit_locked(struct sg_stream *s, const struct sg_work *w, struct sg_op **extra, int n_extra,
 		     struct sg_op **out)
@@ -428,6 +475,7 @@ int sg_submit_locked(struct sg_stream *s, const struct sg_work *w, struct sg_op 
 	if (s->capture) {
 		if (s->capture->invalidated)
 			return SG_ECAPTURE_INVALIDATED;
+		set_last_locked(NULL);
 		return sg_capture_append_locked(s->capture, w);
 	}
 	if (s->type == SG_ST_LEGACY) {
@@ -441,7 +489,7 @@ int sg_submit_locked(struct sg_stream *s, const struct sg_work *w, struct sg_op 
 			}
 	}
 	while (s->pending >= sg_config()->queue_depth && !s->dying)
-		pthread_cond_wait(&sg_done_cv, &sg_mu);
+		sg_host_wait_locked();
 	if (s->dying) /* destroyed meanwhile: its worker may be gone */
 		return SG_EHANDLE;
 
@@ -469,6 +517,7 @@ int sg_submit_locked(struct sg_stream *s, const struct sg_work *w, struct sg_op 
 	sg_op_put_locked(s->last);
 	s->last = op;
 	op->refs++;
+	set_last_locked(op);
 	if (out) {
 		*out = op;
 		op->refs++;

@@ -9,6 +9,8 @@
 
 #include "gpu_internal.h"
 
+int sg_host_waiters;
+
 /* A snapshot of ops to wait for, with references. */
 struct opset {
 	struct sg_op *op[64];
@@ -51,7 +53,7 @@ static bool opset_done(const struct opset *o)
 static void opset_wait_release(struct opset *o)
 {
 	while (!opset_done(o))
-		pthread_cond_wait(&sg_done_cv, &sg_mu);
+		sg_host_wait_locked();
 	for (size_t i = 0; i < o->n; i++)
 		sg_op_put_locked(o->v[i]);
 	if (o->v && o->v != o->op)
@@ -75,8 +77,16 @@ void sg_op_wait(struct sg_op *op)
 		return;
 	pthread_mutex_lock(&sg_mu);
 	while (!op->done)
-		pthread_cond_wait(&sg_done_cv, &sg_mu);
+		sg_host_wait_locked();
 	sg_op_put_locked(op);
+	pthread_mutex_unlock(&sg_mu);
+}
+
+void sg_op_wait_moved(struct sg_op *op)
+{
+	pthread_mutex_lock(&sg_mu);
+	while (!op->moved && !op->done)
+		sg_host_wait_locked();
 	pthread_mutex_unlock(&sg_mu);
 }
 
@@ -256,7 +266,7 @@ int sg_event_sync(void *h)
 	if (op) {
 		op->refs++;
 		while (!op->done)
-			pthread_cond_wait(&sg_done_cv, &sg_mu);
+			sg_host_wait_locked();
 		sg_op_put_locked(op);
 	}
 	pthread_mutex_unlock(&sg_mu);

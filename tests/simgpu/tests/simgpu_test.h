@@ -1,21 +1,33 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * simgpu_test.h — helpers shared by the simulator's cmocka tests: the
- * clock, CPU time of the calling thread, tolerance checks, and a macro
- * that asserts a CUDA call's result with its name in the message.
+ * clocks (wall, the thread's CPU time, its run-queue wait), checks of the
+ * model's own timestamps (include/simgpu.h), gates that hold a stream
+ * until the test lets it go, tolerance checks, and a macro that asserts a
+ * CUDA call's result with its name in the message.
+ *
+ * Timing checks hold on a busy machine: what the model times is checked
+ * exactly on its timestamps (with a gate holding the stream while the
+ * host queues, every modelled time after it follows from the model alone);
+ * a host wait is checked never to return before the modelled end it waits
+ * for; "does not wait" is checked against a gated stream that cannot make
+ * progress; host CPU costs on the thread's CPU clock. Nothing is retried.
  */
 #ifndef SIMGPU_TEST_H
 #define SIMGPU_TEST_H
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,22 +35,84 @@
 
 #include "cuda_runtime_api.h"
 #include "gpuprobed/api.h"
+#include "simgpu.h"
 
-static inline double now_ms(void)
+#define MS_NS 1000000ull
+
+static inline uint64_t now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static inline double thread_cpu_ms(void)
+static inline double now_ms(void)
+{
+	return (double)now_ns() / 1e6;
+}
+
+static inline uint64_t thread_cpu_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+static inline double thread_cpu_ms(void)
+{
+	return (double)thread_cpu_ns() / 1e6;
+}
+
+/* The calling thread's time runnable but waiting for a CPU so far (schedstat's run_delay),
+ * which the kernel brings up to date whenever the thread gets a CPU back: current whenever
+ * the thread reads it. */
+static inline uint64_t run_delay_ns(void)
+{
+	unsigned long long exec = 0, delay = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "re");
+	int n = f ? fscanf(f, "%llu %llu", &exec, &delay) : 0;
+
+	if (f)
+		fclose(f);
+	if (n != 2)
+		fail_msg("cannot read /proc/thread-self/schedstat");
+	return delay;
+}
+
+/* A host thread's wall time, CPU time and run-queue wait across a call: the run-queue wait
+ * and CPU time bracket the wall clock's readings. */
+struct span {
+	uint64_t wall, cpu, rq;
+};
+
+static inline void span_begin(struct span *s)
+{
+	s->rq = run_delay_ns();
+	s->cpu = thread_cpu_ns();
+	s->wall = now_ns();
+}
+
+static inline void span_end(struct span *s)
+{
+	s->wall = now_ns() - s->wall;
+	s->cpu = thread_cpu_ns() - s->cpu;
+	s->rq = run_delay_ns() - s->rq;
+}
+
+/* The thread slept through the call rather than spinning: its CPU time is under half the
+ * time it was not waiting for a CPU (wall less run-queue wait = running + asleep; a thread
+ * that spins is never asleep). Meaningful for a call that had to wait, which a gate that
+ * opens only once the thread is blocked (gate_open_when_blocked) guarantees. */
+#define ASSERT_SLEPT(sp)                                                                         \
+	do {                                                                                     \
+		const struct span *as_s_ = (sp);                                                 \
+		if (as_s_->wall < as_s_->rq || 2 * as_s_->cpu >= as_s_->wall - as_s_->rq)        \
+			fail_msg("%s: %.3f ms of CPU time in %.3f ms of wall time (%.3f ms "     \
+				 "waiting for a CPU): spun rather than slept", #sp,              \
+				 as_s_->cpu / 1e6, as_s_->wall / 1e6, as_s_->rq / 1e6);          \
+	} while (0)
 
 #define CK(call)                                                                                 \
 	do {                                                                                     \
@@ -64,56 +138,177 @@ static inline double thread_cpu_ms(void)
 				 (tol) * 100.0);                                                 \
 	} while (0)
 
-#define ASSERT_BETWEEN(got, lo, hi)                                                              \
+/* Exact equality of two CLOCK_MONOTONIC times or durations in ns. */
+#define ASSERT_NS(got, want)                                                                     \
 	do {                                                                                     \
-		double ab_g_ = (got);                                                            \
-		if (ab_g_ < (lo) || ab_g_ > (hi))                                                \
-			fail_msg("%s = %.3f, want in [%.3f, %.3f]", #got, ab_g_, (double)(lo),   \
-				 (double)(hi));                                                  \
+		uint64_t ans_g_ = (got), ans_w_ = (want);                                        \
+		if (ans_g_ != ans_w_)                                                            \
+			fail_msg("%s = %.6f ms, want %s = %.6f ms", #got, ans_g_ / 1e6, #want,   \
+				 ans_w_ / 1e6);                                                  \
 	} while (0)
 
-/* Runs the statements up to 3 times and checks the fastest run against
- * want +- tol ms: scheduling noise (a late wakeup on a busy or virtual
- * machine) only ever adds time, so the best run is the model's. */
-#define ASSERT_TIMED(want, tol, ...)                                                             \
+#define ASSERT_NS_GE(got, lo)                                                                    \
 	do {                                                                                     \
-		double at_best_ = 1e300;                                                         \
-		for (int at_i_ = 0; at_i_ < 3; at_i_++) {                                        \
-			double at_t0_ = now_ms(), at_d_;                                         \
-			__VA_ARGS__;                                                             \
-			at_d_ = now_ms() - at_t0_;                                               \
-			if (at_d_ < at_best_)                                                    \
-				at_best_ = at_d_;                                                \
-			if (at_d_ <= (want) * (1.0 + (tol)))                                     \
-				break;                                                           \
-		}                                                                                \
-		ASSERT_NEAR(at_best_, (want), (tol));                                            \
+		uint64_t ang_g_ = (got), ang_l_ = (lo);                                          \
+		if (ang_g_ < ang_l_)                                                             \
+			fail_msg("%s = %.6f ms, want >= %s = %.6f ms", #got, ang_g_ / 1e6, #lo,  \
+				 ang_l_ / 1e6);                                                  \
 	} while (0)
 
-/* TRY_TIMING(...) runs a scenario up to 3 times, until every WITHIN()
- * check in it holds; then fails with the last miss. The same reasoning:
- * late wakeups are noise, the model is never early. */
-#define TRY_TIMING(...)                                                                          \
-	do {                                                                                     \
-		char tt_msg_[256] = "";                                                          \
-		int tt_ok_ = 0;                                                                  \
-		for (int tt_i_ = 0; tt_i_ < 3 && !tt_ok_; tt_i_++) {                             \
-			tt_ok_ = 1;                                                              \
-			__VA_ARGS__;                                                             \
-		}                                                                                \
-		if (!tt_ok_)                                                                     \
-			fail_msg("%s", tt_msg_);                                                 \
-	} while (0)
+/* ---- the model's timestamps (include/simgpu.h) ----------------------------------------- */
+/* The last work item the calling thread queued (a reference for op_done/op_wait). */
+static inline void *last_op(void)
+{
+	void *op = simgpu_op_last();
 
-#define WITHIN(got, lo, hi)                                                                      \
-	do {                                                                                     \
-		double w_ = (got);                                                               \
-		if (tt_ok_ && (w_ < (lo) || w_ > (hi))) {                                        \
-			tt_ok_ = 0;                                                              \
-			snprintf(tt_msg_, sizeof(tt_msg_), "%s = %.3f, want in [%.3f, %.3f]", #got, \
-				 w_, (double)(lo), (double)(hi));                                \
-		}                                                                                \
-	} while (0)
+	if (!op)
+		fail_msg("the thread queued no work item");
+	return op;
+}
+
+/* Queues with a CUDA call and returns the item it queued. */
+#define QUEUED(call)                                                                             \
+	({                                                                                       \
+		CK(call);                                                                        \
+		last_op();                                                                       \
+	})
+
+/* The times of an item that must have ended by now (a host wait returned after it). */
+static inline struct simgpu_times op_done(void *op)
+{
+	struct simgpu_times t;
+	int err = simgpu_op_times(op, &t);
+
+	simgpu_op_put(op);
+	if (err)
+		fail_msg("a work item a wait returned after has not ended (%d)", err);
+	return t;
+}
+
+/* The times of an item, once it ended. */
+static inline struct simgpu_times op_wait(void *op)
+{
+	struct simgpu_times t;
+	int err = simgpu_op_wait(op, &t);
+
+	simgpu_op_put(op);
+	if (err)
+		fail_msg("simgpu_op_wait = %d", err);
+	return t;
+}
+
+static inline uint64_t event_time(cudaEvent_t e)
+{
+	uint64_t t = 0;
+	int err = simgpu_event_time(e, &t);
+
+	if (err)
+		fail_msg("simgpu_event_time = %d", err);
+	return t;
+}
+
+/* ---- gates ------------------------------------------------------------------------------ */
+/*
+ * A gate is a host function that holds its stream until the test opens it: the host queues
+ * work behind it at leisure, and every modelled time after it follows from the model alone;
+ * while it is closed, what waits for the stream cannot end, so a call that returns then did
+ * not wait for it. A gate left closed by mistake (a call that waits for it) lets go after
+ * GATE_TIMEOUT_S, and then fails the test at gate_open().
+ */
+#define GATE_TIMEOUT_S 60
+
+struct gate {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int open, timed_out;
+};
+
+static inline void gate_init(struct gate *g)
+{
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	g->open = 0;
+	g->timed_out = 0;
+}
+
+static inline void gate_fn(void *arg)
+{
+	struct gate *g = arg;
+	struct timespec dl;
+
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += GATE_TIMEOUT_S;
+	pthread_mutex_lock(&g->mu);
+	while (!g->open && !g->timed_out)
+		if (pthread_cond_clockwait(&g->cv, &g->mu, CLOCK_MONOTONIC, &dl) == ETIMEDOUT)
+			g->timed_out = 1;
+	pthread_mutex_unlock(&g->mu);
+}
+
+static inline int gate_opened(struct gate *g)
+{
+	int open;
+
+	pthread_mutex_lock(&g->mu);
+	open = g->open;
+	pthread_mutex_unlock(&g->mu);
+	return open;
+}
+
+static inline void gate_let_go(struct gate *g)
+{
+	pthread_mutex_lock(&g->mu);
+	g->open = 1;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
+static inline void gate_open(struct gate *g)
+{
+	gate_let_go(g);
+	if (g->timed_out)
+		fail_msg("a gate timed out: a call waited for work queued behind it");
+}
+
+/* Queues a closed gate on s (through the runtime: handles are shared, so a CUstream too). */
+static inline void *gate_queue(struct gate *g, cudaStream_t s)
+{
+	gate_init(g);
+	return QUEUED(cudaLaunchHostFunc(s, gate_fn, g));
+}
+
+/* Opens g from a helper thread once the calling thread is blocked in the simulator (in the
+ * wait it makes next; no other thread of the test waits meanwhile): that wait then lasts at
+ * least until what the gate holds ends. */
+struct opener {
+	struct gate *g;
+	pthread_t th;
+};
+
+static inline void *opener_main(void *arg)
+{
+	struct opener *o = arg;
+	const struct timespec tick = { 0, 100000 };
+
+	while (simgpu_host_waiters() < 1)
+		nanosleep(&tick, NULL);
+	gate_let_go(o->g);
+	return NULL;
+}
+
+static inline void gate_open_when_blocked(struct opener *o, struct gate *g)
+{
+	o->g = g;
+	if (pthread_create(&o->th, NULL, opener_main, o))
+		fail_msg("pthread_create failed");
+}
+
+static inline void opener_join(struct opener *o)
+{
+	pthread_join(o->th, NULL);
+	if (o->g->timed_out)
+		fail_msg("a gate timed out");
+}
 
 /* The first byte of the instruction at addr as the object's file holds it. A
  * tracer running on the same machine may have put a uprobe there, which shows

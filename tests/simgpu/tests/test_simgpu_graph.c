@@ -5,7 +5,8 @@
  * fork/join capture across two streams, and the capture error codes
  * (legacy stream, not capturing, synchronising while capturing,
  * legacy-stream work during a capture, invalid handles).
- * Kernels: g2 = 2 ms.
+ * Kernels: g2 = 2 ms. Replay times are the model's (simgpu.h), exact, with
+ * a gate holding the stream while the host launches the graph.
  */
 #include <string.h>
 
@@ -25,20 +26,25 @@ static void count(void *arg)
 
 static void test_capture_replay(void **state)
 {
+	struct simgpu_times h[3];
 	cudaStream_t s;
 	cudaGraph_t g = NULL;
 	cudaGraphExec_t x = NULL;
 	enum cudaStreamCaptureStatus st;
-	unsigned char *d, h[256];
-	double t;
+	unsigned char *d, buf[256];
+	struct gate gate;
+	cudaEvent_t a, b;
+	void *gop, *last[3], *before;
 	int i;
 
 	(void)state;
 	CK(cudaMalloc((void **)&d, 256));
 	CK(cudaMemset(d, 0, 256));
 	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CK(cudaEventCreate(&a));
+	CK(cudaEventCreate(&b));
 	hits = 0;
-	t = now_ms();
+	before = last_op();
 	CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
 	CK(cudaStreamIsCapturing(s, &st));
 	assert_int_equal(st, cudaStreamCaptureStatusActive);
@@ -46,29 +52,48 @@ static void test_capture_replay(void **state)
 		CK(cudaLaunchKernel((const void *)g2, one, one, NULL, 0, s));
 	CK(cudaMemsetAsync(d, 0x42, 128, s));
 	CK(cudaLaunchHostFunc(s, count, NULL));
+	/* captured, not queued */
+	assert_null(simgpu_op_last());
 	CK(cudaStreamEndCapture(s, &g));
 	assert_non_null(g);
 	CK(cudaStreamIsCapturing(s, &st));
 	assert_int_equal(st, cudaStreamCaptureStatusNone);
-	/* nothing ran */
-	assert_true(now_ms() - t < 3.0);
+	/* nothing ran: nothing is pending, and the memset did not happen */
+	CK(cudaStreamQuery(s));
 	assert_int_equal(hits, 0);
-	CK(cudaMemcpy(h, d, 256, cudaMemcpyDeviceToHost));
-	assert_int_equal(h[0], 0);
+	CK(cudaMemcpy(buf, d, 256, cudaMemcpyDeviceToHost));
+	assert_int_equal(buf[0], 0);
+	op_done(before);
 
 	CK(cudaGraphInstantiate(&x, g, 0));
 	CK(cudaGraphDestroy(g)); /* the executable graph is independent */
-	ASSERT_TIMED(18.0, 0.15, for (i = 0; i < 3; i++) CK(cudaGraphLaunch(x, s)); CK(cudaStreamSynchronize(s)));
-	assert_true(hits >= 3);
-	CK(cudaMemcpy(h, d, 256, cudaMemcpyDeviceToHost));
-	assert_int_equal(h[0], 0x42);
-	assert_int_equal(h[127], 0x42);
-	assert_int_equal(h[128], 0);
+	/* each replay: 3 x 2 ms of kernels, a memset of no modelled time (128 bytes at the default
+	 * bandwidth), then the host function, from the modelled end of the one before */
+	gop = gate_queue(&gate, s);
+	CK(cudaEventRecord(a, s));
+	for (i = 0; i < 3; i++)
+		last[i] = QUEUED(cudaGraphLaunch(x, s));
+	CK(cudaEventRecord(b, s));
+	gate_open(&gate);
+	CK(cudaStreamSynchronize(s));
+	assert_int_equal(hits, 3);
+	ASSERT_NS(event_time(a), op_done(gop).end_ns);
+	for (i = 0; i < 3; i++) {
+		h[i] = op_done(last[i]);
+		ASSERT_NS(h[i].start_ns, (i ? h[i - 1].end_ns : event_time(a)) + 6 * MS_NS);
+	}
+	ASSERT_NS(event_time(b), h[2].end_ns);
+	CK(cudaMemcpy(buf, d, 256, cudaMemcpyDeviceToHost));
+	assert_int_equal(buf[0], 0x42);
+	assert_int_equal(buf[127], 0x42);
+	assert_int_equal(buf[128], 0);
 	CK(cudaGraphLaunch_ptsz(x, NULL));
 	CK(cudaStreamSynchronize_ptsz(NULL));
 	CK(cudaGraphExecDestroy(x));
 	CK_ERR(cudaGraphLaunch(x, s), cudaErrorInvalidResourceHandle);
 	CK_ERR(cudaGraphExecDestroy(x), cudaErrorInvalidResourceHandle);
+	CK(cudaEventDestroy(a));
+	CK(cudaEventDestroy(b));
 	CK(cudaStreamDestroy(s));
 	CK(cudaFree(d));
 	cudaGetLastError();

@@ -16,8 +16,10 @@
  *               factor / bandwidth (cudaEvents on the stream, within 1 %),
  *               starting at the modelled end of the stream's previous work
  *               and followed by work that starts at their modelled end
- *   straggler   a rank that arrives D ms late makes the others' stream
- *               synchronisation D ms longer, not its own
+ *   straggler   a rank that arrives D ms late makes the others' AllReduce
+ *               end D ms later in the model (their synchronisation returns
+ *               after it), not its own: every rank ends at the latest arrival
+ *               + the ring model (the items' modelled times, simgpu.h)
  *   prefault    the staging areas are faulted in at init: a 4 MiB AllReduce,
  *               the first to use them past their first page, takes no page
  *               faults (the process's minor-fault counter)
@@ -460,22 +462,9 @@ __attribute__((noinline)) void nccl_t_kernel(void)
 	__asm__ volatile("");
 }
 
-/* The gate: a host function that holds the rank's stream until its host thread has queued
- * the whole schedule, so that every modelled time after it follows from the model alone,
- * whatever the host's scheduling did between the calls. */
-static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
-static int gate_open;
-
-static void gate_fn(void *arg)
-{
-	(void)arg;
-	pthread_mutex_lock(&gate_mu);
-	while (!gate_open)
-		pthread_cond_wait(&gate_cv, &gate_mu);
-	pthread_mutex_unlock(&gate_mu);
-}
-
+/* The gate (simgpu_test.h) holds the rank's stream until its host thread has queued the whole
+ * schedule, so that every modelled time after it follows from the model alone, whatever the
+ * host's scheduling did between the calls. */
 static int rank_timing(int rank, int n)
 {
 	ncclComm_t comm;
@@ -484,7 +473,8 @@ static int rank_timing(int rank, int n)
 	size_t cnt = 128 * 1024; /* 512 KiB of float32 */
 	void *a, *b;
 	float ms[3] = { 0 }, total = 0;
-	double t_open;
+	struct gate gate;
+	uint64_t t_end = 0, t_back;
 	int i;
 
 	if (setup(rank, n, &comm, &s))
@@ -497,7 +487,8 @@ static int rank_timing(int rank, int n)
 	NCK(ncclAllReduce(a, b, 1, ncclFloat32, ncclSum, comm, s));
 	CCK(cudaStreamSynchronize(s));
 
-	CCK(cudaLaunchHostFunc(s, gate_fn, NULL));
+	gate_init(&gate);
+	CCK(cudaLaunchHostFunc(s, gate_fn, &gate));
 	CCK(cudaEventRecord(ev[0], s));
 	CCK(cudaLaunchKernel((const void *)nccl_t_kernel, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0, s));
 	NCK(ncclAllReduce(a, b, cnt, ncclFloat32, ncclSum, comm, s));
@@ -506,13 +497,12 @@ static int rank_timing(int rank, int n)
 	CCK(cudaEventRecord(ev[2], s));
 	CCK(cudaLaunchKernel((const void *)nccl_t_kernel, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0, s));
 	CCK(cudaEventRecord(ev[3], s));
-	t_open = now_ms();
-	pthread_mutex_lock(&gate_mu);
-	gate_open = 1;
-	pthread_cond_signal(&gate_cv);
-	pthread_mutex_unlock(&gate_mu);
+	gate_let_go(&gate);
 	CCK(cudaStreamSynchronize(s));
-	results[rank][3] = now_ms() - t_open;
+	t_back = now_ns();
+	RCHECK(!gate.timed_out && !simgpu_event_time(ev[3], &t_end));
+	/* how long after the modelled end the host's synchronisation returned: never before */
+	results[rank][3] = ((double)t_back - (double)t_end) / 1e6;
 	for (i = 0; i < 3; i++) {
 		CCK(cudaEventElapsedTime(&ms[i], ev[i], ev[i + 1]));
 		results[rank][i] = ms[i];
@@ -555,9 +545,9 @@ static void test_timing(void **state)
 		/* the stream goes on from the collective's modelled end, not from when its worker ran */
 		ASSERT_NEAR(results[r][2], k_ms, 0.01);
 		/* the host's synchronisation returns no earlier than the modelled end */
-		if (results[r][3] < results[r][4] - 0.001)
-			fail_msg("rank %d: cudaStreamSynchronize returned %.3f ms after the gate, before the "
-				 "modelled end %.3f ms", r, results[r][3], results[r][4]);
+		if (results[r][3] < 0)
+			fail_msg("rank %d: cudaStreamSynchronize returned %.6f ms before the "
+				 "modelled end", r, -results[r][3]);
 	}
 	/* the last rank to arrive waits for nobody: exactly the kernel, then the ring model */
 	ASSERT_NEAR(min_ar, k_ms + want_ar, 0.01);
@@ -567,16 +557,35 @@ static void test_timing(void **state)
 }
 
 /* ---- straggler ---------------------------------------------------------------------------- */
-#define LATE_MS 40.0
+/*
+ * Rank 3 is late for the last ITERS of 2 x ITERS AllReduces: it waits until the other ranks
+ * have queued theirs, then sleeps LATE_MS before queueing its own. Each rank reports its
+ * item's modelled arrival (start) and end (simgpu.h). Every rank ends at the latest arrival
+ * plus the ring model's duration; the others arrive when they queue (their streams are idle),
+ * so they wait at least LATE_MS in the model, and rank 3, the last, waits for nobody.
+ */
+#define LATE_MS 40
 #define ITERS 3
+#define S_LAT_US 100  /* SIMGPU_NCCL_LATENCY_US */
+#define S_BW 1        /* SIMGPU_NCCL_BW_GBPS */
+#define S_COUNT 16384 /* floats: 64 KiB */
+#define S_QUEUED 15   /* results[rank][S_QUEUED]: AllReduces queued so far */
+
+static double queued(int rank)
+{
+	double q;
+
+	__atomic_load(&results[rank][S_QUEUED], &q, __ATOMIC_ACQUIRE);
+	return q;
+}
 
 static int rank_straggler(int rank, int n)
 {
 	ncclComm_t comm;
 	cudaStream_t s;
 	void *a, *b;
-	double base = 0, late = 0, slept = 0, t0;
-	int i;
+	double q;
+	int i, r;
 
 	if (setup(rank, n, &comm, &s))
 		return 1;
@@ -586,46 +595,72 @@ static int rank_straggler(int rank, int n)
 	NCK(ncclAllReduce(a, b, 1, ncclFloat32, ncclSum, comm, s));
 	CCK(cudaStreamSynchronize(s));
 	for (i = 0; i < 2 * ITERS; i++) {
+		struct simgpu_times t;
+		void *op;
+
 		if (i >= ITERS && rank == 3) {
-			/* how late it really is: a busy machine wakes it later than asked */
-			t0 = now_ms();
-			usleep((useconds_t)(LATE_MS * 1000));
-			slept += now_ms() - t0;
+			for (r = 0; r < 3; r++)
+				while (queued(r) < i + 1)
+					usleep(100);
+			usleep(LATE_MS * 1000);
 		}
-		NCK(ncclAllReduce(a, b, 16384, ncclFloat32, ncclSum, comm, s));
-		t0 = now_ms();
+		NCK(ncclAllReduce(a, b, S_COUNT, ncclFloat32, ncclSum, comm, s));
+		op = simgpu_op_last();
+		RCHECK(op);
+		q = i + 1;
+		__atomic_store(&results[rank][S_QUEUED], &q, __ATOMIC_RELEASE);
 		CCK(cudaStreamSynchronize(s));
-		if (i < ITERS)
-			base += now_ms() - t0;
-		else
-			late += now_ms() - t0;
+		/* the host's synchronisation returned after the modelled end */
+		RCHECK(!simgpu_op_times(op, &t) && now_ns() >= t.end_ns);
+		simgpu_op_put(op);
+		results[rank][2 * i] = (double)t.start_ns; /* exact: below 2^53 */
+		results[rank][2 * i + 1] = (double)t.end_ns;
 	}
-	results[rank][0] = base / ITERS;
-	results[rank][1] = late / ITERS;
-	results[rank][2] = slept / ITERS;
 	NCK(ncclCommDestroy(comm));
 	return 0;
 }
 
 static void test_straggler(void **state)
 {
-	(void)state;
-	TRY_TIMING({
-		double slept;
+	/* the ring model: latency + bytes x 2(n-1)/n (1.5) / bandwidth */
+	const uint64_t dur = S_LAT_US * 1000ull + (uint64_t)S_COUNT * 4 * 3 / 2 / S_BW;
+	double waited = 0;
+	char v[32];
+	int i, r;
 
-		assert_int_equal(run_ranks(NR, rank_straggler), 0);
-		slept = results[3][2];
-		WITHIN(slept, LATE_MS, LATE_MS * 2);
-		/* the others wait as long as rank 3 was late, measured by rank 3 around its sleep */
-		for (int r = 0; r < 3; r++)
-			WITHIN(results[r][1] - results[r][0], slept * 0.8, slept * 1.3);
-		WITHIN(results[3][1], 0, slept * 0.25);
-		print_message("      blocked in sync: ranks 0-2 %.2f -> %.2f ms, late rank 3 %.2f -> %.2f ms "
-			      "(it slept %.2f ms)\n",
-			      (results[0][0] + results[1][0] + results[2][0]) / 3,
-			      (results[0][1] + results[1][1] + results[2][1]) / 3, results[3][0], results[3][1],
-			      slept);
-	});
+	(void)state;
+	snprintf(v, sizeof(v), "%d", S_LAT_US);
+	setenv("SIMGPU_NCCL_LATENCY_US", v, 1);
+	snprintf(v, sizeof(v), "%d", S_BW);
+	setenv("SIMGPU_NCCL_BW_GBPS", v, 1);
+	assert_int_equal(run_ranks(NR, rank_straggler), 0);
+	unsetenv("SIMGPU_NCCL_LATENCY_US");
+	unsetenv("SIMGPU_NCCL_BW_GBPS");
+	for (i = 0; i < 2 * ITERS; i++) {
+		uint64_t end = (uint64_t)results[0][2 * i + 1], last = 0;
+
+		for (r = 0; r < NR; r++)
+			if ((uint64_t)results[r][2 * i] > last)
+				last = (uint64_t)results[r][2 * i];
+		/* every rank ends at the same instant: the latest arrival + the ring model */
+		for (r = 0; r < NR; r++)
+			ASSERT_NS((uint64_t)results[r][2 * i + 1], end);
+		ASSERT_NS(end, last + dur);
+		if (i < ITERS)
+			continue;
+		/* rank 3 arrived last, at least LATE_MS after the others: they wait for it in the
+		 * model (and their synchronisations, which return after the end, with them); it
+		 * waits for nobody */
+		ASSERT_NS((uint64_t)results[3][2 * i], last);
+		for (r = 0; r < 3; r++) {
+			ASSERT_NS_GE(last - (uint64_t)results[r][2 * i], LATE_MS * MS_NS);
+			waited += (double)(end - (uint64_t)results[r][2 * i]) / 1e6 / 3 / ITERS;
+		}
+		ASSERT_NS(end - (uint64_t)results[3][2 * i], dur);
+	}
+	print_message("      modelled wait of ranks 0-2 for the late rank 3: %.3f ms a call "
+		      "(it slept %d ms; the AllReduce %.3f ms)\n",
+		      waited, LATE_MS, dur / 1e6);
 }
 
 /* ---- prefault ----------------------------------------------------------------------------- */

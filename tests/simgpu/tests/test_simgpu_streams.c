@@ -7,11 +7,18 @@
  * invalid handles, stream destruction with pending work, callbacks, and
  * many host threads using the simulator at once.
  * Kernels: k2 = 2 ms, k5 = 5 ms, k10 = 10 ms.
+ *
+ * Times are the model's (simgpu.h), exact: a gate holds the stream while the
+ * host queues, so that each item starts at the modelled end of what it waits
+ * for. "Does not wait" is shown against a gated stream, which cannot make
+ * progress until the test opens its gate; a host wait never returns before
+ * the modelled end it waits for.
  */
 #include <pthread.h>
 #include <string.h>
 
 #include "simgpu_test.h"
+#include "gpu_model.h"
 
 void k2(void);
 void k2(void) {}
@@ -32,9 +39,8 @@ static cudaError_t launch_ptsz(void (*k)(void), cudaStream_t s)
 	return cudaLaunchKernel_ptsz((const void *)k, one, one, NULL, 0, s);
 }
 
-/* Host functions stamp the time (ms since t0) they ran at. */
-static double t0;
-static double stamps[16];
+/* Host functions stamp the host time they ran at. */
+static uint64_t stamps[16];
 static int order[16], norder;
 static pthread_mutex_t stamp_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -43,7 +49,7 @@ static void stamp(void *arg)
 	int i = (int)(intptr_t)arg;
 
 	pthread_mutex_lock(&stamp_mu);
-	stamps[i] = now_ms() - t0;
+	stamps[i] = now_ns();
 	order[norder++] = i;
 	pthread_mutex_unlock(&stamp_mu);
 }
@@ -52,47 +58,101 @@ static void reset_stamps(void)
 {
 	memset(stamps, 0, sizeof(stamps));
 	norder = 0;
-	t0 = now_ms();
+}
+
+/* A host function item: modelled from when its worker ran it to when it returned. */
+static void check_stamp(const struct simgpu_times *h, int i)
+{
+	if (stamps[i] < h->start_ns || stamps[i] > h->end_ns)
+		fail_msg("host function %d ran at %.6f ms, outside its modelled [%.6f, %.6f] ms", i,
+			 stamps[i] / 1e6, h->start_ns / 1e6, h->end_ns / 1e6);
+}
+
+static void check_kernel(const struct simgpu_times *k, uint64_t start, uint64_t dur)
+{
+	ASSERT_NS(k->start_ns, start);
+	ASSERT_NS(k->end_ns - k->start_ns, dur);
 }
 
 static void test_in_order(void **state)
 {
+	struct simgpu_times g, h0, a, h1, b, c, h2;
+	void *op[7];
+	struct gate gate;
 	cudaStream_t s;
 
 	(void)state;
 	CK(cudaStreamCreate(&s));
-	TRY_TIMING(reset_stamps();
-		   CK(cudaLaunchHostFunc(s, stamp, (void *)0));
-		   CK(launch(k5, s));
-		   CK(cudaLaunchHostFunc(s, stamp, (void *)1));
-		   CK(launch(k2, s));
-		   CK(launch(k2, s));
-		   CK(cudaLaunchHostFunc(s, stamp, (void *)2));
-		   CK(cudaStreamSynchronize(s));
-		   assert_int_equal(norder, 3);
-		   assert_int_equal(order[0], 0);
-		   assert_int_equal(order[1], 1);
-		   assert_int_equal(order[2], 2);
-		   WITHIN(stamps[1] - stamps[0], 5.0, 8.0);
-		   WITHIN(stamps[2] - stamps[1], 4.0, 7.0));
+	reset_stamps();
+	op[0] = gate_queue(&gate, s);
+	op[1] = QUEUED(cudaLaunchHostFunc(s, stamp, (void *)0));
+	op[2] = QUEUED(launch(k5, s));
+	op[3] = QUEUED(cudaLaunchHostFunc(s, stamp, (void *)1));
+	op[4] = QUEUED(launch(k2, s));
+	op[5] = QUEUED(launch(k2, s));
+	op[6] = QUEUED(cudaLaunchHostFunc(s, stamp, (void *)2));
+	gate_open(&gate);
+	CK(cudaStreamSynchronize(s));
+	assert_int_equal(norder, 3);
+	assert_int_equal(order[0], 0);
+	assert_int_equal(order[1], 1);
+	assert_int_equal(order[2], 2);
+	g = op_done(op[0]);
+	h0 = op_done(op[1]);
+	a = op_done(op[2]);
+	h1 = op_done(op[3]);
+	b = op_done(op[4]);
+	c = op_done(op[5]);
+	h2 = op_done(op[6]);
+	/* each item starts at the modelled end of the one before it */
+	ASSERT_NS(h0.start_ns, g.end_ns);
+	check_stamp(&h0, 0);
+	check_kernel(&a, h0.end_ns, 5 * MS_NS);
+	ASSERT_NS(h1.start_ns, a.end_ns);
+	check_stamp(&h1, 1);
+	check_kernel(&b, h1.end_ns, 2 * MS_NS);
+	check_kernel(&c, b.end_ns, 2 * MS_NS);
+	ASSERT_NS(h2.start_ns, c.end_ns);
+	check_stamp(&h2, 2);
 	CK(cudaStreamDestroy(s));
 }
 
 static void test_streams_concurrent(void **state)
 {
+	struct simgpu_times ka, kb;
 	cudaStream_t a, b;
+	struct gate gate;
+	void *ga, *opa, *opb;
+	uint64_t t;
 
 	(void)state;
 	CK(cudaStreamCreate(&a));
 	CK(cudaStreamCreate(&b));
-	ASSERT_TIMED(10.0, 0.15, CK(launch(k10, a)); CK(launch(k10, b)); CK(cudaDeviceSynchronize()));
+	/* b's kernel runs and ends while a's cannot start */
+	ga = gate_queue(&gate, a);
+	opa = QUEUED(launch(k10, a));
+	opb = QUEUED(launch(k10, b));
+	CK(cudaStreamSynchronize(b));
+	t = now_ns();
+	assert_false(gate_opened(&gate));
+	CK_ERR(cudaStreamQuery(a), cudaErrorNotReady);
+	kb = op_done(opb);
+	check_kernel(&kb, kb.enq_ns, 10 * MS_NS);
+	ASSERT_NS_GE(t, kb.end_ns);
+	gate_open(&gate);
+	CK(cudaDeviceSynchronize());
+	ka = op_done(opa);
+	check_kernel(&ka, op_done(ga).end_ns, 10 * MS_NS);
 	CK(cudaStreamDestroy(a));
 	CK(cudaStreamDestroy(b));
 }
 
 static void test_legacy_stream(void **state)
 {
+	struct simgpu_times kb, kl, h0, h1, h2, cp;
 	cudaStream_t blk, blk2, nb;
+	void *op[6];
+	struct gate gate;
 
 	(void)state;
 	CK(cudaStreamCreate(&blk));
@@ -101,47 +161,79 @@ static void test_legacy_stream(void **state)
 
 	/* legacy work waits for earlier blocking work; later blocking work
 	 * waits for the legacy work; non-blocking streams take no part */
-	TRY_TIMING(reset_stamps();
-		   CK(launch(k10, blk));
-		   CK(launch(k2, NULL));
-		   CK(cudaLaunchHostFunc(NULL, stamp, (void *)0));
-		   CK(cudaLaunchHostFunc(blk2, stamp, (void *)1));
-		   CK(cudaLaunchHostFunc(nb, stamp, (void *)2));
-		   CK(cudaDeviceSynchronize());
-		   WITHIN(stamps[0], 12.0, 16.0);
-		   WITHIN(stamps[1], 12.0, 16.0);
-		   WITHIN(stamps[2], 0.0, 3.0));
+	reset_stamps();
+	op[0] = gate_queue(&gate, blk);
+	op[1] = QUEUED(launch(k10, blk));
+	op[2] = QUEUED(launch(k2, NULL));
+	op[3] = QUEUED(cudaLaunchHostFunc(NULL, stamp, (void *)0));
+	op[4] = QUEUED(cudaLaunchHostFunc(blk2, stamp, (void *)1));
+	op[5] = QUEUED(cudaLaunchHostFunc(nb, stamp, (void *)2));
+	CK(cudaStreamSynchronize(nb));
+	assert_false(gate_opened(&gate));
+	h2 = op_done(op[5]);
+	check_stamp(&h2, 2);
+	assert_int_equal(norder, 1);
+	gate_open(&gate);
+	CK(cudaDeviceSynchronize());
+	kb = op_done(op[1]);
+	check_kernel(&kb, op_done(op[0]).end_ns, 10 * MS_NS);
+	kl = op_done(op[2]);
+	check_kernel(&kl, kb.end_ns, 2 * MS_NS);
+	h0 = op_done(op[3]);
+	ASSERT_NS(h0.start_ns, kl.end_ns);
+	check_stamp(&h0, 0);
+	h1 = op_done(op[4]);
+	ASSERT_NS(h1.start_ns, h0.end_ns);
+	check_stamp(&h1, 1);
 
 	/* the legacy stream does not wait for non-blocking streams */
-	TRY_TIMING(reset_stamps();
-		   CK(launch(k10, nb));
-		   CK(launch(k2, cudaStreamLegacy));
-		   CK(cudaStreamSynchronize(NULL));
-		   WITHIN(now_ms() - t0, 2.0, 5.0);
-		   CK_ERR(cudaStreamQuery(nb), cudaErrorNotReady);
-		   CK(cudaStreamSynchronize(nb)));
+	op[0] = gate_queue(&gate, nb);
+	op[1] = QUEUED(launch(k10, nb));
+	op[2] = QUEUED(launch(k2, cudaStreamLegacy));
+	CK(cudaStreamSynchronize(NULL));
+	assert_false(gate_opened(&gate));
+	CK_ERR(cudaStreamQuery(nb), cudaErrorNotReady);
+	kl = op_done(op[2]);
+	check_kernel(&kl, kl.enq_ns, 2 * MS_NS);
+	gate_open(&gate);
+	CK(cudaStreamSynchronize(nb));
+	op_done(op[0]);
+	op_done(op[1]);
 
 	/* synchronising the legacy stream waits for blocking streams */
-	TRY_TIMING(reset_stamps();
-		   CK(launch(k5, blk));
-		   CK(cudaStreamSynchronize(NULL));
-		   WITHIN(now_ms() - t0, 5.0, 8.0));
+	op[0] = QUEUED(launch(k5, blk));
+	CK(cudaStreamSynchronize(NULL));
+	kb = op_done(op[0]);
+	ASSERT_NS_GE(now_ns(), kb.end_ns);
 
 	/* a synchronous copy is legacy-stream work: it waits for blk */
 	{
+		struct opener o;
 		char *d, h[64];
 
 		CK(cudaMalloc((void **)&d, 64));
-		TRY_TIMING(reset_stamps();
-			   CK(launch(k10, blk));
-			   CK(cudaMemcpy(h, d, 64, cudaMemcpyDeviceToHost));
-			   WITHIN(now_ms() - t0, 10.0, 13.0));
+		op[0] = gate_queue(&gate, blk);
+		op[1] = QUEUED(launch(k10, blk));
+		gate_open_when_blocked(&o, &gate);
+		op[2] = QUEUED(cudaMemcpy(h, d, 64, cudaMemcpyDeviceToHost));
+		opener_join(&o);
+		op_done(op[0]);
+		kb = op_done(op[1]);
+		cp = op_done(op[2]);
+		ASSERT_NS(cp.start_ns, kb.end_ns);
+		ASSERT_NS(cp.end_ns - cp.start_ns, sg_copy_ns(SG_PATH_DTOH_PAGEABLE, 64));
+		ASSERT_NS_GE(now_ns(), cp.end_ns);
 		/* ... but not for a non-blocking stream */
-		TRY_TIMING(reset_stamps();
-			   CK(launch(k10, nb));
-			   CK(cudaMemcpy(h, d, 64, cudaMemcpyDeviceToHost));
-			   WITHIN(now_ms() - t0, 0.0, 3.0);
-			   CK(cudaDeviceSynchronize()));
+		op[0] = gate_queue(&gate, nb);
+		op[1] = QUEUED(launch(k10, nb));
+		op[2] = QUEUED(cudaMemcpy(h, d, 64, cudaMemcpyDeviceToHost));
+		assert_false(gate_opened(&gate));
+		cp = op_done(op[2]);
+		ASSERT_NS(cp.start_ns, cp.enq_ns);
+		gate_open(&gate);
+		CK(cudaDeviceSynchronize());
+		op_done(op[0]);
+		op_done(op[1]);
 		CK(cudaFree(d));
 	}
 	CK(cudaStreamDestroy(blk));
@@ -149,54 +241,118 @@ static void test_legacy_stream(void **state)
 	CK(cudaStreamDestroy(nb));
 }
 
-static void *ptds_thread(void *arg)
+/* Per-thread default streams of two threads: the first holds its stream with a gate. */
+static struct {
+	struct gate gate;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int queued;
+	struct simgpu_times g, k;
+} pt = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+static void *ptds_gated(void *arg)
 {
+	void *g, *k;
+
 	(void)arg;
-	if (launch_ptsz(k10, NULL) || cudaStreamSynchronize_ptsz(NULL))
+	gate_init(&pt.gate);
+	if (cudaLaunchHostFunc_ptsz(NULL, gate_fn, &pt.gate) || !(g = simgpu_op_last()))
 		return (void *)1;
+	if (launch_ptsz(k10, NULL) || !(k = simgpu_op_last()))
+		return (void *)2;
+	pthread_mutex_lock(&pt.mu);
+	pt.queued = 1;
+	pthread_cond_signal(&pt.cv);
+	pthread_mutex_unlock(&pt.mu);
+	if (cudaStreamSynchronize_ptsz(NULL) || simgpu_op_times(g, &pt.g) ||
+	    simgpu_op_times(k, &pt.k))
+		return (void *)3;
+	simgpu_op_put(g);
+	simgpu_op_put(k);
+	return NULL;
+}
+
+static void *ptds_free(void *arg)
+{
+	struct simgpu_times *t = arg;
+	void *k;
+
+	if (launch_ptsz(k10, NULL) || !(k = simgpu_op_last()) || cudaStreamSynchronize_ptsz(NULL) ||
+	    simgpu_op_times(k, t))
+		return (void *)1;
+	simgpu_op_put(k);
 	return NULL;
 }
 
 static void test_per_thread_stream(void **state)
 {
+	struct simgpu_times kt, kl, kp, h0, h1, h;
+	struct gate gate;
 	pthread_t t[2];
-	void *r;
-	int i;
+	void *r, *op[5];
 
 	(void)state;
-	/* per-thread default streams of two threads run concurrently */
-	TRY_TIMING(reset_stamps();
-		   for (i = 0; i < 2; i++)
-			   assert_int_equal(pthread_create(&t[i], NULL, ptds_thread, NULL), 0);
-		   for (i = 0; i < 2; i++) {
-			   pthread_join(t[i], &r);
-			   assert_null(r);
-		   }
-		   WITHIN(now_ms() - t0, 10.0, 16.0));
+	/* per-thread default streams of two threads run concurrently: the second thread's
+	 * kernel ends while the first thread's stream is held */
+	pt.queued = 0;
+	assert_int_equal(pthread_create(&t[0], NULL, ptds_gated, NULL), 0);
+	pthread_mutex_lock(&pt.mu);
+	while (!pt.queued)
+		pthread_cond_wait(&pt.cv, &pt.mu);
+	pthread_mutex_unlock(&pt.mu);
+	assert_int_equal(pthread_create(&t[1], NULL, ptds_free, &kt), 0);
+	pthread_join(t[1], &r);
+	assert_null(r);
+	assert_false(gate_opened(&pt.gate));
+	check_kernel(&kt, kt.enq_ns, 10 * MS_NS);
+	gate_open(&pt.gate);
+	pthread_join(t[0], &r);
+	assert_null(r);
+	check_kernel(&pt.k, pt.g.end_ns, 10 * MS_NS);
 
 	/* they are blocking streams: they wait for the legacy stream */
-	TRY_TIMING(reset_stamps();
-		   CK(launch(k10, NULL));
-		   CK(launch_ptsz(k2, NULL));
-		   CK(cudaLaunchHostFunc_ptsz(NULL, stamp, (void *)0));
-		   CK(cudaLaunchHostFunc(cudaStreamPerThread, stamp, (void *)1));
-		   CK(cudaStreamSynchronize_ptsz(NULL));
-		   WITHIN(stamps[0], 12.0, 16.0);
-		   assert_true(stamps[1] >= stamps[0]));
+	reset_stamps();
+	op[0] = gate_queue(&gate, NULL);
+	op[1] = QUEUED(launch(k10, NULL));
+	op[2] = QUEUED(launch_ptsz(k2, NULL));
+	op[3] = QUEUED(cudaLaunchHostFunc_ptsz(NULL, stamp, (void *)0));
+	op[4] = QUEUED(cudaLaunchHostFunc(cudaStreamPerThread, stamp, (void *)1));
+	gate_open(&gate);
+	CK(cudaStreamSynchronize_ptsz(NULL));
+	kl = op_done(op[1]);
+	check_kernel(&kl, op_done(op[0]).end_ns, 10 * MS_NS);
+	kp = op_done(op[2]);
+	check_kernel(&kp, kl.end_ns, 2 * MS_NS);
+	h0 = op_done(op[3]);
+	ASSERT_NS(h0.start_ns, kp.end_ns);
+	check_stamp(&h0, 0);
+	h1 = op_done(op[4]);
+	ASSERT_NS(h1.start_ns, h0.end_ns); /* the same stream */
+	check_stamp(&h1, 1);
 	/* ... and the legacy stream waits for them */
-	TRY_TIMING(reset_stamps();
-		   CK(launch_ptsz(k10, NULL));
-		   CK(cudaLaunchHostFunc(NULL, stamp, (void *)0));
-		   CK(cudaStreamSynchronize(NULL));
-		   WITHIN(stamps[0], 10.0, 14.0));
+	op[0] = gate_queue(&gate, cudaStreamPerThread);
+	op[1] = QUEUED(launch_ptsz(k10, NULL));
+	op[2] = QUEUED(cudaLaunchHostFunc(NULL, stamp, (void *)2));
+	gate_open(&gate);
+	CK(cudaStreamSynchronize(NULL));
+	kp = op_done(op[1]);
+	check_kernel(&kp, op_done(op[0]).end_ns, 10 * MS_NS);
+	h = op_done(op[2]);
+	ASSERT_NS(h.start_ns, kp.end_ns);
+	check_stamp(&h, 2);
 	CK(cudaMemcpy_ptds(stamps, stamps, 8, cudaMemcpyHostToHost));
 }
 
 static void test_events(void **state)
 {
+	struct simgpu_times k1, k2, w, h;
 	cudaStream_t a, b;
 	cudaEvent_t e, never;
-	double t;
+	struct gate gate;
+	struct opener o;
+	struct span sp;
+	void *op[5];
+	uint64_t te;
 
 	(void)state;
 	CK(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
@@ -205,37 +361,62 @@ static void test_events(void **state)
 	CK(cudaEventCreate(&never));
 	CK(cudaEventQuery(never)); /* never recorded: complete */
 	CK(cudaEventSynchronize(never));
+	assert_int_equal(simgpu_event_time(never, &te), -ENOENT);
 
-	TRY_TIMING(reset_stamps();
-		   CK(launch(k10, a));
-		   CK(cudaEventRecord(e, a));
-		   CK(launch(k5, a));
-		   CK(cudaStreamWaitEvent(b, e, 0));
-		   CK(cudaLaunchHostFunc(b, stamp, (void *)0));
-		   CK_ERR(cudaEventQuery(e), cudaErrorNotReady);
-		   t = thread_cpu_ms();
-		   CK(cudaEventSynchronize(e));
-		   WITHIN(thread_cpu_ms() - t, 0.0, 2.0); /* slept */
-		   WITHIN(now_ms() - t0, 10.0, 14.0);
-		   CK(cudaEventQuery(e));
-		   CK(cudaStreamSynchronize(b));
-		   WITHIN(stamps[0], 10.0, 14.0); /* after the event, not after k5 */
-		   CK(cudaStreamSynchronize(a));
-		   WITHIN(now_ms() - t0, 15.0, 20.0));
+	reset_stamps();
+	op[0] = gate_queue(&gate, a);
+	op[1] = QUEUED(launch(k10, a));
+	CK(cudaEventRecord(e, a));
+	op[2] = QUEUED(launch(k5, a));
+	op[3] = QUEUED(cudaStreamWaitEvent(b, e, 0));
+	op[4] = QUEUED(cudaLaunchHostFunc(b, stamp, (void *)0));
+	CK_ERR(cudaEventQuery(e), cudaErrorNotReady);
+	assert_int_equal(simgpu_event_time(e, &te), -EBUSY);
+	gate_open_when_blocked(&o, &gate);
+	span_begin(&sp);
+	CK(cudaEventSynchronize(e));
+	span_end(&sp);
+	opener_join(&o);
+	ASSERT_SLEPT(&sp);
+	CK(cudaEventQuery(e));
+	k1 = op_done(op[1]);
+	check_kernel(&k1, op_done(op[0]).end_ns, 10 * MS_NS);
+	te = event_time(e);
+	ASSERT_NS(te, k1.end_ns);
+	ASSERT_NS_GE(now_ns(), te);
+	CK(cudaStreamSynchronize(b));
+	w = op_done(op[3]);
+	h = op_done(op[4]);
+	ASSERT_NS(w.start_ns, te);
+	ASSERT_NS(h.start_ns, te); /* after the event, not after k5 */
+	check_stamp(&h, 0);
+	CK(cudaStreamSynchronize(a));
+	k2 = op_done(op[2]);
+	check_kernel(&k2, te, 5 * MS_NS);
+	ASSERT_NS_GE(now_ns(), k2.end_ns);
 
 	/* waiting on an event recorded later does not wait for later work */
-	TRY_TIMING(reset_stamps();
-		   CK(cudaEventRecord(e, a));
-		   CK(launch(k10, a));
-		   CK(cudaStreamWaitEvent(b, e, 0));
-		   CK(cudaLaunchHostFunc(b, stamp, (void *)0));
-		   CK(cudaStreamSynchronize(b));
-		   WITHIN(stamps[0], 0.0, 3.0);
-		   CK(cudaDeviceSynchronize()));
+	reset_stamps();
+	op[0] = gate_queue(&gate, a);
+	CK(cudaEventRecord(e, a));
+	op[1] = QUEUED(launch(k10, a));
+	CK(cudaStreamWaitEvent(b, e, 0));
+	op[2] = QUEUED(cudaLaunchHostFunc(b, stamp, (void *)0));
+	gate_open(&gate);
+	CK(cudaStreamSynchronize(b));
+	te = event_time(e);
+	ASSERT_NS(te, op_done(op[0]).end_ns);
+	h = op_done(op[2]);
+	ASSERT_NS(h.start_ns, te);
+	check_stamp(&h, 0);
+	CK(cudaDeviceSynchronize());
+	k1 = op_done(op[1]);
+	check_kernel(&k1, te, 10 * MS_NS);
 
 	CK_ERR(cudaStreamWaitEvent(b, e, 0x10), cudaErrorInvalidValue);
 	CK_ERR(cudaEventCreateWithFlags(&never, 0x100), cudaErrorInvalidValue);
 	CK(cudaEventDestroy(e));
+	assert_int_equal(simgpu_event_time(e, &te), -EINVAL);
 	CK_ERR(cudaEventRecord(e, a), cudaErrorInvalidResourceHandle);
 	CK_ERR(cudaEventQuery(e), cudaErrorInvalidResourceHandle);
 	CK_ERR(cudaEventSynchronize(e), cudaErrorInvalidResourceHandle);
@@ -246,29 +427,51 @@ static void test_events(void **state)
 	cudaGetLastError();
 }
 
+/* Each synchronisation call blocks off-CPU until the kernel's modelled end. */
+enum sync_kind { SYNC_DEVICE, SYNC_STREAM, SYNC_EVENT };
+
+static void check_sync_blocks(cudaStream_t s, cudaEvent_t e, enum sync_kind kind)
+{
+	struct simgpu_times k;
+	struct gate gate;
+	struct opener o;
+	struct span sp;
+	void *g, *op;
+
+	g = gate_queue(&gate, s);
+	op = QUEUED(launch(k10, s)); /* returns while the stream is held: asynchronous */
+	if (kind == SYNC_EVENT)
+		CK(cudaEventRecord(e, s));
+	CK_ERR(cudaStreamQuery(s), cudaErrorNotReady);
+	gate_open_when_blocked(&o, &gate);
+	span_begin(&sp);
+	if (kind == SYNC_DEVICE)
+		CK(cudaDeviceSynchronize());
+	else if (kind == SYNC_STREAM)
+		CK(cudaStreamSynchronize(s));
+	else
+		CK(cudaEventSynchronize(e));
+	span_end(&sp);
+	opener_join(&o);
+	k = op_done(op);
+	check_kernel(&k, op_done(g).end_ns, 10 * MS_NS);
+	ASSERT_NS_GE(now_ns(), k.end_ns);
+	ASSERT_SLEPT(&sp);
+	if (kind == SYNC_EVENT)
+		ASSERT_NS(event_time(e), k.end_ns);
+}
+
 static void test_sync_blocks(void **state)
 {
 	cudaStream_t s;
 	cudaEvent_t e;
-	double cpu;
 
 	(void)state;
 	CK(cudaStreamCreate(&s));
 	CK(cudaEventCreate(&e));
-	TRY_TIMING(reset_stamps();
-		   CK(launch(k10, s));
-		   WITHIN(now_ms() - t0, 0.0, 2.0); /* launches are asynchronous */
-		   cpu = thread_cpu_ms();
-		   CK(cudaDeviceSynchronize());
-		   WITHIN(now_ms() - t0, 10.0, 14.0);
-		   CK(launch(k10, s));
-		   CK(cudaStreamSynchronize(s));
-		   WITHIN(now_ms() - t0, 20.0, 26.0);
-		   CK(launch(k10, s));
-		   CK(cudaEventRecord(e, s));
-		   CK(cudaEventSynchronize(e));
-		   WITHIN(now_ms() - t0, 30.0, 38.0);
-		   WITHIN(thread_cpu_ms() - cpu, 0.0, 3.0)); /* off-CPU all along */
+	check_sync_blocks(s, e, SYNC_DEVICE);
+	check_sync_blocks(s, e, SYNC_STREAM);
+	check_sync_blocks(s, e, SYNC_EVENT);
 	CK(cudaEventDestroy(e));
 	CK(cudaStreamDestroy(s));
 }
@@ -328,24 +531,28 @@ static void callback(cudaStream_t s, cudaError_t st, void *arg)
 
 static void test_destroy_pending(void **state)
 {
+	struct simgpu_times k;
+	struct gate gate;
 	cudaStream_t s;
+	void *g, *op;
 	int calls = 0;
 
 	(void)state;
-	TRY_TIMING(CK(cudaStreamCreate(&s));
-		   done_flag = 0;
-		   calls = 0;
-		   reset_stamps();
-		   CK(launch(k10, s));
-		   CK(cudaStreamAddCallback(s, callback, &calls, 0));
-		   CK(cudaLaunchHostFunc(s, set_flag, NULL));
-		   CK(cudaStreamDestroy(s)); /* returns at once; the work still runs */
-		   WITHIN(now_ms() - t0, 0.0, 3.0);
-		   assert_int_equal(__atomic_load_n(&done_flag, __ATOMIC_SEQ_CST), 0);
-		   CK(cudaDeviceSynchronize());
-		   WITHIN(now_ms() - t0, 10.0, 14.0);
-		   assert_int_equal(__atomic_load_n(&done_flag, __ATOMIC_SEQ_CST), 1);
-		   assert_int_equal(calls, 1));
+	CK(cudaStreamCreate(&s));
+	done_flag = 0;
+	g = gate_queue(&gate, s);
+	op = QUEUED(launch(k10, s));
+	CK(cudaStreamAddCallback(s, callback, &calls, 0));
+	CK(cudaLaunchHostFunc(s, set_flag, NULL));
+	CK(cudaStreamDestroy(s)); /* returns at once, the stream held; the work still runs */
+	assert_false(gate_opened(&gate));
+	assert_int_equal(__atomic_load_n(&done_flag, __ATOMIC_SEQ_CST), 0);
+	gate_open(&gate);
+	CK(cudaDeviceSynchronize());
+	k = op_done(op);
+	check_kernel(&k, op_done(g).end_ns, 10 * MS_NS);
+	assert_int_equal(__atomic_load_n(&done_flag, __ATOMIC_SEQ_CST), 1);
+	assert_int_equal(calls, 1);
 }
 
 /* ---- many host threads ------------------------------------------------------------ */

@@ -6,6 +6,11 @@
  * back-to-back operations, event timings, and
  * that synchronisation blocks off-CPU while async calls return at once.
  * Bandwidths are set low so that durations are milliseconds.
+ *
+ * Durations are checked exactly on the model's timestamps (simgpu.h): each
+ * item's modelled end less its start, event times with a gate holding the
+ * stream while the host queues. Host waits are checked never to return
+ * before the modelled end.
  */
 #include <string.h>
 
@@ -13,7 +18,6 @@
 #include "gpu_model.h"
 
 #define MB (1000 * 1000)
-#define TOL 0.15
 
 /* kernels of a gcc-built program are host functions found by dladdr() */
 void slow_kernel(void);
@@ -44,55 +48,99 @@ static int teardown(void **state)
 	return 0;
 }
 
+/*
+ * A synchronous copy or memset: the item it queued lasts exactly want_ns, it started no
+ * earlier than the call, and the call returned no earlier than its end. A synchronous copy
+ * from pageable memory is ready from the call's start (its staging overlaps the transfer):
+ * it ends at start + want_ns, or when it was queued if the staging took longer.
+ */
+#define SYNC_TIMED(want_ns, call)                                                               \
+	do {                                                                                    \
+		uint64_t st_t0_ = now_ns(), st_t1_;                                             \
+		void *st_op_ = QUEUED(call);                                                    \
+		struct simgpu_times st_ = op_done(st_op_);                                      \
+                                                                                                \
+		st_t1_ = now_ns();                                                              \
+		ASSERT_NS_GE(st_.start_ns, st_t0_);                                             \
+		ASSERT_NS_GE(st_t1_, st_.end_ns);                                               \
+		if (st_.start_ns < st_.enq_ns && st_.start_ns + (want_ns) < st_.enq_ns)          \
+			ASSERT_NS(st_.end_ns, st_.enq_ns);                                      \
+		else                                                                            \
+			ASSERT_NS(st_.end_ns - st_.start_ns, (uint64_t)(want_ns));              \
+	} while (0)
+
 /* Bandwidths stay far below the host's own memcpy speed, which the
  * simulator cannot beat: it really moves the bytes. */
 static void test_copy_paths(void **state)
 {
 	(void)state;
 	/* HtoD pinned 2 GB/s: 20 MB = 10 ms; pageable 1 GB/s: 10 MB = 10 ms */
-	ASSERT_TIMED(10.0, TOL, CK(cudaMemcpy(dev, pinned, 20 * MB, cudaMemcpyHostToDevice)));
-	ASSERT_TIMED(10.0, TOL, CK(cudaMemcpy(dev, pageable, 10 * MB, cudaMemcpyHostToDevice)));
+	SYNC_TIMED(10 * MS_NS, cudaMemcpy(dev, pinned, 20 * MB, cudaMemcpyHostToDevice));
+	SYNC_TIMED(10 * MS_NS, cudaMemcpy(dev, pageable, 10 * MB, cudaMemcpyHostToDevice));
 	/* DtoH pinned 1.5 GB/s: 12 MB = 8 ms; pageable 0.5 GB/s: 4 MB = 8 ms */
-	ASSERT_TIMED(8.0, TOL, CK(cudaMemcpy(pinned, dev, 12 * MB, cudaMemcpyDeviceToHost)));
-	ASSERT_TIMED(8.0, TOL, CK(cudaMemcpy(pageable, dev, 4 * MB, cudaMemcpyDeviceToHost)));
+	SYNC_TIMED(8 * MS_NS, cudaMemcpy(pinned, dev, 12 * MB, cudaMemcpyDeviceToHost));
+	SYNC_TIMED(8 * MS_NS, cudaMemcpy(pageable, dev, 4 * MB, cudaMemcpyDeviceToHost));
 	/* cudaMemcpyDefault infers the same paths */
-	ASSERT_TIMED(8.0, TOL, CK(cudaMemcpy(pageable, dev, 4 * MB, cudaMemcpyDefault)));
-	ASSERT_TIMED(10.0, TOL, CK(cudaMemcpy(dev, pinned, 20 * MB, cudaMemcpyDefault)));
-	/* DtoD 1 GB/s: 2 x 4 MB = 8 ms (within one allocation) */
-	ASSERT_TIMED(8.0, TOL, CK(cudaMemcpy(dev, dev + 32 * MB, 4 * MB, cudaMemcpyDeviceToDevice));
-		     CK(cudaMemcpy(dev + 32 * MB, dev, 4 * MB, cudaMemcpyDefault)));
+	SYNC_TIMED(8 * MS_NS, cudaMemcpy(pageable, dev, 4 * MB, cudaMemcpyDefault));
+	SYNC_TIMED(10 * MS_NS, cudaMemcpy(dev, pinned, 20 * MB, cudaMemcpyDefault));
+	/* DtoD 1 GB/s: 4 MB = 4 ms (within one allocation) */
+	SYNC_TIMED(4 * MS_NS, cudaMemcpy(dev, dev + 32 * MB, 4 * MB, cudaMemcpyDeviceToDevice));
+	SYNC_TIMED(4 * MS_NS, cudaMemcpy(dev + 32 * MB, dev, 4 * MB, cudaMemcpyDefault));
 	/* memset 0.8 GB/s: 4.8 MB = 6 ms */
-	ASSERT_TIMED(6.0, TOL, CK(cudaMemset(dev, 0, 4800 * 1000)));
+	SYNC_TIMED(6 * MS_NS, cudaMemset(dev, 0, 4800 * 1000));
 	/* 2D: width x height bytes, pinned: 400 rows of 50 KB = 20 MB = 10 ms */
-	ASSERT_TIMED(10.0, TOL, CK(cudaMemcpy2D(dev, 65536, pinned, 65536, 50 * 1000, 400, cudaMemcpyHostToDevice)));
+	SYNC_TIMED(10 * MS_NS,
+		   cudaMemcpy2D(dev, 65536, pinned, 65536, 50 * 1000, 400, cudaMemcpyHostToDevice));
 	assert_int_equal(sg_copy_ns(SG_PATH_HTOD_PINNED, 2000), 1000);
 }
 
 static void test_async_returns_sync_blocks(void **state)
 {
+	struct simgpu_times a, b;
+	struct gate gate;
+	struct opener o;
+	struct span sp;
 	cudaStream_t s;
-	double t, cpu;
+	void *g, *op[2];
 
 	(void)state;
 	CK(cudaStreamCreate(&s));
-	t = now_ms();
-	CK(cudaMemcpyAsync(dev, pinned, 20 * MB, cudaMemcpyHostToDevice, s)); /* 10 ms */
-	CK(cudaMemcpyAsync(pinned, dev, 15 * MB, cudaMemcpyDeviceToHost, s)); /* 10 ms */
-	assert_true(now_ms() - t < 2.0);
+	g = gate_queue(&gate, s);
+	/* they return while the stream is held */
+	/* 10 ms each */
+	op[0] = QUEUED(cudaMemcpyAsync(dev, pinned, 20 * MB, cudaMemcpyHostToDevice, s));
+	op[1] = QUEUED(cudaMemcpyAsync(pinned, dev, 15 * MB, cudaMemcpyDeviceToHost, s));
 	CK_ERR(cudaStreamQuery(s), cudaErrorNotReady);
-	cpu = thread_cpu_ms();
+	gate_open_when_blocked(&o, &gate);
+	span_begin(&sp);
 	CK(cudaStreamSynchronize(s));
-	ASSERT_BETWEEN(now_ms() - t, 20.0, 30.0);
+	span_end(&sp);
+	opener_join(&o);
+	a = op_done(op[0]);
+	b = op_done(op[1]);
+	ASSERT_NS(a.start_ns, op_done(g).end_ns);
+	ASSERT_NS(a.end_ns - a.start_ns, 10 * MS_NS);
+	ASSERT_NS(b.start_ns, a.end_ns);
+	ASSERT_NS(b.end_ns - b.start_ns, 10 * MS_NS);
+	ASSERT_NS_GE(now_ns(), b.end_ns);
 	/* sleeping, not spinning */
-	assert_true(thread_cpu_ms() - cpu < 2.0);
+	ASSERT_SLEPT(&sp);
 	CK(cudaStreamQuery(s));
 	CK(cudaStreamDestroy(s));
 }
 
+static void launch1(const void *k)
+{
+	CK(cudaLaunchKernel(k, (dim3){ 1, 1, 1 }, (dim3){ 32, 1, 1 }, NULL, 0, NULL));
+}
+
 static void test_kernel_durations(void **state)
 {
+	struct simgpu_times k1, k2;
 	cudaEvent_t a, b;
+	struct gate gate;
 	float ms = 0;
+	void *g, *op[2];
 	int i;
 
 	(void)state;
@@ -117,24 +165,45 @@ static void test_kernel_durations(void **state)
 
 	CK(cudaEventCreate(&a));
 	CK(cudaEventCreate(&b));
-	ASSERT_TIMED(8.0, TOL, CK(cudaEventRecord(a, NULL));
-		     CK(cudaLaunchKernel((const void *)slow_kernel, (dim3){ 1, 1, 1 }, (dim3){ 32, 1, 1 }, NULL, 0, NULL));
-		     CK(cudaEventRecord(b, NULL)); CK(cudaEventSynchronize(b)));
+	g = gate_queue(&gate, NULL);
+	CK(cudaEventRecord(a, NULL));
+	launch1((const void *)slow_kernel);
+	CK(cudaEventRecord(b, NULL));
+	gate_open(&gate);
+	CK(cudaEventSynchronize(b));
+	ASSERT_NS_GE(now_ns(), event_time(b));
+	ASSERT_NS(event_time(a), op_done(g).end_ns);
+	ASSERT_NS(event_time(b) - event_time(a), 8 * MS_NS);
 	CK(cudaEventElapsedTime(&ms, a, b));
-	ASSERT_NEAR(ms, 8.0, 0.02);
+	assert_true(ms == 8.0f);
 
 	/* no drift: 20 back-to-back 1 ms kernels take 20 ms */
-	ASSERT_TIMED(20.0, TOL, CK(cudaEventRecord(a, NULL));
-		     for (i = 0; i < 20; i++) CK(cudaLaunchKernel((const void *)default_kernel, (dim3){ 1, 1, 1 },
-								  (dim3){ 1, 1, 1 }, NULL, 0, NULL));
-		     CK(cudaEventRecord(b, NULL)); CK(cudaDeviceSynchronize()));
+	g = gate_queue(&gate, NULL);
+	CK(cudaEventRecord(a, NULL));
+	for (i = 0; i < 20; i++)
+		launch1((const void *)default_kernel);
+	CK(cudaEventRecord(b, NULL));
+	gate_open(&gate);
+	CK(cudaDeviceSynchronize());
+	ASSERT_NS(event_time(a), op_done(g).end_ns);
+	ASSERT_NS(event_time(b) - event_time(a), 20 * MS_NS);
 	CK(cudaEventElapsedTime(&ms, a, b));
-	ASSERT_NEAR(ms, 20.0, 0.03);
+	assert_true(ms == 20.0f);
 
-	ASSERT_TIMED(6.0, TOL,
-		     CK(cudaLaunchKernel((const void *)_Z4fastv, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0, NULL));
-		     CK(cudaLaunchKernel((const void *)_Z4fastv, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0, NULL));
-		     CK(cudaDeviceSynchronize()));
+	g = gate_queue(&gate, NULL);
+	launch1((const void *)_Z4fastv);
+	op[0] = last_op();
+	launch1((const void *)_Z4fastv);
+	op[1] = last_op();
+	gate_open(&gate);
+	CK(cudaDeviceSynchronize());
+	k1 = op_done(op[0]);
+	k2 = op_done(op[1]);
+	ASSERT_NS(k1.start_ns, op_done(g).end_ns);
+	ASSERT_NS(k1.end_ns - k1.start_ns, 3 * MS_NS);
+	ASSERT_NS(k2.start_ns, k1.end_ns);
+	ASSERT_NS(k2.end_ns - k2.start_ns, 3 * MS_NS);
+	ASSERT_NS_GE(now_ns(), k2.end_ns);
 	CK(cudaEventDestroy(a));
 	CK(cudaEventDestroy(b));
 }
@@ -143,7 +212,9 @@ static void test_event_timing_across_streams(void **state)
 {
 	cudaStream_t s1, s2;
 	cudaEvent_t a, b, c;
+	struct gate gate;
 	float ms;
+	void *g;
 
 	(void)state;
 	CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
@@ -151,6 +222,7 @@ static void test_event_timing_across_streams(void **state)
 	CK(cudaEventCreate(&a));
 	CK(cudaEventCreate(&b));
 	CK(cudaEventCreateWithFlags(&c, cudaEventDisableTiming));
+	g = gate_queue(&gate, s1);
 	CK(cudaEventRecord(a, s1));
 	CK(cudaLaunchKernel((const void *)slow_kernel, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0, s1));
 	CK(cudaEventRecord(c, s1));
@@ -158,9 +230,13 @@ static void test_event_timing_across_streams(void **state)
 	CK(cudaLaunchKernel((const void *)_Z4fastv, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0, s2));
 	CK(cudaEventRecord(b, s2));
 	CK_ERR(cudaEventElapsedTime(&ms, a, b), cudaErrorNotReady);
+	gate_open(&gate);
 	CK(cudaEventSynchronize(b));
+	ASSERT_NS(event_time(a), op_done(g).end_ns);
+	ASSERT_NS(event_time(c) - event_time(a), 8 * MS_NS);
+	ASSERT_NS(event_time(b) - event_time(c), 3 * MS_NS);
 	CK(cudaEventElapsedTime(&ms, a, b));
-	ASSERT_NEAR(ms, 11.0, 0.03); /* 8 ms on s1, then 3 ms on s2 */
+	assert_true(ms == 11.0f); /* 8 ms on s1, then 3 ms on s2 */
 	CK_ERR(cudaEventElapsedTime(&ms, a, c), cudaErrorInvalidResourceHandle);
 	CK_ERR(cudaEventElapsedTime(NULL, a, b), cudaErrorInvalidValue);
 	CK(cudaEventDestroy(a));
