@@ -27,7 +27,7 @@
  * reserved at its full size (these calls are rare).
  *
  * With --aggregate, the calls whose record would only feed counts, times,
- * errors and CPU attribution (cookie bit GP_COOKIE_AGG) write no record:
+ * errors and CPU attribution (cookie flag GP_CK_AGG) write no record:
  * their return adds them to "api_agg", one entry per (process, thread, API,
  * enclosing API), which userspace reads once a second. When the map is full
  * the call goes as a record after all (counted in agg_table_full).
@@ -98,7 +98,8 @@ __u32 closing;
 /* A frame whose return never came: lost, or cut by the overhead budget's detach (an estimate). */
 static __always_inline void count_missed_return(const struct gp_frame *f)
 {
-	count(&drops, (f->cookie & GP_COOKIE_GATED) ? GP_DROP_DUTY_CUT : GP_DROP_MISSED_RETURN);
+	count(&drops, (GP_COOKIE_FLAGS(f->cookie) & GP_CK_GATED) ? GP_DROP_DUTY_CUT
+								 : GP_DROP_MISSED_RETURN);
 }
 
 SEC("uprobe")
@@ -110,7 +111,7 @@ int gp_api_enter(struct pt_regs *ctx)
 	struct gp_task_state *st;
 	struct gp_frame *f;
 	__u32 depth;
-	__u16 ck;
+	__u32 ck;
 
 	if (closing || !tgid_traced())
 		return 0;
@@ -199,7 +200,8 @@ int gp_api_enter(struct pt_regs *ctx)
 }
 
 /* The user-memory bytes an extended record carries (see events.h). */
-static __always_inline void read_ext(struct gp_api_call_ext *ext, const struct gp_frame *f, __u16 ck)
+static __always_inline void read_ext(struct gp_api_call_ext *ext, const struct gp_frame *f,
+				     __u32 ck)
 {
 	long n;
 
@@ -411,7 +413,7 @@ int gp_api_exit(struct pt_regs *ctx)
 	__u16 parent_api = 0;
 	__u32 parent_flags = 0;
 	__u32 depth;
-	__u16 ck;
+	__u32 ck;
 
 	if (closing || !tgid_traced())
 		return 0;
@@ -443,7 +445,7 @@ int gp_api_exit(struct pt_regs *ctx)
 		st->depth = depth;
 		if (st->overflowed)
 			st->overflowed--; /* already counted as depth_overflow */
-		else if (cookie & GP_COOKIE_GATED)
+		else if (GP_COOKIE_FLAGS(cookie) & GP_CK_GATED)
 			count(&drops, GP_DROP_DUTY_CUT); /* the gate opened inside the call: an estimate, not a loss */
 		else
 			count(&drops, GP_DROP_RETURN_NO_ENTRY);
@@ -459,14 +461,14 @@ int gp_api_exit(struct pt_regs *ctx)
 		parent->vol_switches += f->vol_switches;
 		parent->invol_switches += f->invol_switches;
 		parent_api = GP_COOKIE_API(parent->cookie);
-		if (parent->cookie & GP_COOKIE_AGG)
+		if (GP_COOKIE_FLAGS(parent->cookie) & GP_CK_AGG)
 			parent_flags = GP_EVF_PARENT_COUNTED;
 	}
-	if ((cookie & GP_COOKIE_GATED) && gate_closed) {
+	if ((ck & GP_CK_GATED) && gate_closed) {
 		count(&drops, GP_DROP_DUTY_CUT);
 		return 0;
 	}
-	if (cookie & GP_COOKIE_AGG) {
+	if (ck & GP_CK_AGG) {
 		if (aggregate(f, GP_COOKIE_API(cookie), parent_api, now, (ck & GP_CK_VOID) ? 0 : (__s32)ctx->ax,
 			      min_flt, maj_flt))
 			return 0;

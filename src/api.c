@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * api.c — the userspace view of the API table in include/gpuprobed/api.h:
- * symbol names, shapes and attributes by id, and what each shape means for
- * the BPF programs (cookie flags) and for decoding (which slot is the stream).
+ * api.c — the userspace view of the tables in include/gpuprobed/api.h:
+ * symbol names, shapes and attributes by API id; what each shape means for
+ * the BPF programs (cookie flags), the probes (stacks, in-kernel counting)
+ * and decoding (which slot is the stream); where each NCCL collective keeps
+ * its arguments.
  */
 #include <stddef.h>
 
@@ -14,100 +16,85 @@ const struct gp_api_info gp_apis[GP_API_MAX] = {
 #undef GP_API_INFO
 };
 
+const struct gp_shape_info gp_shapes[GP_SHAPE_MAX] = {
+#define GP_SHAPE_INFO(nm, c, st, stk, ag, nested, q, handler)                            \
+	[GP_SHAPE_##nm] = {                                                              \
+		.name = #nm, .ck = c, .stream = st, .stack = stk, .agg = ag, .queues = q \
+	},
+	GP_SHAPE_TABLE(GP_SHAPE_INFO)
+#undef GP_SHAPE_INFO
+};
+
+static const struct gp_shape_info *shape_of(enum gp_api_id id)
+{
+	bool valid = id > GP_API_INVALID && id < GP_API_MAX;
+
+	return &gp_shapes[valid ? gp_apis[id].shape : GP_SHAPE_NONE];
+}
+
 bool gp_api_wants_stack(enum gp_api_id id)
 {
-	if (gp_apis[id].attr & GP_A_SYNC_CALL)
-		return true;
-	switch (gp_apis[id].shape) {
-	case GP_SHAPE_ALLOC:
-	case GP_SHAPE_ALLOC_ASYNC:
-	case GP_SHAPE_FREE:
-	case GP_SHAPE_FREE_ASYNC:
-	case GP_SHAPE_HOST_REGISTER:
-	case GP_SHAPE_MEMCPY:
-	case GP_SHAPE_MEMCPY_2D:
-	case GP_SHAPE_MEMCPY_PEER:
-	case GP_SHAPE_MEMSET:
-	case GP_SHAPE_LAUNCH:
-	case GP_SHAPE_LAUNCH_EXC:
-	case GP_SHAPE_GRAPH_LAUNCH:
-	case GP_SHAPE_CU_LAUNCH:
-	case GP_SHAPE_CU_LAUNCH_EX:
-	case GP_SHAPE_CU_MEMCPY:
-	case GP_SHAPE_VMM_CREATE:
-	case GP_SHAPE_VMM_RELEASE:
-	case GP_SHAPE_NCCL_COLL:
-		return true;
-	default:
-		return false;
-	}
+	return shape_of(id)->stack;
 }
 
 unsigned gp_api_cookie_flags(enum gp_api_id id)
 {
-	switch (gp_apis[id].shape) {
-	case GP_SHAPE_LAUNCH:
-	case GP_SHAPE_MEMCPY_2D:
-		return GP_CK_STACK2;
-	case GP_SHAPE_LAUNCH_EXC:
-	case GP_SHAPE_CU_LAUNCH_EX:
-		return GP_CK_LAUNCH_CFG;
-	case GP_SHAPE_CU_LAUNCH:
-		return GP_CK_CU_LAUNCH;
-	case GP_SHAPE_ALLOC:
-	case GP_SHAPE_ALLOC_ASYNC:
-	case GP_SHAPE_STREAM_CREATE:
-	case GP_SHAPE_EVENT_CREATE:
-	case GP_SHAPE_GET_KERNEL:
-	case GP_SHAPE_KERNEL_GET_FUNCTION:
-	case GP_SHAPE_NCCL_INIT_RANK:
-		return GP_CK_OUT_AT(0);
-	case GP_SHAPE_VMM_CREATE:
-		return GP_CK_OUT_AT(0) | GP_CK_DEREF2;
-	case GP_SHAPE_MODULE_LOAD: /* the path, for the two that take one */
-		return GP_CK_OUT_AT(0) |
-		       (id == GP_API_CU_MODULE_LOAD || id == GP_API_CU_LIBRARY_LOAD_FROM_FILE ? GP_CK_STR_AT(1) : 0);
-	case GP_SHAPE_GET_FUNCTION:
-		return GP_CK_OUT_AT(0) | GP_CK_STR_AT(2);
-	case GP_SHAPE_REGISTER_FUNCTION:
-		return GP_CK_STR_AT(3) | GP_CK_VOID;
-	case GP_SHAPE_NCCL_SPLIT:
-		return GP_CK_OUT_AT(3);
-	case GP_SHAPE_NCCL_COMM_QUERY:
-		return GP_CK_OUT_AT(1) | GP_CK_OUT32;
-	case GP_SHAPE_NCCL_INIT_ALL:
-		return GP_CK_NCCL_ALL;
-	case GP_SHAPE_NCCL_COLL: {
-		struct gp_nccl_layout l;
-
-		/* slots 6..7 live on the stack */
-		return gp_nccl_layout(id, &l) && (l.stream >= 6 || l.comm >= 6) ? GP_CK_STACK2 : 0;
-	}
-	default:
-		return 0;
-	}
+	return shape_of(id)->ck;
 }
+
+enum gp_queues gp_api_queues(enum gp_api_id id)
+{
+	return shape_of(id)->queues;
+}
+
+int gp_api_stream_slot(enum gp_api_id id)
+{
+	int slot = shape_of(id)->stream;
+
+	if (slot >= GP_SLOT_ASYNC(0)) /* the synchronous variants take no stream */
+		return (gp_apis[id].attr & GP_A_ASYNC) ? slot - GP_SLOT_ASYNC(0) : GP_SLOT_NONE;
+	return slot;
+}
+
+/*
+ * What each NCCL collective's arguments are, by API id: the slots of its
+ * count, data type, reduction and root or peer (-1: none). Its comm and
+ * stream are its last two arguments, where its shape (NCCL_COLL6/7/8) says.
+ */
+static const struct {
+	bool set;
+	enum gp_nccl_op op;
+	signed char count, dtype, redop, root_or_peer;
+	bool per_rank_count;
+} nccl_layouts[GP_API_MAX] = {
+	/*                                     op                      count, dtype, redop, root; per_rank */
+	[GP_API_NCCL_ALL_REDUCE]     = { true, GP_NCCL_ALL_REDUCE,     2, 3, 4,  -1, false },
+	[GP_API_NCCL_BROADCAST]      = { true, GP_NCCL_BROADCAST,      2, 3, -1, 4,  false },
+	[GP_API_NCCL_BCAST]          = { true, GP_NCCL_BROADCAST,      1, 2, -1, 3,  false },
+	[GP_API_NCCL_REDUCE]         = { true, GP_NCCL_REDUCE,         2, 3, 4,  5,  false },
+	[GP_API_NCCL_ALL_GATHER]     = { true, GP_NCCL_ALL_GATHER,     2, 3, -1, -1, true },
+	[GP_API_NCCL_REDUCE_SCATTER] = { true, GP_NCCL_REDUCE_SCATTER, 2, 3, 4,  -1, true },
+	[GP_API_NCCL_ALLTOALL]       = { true, GP_NCCL_ALL_TO_ALL,     2, 3, -1, -1, true },
+	[GP_API_NCCL_ALL_TO_ALL]     = { true, GP_NCCL_ALL_TO_ALL,     2, 3, -1, -1, true },
+	[GP_API_NCCL_SEND]           = { true, GP_NCCL_SEND,           1, 2, -1, 3,  false },
+	[GP_API_NCCL_RECV]           = { true, GP_NCCL_RECV,           1, 2, -1, 3,  false },
+};
 
 bool gp_nccl_layout(enum gp_api_id id, struct gp_nccl_layout *out)
 {
-	/*                 op                       count dtype redop root comm stream per_rank */
-#define L(o, c, d, r, rt, cm, st, pr) \
-	(*out = (struct gp_nccl_layout){ o, c, d, r, rt, cm, st, pr }, true)
-	switch (id) {
-	case GP_API_NCCL_ALL_REDUCE:     return L(GP_NCCL_ALL_REDUCE,     2, 3, 4, -1, 5, 6, false);
-	case GP_API_NCCL_BROADCAST:      return L(GP_NCCL_BROADCAST,      2, 3, -1, 4, 5, 6, false);
-	case GP_API_NCCL_BCAST:          return L(GP_NCCL_BROADCAST,      1, 2, -1, 3, 4, 5, false);
-	case GP_API_NCCL_REDUCE:         return L(GP_NCCL_REDUCE,         2, 3, 4, 5, 6, 7, false);
-	case GP_API_NCCL_ALL_GATHER:     return L(GP_NCCL_ALL_GATHER,     2, 3, -1, -1, 4, 5, true);
-	case GP_API_NCCL_REDUCE_SCATTER: return L(GP_NCCL_REDUCE_SCATTER, 2, 3, 4, -1, 5, 6, true);
-	case GP_API_NCCL_ALLTOALL:
-	case GP_API_NCCL_ALL_TO_ALL:     return L(GP_NCCL_ALL_TO_ALL,     2, 3, -1, -1, 4, 5, true);
-	case GP_API_NCCL_SEND:           return L(GP_NCCL_SEND,           1, 2, -1, 3, 4, 5, false);
-	case GP_API_NCCL_RECV:           return L(GP_NCCL_RECV,           1, 2, -1, 3, 4, 5, false);
-	default:
+	int stream = gp_api_stream_slot(id);
+
+	if (gp_api_queues(id) != GP_Q_COLL || !nccl_layouts[id].set || stream < 1)
 		return false;
-	}
-#undef L
+	*out = (struct gp_nccl_layout){ .op = nccl_layouts[id].op,
+					.count = nccl_layouts[id].count,
+					.dtype = nccl_layouts[id].dtype,
+					.redop = nccl_layouts[id].redop,
+					.root_or_peer = nccl_layouts[id].root_or_peer,
+					.comm = stream - 1,
+					.stream = stream,
+					.per_rank_count = nccl_layouts[id].per_rank_count };
+	return true;
 }
 
 const char *gp_nccl_op_name(enum gp_nccl_op op)
@@ -161,50 +148,6 @@ double gp_nccl_bus_factor(enum gp_nccl_op op, unsigned n)
 		return (double)(n - 1) / n;
 	default:
 		return 1.0;
-	}
-}
-
-int gp_api_stream_slot(enum gp_api_id id)
-{
-	if (id <= GP_API_INVALID || id >= GP_API_MAX)
-		return -1;
-	const struct gp_api_info *a = &gp_apis[id];
-	int async = (a->attr & GP_A_ASYNC) != 0;
-
-	switch (a->shape) {
-	case GP_SHAPE_ALLOC_ASYNC:
-		return 2;
-	case GP_SHAPE_FREE_ASYNC:
-	case GP_SHAPE_GRAPH_LAUNCH:
-	case GP_SHAPE_EVENT_RECORD:
-		return 1;
-	case GP_SHAPE_MEMCPY:
-		return async ? 4 : -1;
-	case GP_SHAPE_CU_MEMCPY:
-		return async ? 3 : -1;
-	case GP_SHAPE_CU_LAUNCH:
-	case GP_SHAPE_CU_LAUNCH_EX:
-		return 7;
-	case GP_SHAPE_NCCL_COLL: {
-		struct gp_nccl_layout l;
-
-		return gp_nccl_layout(id, &l) ? l.stream : -1;
-	}
-	case GP_SHAPE_MEMCPY_2D:
-		return async ? 7 : -1;
-	case GP_SHAPE_MEMCPY_PEER:
-		return async ? 5 : -1;
-	case GP_SHAPE_MEMSET:
-		return async ? 3 : -1;
-	case GP_SHAPE_LAUNCH:
-		return 7;
-	case GP_SHAPE_LAUNCH_EXC:
-		return 7; /* cfg->stream, copied into slot 7 */
-	case GP_SHAPE_STREAM:
-	case GP_SHAPE_STREAM_WAIT_EVENT:
-		return 0;
-	default:
-		return -1;
 	}
 }
 

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * api.h — the one table of every traced API.
+ * api.h — the one table of every traced API, and the one table of what
+ * their argument shapes mean.
  *
- * A row is: id, library family, exported symbol, argument shape, attributes.
- * Adding an API is adding a row (plus, at most, a BPF handler when its
- * arguments cannot be described by an existing shape). Userspace derives
- * from the shape which argument slot holds bytes, stream, pointers, and the
- * cookie flags that tell the generic BPF programs what to read.
+ * An API row is: id, library family, exported symbol, argument shape,
+ * attributes. A shape row says where its arguments are and what the
+ * generic BPF programs, the probes and the model do with them (cookie
+ * flags, stream slot, stack, in-kernel counting, GPU work, model handler).
+ * Adding an API is adding a row (plus, at most, a shape row when its
+ * arguments are like no existing shape's, and a GP_CK_* flag read by
+ * bpf/gpu_api.bpf.c when no flag says what to read).
  *
  * Argument slots (struct gp_api_call.args) per shape, x86-64 SysV:
  *   slots 0..5 = rdi rsi rdx rcx r8 r9 at entry; 6..7 = [sp+8] [sp+16]
@@ -23,56 +26,147 @@ enum gp_family {
 	GP_FAM_NCCL = 3,   /* NCCL: libnccl.so.2 */
 };
 
+/*
+ * Argument shapes, one row each. A row is:
+ *   name     GP_SHAPE_<name>; the comment above it says what the argument slots hold
+ *   ck       GP_CK_* cookie flags (events.h): what the generic BPF programs read beyond registers
+ *   stream   the argument slot of the stream: 0..7, GP_SLOT_NONE, or GP_SLOT_ASYNC(n): slot n in
+ *            the shape's GP_A_ASYNC APIs, none in the others (they run on their default stream)
+ *   stack    1: with stacks on, an outermost call carries its caller's user stack (it queues GPU
+ *            work, allocates or frees memory, or waits for the GPU)
+ *   agg      1: --aggregate may count its calls in the kernel: their records would feed nothing
+ *            but counts, times, errors and CPU attribution (no state the model tracks)
+ *   nested   1: the model's handler also sees the calls made inside another traced call (the
+ *            handles they create are the process's); 0: outermost calls only
+ *   queues   the GPU work a call queues (enum gp_queues), which the model counts per layer and
+ *            per stream, also for calls counted in the kernel
+ *   handler  what the model does with a call: gp_shape_<handler>() (src/model/shapes.h); the
+ *            shapes that share one have their arguments where it reads them
+ * Adding a shape is adding a row and, unless it shares one, writing its handler; the build fails
+ * until the other places that must decide about it do: replay_plan.c's switch, and for a shape
+ * that queues a copy or a memset, transfers.c's decoder.
+ */
+#define GP_SLOT_NONE (-1)
+#define GP_SLOT_ASYNC(n) (16 + (n))
+
+enum gp_queues {
+	GP_Q_NONE = 0,
+	GP_Q_KERNEL, /* a kernel launch */
+	GP_Q_GRAPH,  /* a graph launch */
+	GP_Q_COPY,   /* a copy (bytes and direction: src/model/transfers.c) */
+	GP_Q_MEMSET, /* a memset */
+	GP_Q_COLL,   /* an NCCL collective or point-to-point operation (src/model/nccl.c) */
+};
+
+/*        name                 ck                                  stream            stack agg nested queues handler */
+#define GP_SHAPE_TABLE(X) \
+	/* nothing read beyond the return code, nothing done (GP_API_INVALID's shape) */ \
+	X(NONE,                0,                                  GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   none) \
+	/* (void): waits for the whole device */ \
+	X(DEVICE_SYNC,         0,                                  GP_SLOT_NONE,     1, 1, 0, GP_Q_NONE,   device_sync) \
+	/* (void **out, size_t bytes, unsigned flags); out read at return */ \
+	X(ALLOC,               GP_CK_OUT_AT(0),                    GP_SLOT_NONE,     1, 0, 0, GP_Q_NONE,   alloc) \
+	/* (void **out, size_t bytes, stream); out read at return */ \
+	X(ALLOC_ASYNC,         GP_CK_OUT_AT(0),                    2,                1, 0, 0, GP_Q_NONE,   alloc) \
+	/* (void *ptr) */ \
+	X(FREE,                0,                                  GP_SLOT_NONE,     1, 0, 0, GP_Q_NONE,   free) \
+	/* (void *ptr, stream) */ \
+	X(FREE_ASYNC,          0,                                  1,                1, 0, 0, GP_Q_NONE,   free) \
+	/* (void *ptr, size_t bytes, unsigned flags) */ \
+	X(HOST_REGISTER,       0,                                  GP_SLOT_NONE,     1, 0, 0, GP_Q_NONE,   host_register) \
+	/* (dst, src, size_t count, kind[, stream]) */ \
+	X(MEMCPY,              0,                                  GP_SLOT_ASYNC(4), 1, 0, 0, GP_Q_COPY,   copy) \
+	/* (dst, dpitch, src, spitch, width, height, [sp+8] kind[, [sp+16] stream]) */ \
+	X(MEMCPY_2D,           GP_CK_STACK2,                       GP_SLOT_ASYNC(7), 1, 0, 0, GP_Q_COPY,   copy) \
+	/* (dst, int dstDev, src, int srcDev, size_t count[, stream]) */ \
+	X(MEMCPY_PEER,         0,                                  GP_SLOT_ASYNC(5), 1, 0, 0, GP_Q_COPY,   copy) \
+	/* (ptr, int value, size_t count[, stream]); GP_A_ELEM4: count is in 4-byte elements */ \
+	X(MEMSET,              0,                                  GP_SLOT_ASYNC(3), 1, 0, 0, GP_Q_MEMSET, memset) \
+	/* (func, grid.xy, grid.z, block.xy, block.z, args, [sp+8] smem, [sp+16] stream) */ \
+	X(LAUNCH,              GP_CK_STACK2,                       7,                1, 1, 0, GP_Q_KERNEL, launch) \
+	/* (const cudaLaunchConfig_t *cfg, func, args); slots 3..7 = *cfg (slot 7: its stream) */ \
+	X(LAUNCH_EXC,          GP_CK_LAUNCH_CFG,                   7,                1, 1, 0, GP_Q_KERNEL, launch_exc) \
+	/* (cudaGraphExec_t exec, stream) */ \
+	X(GRAPH_LAUNCH,        0,                                  1,                1, 1, 0, GP_Q_GRAPH,  graph_launch) \
+	/* (cudaStream_t *out[, flags[, priority]]); out read at return */ \
+	X(STREAM_CREATE,       GP_CK_OUT_AT(0),                    GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   stream_create) \
+	/* (stream): waits for it */ \
+	X(STREAM_SYNC,         0,                                  0,                1, 1, 0, GP_Q_NONE,   stream_sync) \
+	/* (stream): rare, and it closes what a recorded create opened: never counted in the kernel */ \
+	X(STREAM_DESTROY,      0,                                  0,                0, 0, 0, GP_Q_NONE,   stream_destroy) \
+	/* (stream, event, unsigned flags) */ \
+	X(STREAM_WAIT_EVENT,   0,                                  0,                0, 1, 0, GP_Q_NONE,   stream_wait_event) \
+	/* (cudaEvent_t *out[, flags]); out read at return */ \
+	X(EVENT_CREATE,        GP_CK_OUT_AT(0),                    GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   event_create) \
+	/* (event, stream) */ \
+	X(EVENT_RECORD,        0,                                  1,                0, 1, 0, GP_Q_NONE,   event_record) \
+	/* (event): waits for it */ \
+	X(EVENT_SYNC,          0,                                  GP_SLOT_NONE,     1, 1, 0, GP_Q_NONE,   event_sync) \
+	/* (event): rare, and it closes what a recorded create opened: never counted in the kernel */ \
+	X(EVENT_DESTROY,       0,                                  GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   event_destroy) \
+	/* (int device) */ \
+	X(SET_DEVICE,          0,                                  GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   set_device) \
+	/* (cudaKernel_t *out, const void *hostFun); out read at return */ \
+	X(GET_KERNEL,          GP_CK_OUT_AT(0),                    GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   get_kernel) \
+	/* (void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *deviceName, ...) \
+	   returning void: deviceName (slot 3) in the extension */ \
+	X(REGISTER_FUNCTION,   GP_CK_STR_AT(3) | GP_CK_VOID,       GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   register_function) \
+	/* ---- CUDA driver ---- */ \
+	/* (f, gx, gy, gz, bx, by, [sp+8] bz, [sp+16] smem, [sp+24] stream, params, extra): \
+	   slot 5 = by | bz << 32, 6 = smem, 7 = stream */ \
+	X(CU_LAUNCH,           GP_CK_CU_LAUNCH,                    7,                1, 1, 0, GP_Q_KERNEL, cu_launch) \
+	/* (const CUlaunchConfig *cfg, f, params, extra); slots 3..7 = *cfg: \
+	   gx|gy<<32, gz|bx<<32, by|bz<<32, smem (low 32 bits), stream */ \
+	X(CU_LAUNCH_EX,        GP_CK_LAUNCH_CFG,                   7,                1, 1, 0, GP_Q_KERNEL, cu_launch_ex) \
+	/* (dst, src, size_t bytes[, stream]); direction from GP_A_HTOD/DTOH/DTOD, else the pointers */ \
+	X(CU_MEMCPY,           0,                                  GP_SLOT_ASYNC(3), 1, 0, 0, GP_Q_COPY,   copy) \
+	/* (CUmemGenericAllocationHandle *out, size_t size, const CUmemAllocationProp *prop, flags); \
+	   out read at return; slots 6..7 = the first 16 bytes of *prop (location.id at byte 12) */ \
+	X(VMM_CREATE,          GP_CK_OUT_AT(0) | GP_CK_DEREF2,     GP_SLOT_NONE,     1, 0, 0, GP_Q_NONE,   vmm_create) \
+	/* (CUmemGenericAllocationHandle handle) */ \
+	X(VMM_RELEASE,         0,                                  GP_SLOT_NONE,     1, 0, 0, GP_Q_NONE,   vmm_release) \
+	/* (CUdeviceptr ptr, size_t size, size_t offset, handle, flags) */ \
+	X(VMM_MAP,             0,                                  GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   vmm_map) \
+	/* (CUdeviceptr ptr, size_t size) */ \
+	X(VMM_UNMAP,           0,                                  GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   vmm_unmap) \
+	/* (CUmodule/CUlibrary *out, const void *image, ...); out read at return */ \
+	X(MODULE_LOAD,         GP_CK_OUT_AT(0),                    GP_SLOT_NONE,     0, 0, 1, GP_Q_NONE,   module_load) \
+	/* (CUmodule/CUlibrary *out, const char *path, ...); out read at return, the path in the extension */ \
+	X(MODULE_LOAD_FILE,    GP_CK_OUT_AT(0) | GP_CK_STR_AT(1),  GP_SLOT_NONE,     0, 0, 1, GP_Q_NONE,   module_load) \
+	/* (CUmodule/CUlibrary handle) */ \
+	X(MODULE_UNLOAD,       0,                                  GP_SLOT_NONE,     0, 0, 1, GP_Q_NONE,   module_unload) \
+	/* (CUfunction/CUkernel *out, CUmodule/CUlibrary owner, const char *name): out read at return, \
+	   name (slot 2) in the extension */ \
+	X(GET_FUNCTION,        GP_CK_OUT_AT(0) | GP_CK_STR_AT(2),  GP_SLOT_NONE,     0, 0, 1, GP_Q_NONE,   get_function) \
+	/* (CUfunction *out, CUkernel kernel); out read at return */ \
+	X(KERNEL_GET_FUNCTION, GP_CK_OUT_AT(0),                    GP_SLOT_NONE,     0, 0, 1, GP_Q_NONE,   kernel_get_function) \
+	/* ---- NCCL: communicators, communication, not counted in the kernel (each call's bytes and \
+	   communicator matter) ---- */ \
+	/* (ncclComm_t *out, int nranks, ncclUniqueId id (128 bytes on the stack), int rank (rdx) \
+	   [, ncclConfig_t *config]); out read at return */ \
+	X(NCCL_INIT_RANK,      GP_CK_OUT_AT(0),                    GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   nccl_init_rank) \
+	/* (ncclComm_t *comms, int ndev, const int *devlist); the extension holds comms[0..ndev) \
+	   (u64 each) then devlist[0..ndev) (s32 each, when not NULL) */ \
+	X(NCCL_INIT_ALL,       GP_CK_NCCL_ALL,                     GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   nccl_init_all) \
+	/* (comm, int color, int key, ncclComm_t *newcomm, config); out = *newcomm */ \
+	X(NCCL_SPLIT,          GP_CK_OUT_AT(3),                    GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   nccl_split) \
+	/* (comm): its end (destroy, abort) */ \
+	X(NCCL_COMM,           0,                                  GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   nccl_comm_end) \
+	/* (comm, int *out): ncclCommCount / UserRank / CuDevice; out (s32) read at return */ \
+	X(NCCL_COMM_QUERY,     GP_CK_OUT_AT(1) | GP_CK_OUT32,      GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   nccl_comm_query) \
+	/* collectives and point-to-point calls of 6, 7 and 8 arguments: the last two are (comm, \
+	   stream); the others' slots per API: gp_nccl_layout() */ \
+	X(NCCL_COLL6,          0,                                  5,                1, 0, 0, GP_Q_COLL,   nccl_coll) \
+	X(NCCL_COLL7,          GP_CK_STACK2,                       6,                1, 0, 0, GP_Q_COLL,   nccl_coll) \
+	X(NCCL_COLL8,          GP_CK_STACK2,                       7,                1, 0, 0, GP_Q_COLL,   nccl_coll) \
+	/* (void) */ \
+	X(NCCL_GROUP_START,    0,                                  GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   nccl_group_start) \
+	X(NCCL_GROUP_END,      0,                                  GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   nccl_group_end)
+
 enum gp_shape {
-	GP_SHAPE_NONE = 0,          /* nothing read beyond the return code */
-	GP_SHAPE_ALLOC,             /* (void **out, size_t bytes, unsigned flags); out read at return */
-	GP_SHAPE_ALLOC_ASYNC,       /* (void **out, size_t bytes, stream); out read at return */
-	GP_SHAPE_FREE,              /* (void *ptr) */
-	GP_SHAPE_FREE_ASYNC,        /* (void *ptr, stream) */
-	GP_SHAPE_HOST_REGISTER,     /* (void *ptr, size_t bytes, unsigned flags) */
-	GP_SHAPE_MEMCPY,            /* (dst, src, size_t count, kind[, stream]) */
-	GP_SHAPE_MEMCPY_2D,         /* (dst, dpitch, src, spitch, width, height, [sp+8] kind[, [sp+16] stream]) */
-	GP_SHAPE_MEMCPY_PEER,       /* (dst, int dstDev, src, int srcDev, size_t count[, stream]) */
-	GP_SHAPE_MEMSET,            /* (ptr, int value, size_t count[, stream]) */
-	GP_SHAPE_LAUNCH,            /* (func, grid.xy, grid.z, block.xy, block.z, args, [sp+8] smem, [sp+16] stream) */
-	GP_SHAPE_LAUNCH_EXC,        /* (const cudaLaunchConfig_t *cfg, func, args); slots 3..7 = *cfg */
-	GP_SHAPE_GRAPH_LAUNCH,      /* (cudaGraphExec_t exec, stream) */
-	GP_SHAPE_STREAM_CREATE,     /* (cudaStream_t *out[, flags[, priority]]); out read at return */
-	GP_SHAPE_STREAM,            /* (stream) */
-	GP_SHAPE_STREAM_WAIT_EVENT, /* (stream, event, unsigned flags) */
-	GP_SHAPE_EVENT_CREATE,      /* (cudaEvent_t *out[, flags]); out read at return */
-	GP_SHAPE_EVENT_RECORD,      /* (event, stream) */
-	GP_SHAPE_EVENT,             /* (event) */
-	GP_SHAPE_SET_DEVICE,        /* (int device) */
-	GP_SHAPE_GET_KERNEL,        /* (cudaKernel_t *out, const void *hostFun); out read at return */
-	GP_SHAPE_REGISTER_FUNCTION, /* (void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *deviceName,
-	                               ...) returning void: deviceName (GP_CK_STR of slot 3) in the extension */
-	/* CUDA driver */
-	GP_SHAPE_CU_LAUNCH,         /* (f, gx, gy, gz, bx, by, [sp+8] bz, [sp+16] smem, [sp+24] stream, params, extra):
-	                               slot 5 = by | bz << 32, 6 = smem, 7 = stream */
-	GP_SHAPE_CU_LAUNCH_EX,      /* (const CUlaunchConfig *cfg, f, params, extra); slots 3..7 = *cfg:
-	                               gx|gy<<32, gz|bx<<32, by|bz<<32, smem (low 32 bits), stream */
-	GP_SHAPE_CU_MEMCPY,         /* (dst, src, size_t bytes[, stream]); direction from GP_A_HTOD/DTOH/DTOD, else the pointers */
-	GP_SHAPE_VMM_CREATE,        /* (CUmemGenericAllocationHandle *out, size_t size, const CUmemAllocationProp *prop, flags);
-	                               out read at return; slots 6..7 = the first 16 bytes of *prop (location.id at byte 12) */
-	GP_SHAPE_VMM_RELEASE,       /* (CUmemGenericAllocationHandle handle) */
-	GP_SHAPE_VMM_MAP,           /* (CUdeviceptr ptr, size_t size, size_t offset, handle, flags) */
-	GP_SHAPE_VMM_UNMAP,         /* (CUdeviceptr ptr, size_t size) */
-	GP_SHAPE_MODULE_LOAD,       /* (CUmodule/CUlibrary *out, path or image, ...); out read at return; the path
-	                               string (GP_CK_STR, cuModuleLoad / cuLibraryLoadFromFile) in the extension */
-	GP_SHAPE_MODULE_UNLOAD,     /* (CUmodule/CUlibrary handle) */
-	GP_SHAPE_GET_FUNCTION,      /* (CUfunction/CUkernel *out, CUmodule/CUlibrary owner, const char *name): out read at
-	                               return, name (GP_CK_STR of slot 2) in the extension */
-	GP_SHAPE_KERNEL_GET_FUNCTION, /* (CUfunction *out, CUkernel kernel); out read at return */
-	/* NCCL */
-	GP_SHAPE_NCCL_INIT_RANK,    /* (ncclComm_t *out, int nranks, ncclUniqueId id (128 bytes on the stack), int rank (rdx)
-	                               [, ncclConfig_t *config]); out read at return */
-	GP_SHAPE_NCCL_INIT_ALL,     /* (ncclComm_t *comms, int ndev, const int *devlist); the extension holds
-	                               comms[0..ndev) (u64 each) then devlist[0..ndev) (s32 each, when not NULL) */
-	GP_SHAPE_NCCL_SPLIT,        /* (comm, int color, int key, ncclComm_t *newcomm, config); out = *newcomm */
-	GP_SHAPE_NCCL_COMM,         /* (comm) */
-	GP_SHAPE_NCCL_COMM_QUERY,   /* (comm, int *out): ncclCommCount / UserRank / CuDevice; out (s32) read at return */
-	GP_SHAPE_NCCL_COLL,         /* a collective or point-to-point call: slots from gp_nccl_layout() */
+#define GP_SHAPE_ENUM(name, ck, stream, stack, agg, nested, queues, handler) GP_SHAPE_##name,
+	GP_SHAPE_TABLE(GP_SHAPE_ENUM)
+#undef GP_SHAPE_ENUM
 	GP_SHAPE_MAX,
 };
 
@@ -130,18 +224,18 @@ enum gp_shape {
 	X(CUDA_STREAM_CREATE,             GP_FAM_CUDART, "cudaStreamCreate",              GP_SHAPE_STREAM_CREATE,    0) \
 	X(CUDA_STREAM_CREATE_WITH_FLAGS,  GP_FAM_CUDART, "cudaStreamCreateWithFlags",     GP_SHAPE_STREAM_CREATE,    0) \
 	X(CUDA_STREAM_CREATE_WITH_PRIORITY, GP_FAM_CUDART, "cudaStreamCreateWithPriority", GP_SHAPE_STREAM_CREATE,   0) \
-	X(CUDA_STREAM_DESTROY,            GP_FAM_CUDART, "cudaStreamDestroy",             GP_SHAPE_STREAM,           0) \
-	X(CUDA_STREAM_SYNCHRONIZE,        GP_FAM_CUDART, "cudaStreamSynchronize",         GP_SHAPE_STREAM,           GP_A_SYNC_CALL) \
-	X(CUDA_STREAM_SYNCHRONIZE_PTSZ,   GP_FAM_CUDART, "cudaStreamSynchronize_ptsz",    GP_SHAPE_STREAM,           GP_A_SYNC_CALL | GP_A_PTSZ) \
+	X(CUDA_STREAM_DESTROY,            GP_FAM_CUDART, "cudaStreamDestroy",             GP_SHAPE_STREAM_DESTROY,   0) \
+	X(CUDA_STREAM_SYNCHRONIZE,        GP_FAM_CUDART, "cudaStreamSynchronize",         GP_SHAPE_STREAM_SYNC,      GP_A_SYNC_CALL) \
+	X(CUDA_STREAM_SYNCHRONIZE_PTSZ,   GP_FAM_CUDART, "cudaStreamSynchronize_ptsz",    GP_SHAPE_STREAM_SYNC,      GP_A_SYNC_CALL | GP_A_PTSZ) \
 	X(CUDA_STREAM_WAIT_EVENT,         GP_FAM_CUDART, "cudaStreamWaitEvent",           GP_SHAPE_STREAM_WAIT_EVENT, GP_A_ASYNC) \
 	X(CUDA_STREAM_WAIT_EVENT_PTSZ,    GP_FAM_CUDART, "cudaStreamWaitEvent_ptsz",      GP_SHAPE_STREAM_WAIT_EVENT, GP_A_ASYNC | GP_A_PTSZ) \
 	X(CUDA_EVENT_CREATE,              GP_FAM_CUDART, "cudaEventCreate",               GP_SHAPE_EVENT_CREATE,     0) \
 	X(CUDA_EVENT_CREATE_WITH_FLAGS,   GP_FAM_CUDART, "cudaEventCreateWithFlags",      GP_SHAPE_EVENT_CREATE,     0) \
-	X(CUDA_EVENT_DESTROY,             GP_FAM_CUDART, "cudaEventDestroy",              GP_SHAPE_EVENT,            0) \
+	X(CUDA_EVENT_DESTROY,             GP_FAM_CUDART, "cudaEventDestroy",              GP_SHAPE_EVENT_DESTROY,    0) \
 	X(CUDA_EVENT_RECORD,              GP_FAM_CUDART, "cudaEventRecord",               GP_SHAPE_EVENT_RECORD,     GP_A_ASYNC) \
 	X(CUDA_EVENT_RECORD_PTSZ,         GP_FAM_CUDART, "cudaEventRecord_ptsz",          GP_SHAPE_EVENT_RECORD,     GP_A_ASYNC | GP_A_PTSZ) \
-	X(CUDA_EVENT_SYNCHRONIZE,         GP_FAM_CUDART, "cudaEventSynchronize",          GP_SHAPE_EVENT,            GP_A_SYNC_CALL) \
-	X(CUDA_DEVICE_SYNCHRONIZE,        GP_FAM_CUDART, "cudaDeviceSynchronize",         GP_SHAPE_NONE,             GP_A_SYNC_CALL) \
+	X(CUDA_EVENT_SYNCHRONIZE,         GP_FAM_CUDART, "cudaEventSynchronize",          GP_SHAPE_EVENT_SYNC,       GP_A_SYNC_CALL) \
+	X(CUDA_DEVICE_SYNCHRONIZE,        GP_FAM_CUDART, "cudaDeviceSynchronize",         GP_SHAPE_DEVICE_SYNC,      GP_A_SYNC_CALL) \
 	X(CUDA_SET_DEVICE,                GP_FAM_CUDART, "cudaSetDevice",                 GP_SHAPE_SET_DEVICE,       0) \
 	/* nvcc 13 launch stubs: once per kernel, handle <- host function; names handle launches */ \
 	X(CUDA_GET_KERNEL,                GP_FAM_CUDART, "__cudaGetKernel",               GP_SHAPE_GET_KERNEL,       0) \
@@ -196,20 +290,20 @@ enum gp_shape {
 	X(CU_MEMSET_D8_ASYNC_PTSZ,        GP_FAM_CUDA,   "cuMemsetD8Async_ptsz",          GP_SHAPE_MEMSET,           GP_A_ASYNC | GP_A_PTSZ) \
 	X(CU_MEMSET_D32_ASYNC,            GP_FAM_CUDA,   "cuMemsetD32Async",              GP_SHAPE_MEMSET,           GP_A_ELEM4 | GP_A_ASYNC) \
 	X(CU_MEMSET_D32_ASYNC_PTSZ,       GP_FAM_CUDA,   "cuMemsetD32Async_ptsz",         GP_SHAPE_MEMSET,           GP_A_ELEM4 | GP_A_ASYNC | GP_A_PTSZ) \
-	X(CU_STREAM_SYNCHRONIZE,          GP_FAM_CUDA,   "cuStreamSynchronize",           GP_SHAPE_STREAM,           GP_A_SYNC_CALL) \
-	X(CU_STREAM_SYNCHRONIZE_PTSZ,     GP_FAM_CUDA,   "cuStreamSynchronize_ptsz",      GP_SHAPE_STREAM,           GP_A_SYNC_CALL | GP_A_PTSZ) \
-	X(CU_CTX_SYNCHRONIZE,             GP_FAM_CUDA,   "cuCtxSynchronize",              GP_SHAPE_NONE,             GP_A_SYNC_CALL) \
-	X(CU_EVENT_SYNCHRONIZE,           GP_FAM_CUDA,   "cuEventSynchronize",            GP_SHAPE_EVENT,            GP_A_SYNC_CALL) \
+	X(CU_STREAM_SYNCHRONIZE,          GP_FAM_CUDA,   "cuStreamSynchronize",           GP_SHAPE_STREAM_SYNC,      GP_A_SYNC_CALL) \
+	X(CU_STREAM_SYNCHRONIZE_PTSZ,     GP_FAM_CUDA,   "cuStreamSynchronize_ptsz",      GP_SHAPE_STREAM_SYNC,      GP_A_SYNC_CALL | GP_A_PTSZ) \
+	X(CU_CTX_SYNCHRONIZE,             GP_FAM_CUDA,   "cuCtxSynchronize",              GP_SHAPE_DEVICE_SYNC,      GP_A_SYNC_CALL) \
+	X(CU_EVENT_SYNCHRONIZE,           GP_FAM_CUDA,   "cuEventSynchronize",            GP_SHAPE_EVENT_SYNC,       GP_A_SYNC_CALL) \
 	X(CU_STREAM_WAIT_EVENT,           GP_FAM_CUDA,   "cuStreamWaitEvent",             GP_SHAPE_STREAM_WAIT_EVENT, GP_A_ASYNC) \
 	X(CU_STREAM_WAIT_EVENT_PTSZ,      GP_FAM_CUDA,   "cuStreamWaitEvent_ptsz",        GP_SHAPE_STREAM_WAIT_EVENT, GP_A_ASYNC | GP_A_PTSZ) \
-	X(CU_MODULE_LOAD,                 GP_FAM_CUDA,   "cuModuleLoad",                  GP_SHAPE_MODULE_LOAD,      0) \
+	X(CU_MODULE_LOAD,                 GP_FAM_CUDA,   "cuModuleLoad",                  GP_SHAPE_MODULE_LOAD_FILE, 0) \
 	X(CU_MODULE_LOAD_DATA,            GP_FAM_CUDA,   "cuModuleLoadData",              GP_SHAPE_MODULE_LOAD,      0) \
 	X(CU_MODULE_LOAD_DATA_EX,         GP_FAM_CUDA,   "cuModuleLoadDataEx",            GP_SHAPE_MODULE_LOAD,      0) \
 	X(CU_MODULE_LOAD_FAT_BINARY,      GP_FAM_CUDA,   "cuModuleLoadFatBinary",         GP_SHAPE_MODULE_LOAD,      0) \
 	X(CU_MODULE_UNLOAD,               GP_FAM_CUDA,   "cuModuleUnload",                GP_SHAPE_MODULE_UNLOAD,    0) \
 	X(CU_MODULE_GET_FUNCTION,         GP_FAM_CUDA,   "cuModuleGetFunction",           GP_SHAPE_GET_FUNCTION,     0) \
 	X(CU_LIBRARY_LOAD_DATA,           GP_FAM_CUDA,   "cuLibraryLoadData",             GP_SHAPE_MODULE_LOAD,      0) \
-	X(CU_LIBRARY_LOAD_FROM_FILE,      GP_FAM_CUDA,   "cuLibraryLoadFromFile",         GP_SHAPE_MODULE_LOAD,      0) \
+	X(CU_LIBRARY_LOAD_FROM_FILE,      GP_FAM_CUDA,   "cuLibraryLoadFromFile",         GP_SHAPE_MODULE_LOAD_FILE, 0) \
 	X(CU_LIBRARY_UNLOAD,              GP_FAM_CUDA,   "cuLibraryUnload",               GP_SHAPE_MODULE_UNLOAD,    0) \
 	X(CU_LIBRARY_GET_KERNEL,          GP_FAM_CUDA,   "cuLibraryGetKernel",            GP_SHAPE_GET_FUNCTION,     0) \
 	X(CU_KERNEL_GET_FUNCTION,         GP_FAM_CUDA,   "cuKernelGetFunction",           GP_SHAPE_KERNEL_GET_FUNCTION, 0) \
@@ -223,18 +317,18 @@ enum gp_shape {
 	X(NCCL_COMM_COUNT,                GP_FAM_NCCL,   "ncclCommCount",                 GP_SHAPE_NCCL_COMM_QUERY,  0) \
 	X(NCCL_COMM_USER_RANK,            GP_FAM_NCCL,   "ncclCommUserRank",              GP_SHAPE_NCCL_COMM_QUERY,  0) \
 	X(NCCL_COMM_CU_DEVICE,            GP_FAM_NCCL,   "ncclCommCuDevice",              GP_SHAPE_NCCL_COMM_QUERY,  0) \
-	X(NCCL_ALL_REDUCE,                GP_FAM_NCCL,   "ncclAllReduce",                 GP_SHAPE_NCCL_COLL,        GP_A_ASYNC) \
-	X(NCCL_BROADCAST,                 GP_FAM_NCCL,   "ncclBroadcast",                 GP_SHAPE_NCCL_COLL,        GP_A_ASYNC) \
-	X(NCCL_BCAST,                     GP_FAM_NCCL,   "ncclBcast",                     GP_SHAPE_NCCL_COLL,        GP_A_ASYNC) \
-	X(NCCL_REDUCE,                    GP_FAM_NCCL,   "ncclReduce",                    GP_SHAPE_NCCL_COLL,        GP_A_ASYNC) \
-	X(NCCL_ALL_GATHER,                GP_FAM_NCCL,   "ncclAllGather",                 GP_SHAPE_NCCL_COLL,        GP_A_ASYNC) \
-	X(NCCL_REDUCE_SCATTER,            GP_FAM_NCCL,   "ncclReduceScatter",             GP_SHAPE_NCCL_COLL,        GP_A_ASYNC) \
-	X(NCCL_ALLTOALL,                  GP_FAM_NCCL,   "ncclAlltoAll",                  GP_SHAPE_NCCL_COLL,        GP_A_ASYNC) \
-	X(NCCL_ALL_TO_ALL,                GP_FAM_NCCL,   "ncclAllToAll",                  GP_SHAPE_NCCL_COLL,        GP_A_ASYNC) /* RCCL's spelling */ \
-	X(NCCL_SEND,                      GP_FAM_NCCL,   "ncclSend",                      GP_SHAPE_NCCL_COLL,        GP_A_ASYNC) \
-	X(NCCL_RECV,                      GP_FAM_NCCL,   "ncclRecv",                      GP_SHAPE_NCCL_COLL,        GP_A_ASYNC) \
-	X(NCCL_GROUP_START,               GP_FAM_NCCL,   "ncclGroupStart",                GP_SHAPE_NONE,             0) \
-	X(NCCL_GROUP_END,                 GP_FAM_NCCL,   "ncclGroupEnd",                  GP_SHAPE_NONE,             0)
+	X(NCCL_ALL_REDUCE,                GP_FAM_NCCL,   "ncclAllReduce",                 GP_SHAPE_NCCL_COLL7,       GP_A_ASYNC) \
+	X(NCCL_BROADCAST,                 GP_FAM_NCCL,   "ncclBroadcast",                 GP_SHAPE_NCCL_COLL7,       GP_A_ASYNC) \
+	X(NCCL_BCAST,                     GP_FAM_NCCL,   "ncclBcast",                     GP_SHAPE_NCCL_COLL6,       GP_A_ASYNC) \
+	X(NCCL_REDUCE,                    GP_FAM_NCCL,   "ncclReduce",                    GP_SHAPE_NCCL_COLL8,       GP_A_ASYNC) \
+	X(NCCL_ALL_GATHER,                GP_FAM_NCCL,   "ncclAllGather",                 GP_SHAPE_NCCL_COLL6,       GP_A_ASYNC) \
+	X(NCCL_REDUCE_SCATTER,            GP_FAM_NCCL,   "ncclReduceScatter",             GP_SHAPE_NCCL_COLL7,       GP_A_ASYNC) \
+	X(NCCL_ALLTOALL,                  GP_FAM_NCCL,   "ncclAlltoAll",                  GP_SHAPE_NCCL_COLL6,       GP_A_ASYNC) \
+	X(NCCL_ALL_TO_ALL,                GP_FAM_NCCL,   "ncclAllToAll",                  GP_SHAPE_NCCL_COLL6,       GP_A_ASYNC) /* RCCL's spelling */ \
+	X(NCCL_SEND,                      GP_FAM_NCCL,   "ncclSend",                      GP_SHAPE_NCCL_COLL6,       GP_A_ASYNC) \
+	X(NCCL_RECV,                      GP_FAM_NCCL,   "ncclRecv",                      GP_SHAPE_NCCL_COLL6,       GP_A_ASYNC) \
+	X(NCCL_GROUP_START,               GP_FAM_NCCL,   "ncclGroupStart",                GP_SHAPE_NCCL_GROUP_START, 0) \
+	X(NCCL_GROUP_END,                 GP_FAM_NCCL,   "ncclGroupEnd",                  GP_SHAPE_NCCL_GROUP_END,   0)
 
 enum gp_api_id {
 	GP_API_INVALID = 0,
@@ -257,17 +351,32 @@ struct gp_api_info {
 /* Indexed by enum gp_api_id; entry 0 is { NULL }. Defined in src/api.c. */
 extern const struct gp_api_info gp_apis[GP_API_MAX];
 
-/* Cookie flags (GP_CK_*) that the generic BPF programs need for an API. */
+/* GP_SHAPE_TABLE's columns but the model's (nested, handler: src/model/shapes.h). */
+struct gp_shape_info {
+	const char *name;      /* "LAUNCH", ... */
+	unsigned ck;           /* GP_CK_* */
+	int stream;            /* as the table says it: read it with gp_api_stream_slot() */
+	bool stack, agg;
+	enum gp_queues queues;
+};
+
+/* Indexed by enum gp_shape. Defined in src/api.c. */
+extern const struct gp_shape_info gp_shapes[GP_SHAPE_MAX];
+
+/* Cookie flags (GP_CK_*) that the generic BPF programs need for an API: its shape's. */
 unsigned gp_api_cookie_flags(enum gp_api_id id);
 
 /*
  * Whether a call of id gets its caller's user stack when stacks are on:
  * calls that queue GPU work (launches, copies, memsets, collectives), that
- * allocate or free memory, or that wait for the GPU.
+ * allocate or free memory, or that wait for the GPU (its shape's "stack").
  */
 bool gp_api_wants_stack(enum gp_api_id id);
 
-/* NCCL collectives and point-to-point calls (GP_SHAPE_NCCL_COLL). */
+/* What a call of id queues on the GPU (its shape's "queues"); GP_Q_NONE for an invalid id. */
+enum gp_queues gp_api_queues(enum gp_api_id id);
+
+/* NCCL collectives and point-to-point calls (shapes GP_SHAPE_NCCL_COLL6/7/8). */
 enum gp_nccl_op {
 	GP_NCCL_ALL_REDUCE = 0,
 	GP_NCCL_BROADCAST,
@@ -281,9 +390,10 @@ enum gp_nccl_op {
 };
 
 /*
- * Where a GP_SHAPE_NCCL_COLL call keeps its arguments (slot numbers of
- * gp_api_call.args; -1: none) and what nccl-tests calls its size and bus
- * factor: bytes = count x dtype size x (per_rank_count ? nranks : 1);
+ * Where an NCCL collective keeps its arguments (slot numbers of
+ * gp_api_call.args; -1: none; comm and stream are its last two, where its
+ * shape says) and what nccl-tests calls its size and bus factor:
+ * bytes = count x dtype size x (per_rank_count ? nranks : 1);
  * busbw = algbw x factor, factor = bus_num / bus_den with n = nranks:
  * AllReduce 2(n-1)/n; AllGather, ReduceScatter, AllToAll (n-1)/n; others 1.
  */
@@ -292,7 +402,7 @@ struct gp_nccl_layout {
 	int count, dtype, redop, root_or_peer, comm, stream;
 	bool per_rank_count; /* count is per rank: the message is count x nranks elements */
 };
-/* false when id is not a GP_SHAPE_NCCL_COLL API. */
+/* false when id is not an NCCL collective (its queues is not GP_Q_COLL). */
 bool gp_nccl_layout(enum gp_api_id id, struct gp_nccl_layout *out);
 const char *gp_nccl_op_name(enum gp_nccl_op op); /* "AllReduce", ... */
 /* ncclDataType_t -> bytes per element (0: unknown) and name ("float32", ...; NULL: unknown). */
@@ -302,7 +412,7 @@ const char *gp_nccl_redop_name(int op); /* "sum", ...; NULL: unknown */
 /* nccl-tests' bus bandwidth factor of op over n ranks. */
 double gp_nccl_bus_factor(enum gp_nccl_op op, unsigned n);
 
-/* Which argument slot holds the stream for this API, or -1 if none. */
+/* Which argument slot holds the stream for this API (its shape's "stream"), or -1 if none. */
 int gp_api_stream_slot(enum gp_api_id id);
 
 /* "cudart", "cuda", "nccl". */

@@ -320,7 +320,9 @@ _Static_assert(sizeof(struct gp_proc_event) == 72, "gp_proc_event layout");
 /*
  * Every uprobe/uretprobe carries a 64-bit cookie so that one generic BPF
  * program serves every API:  bits 0..15 api id, 16..31 probe index,
- * 32..47 GP_CK_* flags that tell the program what to read beyond registers.
+ * 32..63 flags (a __u32): bits 0..15 of it, GP_CK_* of api.h's shape table,
+ * tell the programs what to read beyond registers; bits 16..17 say how the
+ * session counts the call; bits 18..31 are free.
  */
 #define GP_CK_STACK2     (1u << 0) /* args[6..7] = the two u64 at [sp+8], [sp+16] */
 #define GP_CK_LAUNCH_CFG (1u << 1) /* args[3..7] = 40 bytes of *(cudaLaunchConfig_t / CUlaunchConfig *)args[0] */
@@ -334,6 +336,19 @@ _Static_assert(sizeof(struct gp_proc_event) == 72, "gp_proc_event layout");
 #define GP_CK_STR_SLOT_SHIFT 11    /* bits 11..13: argument slot of the string */
 #define GP_CK_USTACK     (1u << 14) /* outermost calls: the record carries the user stack (gp_api_call_stack) */
 #define GP_CK_VOID       (1u << 15) /* the function returns void: ret is recorded as 0 */
+/*
+ * The call's return folds it into the in-kernel aggregate map "api_agg"
+ * instead of writing a record (--aggregate; see "In-kernel aggregation" in
+ * docs/design.md). Userspace sets it only for APIs whose record feeds
+ * nothing but counts, times, errors and CPU attribution.
+ */
+#define GP_CK_AGG        (1u << 16)
+/*
+ * The probe is one of the hot ones an overhead budget attaches only for
+ * part of each period (src/collect/duty.h). A call whose return was cut
+ * off by that detach is counted as duty_cut, not as a missed return.
+ */
+#define GP_CK_GATED      (1u << 17)
 #define GP_CK_OUT_AT(slot) (GP_CK_OUT | ((slot) << GP_CK_OUT_SLOT_SHIFT))
 #define GP_CK_STR_AT(slot) (GP_CK_STR | ((slot) << GP_CK_STR_SLOT_SHIFT))
 #define GP_CK_OUT_SLOT(f)  (((f) >> GP_CK_OUT_SLOT_SHIFT) & 7)
@@ -341,26 +356,11 @@ _Static_assert(sizeof(struct gp_proc_event) == 72, "gp_proc_event layout");
 /* ncclCommInitAll: at most this many communicators are read */
 #define GP_NCCL_INIT_ALL_MAX 64
 
-/*
- * Bit 48 of the cookie (outside the 16 flag bits above, all taken): the
- * call's return folds it into the in-kernel aggregate map "api_agg" instead
- * of writing a record (--aggregate; see "In-kernel aggregation" in
- * docs/design.md). Userspace sets it only for APIs whose record feeds
- * nothing but counts, times, errors and CPU attribution.
- */
-#define GP_COOKIE_AGG (1ULL << 48)
-/*
- * Bit 49: the probe is one of the hot ones an overhead budget attaches only
- * for part of each period (src/collect/duty.h). A call whose return was cut
- * off by that detach is counted as duty_cut, not as a missed return.
- */
-#define GP_COOKIE_GATED (1ULL << 49)
-
 #define GP_COOKIE(api, probe, flags) \
-	((__u64)(__u16)(api) | ((__u64)(__u16)(probe) << 16) | ((__u64)(__u16)(flags) << 32))
+	((__u64)(__u16)(api) | ((__u64)(__u16)(probe) << 16) | ((__u64)(__u32)(flags) << 32))
 #define GP_COOKIE_API(c)   ((__u16)((c) & 0xffff))
 #define GP_COOKIE_PROBE(c) ((__u16)(((c) >> 16) & 0xffff))
-#define GP_COOKIE_FLAGS(c) ((__u16)(((c) >> 32) & 0xffff))
+#define GP_COOKIE_FLAGS(c) ((__u32)((c) >> 32))
 
 /* Probe indexes index the in-kernel hit counters. */
 #define GP_MAX_PROBES 4096

@@ -34,38 +34,21 @@ static bool offset_probed(const struct gp_uprobes *u, size_t from, __u64 offset)
 
 bool gp_uprobes_aggregatable(enum gp_api_id api)
 {
-	if (api <= GP_API_INVALID || api >= GP_API_MAX || gp_apis[api].family == GP_FAM_NCCL)
-		return false; /* NCCL: communicators and bytes per collective need each call */
-	if (api == GP_API_CUDA_STREAM_DESTROY || api == GP_API_CUDA_EVENT_DESTROY)
-		return false; /* rare, and they close what a per-call create opened */
-	switch (gp_apis[api].shape) {
-	case GP_SHAPE_NONE:
-	case GP_SHAPE_LAUNCH:
-	case GP_SHAPE_LAUNCH_EXC:
-	case GP_SHAPE_CU_LAUNCH:
-	case GP_SHAPE_CU_LAUNCH_EX:
-	case GP_SHAPE_GRAPH_LAUNCH:
-	case GP_SHAPE_STREAM:
-	case GP_SHAPE_STREAM_WAIT_EVENT:
-	case GP_SHAPE_EVENT_RECORD:
-	case GP_SHAPE_EVENT:
-		return true;
-	default:
-		return false;
-	}
+	return api > GP_API_INVALID && api < GP_API_MAX && gp_shapes[gp_apis[api].shape].agg;
 }
 
 static __u64 probe_cookie(const struct gp_uprobes *u, const struct gp_probe *p)
 {
 	unsigned flags = gp_api_cookie_flags(p->api);
-	__u64 agg = 0;
 
 	if (u->stacks && gp_api_wants_stack(p->api))
 		flags |= GP_CK_USTACK;
 	/* the session never asks for both: a stack is a per-call record */
 	if (u->aggregate && !(flags & GP_CK_USTACK) && gp_uprobes_aggregatable(p->api))
-		agg = GP_COOKIE_AGG;
-	return GP_COOKIE(p->api, p->idx, flags) | agg | (p->gated ? GP_COOKIE_GATED : 0);
+		flags |= GP_CK_AGG;
+	if (p->gated)
+		flags |= GP_CK_GATED;
+	return GP_COOKIE(p->api, p->idx, flags);
 }
 
 /*
@@ -76,7 +59,7 @@ static __u64 probe_cookie(const struct gp_uprobes *u, const struct gp_probe *p)
  */
 static bool gated(const struct gp_uprobes *u, const struct gp_probe *p)
 {
-	return u->gating && u->aggregate && (probe_cookie(u, p) & GP_COOKIE_AGG);
+	return u->gating && u->aggregate && (GP_COOKIE_FLAGS(probe_cookie(u, p)) & GP_CK_AGG);
 }
 
 /*

@@ -49,7 +49,7 @@ struct gp_probe {
 struct gp_uprobes {
 	bool multi;            /* uprobe_multi links */
 	bool stacks;           /* GPU-work calls carry their caller's user stack (GP_CK_USTACK) */
-	bool aggregate;        /* aggregatable calls are counted in the kernel (GP_COOKIE_AGG) */
+	bool aggregate;        /* aggregatable calls are counted in the kernel (GP_CK_AGG) */
 	bool gating;           /* the aggregated probes are gated (set before the first attach) */
 	bool gate_open;        /* the gated probes are in place now */
 	struct bpf_program *enter_prog, *exit_prog;
@@ -77,7 +77,8 @@ int gp_uprobes_attach_file(struct gp_uprobes *u, pid_t pid, const char *attach_p
  * Whether api's calls can be counted in the kernel (--aggregate): its record
  * feeds only counts, times, errors, CPU attribution and the per-layer work
  * counts, or detail the aggregated mode gives up (kernel names, per-stream
- * work and synchronisation). Nothing that changes state userspace tracks.
+ * work and synchronisation). Nothing that changes state userspace tracks:
+ * its shape's "agg" (api.h).
  */
 bool gp_uprobes_aggregatable(enum gp_api_id api);
 

@@ -126,17 +126,17 @@ static void count_work(struct gp_process *p, const struct gp_api_aggregate *a)
 	if (info->family < GP_FAM_CUDART || info->family > GP_FAM_NCCL)
 		return;
 	w = &p->work[info->family];
-	switch (info->shape) {
-	case GP_SHAPE_LAUNCH:
-	case GP_SHAPE_LAUNCH_EXC:
-	case GP_SHAPE_CU_LAUNCH:
-	case GP_SHAPE_CU_LAUNCH_EX:
+	switch (gp_shapes[info->shape].queues) {
+	case GP_Q_KERNEL:
 		w->launches += ok;
 		break;
-	case GP_SHAPE_GRAPH_LAUNCH:
+	case GP_Q_GRAPH:
 		w->graph_launches += ok;
 		break;
-	default:
+	case GP_Q_COPY: /* never counted in the kernel: their bytes and direction need each call */
+	case GP_Q_MEMSET:
+	case GP_Q_COLL:
+	case GP_Q_NONE:
 		return;
 	}
 	w->host_ns += ok_ns;

@@ -9,6 +9,8 @@
  * argument of cuModuleGetFunction / cuLibraryGetKernel (in the record's
  * extension), and cuKernelGetFunction, which gives a CUkernel's CUfunction.
  * A handle created before gpuprobed attached has no name: kernels.c says so.
+ * The handlers of these shapes (shapes.h) are here; those of handles see
+ * the calls made inside another traced call too (the runtime's own).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,37 +38,40 @@ const char *gp_driver_function_name(const struct gp_process *p, __u64 handle)
 	return gp_u64map_get(&p->fnames, handle);
 }
 
-void gp_driver_handles(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c, const char *ext,
-		       __u32 ext_len)
+/* Whether the out pointer of a successful call was read. */
+static bool out_read(const struct gp_api_call *c)
 {
-	bool out = !c->ret && (c->hdr.flags & GP_EVF_OUT_VALID);
+	return !c->ret && (c->hdr.flags & GP_EVF_OUT_VALID);
+}
+
+void gp_shape_module_load(struct gp_shape_call *x)
+{
+	if (out_read(x->c))
+		x->p->modules_loaded++;
+}
+
+void gp_shape_module_unload(struct gp_shape_call *x)
+{
+	if (!x->c->ret)
+		x->p->modules_unloaded++;
+}
+
+void gp_shape_get_function(struct gp_shape_call *x)
+{
 	char name[GP_EXT_DATA_MAX + 1];
 
-	(void)m;
-	if (c->ret)
+	if (!out_read(x->c) || !x->ext || !x->ext_len)
 		return;
-	switch (gp_apis[c->api].shape) {
-	case GP_SHAPE_MODULE_LOAD:
-		if (out)
-			p->modules_loaded++;
-		return;
-	case GP_SHAPE_MODULE_UNLOAD:
-		p->modules_unloaded++;
-		return;
-	case GP_SHAPE_GET_FUNCTION:
-		if (!out || !ext || !ext_len)
-			return;
-		memcpy(name, ext, ext_len);
-		name[ext_len] = '\0'; /* the BPF side read it with its NUL, unless cut */
-		name_handle(p, c->out, name);
-		return;
-	case GP_SHAPE_KERNEL_GET_FUNCTION: /* (CUfunction *out, CUkernel kernel) */
-		if (out)
-			name_handle(p, c->out, gp_u64map_get(&p->fnames, c->args[1]));
-		return;
-	default:
-		return;
-	}
+	memcpy(name, x->ext, x->ext_len);
+	name[x->ext_len] = '\0'; /* the BPF side read it with its NUL, unless cut */
+	name_handle(x->p, x->c->out, name);
+}
+
+/* (CUfunction *out, CUkernel kernel) */
+void gp_shape_kernel_get_function(struct gp_shape_call *x)
+{
+	if (out_read(x->c))
+		name_handle(x->p, x->c->out, gp_u64map_get(&x->p->fnames, x->c->args[1]));
 }
 
 static void free_str(void *v)
@@ -80,56 +85,82 @@ void gp_driver_release(struct gp_process *p)
 	gp_u64map_clear(&p->mem.vmm_handles, free);
 }
 
-/* Physical allocations count as device memory of their device; mapped ranges classify copies. */
-void gp_driver_vmm(struct gp_process *p, const struct gp_api_call *c)
+/*
+ * The VMM shapes: physical allocations count as device memory of their
+ * device (and as an allocation or a free in the call's op); mapped ranges
+ * classify copies.
+ */
+
+/* (handle *out, size, prop, flags); slots 6..7 = *prop */
+void gp_shape_vmm_create(struct gp_shape_call *x)
 {
-	struct gp_memory *mem = &p->mem;
+	const struct gp_api_call *c = x->c;
+	struct gp_memory *mem = &x->p->mem;
+	struct gp_vmm_handle *h;
+
+	*x->op = (struct gp_op){ .kind = GP_OP_ALLOC,
+				 .alloc_kind = GP_AK_DEVICE,
+				 .bytes = c->args[1] };
+	if (c->ret || !(c->hdr.flags & GP_EVF_OUT_VALID))
+		return;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return;
+	h->bytes = c->args[1];
+	/* CUmemAllocationProp: type, requestedHandleTypes, location.type, location.id (bytes 12..15) */
+	h->device = (c->hdr.flags & GP_EVF_ARGS_PARTIAL) ? -1 : (__s32)(c->args[7] >> 32);
+	if (gp_u64map_put(&mem->vmm_handles, c->out, h)) {
+		free(h);
+		return;
+	}
+	gp_memory_vmm(x->p, h->bytes, h->device, true);
+}
+
+void gp_shape_vmm_release(struct gp_shape_call *x)
+{
+	struct gp_memory *mem = &x->p->mem;
+	struct gp_vmm_handle *h;
+
+	*x->op = (struct gp_op){ .kind = GP_OP_FREE, .alloc_kind = GP_AK_DEVICE };
+	if (x->c->ret)
+		return;
+	h = gp_u64map_get(&mem->vmm_handles, x->c->args[0]);
+	if (!h || !h->bytes) {
+		mem->vmm_untracked_releases++;
+		mem->vmm.free_calls++;
+		return;
+	}
+	gp_memory_vmm(x->p, h->bytes, h->device, false);
+	h->bytes = 0; /* released: the map has no deletion */
+}
+
+/* (ptr, size, offset, handle, flags) */
+void gp_shape_vmm_map(struct gp_shape_call *x)
+{
+	const struct gp_api_call *c = x->c;
+	struct gp_memory *mem = &x->p->mem;
 	struct gp_vmm_handle *h;
 
 	if (c->ret)
 		return;
-	switch (gp_apis[c->api].shape) {
-	case GP_SHAPE_VMM_CREATE: /* (handle *out, size, prop, flags); slots 6..7 = *prop */
-		if (!(c->hdr.flags & GP_EVF_OUT_VALID)) {
-			return;
-		}
-		h = calloc(1, sizeof(*h));
-		if (!h)
-			return;
-		h->bytes = c->args[1];
-		/* CUmemAllocationProp: type, requestedHandleTypes, location.type, location.id (bytes 12..15) */
-		h->device = (c->hdr.flags & GP_EVF_ARGS_PARTIAL) ? -1 : (__s32)(c->args[7] >> 32);
-		if (gp_u64map_put(&mem->vmm_handles, c->out, h)) {
-			free(h);
-			return;
-		}
-		gp_memory_vmm(p, h->bytes, h->device, true);
+	h = gp_u64map_get(&mem->vmm_handles, c->args[3]);
+	mem->vmm_map_calls++;
+	mem->vmm_mapped_bytes += c->args[1];
+	mem->vmm_mapped_live_bytes += c->args[1];
+	gp_memory_alloc(x->p, c, GP_AK_MAPPED, c->args[0], c->args[1], h ? h->device : -1);
+}
+
+/* (ptr, size) */
+void gp_shape_vmm_unmap(struct gp_shape_call *x)
+{
+	const struct gp_api_call *c = x->c;
+	struct gp_memory *mem = &x->p->mem;
+
+	if (c->ret)
 		return;
-	case GP_SHAPE_VMM_RELEASE:
-		h = gp_u64map_get(&mem->vmm_handles, c->args[0]);
-		if (!h || !h->bytes) {
-			mem->vmm_untracked_releases++;
-			mem->vmm.free_calls++;
-			return;
-		}
-		gp_memory_vmm(p, h->bytes, h->device, false);
-		h->bytes = 0; /* released: the map has no deletion */
-		return;
-	case GP_SHAPE_VMM_MAP: /* (ptr, size, offset, handle, flags) */
-		h = gp_u64map_get(&mem->vmm_handles, c->args[3]);
-		mem->vmm_map_calls++;
-		mem->vmm_mapped_bytes += c->args[1];
-		mem->vmm_mapped_live_bytes += c->args[1];
-		gp_memory_alloc(p, c, GP_AK_MAPPED, c->args[0], c->args[1], h ? h->device : -1);
-		return;
-	case GP_SHAPE_VMM_UNMAP: /* (ptr, size) */
-		mem->vmm_unmap_calls++;
-		mem->vmm_unmapped_bytes += c->args[1];
-		mem->vmm_mapped_live_bytes -= c->args[1] < mem->vmm_mapped_live_bytes ? c->args[1]
-											: mem->vmm_mapped_live_bytes;
-		gp_memory_free(p, GP_AK_MAPPED, c->args[0]);
-		return;
-	default:
-		return;
-	}
+	mem->vmm_unmap_calls++;
+	mem->vmm_unmapped_bytes += c->args[1];
+	mem->vmm_mapped_live_bytes -=
+		c->args[1] < mem->vmm_mapped_live_bytes ? c->args[1] : mem->vmm_mapped_live_bytes;
+	gp_memory_free(x->p, GP_AK_MAPPED, c->args[0]);
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * ingest.c — gp_model_ingest(): validates one record, folds it into the API
- * statistics and the calling thread, and hands it to the aggregator its
- * shape belongs to (memory, transfers, kernels, driver handles, NCCL,
- * streams). A call made inside another traced call is that call's
+ * statistics and the calling thread, and hands it to its shape's handler
+ * (api.h's GP_SHAPE_TABLE, shapes.h: memory, transfers, kernels, driver
+ * handles, NCCL, streams), then counts the GPU work it queued per layer and
+ * per stream. A call made inside another traced call is that call's
  * implementation: listed (nesting.c), never counted twice. Each outermost
  * call is then shown, decoded, to the observer if one is set (the timeline).
  */
@@ -54,58 +55,33 @@ static struct gp_thread *count_thread(struct gp_process *p, const struct gp_api_
 	t->host_ns += c->dur_ns;
 	if (c->ret)
 		t->errors++;
-	if (gp_apis[c->api].shape == GP_SHAPE_SET_DEVICE && !c->ret)
-		t->device = (__s32)c->args[0]; /* int in edi: the low 32 bits of rdi */
 	return t;
 }
 
-static __s32 thread_device(struct gp_process *p, __u32 tid)
-{
-	const struct gp_thread *t = gp_u64map_get(&p->threads, tid);
+/*
+ * Each shape's handler (shapes.h), and whether it also sees the calls made
+ * inside another traced call: from the table, so that every shape has both.
+ */
+static const struct {
+	void (*handler)(struct gp_shape_call *x);
+	bool nested;
+} shape_model[GP_SHAPE_MAX] = {
+#define GP_SHAPE_MODEL(name, ck, stream, stack, agg, nest, queues, h) \
+	[GP_SHAPE_##name] = { .handler = gp_shape_##h, .nested = nest },
+	GP_SHAPE_TABLE(GP_SHAPE_MODEL)
+#undef GP_SHAPE_MODEL
+};
 
-	return t ? t->device : -1;
+void gp_shape_none(struct gp_shape_call *x)
+{
 }
 
-static void memory_call(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c, struct gp_op *op)
+void gp_shape_set_device(struct gp_shape_call *x)
 {
-	const struct gp_api_info *a = &gp_apis[c->api];
-	enum gp_alloc_kind kind = (a->attr & GP_A_MEM_PINNED)    ? GP_AK_PINNED
-				  : (a->attr & GP_A_MEM_MANAGED) ? GP_AK_MANAGED
-								 : GP_AK_DEVICE;
-	bool frees = a->shape == GP_SHAPE_FREE || a->shape == GP_SHAPE_FREE_ASYNC;
+	struct gp_thread *t = gp_u64map_get(&x->p->threads, x->c->hdr.tid);
 
-	if (a->shape == GP_SHAPE_HOST_REGISTER || (a->attr & GP_A_UNREGISTER))
-		kind = GP_AK_REGISTERED;
-	/* cudaFree frees device and managed memory alike: "device" names both */
-	*op = (struct gp_op){ .kind = frees ? GP_OP_FREE : GP_OP_ALLOC,
-			      .alloc_kind = frees && kind == GP_AK_MANAGED && (a->attr & GP_A_MEM_DEVICE) ? GP_AK_DEVICE
-												   : kind,
-			      .bytes = frees ? 0 : c->args[1] };
-	if (c->ret) /* a failed allocation or free changes nothing */
-		return;
-	switch (a->shape) {
-	case GP_SHAPE_ALLOC:
-	case GP_SHAPE_ALLOC_ASYNC:
-		if (!(c->hdr.flags & GP_EVF_OUT_VALID)) {
-			gp_model_drop_add(m, "alloc_out_unread", 1);
-			return;
-		}
-		if (!c->out) /* size 0 may return NULL: nothing to track */
-			return;
-		gp_memory_alloc(p, c, kind, c->out, c->args[1], thread_device(p, c->hdr.tid));
-		return;
-	case GP_SHAPE_HOST_REGISTER:
-		gp_memory_alloc(p, c, GP_AK_REGISTERED, c->args[0], c->args[1], thread_device(p, c->hdr.tid));
-		return;
-	case GP_SHAPE_FREE:
-	case GP_SHAPE_FREE_ASYNC:
-		if (!c->args[0]) /* cudaFree(NULL) is a no-op (often used to create the context) */
-			return;
-		gp_memory_free(p, kind, c->args[0]);
-		return;
-	default:
-		return;
-	}
+	if (t && !x->c->ret)
+		t->device = (__s32)x->c->args[0]; /* int in edi: the low 32 bits of rdi */
 }
 
 /* The combined GPU work view: what each layer queued by itself. */
@@ -117,28 +93,23 @@ static void count_work(struct gp_process *p, const struct gp_api_call *c)
 	if (c->ret || a->family < GP_FAM_CUDART || a->family > GP_FAM_NCCL)
 		return;
 	w = &p->work[a->family];
-	switch (a->shape) {
-	case GP_SHAPE_LAUNCH:
-	case GP_SHAPE_LAUNCH_EXC:
-	case GP_SHAPE_CU_LAUNCH:
-	case GP_SHAPE_CU_LAUNCH_EX:
+	switch (gp_shapes[a->shape].queues) {
+	case GP_Q_KERNEL:
 		w->launches++;
 		break;
-	case GP_SHAPE_GRAPH_LAUNCH:
+	case GP_Q_GRAPH:
 		w->graph_launches++;
 		break;
-	case GP_SHAPE_MEMCPY:
-	case GP_SHAPE_MEMCPY_2D:
-	case GP_SHAPE_MEMCPY_PEER:
-	case GP_SHAPE_CU_MEMCPY:
+	case GP_Q_COPY:
 		w->copies++;
 		w->copy_bytes += gp_transfer_bytes(c);
 		break;
-	case GP_SHAPE_MEMSET:
+	case GP_Q_MEMSET:
 		w->memsets++;
 		w->memset_bytes += gp_transfer_bytes(c);
 		break;
-	default:
+	case GP_Q_COLL: /* nccl.c's handler counts it: it knows its bytes */
+	case GP_Q_NONE:
 		return;
 	}
 	w->host_ns += c->dur_ns;
@@ -254,7 +225,10 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 	struct gp_api_stats *st = p ? api_stats_get(p, c.api) : NULL;
 	__u16 outer = GP_EVF_PARENT(c.hdr.flags);
 	const struct gp_api_info *a = &gp_apis[c.api];
-	struct gp_stream_fx fx = { 0 };
+	struct gp_stream_fx fx = { .sync = (a->attr & GP_A_SYNC_CALL) != 0 };
+	struct gp_shape_call call = {
+		.m = m, .p = p, .c = &c, .ext = ext, .ext_len = ext_len, .op = &op, .fx = &fx
+	};
 	__u64 live_before;
 
 	if (!st)
@@ -262,10 +236,10 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 	live_before = p->mem.total.live_bytes;
 	if (c.hdr.flags & GP_EVF_EXT_TRUNC) /* a name cut at 1 KiB, more than 64 communicators */
 		gp_model_drop_add(m, "ext_truncated", 1);
-	/* handles a nested call creates are still the process's (names, communicators) */
-	if (a->family == GP_FAM_CUDA)
-		gp_driver_handles(m, p, &c, ext, ext_len);
 	if (outer) { /* the implementation of the call around it: counted there */
+		/* the handles it creates are still the process's */
+		if (shape_model[a->shape].nested)
+			shape_model[a->shape].handler(&call);
 		gp_api_nested(p, &c, outer, !(c.hdr.flags & GP_EVF_PARENT_COUNTED));
 		return 0;
 	}
@@ -281,65 +255,10 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 	p->api_total_ns += c.dur_ns;
 	gp_cpu_call(p, count_thread(p, &c), st, &c);
 
-	switch (a->shape) {
-	case GP_SHAPE_ALLOC:
-	case GP_SHAPE_ALLOC_ASYNC:
-	case GP_SHAPE_FREE:
-	case GP_SHAPE_FREE_ASYNC:
-	case GP_SHAPE_HOST_REGISTER:
-		memory_call(m, p, &c, &op);
-		break;
-	case GP_SHAPE_MEMCPY:
-	case GP_SHAPE_MEMCPY_2D:
-	case GP_SHAPE_MEMCPY_PEER:
-	case GP_SHAPE_CU_MEMCPY:
-		gp_transfer_copy(p, &c, &op);
-		break;
-	case GP_SHAPE_VMM_CREATE:
-	case GP_SHAPE_VMM_RELEASE:
-	case GP_SHAPE_VMM_MAP:
-	case GP_SHAPE_VMM_UNMAP:
-		if (a->shape == GP_SHAPE_VMM_CREATE) /* physical memory: (out, size, prop, flags) */
-			op = (struct gp_op){ .kind = GP_OP_ALLOC, .alloc_kind = GP_AK_DEVICE, .bytes = c.args[1] };
-		else if (a->shape == GP_SHAPE_VMM_RELEASE)
-			op = (struct gp_op){ .kind = GP_OP_FREE, .alloc_kind = GP_AK_DEVICE };
-		gp_driver_vmm(p, &c);
-		break;
-	case GP_SHAPE_MEMSET:
-		gp_transfer_memset(p, &c, &op);
-		break;
-	case GP_SHAPE_LAUNCH:
-	case GP_SHAPE_LAUNCH_EXC:
-	case GP_SHAPE_GRAPH_LAUNCH:
-	case GP_SHAPE_CU_LAUNCH:
-	case GP_SHAPE_CU_LAUNCH_EX:
-		op.kind = a->shape == GP_SHAPE_GRAPH_LAUNCH ? GP_OP_GRAPH : GP_OP_KERNEL;
-		op.kernel = gp_kernel_launch(m, p, &c);
-		break;
-	case GP_SHAPE_REGISTER_FUNCTION:
-		gp_kernel_register(p, &c, ext, ext_len);
-		break;
-	case GP_SHAPE_GET_KERNEL:
-		gp_kernel_handle(p, &c);
-		break;
-	default:
-		break;
-	}
-	if (a->family == GP_FAM_NCCL) {
-		__u64 bytes = 0;
-		struct gp_nccl_row *row = gp_nccl_call(p, &c, ext, ext_len, &bytes);
-
-		if (row)
-			op = (struct gp_op){ .kind = GP_OP_COLL, .nccl_op = row->op, .dtype = row->dtype, .bytes = bytes };
-		if (row && !c.ret) {
-			gp_stream_collective(p, &c, row, bytes, &fx);
-			p->work[GP_FAM_NCCL].collectives++;
-			p->work[GP_FAM_NCCL].collective_bytes += bytes;
-			p->work[GP_FAM_NCCL].host_ns += c.dur_ns;
-		}
-	}
+	p->pending.ncovers = 0; /* what a synchronisation covers is told per call */
+	shape_model[a->shape].handler(&call);
 	count_work(p, &c);
-	gp_stream_call(p, &c, &fx);
+	gp_stream_work(p, &c, &fx);
 	if (fx.sync && !c.ret && !p->pending.ncovers) { /* it covered no work queued since the last one */
 		st->redundant_syncs++;
 		st->redundant_ns += c.dur_ns;

@@ -7,7 +7,8 @@
  * each get their own row with no name (never an address posing as a name).
  * Grid/block/smem come from the x86-64 ABI layout documented in api.h.
  * Driver launches (cuLaunchKernel & co.) pass a CUfunction / CUkernel
- * handle instead, named by the call that created it (driver.c).
+ * handle instead, named by the call that created it (driver.c). Each
+ * launch shape has its handler here (shapes.h), which decodes its layout.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -73,15 +74,21 @@ err:
 	return NULL;
 }
 
-void gp_kernel_handle(struct gp_process *p, const struct gp_api_call *c)
+void gp_shape_get_kernel(struct gp_shape_call *x)
 {
+	const struct gp_api_call *c = x->c;
+
 	/* __cudaGetKernel(&handle, hostFun): from now on launches pass handle */
 	if (!c->ret && (c->hdr.flags & GP_EVF_OUT_VALID) && c->out && c->args[1])
-		gp_u64map_put(&p->khandles, c->out, (void *)(uintptr_t)c->args[1]);
+		gp_u64map_put(&x->p->khandles, c->out, (void *)(uintptr_t)c->args[1]);
 }
 
-void gp_kernel_register(struct gp_process *p, const struct gp_api_call *c, const char *ext, __u32 ext_len)
+void gp_shape_register_function(struct gp_shape_call *x)
 {
+	struct gp_process *p = x->p;
+	const struct gp_api_call *c = x->c;
+	const char *ext = x->ext;
+	__u32 ext_len = x->ext_len;
 	char *name, *old;
 
 	/* __cudaRegisterFunction(handle, hostFun, deviceFun, deviceName, ...): a NUL-ended name */
@@ -234,10 +241,13 @@ static __u32 hi32(__u64 v)
 	return (__u32)(v >> 32);
 }
 
-static void graph_launch(struct gp_process *p, const struct gp_api_call *c)
+void gp_shape_graph_launch(struct gp_shape_call *x)
 {
+	struct gp_process *p = x->p;
+	const struct gp_api_call *c = x->c;
 	struct gp_graph *g = gp_u64map_get(&p->graphs, c->args[0]);
 
+	x->op->kind = GP_OP_GRAPH;
 	if (!g) {
 		g = calloc(1, sizeof(*g));
 		if (!g)
@@ -256,67 +266,73 @@ static void graph_launch(struct gp_process *p, const struct gp_api_call *c)
 		g->launches++;
 }
 
-struct gp_kernel *gp_kernel_launch(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c)
+/* A launch of func with cfg, as its shape's handler decoded them: its kernel row, for the call's op. */
+static void launch(struct gp_shape_call *x, __u64 func, struct gp_kconfig cfg, bool driver)
 {
-	const __u64 *a = c->args;
-	struct gp_kconfig cfg = { 0 };
-	bool driver = false;
-	__u64 func;
+	const struct gp_api_call *c = x->c;
+	struct gp_kernel *k = driver ? kernel_of_handle(x->m, x->p, func, c->ret_addr)
+				     : kernel_of_site(x->m, x->p, func, c->ret_addr);
 
-	switch (gp_apis[c->api].shape) {
-	case GP_SHAPE_GRAPH_LAUNCH:
-		graph_launch(p, c);
-		return NULL;
-	case GP_SHAPE_LAUNCH: /* (func, grid.xy, grid.z, block.xy, block.z, args, [sp+8] smem) */
-		func = a[0];
-		cfg = (struct gp_kconfig){ .grid = { lo32(a[1]), hi32(a[1]), lo32(a[2]) },
-					   .block = { lo32(a[3]), hi32(a[3]), lo32(a[4]) },
-					   .smem = a[6] };
-		break;
-	case GP_SHAPE_LAUNCH_EXC: /* (cfg, func, args); slots 3..7 = *cfg */
-		func = a[1];
-		cfg = (struct gp_kconfig){ .grid = { lo32(a[3]), hi32(a[3]), lo32(a[4]) },
-					   .block = { hi32(a[4]), lo32(a[5]), hi32(a[5]) },
-					   .smem = a[6] };
-		break;
-	case GP_SHAPE_CU_LAUNCH: /* (f, gx, gy, gz, bx, by|bz<<32, smem, stream): see api.h */
-		func = a[0];
-		driver = true;
-		cfg = (struct gp_kconfig){ .grid = { lo32(a[1]), lo32(a[2]), lo32(a[3]) },
-					   .block = { lo32(a[4]), lo32(a[5]), hi32(a[5]) },
-					   .smem = lo32(a[6]) };
-		break;
-	case GP_SHAPE_CU_LAUNCH_EX: /* (cfg, f, ...); slots 3..7 = *cfg, smem an unsigned int */
-		func = a[1];
-		driver = true;
-		cfg = (struct gp_kconfig){ .grid = { lo32(a[3]), hi32(a[3]), lo32(a[4]) },
-					   .block = { hi32(a[4]), lo32(a[5]), hi32(a[5]) },
-					   .smem = lo32(a[6]) };
-		break;
-	default:
-		return NULL;
-	}
-
-	struct gp_kernel *k = driver ? kernel_of_handle(m, p, func, c->ret_addr)
-				     : kernel_of_site(m, p, func, c->ret_addr);
-
+	x->op->kind = GP_OP_KERNEL;
+	x->op->kernel = k;
 	if (!k)
-		return NULL;
+		return;
 	k->calls++;
 	k->host_ns += c->dur_ns;
 	if (c->ret) { /* nothing was enqueued: no launch, no configuration */
 		k->errors++;
-		return k;
+		return;
 	}
 	k->launches++;
 	if (driver)
 		k->driver_launches++;
-	/* LAUNCH reads smem from the stack, LAUNCH_EXC the whole config from memory */
+	/* LAUNCH and CU_LAUNCH read part of the config from the stack, the _EX shapes all of it from memory */
 	if (c->hdr.flags & GP_EVF_ARGS_PARTIAL)
 		k->config_unread_launches++;
 	else
 		count_config(k, &cfg);
-	return k;
+}
+
+/* A cudaLaunchConfig_t or CUlaunchConfig in slots 3..7: gridDim, blockDim, 3 x u32 each, then smem. */
+static struct gp_kconfig config_struct(const __u64 *a, __u64 smem)
+{
+	return (struct gp_kconfig){ .grid = { lo32(a[3]), hi32(a[3]), lo32(a[4]) },
+				    .block = { hi32(a[4]), lo32(a[5]), hi32(a[5]) },
+				    .smem = smem };
+}
+
+/* (func, grid.xy, grid.z, block.xy, block.z, args, [sp+8] smem) */
+void gp_shape_launch(struct gp_shape_call *x)
+{
+	const __u64 *a = x->c->args;
+	struct gp_kconfig cfg = { .grid = { lo32(a[1]), hi32(a[1]), lo32(a[2]) },
+				  .block = { lo32(a[3]), hi32(a[3]), lo32(a[4]) },
+				  .smem = a[6] };
+
+	launch(x, a[0], cfg, false);
+}
+
+/* (cfg, func, args) */
+void gp_shape_launch_exc(struct gp_shape_call *x)
+{
+	launch(x, x->c->args[1], config_struct(x->c->args, x->c->args[6]), false);
+}
+
+/* (f, gx, gy, gz, bx, by|bz<<32, smem, stream): see api.h */
+void gp_shape_cu_launch(struct gp_shape_call *x)
+{
+	const __u64 *a = x->c->args;
+	struct gp_kconfig cfg = { .grid = { lo32(a[1]), lo32(a[2]), lo32(a[3]) },
+				  .block = { lo32(a[4]), lo32(a[5]), hi32(a[5]) },
+				  .smem = lo32(a[6]) };
+
+	launch(x, a[0], cfg, true);
+}
+
+/* (cfg, f, ...): smem an unsigned int */
+void gp_shape_cu_launch_ex(struct gp_shape_call *x)
+{
+	launch(x, x->c->args[1], config_struct(x->c->args, lo32(x->c->args[6])), true);
 }
 
 const char *gp_kernel_unresolved_reason(const struct gp_process *p, const struct gp_kernel *k)

@@ -2,7 +2,8 @@
 /*
  * memory.c — device, managed and pinned host allocations of one process:
  * live ranges by address (for frees, transfer classification and leaks),
- * alloc/free counters and live/peak bytes per device and in total. CUDA
+ * alloc/free counters and live/peak bytes per device and in total, and the
+ * handlers of the shapes that allocate, free and register (shapes.h). CUDA
  * VMM physical allocations (cuMemCreate) count as device memory of their
  * device; the ranges they are mapped at (cuMemMap) classify copies.
  */
@@ -235,6 +236,70 @@ void gp_memory_free(struct gp_process *p, enum gp_alloc_kind kind, __u64 ptr)
 	case GP_AK_MAPPED:
 		break;
 	}
+}
+
+/* The device cudaSetDevice made current on tid (-1: none seen). */
+static __s32 thread_device(struct gp_process *p, __u32 tid)
+{
+	const struct gp_thread *t = gp_u64map_get(&p->threads, tid);
+
+	return t ? t->device : -1;
+}
+
+/* What an API allocates or frees, by its attributes. */
+static enum gp_alloc_kind api_alloc_kind(unsigned attr)
+{
+	if (attr & GP_A_UNREGISTER)
+		return GP_AK_REGISTERED;
+	if (attr & GP_A_MEM_PINNED)
+		return GP_AK_PINNED;
+	return (attr & GP_A_MEM_MANAGED) ? GP_AK_MANAGED : GP_AK_DEVICE;
+}
+
+void gp_shape_alloc(struct gp_shape_call *x)
+{
+	const struct gp_api_call *c = x->c;
+	enum gp_alloc_kind kind = api_alloc_kind(gp_apis[c->api].attr);
+
+	*x->op = (struct gp_op){ .kind = GP_OP_ALLOC, .alloc_kind = kind, .bytes = c->args[1] };
+	if (c->ret) /* a failed allocation changes nothing */
+		return;
+	if (!(c->hdr.flags & GP_EVF_OUT_VALID)) {
+		gp_model_drop_add(x->m, "alloc_out_unread", 1);
+		return;
+	}
+	if (!c->out) /* size 0 may return NULL: nothing to track */
+		return;
+	gp_memory_alloc(x->p, c, kind, c->out, c->args[1], thread_device(x->p, c->hdr.tid));
+}
+
+void gp_shape_host_register(struct gp_shape_call *x)
+{
+	const struct gp_api_call *c = x->c;
+
+	*x->op = (struct gp_op){ .kind = GP_OP_ALLOC,
+				 .alloc_kind = GP_AK_REGISTERED,
+				 .bytes = c->args[1] };
+	if (c->ret)
+		return;
+	gp_memory_alloc(x->p, c, GP_AK_REGISTERED, c->args[0], c->args[1],
+			thread_device(x->p, c->hdr.tid));
+}
+
+void gp_shape_free(struct gp_shape_call *x)
+{
+	const struct gp_api_call *c = x->c;
+	unsigned attr = gp_apis[c->api].attr;
+	enum gp_alloc_kind kind = api_alloc_kind(attr);
+	/* cudaFree frees device and managed memory alike: "device" names both */
+	bool device = kind == GP_AK_MANAGED && (attr & GP_A_MEM_DEVICE);
+
+	*x->op = (struct gp_op){ .kind = GP_OP_FREE, .alloc_kind = device ? GP_AK_DEVICE : kind };
+	if (c->ret) /* a failed free changes nothing */
+		return;
+	if (!c->args[0]) /* cudaFree(NULL) is a no-op (often used to create the context) */
+		return;
+	gp_memory_free(x->p, kind, c->args[0]);
 }
 
 struct live_ctx {

@@ -8,6 +8,7 @@
 #define GP_MODEL_INTERNAL_H
 
 #include "model/model_ops.h"
+#include "model/shapes.h"
 #include "model/view.h"
 
 /* model.c */
@@ -23,15 +24,7 @@ void gp_memory_free(struct gp_process *p, enum gp_alloc_kind kind, __u64 ptr);
 /* A VMM physical allocation created (or released): device memory of device. */
 void gp_memory_vmm(struct gp_process *p, __u64 bytes, __s32 device, bool create);
 
-/* transfers.c */
-void gp_transfer_copy(struct gp_process *p, const struct gp_api_call *c, struct gp_op *op);
-void gp_transfer_memset(struct gp_process *p, const struct gp_api_call *c, struct gp_op *op);
-
 /* kernels.c */
-/* Folds a launch in; returns its kernel row (NULL for graphs, or when out of memory). */
-struct gp_kernel *gp_kernel_launch(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c);
-void gp_kernel_handle(struct gp_process *p, const struct gp_api_call *c); /* __cudaGetKernel */
-void gp_kernel_register(struct gp_process *p, const struct gp_api_call *c, const char *ext, __u32 ext_len);
 void gp_kernels_release(struct gp_process *p);
 
 /* nesting.c: calls made inside another traced call */
@@ -44,22 +37,14 @@ void gp_api_nested(struct gp_process *p, const struct gp_api_call *c, __u16 oute
 void gp_api_outer_returned(struct gp_process *p, __u32 tid, __u64 ts, __u64 end);
 
 /* driver.c: module / function handles, VMM */
-void gp_driver_handles(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c, const char *ext,
-		       __u32 ext_len);
-void gp_driver_vmm(struct gp_process *p, const struct gp_api_call *c);
 void gp_driver_release(struct gp_process *p);
 
 /* nccl.c */
-/* Folds an NCCL call in; for a collective that was queued, returns its row and bytes. */
-struct gp_nccl_row *gp_nccl_call(struct gp_process *p, const struct gp_api_call *c, const char *ext,
-				 __u32 ext_len, __u64 *bytes);
 void gp_nccl_release(struct gp_process *p);
 
 /* streams.c */
 struct gp_stream *gp_stream_get(struct gp_process *p, __u64 key); /* creates it; NULL on ENOMEM */
-/* fx (reset by the caller) says which stream the call named, what it queued or covered. */
-void gp_stream_call(struct gp_process *p, const struct gp_api_call *c, struct gp_stream_fx *fx);
-/* A collective queued on its stream (row from gp_nccl_call). */
+/* A collective queued on its stream (its row in nccl.c). */
 void gp_stream_collective(struct gp_process *p, const struct gp_api_call *c, struct gp_nccl_row *row, __u64 bytes,
 			  struct gp_stream_fx *fx);
 void gp_pending_release(struct gp_pending *pd);

@@ -8,6 +8,7 @@
  * (communicator, op, dtype) gets a row: calls, elements, bytes as
  * nccl-tests count them, a log2 size histogram, host time in the calls; the
  * synchronisations that waited for it add their blocked time (streams.c).
+ * Every NCCL shape's handler (shapes.h) is here.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -148,55 +149,103 @@ static struct gp_nccl_row *collective(struct gp_process *p, const struct gp_api_
 	return r;
 }
 
-struct gp_nccl_row *gp_nccl_call(struct gp_process *p, const struct gp_api_call *c, const char *ext,
-				 __u32 ext_len, __u64 *bytes)
+/* Whether the out pointer of a successful call was read. */
+static bool out_read(const struct gp_api_call *c)
 {
-	bool out = !c->ret && (c->hdr.flags & GP_EVF_OUT_VALID);
-	struct gp_nccl *n = nccl_of(p);
+	return !c->ret && (c->hdr.flags & GP_EVF_OUT_VALID);
+}
+
+/* (ncclComm_t *out, int nranks, id on the stack, int rank) */
+void gp_shape_nccl_init_rank(struct gp_shape_call *x)
+{
+	const struct gp_api_call *c = x->c;
 	struct gp_nccl_comm *cm;
 
-	if (!n)
-		return NULL;
-	switch (gp_apis[c->api].shape) {
-	case GP_SHAPE_NCCL_INIT_RANK: /* (ncclComm_t *out, int nranks, id on the stack, int rank) */
-		if (out && (cm = comm_get(p, c->out)))
-			created(cm, c, (__s32)c->args[2], (__s32)c->args[1], thread_device(p, c->hdr.tid));
-		return NULL;
-	case GP_SHAPE_NCCL_INIT_ALL:
-		if (!c->ret && ext)
-			init_all(p, c, ext, ext_len);
-		return NULL;
-	case GP_SHAPE_NCCL_SPLIT: /* (comm, color, key, ncclComm_t *newcomm, config); NULL for NCCL_SPLIT_NOCOLOR */
-		if (out && c->out && (cm = comm_get(p, c->out))) {
-			created(cm, c, -1, -1, -1);
-			cm->parent = c->args[0];
-			struct gp_nccl_comm *parent = gp_u64map_get(&n->by_handle, c->args[0]);
+	if (nccl_of(x->p) && out_read(c) && (cm = comm_get(x->p, c->out)))
+		created(cm, c, (__s32)c->args[2], (__s32)c->args[1],
+			thread_device(x->p, c->hdr.tid));
+}
 
-			if (parent)
-				cm->device = parent->device;
-		}
-		return NULL;
-	case GP_SHAPE_NCCL_COMM:
-		if (!c->ret && (cm = gp_u64map_get(&n->by_handle, c->args[0])))
-			cm->destroyed = true;
-		return NULL;
-	case GP_SHAPE_NCCL_COMM_QUERY:
-		if (!out || !(cm = comm_get(p, c->args[0])))
-			return NULL;
-		if (c->api == GP_API_NCCL_COMM_COUNT)
-			cm->nranks = (__s32)c->out;
-		else if (c->api == GP_API_NCCL_COMM_USER_RANK)
-			cm->rank = (__s32)c->out;
-		else
-			cm->device = (__s32)c->out;
-		return NULL;
-	case GP_SHAPE_NCCL_COLL:
-		return collective(p, c, bytes);
-	default:
-		if (c->api == GP_API_NCCL_GROUP_END && !c->ret)
-			n->group_calls++;
-		return NULL;
-	}
+void gp_shape_nccl_init_all(struct gp_shape_call *x)
+{
+	if (nccl_of(x->p) && !x->c->ret && x->ext)
+		init_all(x->p, x->c, x->ext, x->ext_len);
+}
+
+/* (comm, color, key, ncclComm_t *newcomm, config); NULL for NCCL_SPLIT_NOCOLOR */
+void gp_shape_nccl_split(struct gp_shape_call *x)
+{
+	const struct gp_api_call *c = x->c;
+	struct gp_nccl *n = nccl_of(x->p);
+	struct gp_nccl_comm *cm, *parent;
+
+	if (!n || !out_read(c) || !c->out || !(cm = comm_get(x->p, c->out)))
+		return;
+	created(cm, c, -1, -1, -1);
+	cm->parent = c->args[0];
+	parent = gp_u64map_get(&n->by_handle, c->args[0]);
+	if (parent)
+		cm->device = parent->device;
+}
+
+/* (comm): ncclCommDestroy, ncclCommAbort */
+void gp_shape_nccl_comm_end(struct gp_shape_call *x)
+{
+	struct gp_nccl *n = nccl_of(x->p);
+	struct gp_nccl_comm *cm;
+
+	if (n && !x->c->ret && (cm = gp_u64map_get(&n->by_handle, x->c->args[0])))
+		cm->destroyed = true;
+}
+
+/* (comm, int *out): what the process asks fills in a communicator created before attach */
+void gp_shape_nccl_comm_query(struct gp_shape_call *x)
+{
+	const struct gp_api_call *c = x->c;
+	struct gp_nccl_comm *cm;
+
+	if (!nccl_of(x->p) || !out_read(c) || !(cm = comm_get(x->p, c->args[0])))
+		return;
+	if (c->api == GP_API_NCCL_COMM_COUNT)
+		cm->nranks = (__s32)c->out;
+	else if (c->api == GP_API_NCCL_COMM_USER_RANK)
+		cm->rank = (__s32)c->out;
+	else
+		cm->device = (__s32)c->out;
+}
+
+/* A collective or point-to-point call: its row, and, queued, its stream and the layer's work. */
+void gp_shape_nccl_coll(struct gp_shape_call *x)
+{
+	struct gp_process *p = x->p;
+	const struct gp_api_call *c = x->c;
+	struct gp_nccl_row *row;
+	__u64 bytes = 0;
+
+	if (!nccl_of(p) || !(row = collective(p, c, &bytes)))
+		return;
+	*x->op = (struct gp_op){
+		.kind = GP_OP_COLL, .nccl_op = row->op, .dtype = row->dtype, .bytes = bytes
+	};
+	if (c->ret)
+		return;
+	gp_stream_collective(p, c, row, bytes, x->fx);
+	p->work[GP_FAM_NCCL].collectives++;
+	p->work[GP_FAM_NCCL].collective_bytes += bytes;
+	p->work[GP_FAM_NCCL].host_ns += c->dur_ns;
+}
+
+void gp_shape_nccl_group_start(struct gp_shape_call *x)
+{
+	nccl_of(x->p); /* a process that calls NCCL has an nccl section */
+}
+
+void gp_shape_nccl_group_end(struct gp_shape_call *x)
+{
+	struct gp_nccl *n = nccl_of(x->p);
+
+	if (n && !x->c->ret)
+		n->group_calls++;
 }
 
 void gp_nccl_release(struct gp_process *p)

@@ -22,6 +22,10 @@
  * 0, and a synchronisation covers every item queued on the stream(s) it
  * waits for since their previous synchronisation: the same rule, told per
  * item (gp_stream_fx, struct gp_pending.covers).
+ *
+ * Here are the handlers (shapes.h) of the shapes that create, synchronise
+ * and destroy streams and events, and gp_stream_work(): the work every
+ * other call queued, by its shape's "queues".
  */
 #include <stdlib.h>
 
@@ -235,99 +239,124 @@ void gp_stream_collective(struct gp_process *p, const struct gp_api_call *c, str
 	queued(p, s, c, GP_WORK_COLL, row, bytes, fx);
 }
 
-void gp_stream_call(struct gp_process *p, const struct gp_api_call *c, struct gp_stream_fx *fx)
+void gp_shape_stream_create(struct gp_shape_call *x)
 {
-	const struct gp_api_info *a = &gp_apis[c->api];
-	bool ok = c->ret == 0;
+	const struct gp_api_call *c = x->c;
 	struct gp_stream *s;
 
-	p->pending.ncovers = 0;
-	if (a->attr & GP_A_SYNC_CALL)
-		fx->sync = true;
-	switch (a->shape) {
-	case GP_SHAPE_STREAM_CREATE:
-		if (ok && (c->hdr.flags & GP_EVF_OUT_VALID) && (s = gp_stream_get(p, c->out)))
-			s->created++;
-		return;
-	case GP_SHAPE_STREAM:
-		if (!(s = fx_stream(p, c, fx)))
-			return;
-		if (a->attr & GP_A_SYNC_CALL) { /* blocked time counts whether or not it failed */
-			struct gp_pending_work *w = gp_u64map_get(&p->pending.by_stream, s->key);
+	if (!c->ret && (c->hdr.flags & GP_EVF_OUT_VALID) && (s = gp_stream_get(x->p, c->out)))
+		s->created++;
+}
 
-			s->sync_calls++;
-			s->sync_ns += c->dur_ns;
-			covered(p, w);
-			waited(p, w, c);
-		} else if (ok && c->api == GP_API_CUDA_STREAM_DESTROY) { /* cuStreamDestroy is not traced */
-			s->destroyed++;
-		}
+/* Blocked time counts whether or not it failed. */
+void gp_shape_stream_sync(struct gp_shape_call *x)
+{
+	struct gp_stream *s = fx_stream(x->p, x->c, x->fx);
+	struct gp_pending_work *w;
+
+	if (!s)
 		return;
-	case GP_SHAPE_STREAM_WAIT_EVENT:
-		if (ok && (s = fx_stream(p, c, fx)))
-			s->event_waits++;
+	w = gp_u64map_get(&x->p->pending.by_stream, s->key);
+	s->sync_calls++;
+	s->sync_ns += x->c->dur_ns;
+	covered(x->p, w);
+	waited(x->p, w, x->c);
+}
+
+/* cudaStreamDestroy (cuStreamDestroy is not traced) */
+void gp_shape_stream_destroy(struct gp_shape_call *x)
+{
+	struct gp_stream *s = fx_stream(x->p, x->c, x->fx);
+
+	if (s && !x->c->ret)
+		s->destroyed++;
+}
+
+void gp_shape_stream_wait_event(struct gp_shape_call *x)
+{
+	struct gp_stream *s;
+
+	if (!x->c->ret && (s = fx_stream(x->p, x->c, x->fx)))
+		s->event_waits++;
+}
+
+void gp_shape_event_create(struct gp_shape_call *x)
+{
+	if (!x->c->ret && (x->c->hdr.flags & GP_EVF_OUT_VALID))
+		x->p->events.created++;
+}
+
+void gp_shape_event_record(struct gp_shape_call *x)
+{
+	struct gp_stream *s;
+
+	if (x->c->ret)
 		return;
-	case GP_SHAPE_EVENT_CREATE:
-		if (ok && (c->hdr.flags & GP_EVF_OUT_VALID))
-			p->events.created++;
+	x->p->events.records++;
+	if ((s = fx_stream(x->p, x->c, x->fx))) {
+		s->event_records++;
+		event_recorded(x->p, x->c->args[0], s->key);
+	}
+}
+
+void gp_shape_event_sync(struct gp_shape_call *x)
+{
+	x->p->events.sync_calls++;
+	x->p->events.sync_ns += x->c->dur_ns;
+	event_waited(x->p, x->c->args[0], x->c);
+}
+
+/* cudaEventDestroy (cuEventDestroy is not traced) */
+void gp_shape_event_destroy(struct gp_shape_call *x)
+{
+	if (!x->c->ret)
+		x->p->events.destroyed++;
+}
+
+/* cudaDeviceSynchronize, cuCtxSynchronize */
+void gp_shape_device_sync(struct gp_shape_call *x)
+{
+	waited_all(x->p, x->c);
+}
+
+void gp_stream_work(struct gp_process *p, const struct gp_api_call *c, struct gp_stream_fx *fx)
+{
+	bool async = gp_apis[c->api].attr & GP_A_ASYNC;
+	struct gp_stream *s;
+
+	if (c->ret)
 		return;
-	case GP_SHAPE_NONE:
-		if (a->attr & GP_A_SYNC_CALL) /* cudaDeviceSynchronize, cuCtxSynchronize */
-			waited_all(p, c);
-		return;
-	case GP_SHAPE_EVENT:
-		if (a->attr & GP_A_SYNC_CALL) {
-			p->events.sync_calls++;
-			p->events.sync_ns += c->dur_ns;
-			event_waited(p, c->args[0], c);
-		} else if (ok && c->api == GP_API_CUDA_EVENT_DESTROY) { /* cuEventDestroy is not traced */
-			p->events.destroyed++;
-		}
-		return;
-	case GP_SHAPE_EVENT_RECORD:
-		if (!ok)
-			return;
-		p->events.records++;
+	switch (gp_api_queues(c->api)) {
+	case GP_Q_KERNEL:
 		if ((s = fx_stream(p, c, fx))) {
-			s->event_records++;
-			event_recorded(p, c->args[0], s->key);
-		}
-		return;
-	case GP_SHAPE_LAUNCH:
-	case GP_SHAPE_LAUNCH_EXC:
-	case GP_SHAPE_CU_LAUNCH:
-	case GP_SHAPE_CU_LAUNCH_EX:
-		if (ok && (s = fx_stream(p, c, fx))) {
 			s->kernels++;
 			queued(p, s, c, GP_WORK_KERNEL, NULL, 0, fx);
 		}
 		return;
-	case GP_SHAPE_GRAPH_LAUNCH:
-		if (ok && (s = fx_stream(p, c, fx))) {
+	case GP_Q_GRAPH:
+		if ((s = fx_stream(p, c, fx))) {
 			s->graph_launches++;
 			queued(p, s, c, GP_WORK_KERNEL, NULL, 0, fx);
 		}
 		return;
-	case GP_SHAPE_MEMCPY:
-	case GP_SHAPE_MEMCPY_2D:
-	case GP_SHAPE_MEMCPY_PEER:
-	case GP_SHAPE_CU_MEMCPY:
-		if (ok && (s = fx_stream(p, c, fx))) {
+	case GP_Q_COPY:
+		if ((s = fx_stream(p, c, fx))) {
 			s->copies++;
 			s->copy_bytes += gp_transfer_bytes(c);
-			if (a->attr & GP_A_ASYNC) /* a synchronous copy is done when it returns */
+			if (async) /* a synchronous copy is done when it returns */
 				queued(p, s, c, GP_WORK_COPY, NULL, 0, fx);
 		}
 		return;
-	case GP_SHAPE_MEMSET:
-		if (ok && (s = fx_stream(p, c, fx))) {
+	case GP_Q_MEMSET:
+		if ((s = fx_stream(p, c, fx))) {
 			s->memsets++;
 			s->memset_bytes += gp_transfer_bytes(c);
-			if (a->attr & GP_A_ASYNC)
+			if (async)
 				queued(p, s, c, GP_WORK_MEMSET, NULL, 0, fx);
 		}
 		return;
-	default:
+	case GP_Q_COLL: /* nccl.c's handler queued it (gp_stream_collective): it knows its row and bytes */
+	case GP_Q_NONE:
 		return;
 	}
 }

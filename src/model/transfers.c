@@ -5,7 +5,9 @@
  * cudaMemcpyKind argument or the driver function's name (cuMemcpyHtoD...);
  * cudaMemcpyDefault, cuMemcpy (or a kind that could not be
  * read) is resolved from the pointers against the ranges the model knows.
- * The rules are spelled out in docs/report-format.md ("transfers").
+ * The rules are spelled out in docs/report-format.md ("transfers"). The
+ * handlers of the copy and memset shapes (shapes.h) are here, with the one
+ * decoder of each: what a copy's arguments are, by its shape.
  */
 #include "model/model_internal.h"
 
@@ -90,6 +92,12 @@ struct copy_args {
 	bool peer;
 };
 
+/* Every shape that queues a copy has its case in decode_copy(): a new one fails here first. */
+#define GP_COPY_SHAPE(name, ck, stream, stack, agg, nested, queues, handler) \
+	+((queues) == GP_Q_COPY)
+_Static_assert(0 GP_SHAPE_TABLE(GP_COPY_SHAPE) == 4, "decode_copy() decodes 4 copy shapes");
+#undef GP_COPY_SHAPE
+
 static struct copy_args decode_copy(const struct gp_api_call *c)
 {
 	struct copy_args ca = { 0 };
@@ -125,6 +133,12 @@ static struct copy_args decode_copy(const struct gp_api_call *c)
 	return ca;
 }
 
+/* MEMSET is the one shape that queues a memset: memset_bytes() decodes it. */
+#define GP_MEMSET_SHAPE(name, ck, stream, stack, agg, nested, queues, handler) \
+	+((queues) == GP_Q_MEMSET)
+_Static_assert(0 GP_SHAPE_TABLE(GP_MEMSET_SHAPE) == 1, "memset_bytes() decodes 1 memset shape");
+#undef GP_MEMSET_SHAPE
+
 /* (ptr, value, count[, stream]); cuMemsetD32 counts 4-byte elements */
 static __u64 memset_bytes(const struct gp_api_call *c)
 {
@@ -133,7 +147,7 @@ static __u64 memset_bytes(const struct gp_api_call *c)
 
 __u64 gp_transfer_bytes(const struct gp_api_call *c)
 {
-	if (gp_apis[c->api].shape == GP_SHAPE_MEMSET)
+	if (gp_api_queues(c->api) == GP_Q_MEMSET)
 		return memset_bytes(c);
 	return decode_copy(c).bytes;
 }
@@ -173,12 +187,16 @@ void gp_transfer_classify(const struct gp_process *p, const struct gp_api_call *
 	*out = (struct gp_copy_info){ .dst = ca.dst, .src = ca.src, .bytes = ca.bytes, .dir = dir, .hostmem = hm };
 }
 
-void gp_transfer_copy(struct gp_process *p, const struct gp_api_call *c, struct gp_op *op)
+void gp_shape_copy(struct gp_shape_call *x)
 {
+	struct gp_process *p = x->p;
+	const struct gp_api_call *c = x->c;
 	struct gp_copy_info ci;
 
 	gp_transfer_classify(p, c, &ci);
-	*op = (struct gp_op){ .kind = GP_OP_COPY, .dir = ci.dir, .hostmem = ci.hostmem, .bytes = ci.bytes };
+	*x->op = (struct gp_op){
+		.kind = GP_OP_COPY, .dir = ci.dir, .hostmem = ci.hostmem, .bytes = ci.bytes
+	};
 	if (c->ret) /* a failed copy moved nothing; it counts only as an API error */
 		return;
 
@@ -200,11 +218,12 @@ void gp_transfer_copy(struct gp_process *p, const struct gp_api_call *c, struct 
 	}
 }
 
-void gp_transfer_memset(struct gp_process *p, const struct gp_api_call *c, struct gp_op *op)
+void gp_shape_memset(struct gp_shape_call *x)
 {
-	struct gp_memset_row *row = &p->memsets[!(gp_apis[c->api].attr & GP_A_ASYNC)];
+	const struct gp_api_call *c = x->c;
+	struct gp_memset_row *row = &x->p->memsets[!(gp_apis[c->api].attr & GP_A_ASYNC)];
 
-	*op = (struct gp_op){ .kind = GP_OP_MEMSET, .bytes = memset_bytes(c) };
+	*x->op = (struct gp_op){ .kind = GP_OP_MEMSET, .bytes = memset_bytes(c) };
 	if (c->ret)
 		return;
 	row->calls++;

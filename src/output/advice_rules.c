@@ -326,10 +326,8 @@ static void rule_launch_bound(struct gp_advice *a)
 
 	for (unsigned i = 0; i < GP_API_MAX; i++) {
 		const struct gp_api_stats *st = p->api[i];
-		enum gp_shape sh = gp_apis[i].shape;
 
-		if (st && (sh == GP_SHAPE_LAUNCH || sh == GP_SHAPE_LAUNCH_EXC || sh == GP_SHAPE_CU_LAUNCH ||
-			   sh == GP_SHAPE_CU_LAUNCH_EX)) {
+		if (st && gp_api_queues(i) == GP_Q_KERNEL) {
 			L += st->time.count;
 			H += st->time.sum;
 		}

@@ -153,14 +153,13 @@ static int plan_call(struct gp_rbuild *b, const struct gp_api_call *c)
 	if (!(bp = gp_rbuild_proc(b, c->hdr.tgid)) || !(mp = gp_u64map_get(&b->model->by_pid, c->hdr.tgid)))
 		return -ENOMEM;
 	/* every launch, failed ones too, advances a kernel row: keep the snapshot current */
-	bool launch = a->shape == GP_SHAPE_LAUNCH || a->shape == GP_SHAPE_LAUNCH_EXC ||
-		      a->shape == GP_SHAPE_CU_LAUNCH || a->shape == GP_SHAPE_CU_LAUNCH_EX;
-	int kernel = launch ? launched_kernel(bp, mp) : -1;
+	int kernel = gp_api_queues(c->api) == GP_Q_KERNEL ? launched_kernel(bp, mp) : -1;
 
 	if (c->ret) {
 		bp->p->failed_skipped++;
 		return 0;
 	}
+	/* no default: a new shape does not build until the replay says what it re-issues of it */
 	switch (a->shape) {
 	case GP_SHAPE_ALLOC:
 	case GP_SHAPE_ALLOC_ASYNC:
@@ -223,7 +222,9 @@ static int plan_call(struct gp_rbuild *b, const struct gp_api_call *c)
 		r->kernel = kernel;
 		return 0;
 	case GP_SHAPE_GRAPH_LAUNCH:
-	case GP_SHAPE_NCCL_COLL:
+	case GP_SHAPE_NCCL_COLL6:
+	case GP_SHAPE_NCCL_COLL7:
+	case GP_SHAPE_NCCL_COLL8:
 	case GP_SHAPE_VMM_CREATE:
 	case GP_SHAPE_VMM_MAP:
 		not_replayed(bp, c);
@@ -238,12 +239,12 @@ static int plan_call(struct gp_rbuild *b, const struct gp_api_call *c)
 		r->handle = c->out;
 		r->flags = create_flags(c);
 		return 0;
-	case GP_SHAPE_STREAM:
-		if (!(a->attr & GP_A_SYNC_CALL))
-			return 0; /* cudaStreamDestroy: the replay destroys its streams at the end */
+	case GP_SHAPE_STREAM_SYNC:
 		if (!(r = raw_new(bp, c, GP_RRAW_STREAM_SYNC)))
 			return -ENOMEM;
 		return 0;
+	case GP_SHAPE_STREAM_DESTROY:
+		return 0; /* the replay destroys its streams at the end */
 	case GP_SHAPE_STREAM_WAIT_EVENT:
 		if (!(r = raw_new(bp, c, GP_RRAW_STREAM_WAIT)))
 			return -ENOMEM;
@@ -254,16 +255,12 @@ static int plan_call(struct gp_rbuild *b, const struct gp_api_call *c)
 			return -ENOMEM;
 		r->handle = c->args[0];
 		return 0;
-	case GP_SHAPE_EVENT:
-		if (!(a->attr & GP_A_SYNC_CALL))
-			return 0;
+	case GP_SHAPE_EVENT_SYNC:
 		if (!(r = raw_new(bp, c, GP_RRAW_EVENT_SYNC)))
 			return -ENOMEM;
 		r->handle = c->args[0];
 		return 0;
-	case GP_SHAPE_NONE:
-		if (!(a->attr & GP_A_SYNC_CALL))
-			return 0;
+	case GP_SHAPE_DEVICE_SYNC:
 		if (!(r = raw_new(bp, c, GP_RRAW_DEVICE_SYNC)))
 			return -ENOMEM;
 		return 0;
@@ -272,9 +269,28 @@ static int plan_call(struct gp_rbuild *b, const struct gp_api_call *c)
 			return -ENOMEM;
 		r->device = (int)(__s32)c->args[0];
 		return 0;
-	default:
+	case GP_SHAPE_NONE:
+	case GP_SHAPE_EVENT_DESTROY:
+	case GP_SHAPE_GET_KERNEL:
+	case GP_SHAPE_REGISTER_FUNCTION:
+	case GP_SHAPE_VMM_RELEASE:
+	case GP_SHAPE_VMM_UNMAP:
+	case GP_SHAPE_MODULE_LOAD:
+	case GP_SHAPE_MODULE_LOAD_FILE:
+	case GP_SHAPE_MODULE_UNLOAD:
+	case GP_SHAPE_GET_FUNCTION:
+	case GP_SHAPE_KERNEL_GET_FUNCTION:
+	case GP_SHAPE_NCCL_INIT_RANK:
+	case GP_SHAPE_NCCL_INIT_ALL:
+	case GP_SHAPE_NCCL_SPLIT:
+	case GP_SHAPE_NCCL_COMM:
+	case GP_SHAPE_NCCL_COMM_QUERY:
+	case GP_SHAPE_NCCL_GROUP_START:
+	case GP_SHAPE_NCCL_GROUP_END:
+	case GP_SHAPE_MAX:
 		return 0; /* no GPU work: host time, inside the next call's think time */
 	}
+	return 0;
 }
 
 static int ingest(struct gp_rbuild *b, const void *data, size_t len)
