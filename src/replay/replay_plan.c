@@ -112,7 +112,7 @@ static int launched_kernel(struct gp_rbproc *bp, const struct gp_process *mp)
 		__u64 *v = realloc(bp->kcalls, mp->nkernels * sizeof(*v));
 
 		if (!v)
-			return -ENOMEM;
+			return -1; /* an index, not an error: out of memory, the kernel stays unknown */
 		memset(v + bp->kcalls_n, 0, (mp->nkernels - bp->kcalls_n) * sizeof(*v));
 		bp->kcalls = v;
 		bp->kcalls_n = mp->nkernels;

@@ -23,6 +23,7 @@
 
 #include "capture/capture_load.h"
 #include "log.h"
+#include "output/report.h"
 #include "output/stack_paths.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
