@@ -419,9 +419,9 @@ static int target_offset(__u64 *offset)
 	return err;
 }
 
-double gp_uprobes_measure_hit_ns(struct gp_uprobes *u)
+double gp_uprobes_measure_call_ns(struct gp_uprobes *u, enum gp_api_id api, unsigned idx)
 {
-	struct gp_probe p = { .api = GP_API_INVALID, .pid = getpid(), .multi_fd = { -1, -1 }, .file_fd = -1 };
+	struct gp_probe p = { .idx = idx, .api = api, .pid = getpid(), .multi_fd = { -1, -1 }, .file_fd = -1 };
 	struct gp_uprobes one = *u;
 	double bare, probed;
 	int err;
@@ -438,5 +438,12 @@ double gp_uprobes_measure_hit_ns(struct gp_uprobes *u)
 		return err;
 	if (probed < bare)
 		return -ERANGE;
-	return (probed - bare) / 2; /* an entry and a return */
+	return probed - bare; /* an entry and a return */
+}
+
+double gp_uprobes_measure_hit_ns(struct gp_uprobes *u)
+{
+	double call = gp_uprobes_measure_call_ns(u, GP_API_INVALID, 0);
+
+	return call > 0 ? call / 2 : call;
 }

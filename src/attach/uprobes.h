@@ -101,6 +101,16 @@ int gp_uprobes_gate(struct gp_uprobes *u, bool open);
  */
 double gp_uprobes_measure_hit_ns(struct gp_uprobes *u);
 
+/*
+ * What a call of a function probed as api (with this session's cookie:
+ * stacks, aggregation) costs the calling thread more than unprobed, in ns,
+ * on the same function of gpuprobed itself; idx is the probe index its
+ * hits are counted under. Whether the programs do their work (the caller
+ * admitted gpuprobed's own process) or stop at their first check is the
+ * caller's. -errno as gp_uprobes_measure_hit_ns.
+ */
+double gp_uprobes_measure_call_ns(struct gp_uprobes *u, enum gp_api_id api, unsigned idx);
+
 /* Remove the probes [first, first + n) (one file's); the records stay. */
 void gp_uprobes_detach(struct gp_uprobes *u, size_t first, size_t n);
 

@@ -152,6 +152,10 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 		UNPACK(probe_cost);
 		gp_model_set_probe_cost(m, u.probe_cost.probe_hit_ns);
 		break;
+	case GP_MOP_PROBE_CALL_COST:
+		UNPACK(probe_call_cost);
+		gp_model_set_probe_call_cost(m, u.probe_call_cost.probe_call_ns);
+		break;
 	case GP_MOP_SYMBOLIZE:
 		UNPACK(symbolize);
 		gp_model_symbolize_stacks(m, NULL);

@@ -212,6 +212,12 @@ void gp_model_set_probe_cost(struct gp_model *m, __u64 probe_hit_ns)
 	m->session.probe_hit_ns = probe_hit_ns;
 }
 
+void gp_model_set_probe_call_cost(struct gp_model *m, __u64 probe_call_ns)
+{
+	gp_model_tap_probe_call_cost(m, &(struct gp_op_probe_call_cost){ .probe_call_ns = probe_call_ns });
+	m->session.probe_call_ns = probe_call_ns;
+}
+
 void gp_model_set_session_end(struct gp_model *m, __u64 end_mono_ns)
 {
 	gp_model_tap_session_end(m, &(struct gp_op_session_end){ .end_mono_ns = end_mono_ns });

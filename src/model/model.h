@@ -83,6 +83,8 @@ void gp_model_set_session(struct gp_model *m, const struct gp_session_info *info
 void gp_model_set_session_end(struct gp_model *m, __u64 end_mono_ns);
 /* What one probe hit costs a traced thread here, measured at the session's start (0: not measured). */
 void gp_model_set_probe_cost(struct gp_model *m, __u64 probe_hit_ns);
+/* What a traced call (both hits and our programs' work) costs here, measured at the start (0: not). */
+void gp_model_set_probe_call_cost(struct gp_model *m, __u64 probe_call_ns);
 bool gp_model_session_ended(const struct gp_model *m);
 /* The latest time an ingested record reaches (a call's return), 0 before any. */
 __u64 gp_model_last_event_ns(const struct gp_model *m);

@@ -58,7 +58,8 @@
 	X(21, API_AGGREGATE, api_aggregate) \
 	X(22, API_ESTIMATED, api_estimated) \
 	X(23, SAMPLING, sampling) \
-	X(24, PROBE_COST, probe_cost)
+	X(24, PROBE_COST, probe_cost) \
+	X(25, PROBE_CALL_COST, probe_call_cost)
 
 #define GP_OPF_SESSION(F) F(STR, tool_version) F(STR, command_line) F(STR, mode) F(STR, hostname) \
 	F(STR, kernel_release) F(U64, start_mono_ns) F(U64, start_realtime_ns)
@@ -86,6 +87,7 @@
 #define GP_OPF_API_ESTIMATED(F) F(U32, pid) F(U32, api) F(U64, calls)
 #define GP_OPF_SAMPLING(F) F(RAW, sampling) /* struct gp_sampling (model.h) */
 #define GP_OPF_PROBE_COST(F) F(U64, probe_hit_ns)
+#define GP_OPF_PROBE_CALL_COST(F) F(U64, probe_call_ns)
 
 enum gp_model_op {
 #define GP_MOP_ENUM(num, NAME, name) GP_MOP_##NAME = num,

@@ -510,6 +510,7 @@ struct gp_model {
 		__u64 start_mono_ns, start_realtime_ns;
 		__u64 end_mono_ns; /* 0: not set */
 		__u64 probe_hit_ns; /* 0: not measured */
+		__u64 probe_call_ns; /* 0: not measured */
 		bool set;
 	} session;
 

@@ -159,6 +159,7 @@ static json_t *gp_doc_session(struct gp_doc *d)
 	gp_doc_put(d, s, "end_mono_ns", end ? gp_j_u64(end) : json_null());
 	gp_doc_put(d, s, "duration_ns", end >= start && end ? gp_j_u64(end - start) : json_null());
 	gp_doc_put(d, s, "probe_hit_ns", m->session.probe_hit_ns ? gp_j_u64(m->session.probe_hit_ns) : json_null());
+	gp_doc_put(d, s, "probe_call_ns", m->session.probe_call_ns ? gp_j_u64(m->session.probe_call_ns) : json_null());
 	if (m->launch.set) {
 		json_t *l = gp_doc_obj_new(d);
 

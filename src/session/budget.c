@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* budget.c — reading the aggregates and carrying out the duty cycle (budget.h). */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "gpu_api.skel.h"
 
 #include "attach/bpf_objects.h"
 #include "attach/procs.h"
@@ -58,10 +63,88 @@ static void gate(struct gp_budget *b, bool open)
 	gp_bpf_gate(b->bpf, true);
 }
 
+/* Our own process traced (1) or not (0): the measurement of a traced call runs the programs' work. */
+static int admit_self(struct gp_budget *b, bool on)
+{
+	int fd = bpf_map__fd(b->bpf->api->maps.tgid_bits);
+	__u32 tgid = (__u32)getpid(), word = tgid >> 6;
+	__u64 bits;
+
+	if (bpf_map_lookup_elem(fd, &word, &bits))
+		return -errno;
+	bits = on ? bits | 1ull << (tgid & 63) : bits & ~(1ull << (tgid & 63));
+	return bpf_map_update_elem(fd, &word, &bits, BPF_ANY) ? -errno : 0;
+}
+
+static int discard(void *ctx, void *data, size_t len)
+{
+	return 0;
+}
+
+/*
+ * The measurement's traces gone: its records out of the ring, its hits and
+ * any loss it caused off the counters (nothing else is traced yet).
+ */
+static void forget_measurement(struct gp_budget *b, unsigned idx)
+{
+	struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(b->bpf->api->maps.events), discard, NULL, NULL);
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *zeros = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*zeros)) : NULL;
+
+	int agg = bpf_map__fd(b->bpf->api->maps.api_agg);
+	struct gp_api_agg_key key, next;
+	bool first = true;
+
+	if (rb) {
+		ring_buffer__consume(rb);
+		ring_buffer__free(rb);
+	}
+	/* --aggregate: the calls counted in the kernel instead (only ours are there yet) */
+	while (bpf_map_get_next_key(agg, first ? NULL : &key, &next) == 0) {
+		first = false;
+		key = next;
+		if (next.tgid == (__u32)getpid() && bpf_map_delete_elem(agg, &next) == 0)
+			first = true; /* deleted: start over (the next key of a deleted one is undefined) */
+	}
+	if (!zeros)
+		return;
+	for (__u32 k = 2 * idx; k <= 2 * idx + 1; k++)
+		bpf_map_update_elem(b->counters->hits_fd, &k, zeros, BPF_ANY);
+	for (__u32 d = 0; d < GP_BPF_DROP_MAX; d++)
+		bpf_map_update_elem(b->counters->drops_fd, &d, zeros, BPF_ANY);
+	free(zeros);
+}
+
+/*
+ * A traced cudaLaunchKernel's cost with this session's options: both hits
+ * and both programs' whole work, on a probe placed with that API's cookie
+ * while gpuprobed's own process is admitted (before any target is).
+ */
+static double measure_traced_call(struct gp_budget *b)
+{
+	const unsigned idx = GP_MAX_PROBES - 1; /* a probe index no library gets before it is forgotten */
+	double call;
+	int err;
+
+	if ((err = admit_self(b, true)))
+		return err;
+	call = gp_uprobes_measure_call_ns(b->probes, GP_API_CUDA_LAUNCH_KERNEL, idx);
+	admit_self(b, false);
+	forget_measurement(b, idx);
+	return call;
+}
+
 double gp_budget_measure_probe_cost(struct gp_budget *b, bool daemon)
 {
-	double hit = gp_uprobes_measure_hit_ns(b->probes);
+	double hit = gp_uprobes_measure_hit_ns(b->probes), call = measure_traced_call(b);
 
+	if (call > 0) {
+		gp_info("a traced call costs %.0f ns here (two probe hits and our programs' work)", call);
+		gp_model_set_probe_call_cost(b->model, (__u64)(call + 0.5));
+	} else {
+		gp_warn("could not measure what a traced call costs here (a traced probe on gpuprobed's own "
+			"gp_hit_cost_target: %s)", strerror((int)-call));
+	}
 	if (hit > 0) {
 		gp_info("a probe hit costs %.0f ns here (+ %d ns of our programs' work)", hit,
 			GP_PROGRAM_HIT_NS);
@@ -72,7 +155,8 @@ double gp_budget_measure_probe_cost(struct gp_budget *b, bool daemon)
 			strerror((int)-hit),
 			daemon ? ": the daemon's estimates use " GP_PROBE_HIT_COST_TEXT : "");
 	}
-	return hit;
+	/* a hit's share of a traced call; else the bare hit and our programs' usual work */
+	return call > 0 ? call / 2 : hit > 0 ? hit + GP_PROGRAM_HIT_NS : hit;
 }
 
 int gp_budget_start_duty(struct gp_budget *b, double hit_ns)

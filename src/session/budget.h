@@ -38,9 +38,12 @@ struct gp_budget {
 };
 
 /*
- * What a probe hit costs here, measured now (gp_uprobes_measure_hit_ns) and
- * set in the model for every report; <= 0 when it could not be measured
- * (said, with what the daemon's estimates use then).
+ * What a probe hit and a traced call cost here, measured now
+ * (gp_uprobes_measure_hit_ns, gp_uprobes_measure_call_ns with gpuprobed's own
+ * process admitted for the moment) and set in the model for every report.
+ * Returns what a hit costs a traced call (half of a traced call's cost; the
+ * bare hit and GP_PROGRAM_HIT_NS when only that was measured), <= 0 when
+ * neither could be measured (said, with what the daemon's estimates use then).
  */
 double gp_budget_measure_probe_cost(struct gp_budget *b, bool daemon);
 

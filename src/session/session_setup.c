@@ -140,7 +140,7 @@ int gp_session_prepare(struct session *s)
 		return -ENOMEM;
 	}
 	/* always on: the probes' cost is watched, and the hot ones can be gated (an overhead budget) */
-	if (o->daemon && gp_budget_start_duty(&s->budget, hit > 0 ? hit + GP_PROGRAM_HIT_NS : 0)) {
+	if (o->daemon && gp_budget_start_duty(&s->budget, hit > 0 ? hit : 0)) {
 		gp_err("out of memory");
 		return -ENOMEM;
 	}

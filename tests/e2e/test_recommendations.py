@@ -35,24 +35,23 @@ one call, and is in the workload's time only:
 Lower bounds, call by call, from what the same run measured (never a constant that assumes an idle
 machine):
 - on the thread's CPU clock (preemption and stolen time are not CPU time): dur >= cpu - A, where
-  A = 2 x 2 x session.probe_hit_ns + clocks.bracket_cpu_ns is the CPU time the probes and the clock
-  reads add to a call. A traced call pays two hits (the hit cost the report measured at the
-  session's start, under the load of the moment: a busier machine measures a dearer hit) and our two
-  programs' work, which costs less than the two hits' machinery (docs/performance.md: the kernel's
-  bpf_stats give 425 + 938 ns per call with stacks a few frames deep, as here, against +1887 ns for
-  an empty probe pair), hence the factor 2; bracket_cpu_ns is what the workload measured its own
-  clock reads to cost. (It is one tracer's: another tracer's programs on the same probes would add
-  theirs);
+  A = gp.probe_call_ns(report) + clocks.bracket_cpu_ns is the CPU time the probes and the clock
+  reads add to a call: what a traced call costs the calling thread here, both hits and both
+  programs' whole work with this session's options, as the session measured it at its start on the
+  thread's CPU clock (hot; gp.PROBE_COLD_FACTOR says how a call of the workload runs it colder);
+  bracket_cpu_ns is what the workload measured its own clock reads to cost. (It is one
+  tracer's: another tracer's programs on the same probes would add theirs);
 - on the wall clock less the thread's run-queue wait across the call (schedstat's run_delay, which
   counts every preemption wherever it lands): dur >= (t1 - t0) - run_delay - A; summed over a set of
   calls, less once the time the hypervisor stole from the whole machine during the case
   (clocks.steal_max_ns, /proc/stat rounded up);
 - the simulator's model: a synchronous copy lasts at least its latency + bytes / bandwidth, a launch
   spins SIMGPU_LAUNCH_US (dur >= model_ns, for every call).
-A set's lower bound is the larger of its two sums of per-call max(model, floor, 0). Calls of a few µs
-(failing-calls' errors, redundant synchronisations) cost less than the probes' measured cost: their
-lower bound is 0, and their time is checked by the containment (and, exactly, as the sum of their
-slices). An impact is bounded by its rule's formula on the bounds of its inputs (each formula is
+A set's lower bound is the larger of its two sums of per-call max(model, floor, 0). A call's probes
+also pay one-off costs the hot measurement has none of (a thread's first return probe allocates its
+bookkeeping, the first records touch fresh pages): a few µs. So a call shorter than
+LONG_CALL_FACTOR x A (failing-calls' errors, redundant synchronisations: a few µs) gets no floor
+beyond the model; its time is checked by the containment (and, exactly, as the sum of its slices). An impact is bounded by its rule's formula on the bounds of its inputs (each formula is
 monotone in each of them); the outside time O is bounded below, exactly, by the workload's own O.
 
 Which rules a case makes fire must not depend on the machine's load either: cpu-feeding needs its
@@ -139,10 +138,10 @@ LAUNCH_APIS = ("cudaLaunchKernel", "cudaLaunchKernel_ptsz", "cudaLaunchCooperati
 ALLOC_APIS = ("cudaMalloc", "cudaMallocManaged", "cudaMallocHost", "cudaHostAlloc", "cuMemAlloc_v2",
               "cuMemAllocManaged", "cuMemAllocHost_v2", "cuMemHostAlloc")
 FREE_APIS = ("cudaFree", "cudaFreeHost", "cuMemFree_v2", "cuMemFreeHost")
-# How much more than one hit's measured cost a call's probes take (the programs' work; see the top).
-PROBE_FACTOR = 2
 # JSON reals of the evidence (bandwidths, ratios) have 2 decimals, as the report's other reals.
 REAL2 = 0.0051
+# Calls at least this many times their probes' allowance get a floor from the workload's clocks.
+LONG_CALL_FACTOR = 10
 SMALL = 64 * 1024
 
 
@@ -175,10 +174,8 @@ class Timing:
 
     def __init__(self, run):
         ref, report = run.ref, run.report
-        self.hit_ns = report["session"]["probe_hit_ns"]
-        assert isinstance(self.hit_ns, int) and self.hit_ns > 0, \
-            f"report.json session.probe_hit_ns is {self.hit_ns!r}: the run's probe cost bounds its times"
-        self.allowance = 2 * PROBE_FACTOR * self.hit_ns + ref["clocks"]["bracket_cpu_ns"]
+        self.call_ns = gp.probe_call_ns(report)
+        self.allowance = self.call_ns + ref["clocks"]["bracket_cpu_ns"]
         self.steal = ref["clocks"]["steal_max_ns"]
         with open(os.path.join(run.out_dir, "out", "trace.json")) as f:
             events = json.load(f)["traceEvents"]
@@ -203,11 +200,15 @@ class Timing:
                     (what is None or c.what == what) and (failed is None or bool(c.err) == failed))
         return [c for c in self.calls if ok(c)]
 
+    def short(self, c):
+        """A call too short beside the probes' allowance for a floor beyond the model (see the top)."""
+        return c.wall < LONG_CALL_FACTOR * self.allowance
+
     def floor_cpu(self, c):
-        return max(0, c.model, c.cpu - self.allowance)
+        return max(0, c.model) if self.short(c) else max(0, c.model, c.cpu - self.allowance)
 
     def floor_wall(self, c):
-        return max(0, c.model, c.wall - c.run_delay - self.allowance)
+        return max(0, c.model) if self.short(c) else max(0, c.model, c.wall - c.run_delay - self.allowance)
 
     def bounds(self, calls):
         """(lo, hi): what the tracer's time of these calls may be, from the workload's own measurements."""
@@ -314,7 +315,7 @@ def check_time(got, t, calls, what):
         f"{what}: {got} ns, but the tracer's slices of those {len(calls)} calls add up to {t.traced(calls)} ns"
     assert lo <= got <= hi, \
         f"{what}: tracer {got} ns for {len(calls)} calls, outside [{lo}, {hi}] (the workload's clock " \
-        f"{hi} ns; probe hit {t.hit_ns} ns, steal up to {t.steal} ns)"
+        f"{hi} ns; traced call {t.call_ns} ns, steal up to {t.steal} ns)"
 
 
 def check_outside(got, t, what):
@@ -454,7 +455,7 @@ def test_expected_findings(runs, case):
         assert lo <= f["impact_ns"] <= hi, \
             f"{case}: {want['id']}{' ' + want['api'] if 'api' in want else ''}: impact_ns {f['impact_ns']}, " \
             f"bounds [{lo:.0f}, {hi:.0f}] (the workload expected {want['impact_ns']} from its {want['basis']}; " \
-            f"probe hit {run.timing.hit_ns} ns)"
+            f"traced call {run.timing.call_ns} ns)"
 
 
 @pytest.mark.parametrize("case", list(CASES))
