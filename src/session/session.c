@@ -5,7 +5,7 @@
  * objects (attach/bpf_objects.h), admit the targets (targets.h), run the
  * event loop (which admits, holds and follows processes as the kernel
  * reports them, and reads the kernel's aggregates and counters:
- * collect/budget.h, collect/counters.h), stop counting, detach, drain, and
+ * session/budget.h, session/counters.h), stop counting, detach, drain, and
  * write the reports. The work is in the layers; this file orchestrates.
  *
  * Every failure before tracing starts is one message and exit status 1;
