@@ -337,11 +337,12 @@ def test_copy_durations_and_bandwidth(tmp_path):
                       ("dtoh_pinned", ("DtoH", "pinned", True))):
         row, want = rows[key], ref[name]
         assert row["calls"] == want["calls"] and row["bytes"] == want["calls"] * ref["bytes"]
-        assert 0.97 * want["wall_ns"] <= row["total_ns"] <= want["wall_ns"], (name, row, want)
-        # the achieved bandwidth, against the bandwidth the thread itself saw (its own timing is a
-        # little wider than the probes'), and, loosely, against the link (a loaded machine slows the
-        # simulator's workers; nothing can beat the link)
+        # the calls' host time lies inside the thread's own timing of them, and holds at least what the
+        # simulator's model makes each copy last (bytes / the link's bandwidth, and a latency): a busy
+        # machine only ever adds to either
+        model_ns = row["bytes"] / gbps[name]  # bytes / (GB/s) = ns
+        assert model_ns <= row["total_ns"] <= want["wall_ns"], (name, row, want, model_ns)
+        # so the achieved bandwidth lies between what the thread itself saw and the link's
         bw = row["bandwidth_bytes_per_s"]
         seen = row["bytes"] * 1e9 / want["wall_ns"]
-        assert seen <= bw <= 1.03 * seen, (name, bw, seen)
-        assert 0.3 * gbps[name] <= bw / 1e9 <= 1.02 * gbps[name], (name, bw, gbps[name])
+        assert seen <= bw <= gbps[name] * 1e9 * 1.0001, (name, bw, seen, gbps[name])  # 1e-4: rounding
