@@ -72,6 +72,49 @@ struct {
 	__type(value, struct gp_api_agg);
 } agg_zero SEC(".maps");
 
+/*
+ * Stacks without frame pointers (unwind.h): the rows of every file's unwind
+ * table in one pool (sized by userspace, mmapable: userspace writes a file's
+ * rows in place), each file's range of it, and per process its executable
+ * mappings, sorted by start.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* set by userspace */
+	__type(key, __u32);
+	__type(value, struct gp_uw_row);
+} uw_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, GP_UW_MAX_FILES);
+	__type(key, __u32);
+	__type(value, struct gp_uw_file);
+} uw_files SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GP_UW_MAX_PROCS);
+	__type(key, __u32); /* tgid */
+	__type(value, struct gp_uw_proc);
+} uw_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, GP_UW_MAX_PROCS * GP_UW_MAX_MAPS);
+	__type(key, __u32); /* slot * GP_UW_MAX_MAPS + i */
+	__type(value, struct gp_uw_map);
+} uw_maps SEC(".maps");
+
+/* Per process running CPython: where its interpreter keeps the thread's frames. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GP_UW_MAX_PROCS);
+	__type(key, __u32); /* tgid */
+	__type(value, struct gp_py_proc);
+} py_procs SEC(".maps");
+
 /* Probes sit on library files, for every process that maps them: only admitted ones count. */
 static __always_inline bool tgid_traced(void)
 {

@@ -15,7 +15,10 @@
 #include <linux/types.h>
 #endif
 
-#define GP_ABI_VERSION 4
+#include "gpuprobed/unwind.h"
+
+/* 5: GP_EV_API_CALL_USTACK (native stacks by unwind tables, Python frames) */
+#define GP_ABI_VERSION 5
 
 /* ---- records ----------------------------------------------------------- */
 
@@ -27,6 +30,7 @@ enum gp_event_type {
 	GP_EV_API_CALL_EXT = 5, /* struct gp_api_call_ext: an API call with bytes read from user memory */
 	GP_EV_API_CALL_STACK = 6, /* struct gp_api_call_stack: an API call with its caller's user stack */
 	GP_EV_SCHED_SLICE = 7, /* struct gp_sched_slice: one on-CPU slice of a traced thread (--timeline-sched) */
+	GP_EV_API_CALL_USTACK = 8, /* struct gp_api_call_ustack: an API call with its user stack, native and Python */
 	GP_EV_TYPE_MAX,
 };
 
@@ -150,6 +154,57 @@ struct gp_api_call_stack {
 #define GP_STACK_REC_SIZE(nframes) (sizeof(struct gp_api_call) + 8 + 8 * (nframes))
 
 /*
+ * An API call with the user stack of the thread that made it, walked at the
+ * call's return (the caller's registers, its frames intact): by unwind
+ * tables where its code has them (unwind.h), by frame pointers where it has
+ * none, and — in a CPython process — the thread's Python frames. words[]
+ * holds nframes native addresses (words[0] the call site: the return
+ * address; then the callers, outermost last), then npy Python frames of two
+ * words each, innermost first: the code object's address, and the
+ * instruction with GP_PYF_* flags (unwind.h). Why the native walk ended is
+ * `stop`: GP_STOP_END when it reached the thread's first frame. Variable
+ * size: call.hdr.size = GP_USTACK_REC_SIZE(nframes, npy). Replaces
+ * gp_api_call_stack (still read from older captures).
+ */
+#define GP_USTACK_MAX_FRAMES 127
+#define GP_USTACK_MAX_WORDS (GP_USTACK_MAX_FRAMES + 1 + 2 * GP_PY_MAX_FRAMES)
+struct gp_api_call_ustack {
+	struct gp_api_call call;
+	__u16 nframes;     /* native frames, words[0 .. nframes) */
+	__u16 npy;         /* Python frames, words[nframes .. nframes + 2 * npy) */
+	__u8 stop;         /* enum gp_stack_stop: why the native walk ended */
+	__u8 stop_detail;  /* GP_STOP_TABLE: the row's GP_UW_STOP_* */
+	__u8 py;           /* enum gp_py_status */
+	__u8 frames_fp;    /* of the native frames, how many were found by frame pointer (no table) */
+	__s32 err;         /* the failed read's error, for GP_STOP_READ / GP_PY_READ */
+	__u32 pad;
+	__u64 words[GP_USTACK_MAX_WORDS];
+};
+#define GP_USTACK_REC_SIZE(nframes, npy) (sizeof(struct gp_api_call) + 16 + 8 * ((nframes) + 2 * (npy)))
+
+/* Why a native stack walk ended (gp_api_call_ustack.stop). */
+enum gp_stack_stop {
+	GP_STOP_END = 0,     /* at the thread's first frame: the stack is whole */
+	GP_STOP_DEPTH,       /* GP_USTACK_MAX_FRAMES frames */
+	GP_STOP_NO_MAPPING,  /* a pc in no executable mapping the session knows of the process */
+	GP_STOP_NO_TABLE,    /* a frame in a file without unwind information, and no frame pointer to follow */
+	GP_STOP_TABLE,       /* the file's table says the caller cannot be found from here (stop_detail) */
+	GP_STOP_RBP_UNKNOWN, /* the row needs rbp, which an earlier frame could not restore */
+	GP_STOP_READ,        /* the stack's memory could not be read (err) */
+	GP_STOP_FP_END,      /* frame pointers: the chain ended (no table: whole or not, unknown) */
+	GP_STOP_MAX,
+};
+
+/* What the Python walk found (gp_api_call_ustack.py). */
+enum gp_py_status {
+	GP_PY_NO = 0,       /* not a Python process (none asked for) */
+	GP_PY_OK,           /* the thread's frames, all of them */
+	GP_PY_NO_THREAD,    /* no Python thread state on this thread (a thread Python did not start or enter) */
+	GP_PY_READ,         /* a frame could not be read (err): the frames before it */
+	GP_PY_DEPTH,        /* GP_PY_MAX_FRAMES frames */
+};
+
+/*
  * One on-CPU slice of a traced thread, emitted at its switch-out only when
  * the session asked for scheduling in the timeline (--timeline-sched): the
  * thread ran on cpu from hdr.ts_ns (its switch-in) to end_ns (its
@@ -187,6 +242,7 @@ enum gp_sched_left {
 _Static_assert(sizeof(struct gp_sched_slice) == 56, "gp_sched_slice layout");
 _Static_assert(sizeof(struct gp_event_hdr) == 24, "gp_event_hdr layout");
 _Static_assert(sizeof(struct gp_api_call_stack) == 144 + 8 + 8 * GP_STACK_MAX_FRAMES, "gp_api_call_stack layout");
+_Static_assert(sizeof(struct gp_api_call_ustack) == GP_USTACK_REC_SIZE(GP_USTACK_MAX_WORDS, 0), "gp_api_call_ustack layout");
 _Static_assert(sizeof(struct gp_api_call_ext) == 144 + 8 + GP_EXT_DATA_MAX, "gp_api_call_ext layout");
 _Static_assert(sizeof(struct gp_api_call) == 144, "gp_api_call layout");
 _Static_assert(sizeof(struct gp_thread_cpu) == 112, "gp_thread_cpu layout");
