@@ -35,7 +35,7 @@ struct gp_task_state {
 	 * its real size. Per thread, not per CPU: uprobe programs can be
 	 * preempted, and another thread's on this CPU would overwrite it.
 	 */
-	struct gp_api_call_stack stack_rec;
+	struct gp_api_call_ustack stack_rec;
 	/* the stack walk copies the user stack a page at a time (+ room for a frame read at its end) */
 	__u8 stack_page[4096 + 16];
 };

@@ -37,6 +37,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "common.bpf.h"
+#include "unwind.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -71,49 +72,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct gp_api_agg);
 } agg_zero SEC(".maps");
-
-/*
- * Stacks without frame pointers (unwind.h): the rows of every file's unwind
- * table in one pool (sized by userspace, mmapable: userspace writes a file's
- * rows in place), each file's range of it, and per process its executable
- * mappings, sorted by start.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1); /* set by userspace */
-	__type(key, __u32);
-	__type(value, struct gp_uw_row);
-} uw_rows SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, GP_UW_MAX_FILES);
-	__type(key, __u32);
-	__type(value, struct gp_uw_file);
-} uw_files SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GP_UW_MAX_PROCS);
-	__type(key, __u32); /* tgid */
-	__type(value, struct gp_uw_proc);
-} uw_procs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, GP_UW_MAX_PROCS * GP_UW_MAX_MAPS);
-	__type(key, __u32); /* slot * GP_UW_MAX_MAPS + i */
-	__type(value, struct gp_uw_map);
-} uw_maps SEC(".maps");
-
-/* Per process running CPython: where its interpreter keeps the thread's frames. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GP_UW_MAX_PROCS);
-	__type(key, __u32); /* tgid */
-	__type(value, struct gp_py_proc);
-} py_procs SEC(".maps");
 
 /* Probes sit on library files, for every process that maps them: only admitted ones count. */
 static __always_inline bool tgid_traced(void)
@@ -291,84 +249,20 @@ static __always_inline void read_ext(struct gp_api_call_ext *ext, const struct g
 		ext->data_len = GP_NCCL_INIT_ALL_MAX * 8 + devs;
 }
 
-/* A frame-pointer chain longer than this between two frames is not one (a frame of 64 MiB?) */
-#define GP_MAX_FRAME_BYTES (64ULL << 20)
-
-/*
- * The caller's user stack by frame pointers: at the return, ip is the call
- * site and rbp the caller's own (callee-saved), so ips[0] is exact even in
- * code without frame pointers and the walk starts exactly at the caller.
- * Each frame is {saved rbp, return address}. The walk stops where the chain
- * stops being a chain — a saved rbp not above the frame it came from,
- * misaligned, or implausibly far — before reading it: the kernel's own
- * walker (bpf_get_stack) reads until a read faults, and on the main thread
- * glibc leaves argc in rbp, so each of its walks ended in a page fault
- * (~0.6 us). And it copies the stack a page at a time (from the frame to the
- * end of its page: never into a page that may not exist), so a walk of
- * twenty frames costs one or two reads, not twenty (~80 ns each).
- * Returns the frames written.
- */
-static __always_inline __u32 walk_user_stack(struct pt_regs *ctx, struct gp_task_state *st,
-					     struct gp_api_call_stack *stk)
-{
-	__u64 fp = ctx->bp, low = ctx->sp, base = 0, len = 0;
-	__u32 n = 1;
-
-	stk->ips[0] = ctx->ip;
-	stk->stack_flags = 0;
-	stk->stack_err = 0;
-	for (__u32 i = 1; i < GP_STACK_MAX_FRAMES; i++) {
-		__u64 off, next, ret;
-
-		if (fp < low || (fp & 7) || fp - low > GP_MAX_FRAME_BYTES)
-			break;
-		if (fp < base || fp + 16 > base + len) {
-			__u64 want = ((fp | 4095) + 1) - fp; /* to the end of fp's page: 8 .. 4096 */
-			long err;
-
-			if (want < 16)
-				want = 16; /* the frame's return address is on the next page */
-			want = ((want - 1) & 4095) + 1;
-			asm volatile("" : "+r"(want));
-			err = bpf_probe_read_user(st->stack_page, want, (void *)fp);
-			if (err) {
-				if (i == 1) { /* a plausible first frame that cannot be read (not in memory) */
-					stk->stack_flags = GP_STF_UNREAD;
-					stk->stack_err = (__s32)err;
-					count(&drops, GP_DROP_STACK_UNREAD);
-				}
-				break;
-			}
-			base = fp;
-			len = want;
-		}
-		off = (fp - base) & 0xff8; /* < len - 15, and the verifier sees it inside the page */
-		next = *(__u64 *)&st->stack_page[off];
-		ret = *(__u64 *)&st->stack_page[off + 8];
-		if (!ret)
-			break;
-		stk->ips[i] = ret;
-		n = i + 1;
-		low = fp + 16;
-		fp = next;
-	}
-	return n;
-}
-
-/* Copies the record with its stack into the ring at its real size (not 1 KiB per record). */
+/* Copies the record with its stack into the ring at its real size (not 2 KiB per record). */
 static __always_inline void emit_with_stack(struct pt_regs *ctx, struct gp_task_state *st,
-					    struct gp_api_call_stack *stk)
+					    struct gp_api_call_ustack *stk)
 {
-	__u64 bytes = (__u64)walk_user_stack(ctx, st, stk) * sizeof(__u64);
+	__u64 size = walk_stacks(ctx, st, stk);
 
-	asm volatile("" : "+r"(bytes)); /* keep the mask on the register the verifier checks */
-	bytes &= 0x3f8;                  /* whole frames, at most 127 */
-	if (!bytes)
-		bytes = sizeof(__u64);
-	stk->nframes = bytes / sizeof(__u64);
-	stk->call.hdr.type = GP_EV_API_CALL_STACK;
-	stk->call.hdr.size = sizeof(stk->call) + 8 + bytes;
-	if (bpf_ringbuf_output(&events, stk, sizeof(stk->call) + 8 + bytes, BPF_RB_NO_WAKEUP))
+	asm volatile("" : "+r"(size)); /* keep the bound on the register the verifier checks */
+	if (size > sizeof(*stk))
+		size = sizeof(*stk);
+	if (size < GP_USTACK_REC_SIZE(1, 0))
+		size = GP_USTACK_REC_SIZE(1, 0);
+	stk->call.hdr.type = GP_EV_API_CALL_USTACK;
+	stk->call.hdr.size = size;
+	if (bpf_ringbuf_output(&events, stk, size, BPF_RB_NO_WAKEUP))
 		count(&drops, GP_DROP_RINGBUF_FULL);
 }
 
@@ -451,7 +345,7 @@ int gp_api_exit(struct pt_regs *ctx)
 	struct gp_task_state *st;
 	struct gp_api_call *rec = NULL;
 	struct gp_api_call_ext *ext = NULL;
-	struct gp_api_call_stack *stk = NULL;
+	struct gp_api_call_ustack *stk = NULL;
 	struct gp_frame *f = NULL;
 	__u16 parent_api = 0;
 	__u32 parent_flags = 0;

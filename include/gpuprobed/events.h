@@ -182,6 +182,15 @@ struct gp_api_call_ustack {
 };
 #define GP_USTACK_REC_SIZE(nframes, npy) (sizeof(struct gp_api_call) + 16 + 8 * ((nframes) + 2 * (npy)))
 
+#ifndef __VMLINUX_H__
+/* A record of one traced call (with or without bytes or a stack). */
+static inline int gp_event_is_call(__u16 type)
+{
+	return type == GP_EV_API_CALL || type == GP_EV_API_CALL_EXT || type == GP_EV_API_CALL_STACK ||
+	       type == GP_EV_API_CALL_USTACK;
+}
+#endif
+
 /* Why a native stack walk ended (gp_api_call_ustack.stop). */
 enum gp_stack_stop {
 	GP_STOP_END = 0,     /* at the thread's first frame: the stack is whole */

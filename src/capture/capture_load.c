@@ -18,6 +18,7 @@ static int ingest_aligned(struct gp_model *m, const void *data, size_t len)
 	union {
 		struct gp_api_call_ext x;
 		struct gp_api_call_stack s;
+		struct gp_api_call_ustack u;
 	} small;
 	void *buf = &small;
 

@@ -52,8 +52,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	gp_model_ingest(c->model, data, size); /* malformed records are counted there */
-	if (size >= sizeof(*h) && (h->type == GP_EV_API_CALL || h->type == GP_EV_API_CALL_EXT ||
-					 h->type == GP_EV_API_CALL_STACK)) {
+	if (size >= sizeof(*h) && gp_event_is_call(h->type)) {
 		if (GP_EVF_PARENT(h->flags))
 			c->nested_calls++;
 		else

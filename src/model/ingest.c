@@ -183,12 +183,42 @@ static int validate(const void *data, size_t len)
 		if (len < GP_STACK_REC_SIZE(1) || !k->nframes || k->nframes > GP_STACK_MAX_FRAMES ||
 		    c->hdr.size != GP_STACK_REC_SIZE(k->nframes) || len < c->hdr.size)
 			return -EINVAL;
+	} else if (c->hdr.type == GP_EV_API_CALL_USTACK) {
+		const struct gp_api_call_ustack *k = data;
+
+		if (len < GP_USTACK_REC_SIZE(1, 0) || !k->nframes || k->nframes > GP_USTACK_MAX_FRAMES ||
+		    k->npy > GP_PY_MAX_FRAMES || k->stop >= GP_STOP_MAX ||
+		    c->hdr.size != GP_USTACK_REC_SIZE(k->nframes, k->npy) || len < c->hdr.size)
+			return -EINVAL;
 	} else if (c->hdr.type != GP_EV_API_CALL || c->hdr.size != sizeof(*c) || len < sizeof(*c)) {
 		return -EINVAL;
 	}
 	if (c->api <= GP_API_INVALID || c->api >= GP_API_MAX)
 		return -EINVAL;
 	return 0;
+}
+
+/* The stack a record carries, in one shape for both kinds of stack record; NULL: none. */
+static struct gp_stack_view *stack_view(const void *data, __u16 type, struct gp_stack_view *v)
+{
+	if (type == GP_EV_API_CALL_USTACK) {
+		const struct gp_api_call_ustack *k = data;
+
+		*v = (struct gp_stack_view){ .ips = k->words, .nframes = k->nframes, .py = k->words + k->nframes,
+					     .npy = k->npy, .stop = k->stop, .detail = k->stop_detail,
+					     .py_status = k->py, .frames_fp = k->frames_fp };
+		return v;
+	}
+	if (type == GP_EV_API_CALL_STACK) { /* older captures: frame pointers only */
+		const struct gp_api_call_stack *k = data;
+
+		*v = (struct gp_stack_view){ .ips = k->ips, .nframes = k->nframes,
+					     .stop = (k->stack_flags & GP_STF_UNREAD) ? GP_STOP_READ
+						     : k->nframes == GP_STACK_MAX_FRAMES ? GP_STOP_DEPTH
+						     : GP_STOP_FP_END };
+		return v;
+	}
+	return NULL;
 }
 
 static int ingest(struct gp_model *m, const void *data, size_t len)
@@ -217,7 +247,7 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 	memcpy(&c, data, sizeof(c)); /* ring-buffer records need not be aligned for us */
 
 	const struct gp_api_call_ext *x = c.hdr.type == GP_EV_API_CALL_EXT ? data : NULL;
-	const struct gp_api_call_stack *stk = c.hdr.type == GP_EV_API_CALL_STACK ? data : NULL;
+	struct gp_stack_view sv, *stk = stack_view(data, c.hdr.type, &sv);
 	struct gp_op op = { .kind = (gp_apis[c.api].attr & GP_A_SYNC_CALL) ? GP_OP_SYNC : GP_OP_OTHER };
 	const char *ext = x ? x->data : NULL;
 	__u32 ext_len = x ? x->data_len : 0;
@@ -282,7 +312,7 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 
 		memcpy(&h, data, sizeof(h));
 		end = h.ts_ns;
-		if (h.type == GP_EV_API_CALL || h.type == GP_EV_API_CALL_EXT || h.type == GP_EV_API_CALL_STACK)
+		if (gp_event_is_call(h.type))
 			memcpy(&more, (const char *)data + offsetof(struct gp_api_call, dur_ns), sizeof(more));
 		else if (h.type == GP_EV_THREAD_CPU)
 			memcpy(&end, (const char *)data + offsetof(struct gp_thread_cpu, end_ns), sizeof(end));

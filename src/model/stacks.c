@@ -43,6 +43,14 @@ const char *gp_stack_trunc_name(enum gp_stack_trunc t)
 		return "unwind";
 	case GP_TRUNC_UNREAD:
 		return "unread";
+	case GP_TRUNC_NO_MAPPING:
+		return "no_mapping";
+	case GP_TRUNC_NO_UNWIND_INFO:
+		return "no_unwind_info";
+	case GP_TRUNC_UNWIND_TABLE:
+		return "unwind_table";
+	case GP_TRUNC_RBP_UNKNOWN:
+		return "rbp_unknown";
 	default:
 		return NULL;
 	}
@@ -60,9 +68,11 @@ bool gp_model_stacks_captured(const struct gp_model *m)
 	return m->stacks_on;
 }
 
-static __u64 stack_hash(const __u64 *ips, unsigned n)
+static __u64 stack_hash(const __u64 *ips, unsigned n, unsigned npy)
 {
-	__u64 h = 0x243f6a8885a308d3ULL ^ n;
+	__u64 h = 0x243f6a8885a308d3ULL ^ n ^ (__u64)npy << 32;
+
+	n += 2 * npy;
 
 	for (unsigned i = 0; i < n; i++) {
 		h ^= ips[i];
@@ -72,18 +82,46 @@ static __u64 stack_hash(const __u64 *ips, unsigned n)
 	return h ? h : 1;
 }
 
-static struct gp_stack *stack_new(const __u64 *ips, unsigned n, __u64 hash, __u32 seq)
+static struct gp_stack *stack_new(const struct gp_stack_view *v, __u64 hash, __u32 seq)
 {
-	struct gp_stack *k = calloc(1, sizeof(*k) + n * sizeof(__u64));
+	size_t words = v ? v->nframes + 2 * (size_t)v->npy : 0;
+	struct gp_stack *k = calloc(1, sizeof(*k) + words * sizeof(__u64));
 
 	if (!k)
 		return NULL;
 	k->hash = hash;
 	k->seq = seq;
-	k->nframes = (__u16)n;
-	if (n)
-		memcpy(k->ips, ips, n * sizeof(__u64));
+	if (!v)
+		return k;
+	k->nframes = (__u16)v->nframes;
+	k->npy = (__u16)v->npy;
+	memcpy(k->ips, v->ips, v->nframes * sizeof(__u64));
+	if (v->npy)
+		memcpy(k->ips + v->nframes, v->py, 2 * v->npy * sizeof(__u64));
 	return k;
+}
+
+static bool same_stack(const struct gp_stack *k, const struct gp_stack_view *v)
+{
+	return k->nframes == v->nframes && k->npy == v->npy &&
+	       !memcmp(k->ips, v->ips, v->nframes * sizeof(__u64)) &&
+	       (!v->npy || !memcmp(k->ips + v->nframes, v->py, 2 * v->npy * sizeof(__u64)));
+}
+
+/* Why a walk that stopped short stopped, from the record. */
+static void set_trunc(struct gp_stack *k, const struct gp_stack_view *v)
+{
+	static const __u8 by_stop[GP_STOP_MAX] = {
+		[GP_STOP_END] = GP_TRUNC_NONE,          [GP_STOP_DEPTH] = GP_TRUNC_DEPTH,
+		[GP_STOP_NO_MAPPING] = GP_TRUNC_NO_MAPPING, [GP_STOP_NO_TABLE] = GP_TRUNC_NO_UNWIND_INFO,
+		[GP_STOP_TABLE] = GP_TRUNC_UNWIND_TABLE, [GP_STOP_RBP_UNKNOWN] = GP_TRUNC_RBP_UNKNOWN,
+		[GP_STOP_READ] = GP_TRUNC_UNREAD,       [GP_STOP_FP_END] = GP_TRUNC_NONE, /* by the last frame */
+	};
+
+	k->trunc = v->stop < GP_STOP_MAX ? by_stop[v->stop] : GP_TRUNC_UNWIND;
+	k->unwind_detail = v->detail;
+	k->py_status = v->py_status;
+	k->frames_fp = v->frames_fp;
 }
 
 static int push_stack(struct gp_stacks *s, struct gp_stack *k)
@@ -95,24 +133,24 @@ static int push_stack(struct gp_stacks *s, struct gp_stack *k)
 }
 
 /* The stack with these frames: found, created, or the overflow stack when the table is full. */
-static struct gp_stack *stack_get(struct gp_model *m, struct gp_process *p, const __u64 *ips, unsigned n,
+static struct gp_stack *stack_get(struct gp_model *m, struct gp_process *p, const struct gp_stack_view *v,
 				  bool *is_new)
 {
 	struct gp_stacks *s = &p->stacks;
-	__u64 h = stack_hash(ips, n);
+	__u64 h = stack_hash(v->ips, v->nframes, v->npy);
 	struct gp_stack *head = gp_u64map_get(&s->by_hash, h), *k;
 
 	*is_new = false;
 	for (k = head; k; k = k->next)
-		if (k->nframes == n && !memcmp(k->ips, ips, n * sizeof(__u64)))
+		if (same_stack(k, v))
 			return k;
 	if (m->nstacks >= m->max_stacks) {
 		gp_model_drop_add(m, "stacks_over_limit", 1);
 		if (!s->overflow)
-			s->overflow = stack_new(NULL, 0, 0, UINT32_MAX);
+			s->overflow = stack_new(NULL, 0, UINT32_MAX);
 		return s->overflow;
 	}
-	k = stack_new(ips, n, h, (__u32)s->n);
+	k = stack_new(v, h, (__u32)s->n);
 	if (!k)
 		return NULL;
 	k->next = head;
@@ -169,7 +207,7 @@ static struct gp_stack_op *op_get(struct gp_stack *k, __u16 api, const struct gp
 }
 
 void gp_stacks_add(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c, const struct gp_op *op,
-		   const struct gp_api_call_stack *rec)
+		   const struct gp_stack_view *v)
 {
 	struct gp_stack *k;
 	struct gp_stack_op *r;
@@ -177,14 +215,11 @@ void gp_stacks_add(struct gp_model *m, struct gp_process *p, const struct gp_api
 	/* bytes a call moved: a failed call moved none */
 	__u64 bytes = c->ret || op->kind == GP_OP_FREE ? 0 : op->bytes;
 
-	k = stack_get(m, p, rec->ips, rec->nframes, &is_new);
+	k = stack_get(m, p, v, &is_new);
 	if (!k)
 		return;
 	if (is_new) {
-		if (rec->stack_flags & GP_STF_UNREAD)
-			k->trunc = GP_TRUNC_UNREAD;
-		else if (rec->nframes == GP_STACK_MAX_FRAMES)
-			k->trunc = GP_TRUNC_DEPTH;
+		set_trunc(k, v);
 		if (m->has_resolver && m->resolver.stack_seen)
 			m->resolver.stack_seen(m->resolver.ctx, p->pid, k->ips, k->nframes);
 	}

@@ -392,20 +392,43 @@ struct gp_stack_op {          /* one (API, operation) at a stack */
 	__u64 calls, errors, bytes, host_ns;
 };
 
-enum gp_stack_trunc { GP_TRUNC_NONE, GP_TRUNC_DEPTH, GP_TRUNC_UNWIND, GP_TRUNC_UNREAD };
+/*
+ * Why a stack ends before the thread's first frame (report.json stacks[].truncated): the frame-pointer
+ * chain ended (UNWIND), the depth limit, unreadable memory, a pc in no mapping known of the process, a
+ * file without unwind information and no frame pointer to follow, a row of a file's table that cannot
+ * give the caller (unwind_detail: its GP_UW_STOP_*), rbp not restorable.
+ */
+enum gp_stack_trunc { GP_TRUNC_NONE, GP_TRUNC_DEPTH, GP_TRUNC_UNWIND, GP_TRUNC_UNREAD, GP_TRUNC_NO_MAPPING,
+		      GP_TRUNC_NO_UNWIND_INFO, GP_TRUNC_UNWIND_TABLE, GP_TRUNC_RBP_UNKNOWN };
 const char *gp_stack_trunc_name(enum gp_stack_trunc t); /* NULL for GP_TRUNC_NONE */
 
 struct gp_stack {
 	struct gp_stack *next; /* hash chain */
 	__u64 hash;
 	__u32 seq;             /* order of first sight */
-	__u16 nframes;         /* 0: the "[stack table full]" stack */
+	__u16 nframes;         /* native frames; 0: the "[stack table full]" stack */
+	__u16 npy;             /* Python frames after them in ips[], two words each */
 	__u8 trunc;            /* enum gp_stack_trunc (unwind: set when symbolized) */
+	__u8 unwind_detail;    /* GP_TRUNC_UNWIND_TABLE: the row's GP_UW_STOP_* */
+	__u8 py_status;        /* enum gp_py_status of the walk */
+	__u8 frames_fp;        /* native frames found by frame pointer (no table) */
 	__u64 calls, bytes, host_ns;
 	struct gp_stack_op *ops;
 	__u32 nops, ops_cap;
 	__u32 *frame_ids;      /* [nframes] indexes into gp_stacks.frames, once symbolized */
-	__u64 ips[];           /* [0] the call site, then the callers */
+	__u64 ips[];           /* [0] the call site, then the callers; then npy Python frames (code, instr) */
+};
+
+/* A stack as a record brings it (either kind of stack record). */
+struct gp_stack_view {
+	const __u64 *ips;
+	unsigned nframes;
+	const __u64 *py; /* npy pairs: code object, instruction | GP_PYF_* << 32 */
+	unsigned npy;
+	__u8 stop;       /* enum gp_stack_stop */
+	__u8 detail;
+	__u8 py_status;
+	__u8 frames_fp;
 };
 
 /* A frame symbolized: one per distinct address of a process. */

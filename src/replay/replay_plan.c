@@ -298,8 +298,7 @@ static int ingest(struct gp_rbuild *b, const void *data, size_t len)
 	const struct gp_event_hdr *h = data;
 	struct gp_api_call c;
 
-	if (len < sizeof(c) ||
-	    (h->type != GP_EV_API_CALL && h->type != GP_EV_API_CALL_EXT && h->type != GP_EV_API_CALL_STACK))
+	if (len < sizeof(c) || !gp_event_is_call(h->type))
 		return 0; /* a thread account, or malformed: nothing to replay */
 	memcpy(&c, data, sizeof(c));
 	if (c.api <= GP_API_INVALID || c.api >= GP_API_MAX)

@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * unwind.bpf.h — a traced thread's user stack walked at the probe, into a
+ * gp_api_call_ustack (events.h): by the unwind tables userspace built from
+ * the files' .eh_frame (include/gpuprobed/unwind.h) where the process has
+ * them, frame by frame by frame pointer through code without a table, by
+ * frame pointers alone for a process without tables; then, in a CPython
+ * process, the thread's Python frames. Included by gpu_api.bpf.c only.
+ *
+ * The walk starts at the call's return: ip is the call site (a return
+ * address: every pc of the walk is one, so a row is looked up at pc - 1),
+ * sp and rbp the caller's own. Per frame: the mapping (binary search over
+ * the process's sorted mappings), the row (binary search over the file's
+ * rows), the CFA, the return address at CFA - 8, the caller's rbp. Every
+ * element is fetched with its own map lookup, not by indexing a map value:
+ * then the verifier need not track the search's bounds precisely, and the
+ * loop's states prune (indexing made it explode past a million
+ * instructions). The frames are a bpf_loop, each search a bounded loop.
+ */
+#ifndef GP_UNWIND_BPF_H
+#define GP_UNWIND_BPF_H
+
+/* The rows of every file's unwind table (mmapable: userspace writes a file's rows in place). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* set by userspace */
+	__type(key, __u32);
+	__type(value, struct gp_uw_row);
+} uw_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, GP_UW_MAX_FILES);
+	__type(key, __u32);
+	__type(value, struct gp_uw_file);
+} uw_files SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GP_UW_MAX_PROCS);
+	__type(key, __u32); /* tgid */
+	__type(value, struct gp_uw_proc);
+} uw_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, GP_UW_MAX_PROCS * GP_UW_MAX_MAPS);
+	__type(key, __u32); /* slot * GP_UW_MAX_MAPS + i */
+	__type(value, struct gp_uw_map);
+} uw_maps SEC(".maps");
+
+/* Per process running CPython: where its interpreter keeps the thread's frames. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GP_UW_MAX_PROCS);
+	__type(key, __u32); /* tgid */
+	__type(value, struct gp_py_proc);
+} py_procs SEC(".maps");
+
+/* A frame-pointer chain longer than this between two frames is not one (a frame of 64 MiB?) */
+#define GP_MAX_FRAME_BYTES (64ULL << 20)
+
+struct uw_walk {
+	__u64 pc, sp, bp;
+	__u32 slot, nmaps;
+	__u32 n;           /* frames written */
+	__u8 stop, detail;
+	__u8 bp_ok;        /* bp holds the frame's rbp (an earlier row could not restore it otherwise) */
+	__u8 fp_frames;
+	__s32 err;
+	struct gp_api_call_ustack *rec;
+};
+
+/* The mapping holding pc: its bias and file slot; false when the process has none there. */
+static __always_inline bool uw_find_map(const struct uw_walk *w, __u64 pc, __u64 *bias, __u32 *file)
+{
+	__u32 base = w->slot * GP_UW_MAX_MAPS, lo = 0, hi = w->nmaps, k;
+	struct gp_uw_map *m;
+
+	/* the last mapping with start <= pc, in [lo, hi) */
+	for (int i = 0; i < GP_UW_MAP_STEPS && lo + 1 < hi; i++) {
+		__u32 mid = (lo + hi) / 2;
+
+		k = base + mid;
+		m = bpf_map_lookup_elem(&uw_maps, &k);
+		if (!m)
+			return false;
+		if (m->start <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	k = base + lo;
+	m = bpf_map_lookup_elem(&uw_maps, &k);
+	if (!m || pc < m->start || pc >= m->end)
+		return false;
+	*bias = m->bias;
+	*file = m->file;
+	return true;
+}
+
+/* The row of file that covers key (a vaddr of the file); NULL when none does. */
+static __always_inline struct gp_uw_row *uw_find_row(__u32 file, __u64 key)
+{
+	struct gp_uw_file *f = bpf_map_lookup_elem(&uw_files, &file);
+	struct gp_uw_row *r;
+	__u32 lo, hi;
+
+	if (!f || !f->n || key > 0xffffffffULL)
+		return NULL;
+	lo = f->first;
+	hi = f->first + f->n;
+	r = bpf_map_lookup_elem(&uw_rows, &lo);
+	if (!r || r->pc > key)
+		return NULL;
+	/* the last row with pc <= key, in [lo, hi) */
+	for (int i = 0; i < GP_UW_ROW_STEPS && lo + 1 < hi; i++) {
+		__u32 mid = (lo + hi) / 2;
+
+		r = bpf_map_lookup_elem(&uw_rows, &mid);
+		if (!r)
+			return NULL;
+		if (r->pc <= key)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return bpf_map_lookup_elem(&uw_rows, &lo);
+}
+
+static __always_inline int uw_read(struct uw_walk *w, __u64 *dst, __u64 addr)
+{
+	long err = bpf_probe_read_user(dst, sizeof(*dst), (void *)addr);
+
+	if (err) {
+		w->stop = GP_STOP_READ;
+		w->err = (__s32)err;
+		return 1;
+	}
+	return 0;
+}
+
+/* Code without a table: the caller by frame pointer, if rbp is a frame pointer at all. */
+static __always_inline int uw_fp_step(struct uw_walk *w)
+{
+	__u64 next, ret;
+
+	if (!w->bp_ok || w->bp < w->sp || (w->bp & 7) || w->bp - w->sp > GP_MAX_FRAME_BYTES) {
+		w->stop = GP_STOP_NO_TABLE;
+		return 1;
+	}
+	if (uw_read(w, &next, w->bp) || uw_read(w, &ret, w->bp + 8))
+		return 1;
+	if (!ret) {
+		w->stop = GP_STOP_FP_END;
+		return 1;
+	}
+	w->fp_frames++;
+	w->sp = w->bp + 16;
+	w->pc = ret;
+	w->bp = next;
+	return 0;
+}
+
+/* One frame: record pc, then find its caller's pc, sp and rbp. 1 ends the walk (w->stop says why). */
+static int uw_step(__u32 i, struct uw_walk *w)
+{
+	struct gp_api_call_ustack *rec = w->rec;
+	__u32 n = w->n, file;
+	struct gp_uw_row *r;
+	__u64 bias, off, cfa, ra;
+	__u8 f;
+
+	if (n >= GP_USTACK_MAX_FRAMES) {
+		w->stop = GP_STOP_DEPTH;
+		return 1;
+	}
+	rec->words[n & (GP_USTACK_MAX_WORDS - 1)] = w->pc;
+	w->n = n + 1;
+	if (!uw_find_map(w, w->pc, &bias, &file)) {
+		w->stop = GP_STOP_NO_MAPPING;
+		return 1;
+	}
+	if (file == GP_UW_FILE_NONE)
+		return uw_fp_step(w);
+	r = uw_find_row(file, w->pc - bias - 1); /* a return address: its call is the byte before */
+	if (!r)
+		return uw_fp_step(w);
+	f = r->flags;
+	off = (__u64)r->cfa_off << ((f & GP_UW_OFF_X8) ? 3 : 0);
+	switch (GP_UW_CFA_TYPE(f)) {
+	case GP_UW_CFA_RSP:
+		cfa = w->sp + off;
+		break;
+	case GP_UW_CFA_RBP:
+		if (!w->bp_ok) {
+			w->stop = GP_STOP_RBP_UNKNOWN;
+			return 1;
+		}
+		cfa = w->bp + off;
+		break;
+	case GP_UW_CFA_PLT:
+		cfa = w->sp + r->cfa_off + (((w->pc & 15) >= (__u64)(__u8)r->rbp_off) ? 8 : 0);
+		break;
+	case GP_UW_CFA_DEREF:
+		if (!w->bp_ok) {
+			w->stop = GP_STOP_RBP_UNKNOWN;
+			return 1;
+		}
+		if (uw_read(w, &cfa, w->bp + (__s16)r->cfa_off))
+			return 1;
+		break;
+	default: /* a stop row: the outermost frame, or what the rows cannot say */
+		w->detail = GP_UW_STOP_CAUSE(f);
+		w->stop = w->detail == GP_UW_STOP_END ? GP_STOP_END : GP_STOP_TABLE;
+		return 1;
+	}
+	if (uw_read(w, &ra, cfa - 8))
+		return 1;
+	switch (GP_UW_RBP_RULE(f)) {
+	case GP_UW_RBP_SAME:
+		break;
+	case GP_UW_RBP_CFA:
+		w->bp_ok = !bpf_probe_read_user(&w->bp, 8, (void *)(cfa + 8 * (__s64)r->rbp_off));
+		break;
+	case GP_UW_RBP_DEREF:
+		w->bp_ok = w->bp_ok && !bpf_probe_read_user(&w->bp, 8, (void *)(w->bp + 8 * (__s64)r->rbp_off));
+		break;
+	default:
+		w->bp_ok = 0;
+		break;
+	}
+	if (!ra) { /* no caller: the thread's first frame */
+		w->stop = GP_STOP_END;
+		return 1;
+	}
+	w->sp = cfa;
+	w->pc = ra;
+	return 0;
+}
+
+/*
+ * The process has no tables: by frame pointers alone, a page of the stack
+ * copied at a time (from the frame to the end of its page: never into a
+ * page that may not exist), so a walk of twenty frames costs one or two
+ * reads, not twenty (~80 ns each). The chain ends where it stops being one
+ * — a saved rbp not above the frame it came from, misaligned, or
+ * implausibly far — before it is read: the kernel's own walker reads until
+ * a read faults, and on the main thread glibc leaves argc in rbp (a fault,
+ * ~0.6 us, per walk).
+ */
+static __always_inline void fp_walk(struct pt_regs *ctx, struct gp_task_state *st, struct uw_walk *w)
+{
+	struct gp_api_call_ustack *rec = w->rec;
+	__u64 fp = ctx->bp, low = ctx->sp, base = 0, len = 0;
+
+	rec->words[0] = ctx->ip;
+	w->n = 1;
+	w->stop = GP_STOP_FP_END;
+	for (__u32 i = 1; i < GP_USTACK_MAX_FRAMES; i++) {
+		__u64 off, next, ret;
+
+		if (fp < low || (fp & 7) || fp - low > GP_MAX_FRAME_BYTES)
+			return;
+		if (fp < base || fp + 16 > base + len) {
+			__u64 want = ((fp | 4095) + 1) - fp; /* to the end of fp's page: 8 .. 4096 */
+			long err;
+
+			if (want < 16)
+				want = 16; /* the frame's return address is on the next page */
+			want = ((want - 1) & 4095) + 1;
+			asm volatile("" : "+r"(want));
+			err = bpf_probe_read_user(st->stack_page, want, (void *)fp);
+			if (err) {
+				if (i == 1) { /* a plausible first frame that cannot be read (not in memory) */
+					w->stop = GP_STOP_READ;
+					w->err = (__s32)err;
+					count(&drops, GP_DROP_STACK_UNREAD);
+				}
+				return;
+			}
+			base = fp;
+			len = want;
+		}
+		off = (fp - base) & 0xff8; /* < len - 15, and the verifier sees it inside the page */
+		next = *(__u64 *)&st->stack_page[off];
+		ret = *(__u64 *)&st->stack_page[off + 8];
+		if (!ret)
+			return;
+		rec->words[i & (GP_USTACK_MAX_WORDS - 1)] = ret;
+		w->n = i + 1;
+		w->fp_frames = (__u8)i;
+		low = fp + 16;
+		fp = next;
+	}
+	w->stop = GP_STOP_DEPTH;
+}
+
+/* ---- Python ------------------------------------------------------------------------------- */
+
+struct py_walk {
+	const struct gp_py_proc *py;
+	struct gp_task_state *st;
+	struct gp_api_call_ustack *rec;
+	__u64 frame;    /* the next frame to read */
+	__u32 base;     /* words[] index of the first Python frame */
+	__u32 n;        /* Python frames written */
+	__u8 status;    /* enum gp_py_status */
+	__s32 err;
+};
+
+/* A field of the frame copied into stack_page (frame_read bytes, < 256): offsets are masked in. */
+static __always_inline __u64 py_u64(const struct gp_task_state *st, __u16 off)
+{
+	return *(const __u64 *)&st->stack_page[off & 0xf8];
+}
+
+static __always_inline __u8 py_u8(const struct gp_task_state *st, __u16 off)
+{
+	return st->stack_page[off & 0xff];
+}
+
+static int py_step(__u32 i, struct py_walk *w)
+{
+	const struct gp_py_proc *py = w->py;
+	struct gp_task_state *st = w->st;
+	__u64 code, prev, instr, flags = 0;
+	__u32 want = py->frame_read, idx;
+	long err;
+
+	if (!w->frame) {
+		w->status = GP_PY_OK;
+		return 1;
+	}
+	if (w->n >= GP_PY_MAX_FRAMES) {
+		w->status = GP_PY_DEPTH;
+		return 1;
+	}
+	want = ((want - 1) & 0xff) + 1; /* 1 .. 256 */
+	err = bpf_probe_read_user(st->stack_page, want, (void *)w->frame);
+	if (err) {
+		w->status = GP_PY_READ;
+		w->err = (__s32)err;
+		return 1;
+	}
+	code = py_u64(st, py->frame_code);
+	prev = py_u64(st, py->frame_prev);
+	if (py->frame_owner != GP_PY_NONE && py_u8(st, py->frame_owner) == py->owner_shim) {
+		/* a C-stack shim, not a function: the frame before it was entered from C */
+		if (w->n) {
+			idx = (w->base + 2 * (w->n - 1) + 1) & (GP_USTACK_MAX_WORDS - 1);
+			w->rec->words[idx] |= (__u64)GP_PYF_ENTRY << 32;
+		}
+		w->frame = prev;
+		return 0;
+	}
+	if (py->instr_is_ptr)
+		instr = py_u64(st, py->frame_instr) - (code + py->code_adaptive);
+	else
+		instr = *(const __u32 *)&st->stack_page[py->frame_instr & 0xfc];
+	if (py->frame_is_entry != GP_PY_NONE && py_u8(st, py->frame_is_entry))
+		flags |= GP_PYF_ENTRY;
+	if (py->version <= 0x030a) /* each frame is its own eval activation */
+		flags |= GP_PYF_ENTRY;
+	idx = (w->base + 2 * w->n) & (GP_USTACK_MAX_WORDS - 1);
+	w->rec->words[idx] = code;
+	idx = (idx + 1) & (GP_USTACK_MAX_WORDS - 1);
+	w->rec->words[idx] = (__u32)instr | flags << 32;
+	w->n++;
+	w->frame = prev;
+	return 0;
+}
+
+/*
+ * The calling thread's own Python frames: its thread state through the
+ * interpreter's pthread key in glibc's per-thread key table (fsbase + the
+ * offsets userspace checked), confirmed by the state's thread_id (== fsbase:
+ * not another thread's, not the GIL holder's), then the frame chain.
+ */
+static __always_inline void py_walk(struct gp_task_state *st, struct gp_api_call_ustack *rec, __u32 base,
+				    const struct gp_py_proc *py)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct py_walk w = { .py = py, .st = st, .rec = rec, .base = base };
+	__u64 fsbase = task->thread.fsbase, slot, tstate, tid, frame;
+	__s32 key;
+
+	rec->py = GP_PY_NO_THREAD;
+	rec->npy = 0;
+	if (bpf_probe_read_user(&key, sizeof(key), (void *)py->tss_key_addr) || key < 0 || key >= 1024)
+		return;
+	if (key < 32) {
+		slot = fsbase + py->tss_first + 16 * (__u64)key + 8;
+	} else {
+		__u64 second;
+
+		if (bpf_probe_read_user(&second, 8, (void *)(fsbase + py->tss_second + 8 * (__u64)((__u32)key >> 5))) ||
+		    !second)
+			return;
+		slot = second + 16 * (__u64)((__u32)key & 31) + 8;
+	}
+	if (bpf_probe_read_user(&tstate, 8, (void *)slot) || !tstate ||
+	    bpf_probe_read_user(&tid, 8, (void *)(tstate + py->tstate_thread_id)) || tid != fsbase ||
+	    bpf_probe_read_user(&frame, 8, (void *)(tstate + py->tstate_frame)))
+		return;
+	if (py->cframe_current != GP_PY_NONE && frame &&
+	    bpf_probe_read_user(&frame, 8, (void *)(frame + py->cframe_current)))
+		return;
+	w.frame = frame;
+	w.status = GP_PY_OK;
+	bpf_loop(GP_PY_MAX_FRAMES + 8, py_step, &w, 0); /* shims are skipped: a few more steps than frames */
+	if (w.frame && w.status == GP_PY_OK)
+		w.status = GP_PY_DEPTH;
+	rec->py = w.status;
+	rec->npy = w.n;
+	rec->err = rec->err ? rec->err : w.err;
+}
+
+/*
+ * The stack of the call that returns now into rec (its call part filled by
+ * the caller); returns the record's size.
+ */
+static __always_inline __u32 walk_stacks(struct pt_regs *ctx, struct gp_task_state *st,
+					 struct gp_api_call_ustack *rec)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct gp_uw_proc *up = bpf_map_lookup_elem(&uw_procs, &tgid);
+	struct gp_py_proc *py = bpf_map_lookup_elem(&py_procs, &tgid);
+	struct uw_walk w = { .rec = rec, .bp_ok = 1 };
+	__u64 words;
+
+	rec->err = 0;
+	rec->py = GP_PY_NO;
+	rec->npy = 0;
+	rec->pad = 0;
+	if (up) {
+		w.pc = ctx->ip;
+		w.sp = ctx->sp;
+		w.bp = ctx->bp;
+		w.slot = up->slot;
+		w.nmaps = up->nmaps;
+		w.stop = GP_STOP_DEPTH;
+		bpf_loop(GP_USTACK_MAX_FRAMES, uw_step, &w, 0);
+	} else {
+		fp_walk(ctx, st, &w);
+	}
+	if (!w.n) { /* at least the call site */
+		rec->words[0] = ctx->ip;
+		w.n = 1;
+	}
+	rec->nframes = w.n;
+	rec->stop = w.stop;
+	rec->stop_detail = w.detail;
+	rec->frames_fp = w.fp_frames;
+	rec->err = w.err;
+	if (py)
+		py_walk(st, rec, w.n & (GP_USTACK_MAX_FRAMES - 1 + 1), py); /* n <= 127 */
+	words = (__u64)rec->nframes + 2 * (__u64)rec->npy;
+	return GP_USTACK_REC_SIZE(words, 0);
+}
+
+#endif /* GP_UNWIND_BPF_H */
