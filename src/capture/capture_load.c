@@ -51,6 +51,7 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 	switch (op) {
 	case GP_MOP_KERNEL_NAME:
 	case GP_MOP_SYMBOL:
+	case GP_MOP_PY_FRAME:
 		return gp_answers_add(as, op, data, len);
 	case GP_MOP_SESSION:
 		UNPACK(session);
@@ -157,6 +158,28 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 		UNPACK(probe_call_cost);
 		gp_model_set_probe_call_cost(m, u.probe_call_cost.probe_call_ns);
 		break;
+	case GP_MOP_PROCESS_PYTHON:
+		UNPACK(process_python);
+		gp_model_process_python(m, u.process_python.pid, u.process_python.hexversion, u.process_python.walked,
+					u.process_python.note);
+		break;
+	case GP_MOP_UNWIND: {
+		const struct gp_op_unwind *w = &u.unwind;
+
+		UNPACK(unwind);
+		gp_model_set_unwind(m, &(struct gp_unwind_summary){
+			.procs = w->procs, .procs_max = w->procs_max, .procs_full = w->procs_full, .maps = w->maps,
+			.maps_none = w->maps_none, .maps_over = w->maps_over, .files = w->files,
+			.files_built = w->files_built, .files_reused = w->files_reused,
+			.files_evicted = w->files_evicted, .rows = w->rows, .rows_max = w->rows_max,
+			.pool_rows = w->pool_rows, .build_ns = w->build_ns, .build_ns_max = w->build_ns_max,
+			.build_max_file = w->build_max_file, .fail_open = w->fail_open,
+			.fail_not_elf = w->fail_not_elf, .fail_no_cfi = w->fail_no_cfi,
+			.fail_too_big = w->fail_too_big, .fail_pool_full = w->fail_pool_full,
+			.fail_files_full = w->fail_files_full, .fail_no_segment = w->fail_no_segment,
+			.fail_other = w->fail_other });
+		break;
+	}
 	case GP_MOP_SYMBOLIZE:
 		UNPACK(symbolize);
 		gp_model_symbolize_stacks(m, NULL);
@@ -187,7 +210,7 @@ int gp_capture_load(struct gp_capture_reader *r, struct gp_model *m, struct gp_a
 			st->malformed++;
 		else if (err > 0)
 			st->ignored++;
-		else if (op == GP_MOP_KERNEL_NAME || op == GP_MOP_SYMBOL)
+		else if (gp_model_op_is_answer(op))
 			st->answers++;
 		else
 			st->applied++;

@@ -58,6 +58,16 @@ static int rec_symbolize(void *ctx, __u32 tgid, __u64 addr, struct gp_frame_sym 
 	return rc;
 }
 
+static int rec_py_frame(void *ctx, __u32 tgid, __u64 code, __u64 word, struct gp_py_frame_sym *out)
+{
+	struct gp_recording_resolver *rr = ctx;
+	int rc = rr->inner.py_frame(rr->inner.ctx, tgid, code, word, out);
+
+	RECORD(rr, PY_FRAME, py_frame, .tgid = tgid, .code = code, .word = word, .rc = rc,
+	       .qualname = rc ? NULL : out->qualname, .file = rc ? NULL : out->file, .line = rc ? 0 : out->line);
+	return rc;
+}
+
 struct gp_resolver gp_recording_resolver(struct gp_recording_resolver *rr)
 {
 	return (struct gp_resolver){
@@ -67,6 +77,7 @@ struct gp_resolver gp_recording_resolver(struct gp_recording_resolver *rr)
 		.demangle_short = rr->inner.demangle_short,
 		.stack_seen = rec_stack_seen,
 		.symbolize = rr->inner.symbolize ? rec_symbolize : NULL,
+		.py_frame = rr->inner.py_frame ? rec_py_frame : NULL,
 	};
 }
 
@@ -79,17 +90,25 @@ struct answer {
 	union {
 		struct gp_op_kernel_name kernel_name;
 		struct gp_op_symbol symbol;
+		struct gp_op_py_frame py_frame;
 	};
 	struct answer *next; /* same hash */
 };
 
-/* The question an answer answers: (tgid, a, b) — a kernel's (func, return address), a symbol's address. */
+/*
+ * The question an answer answers: (tgid, a, b) — a kernel's (func, return
+ * address), a symbol's address, a Python frame's (code, word).
+ */
 static void question(const struct answer *x, __u64 *tgid, __u64 *a, __u64 *b)
 {
 	if (x->op == GP_MOP_SYMBOL) {
 		*tgid = x->symbol.tgid;
 		*a = x->symbol.addr;
 		*b = 0;
+	} else if (x->op == GP_MOP_PY_FRAME) {
+		*tgid = x->py_frame.tgid;
+		*a = x->py_frame.code;
+		*b = x->py_frame.word;
 	} else {
 		*tgid = x->kernel_name.tgid;
 		*a = x->kernel_name.func;
@@ -160,8 +179,9 @@ int gp_answers_add(struct gp_answers *as, unsigned op, const void *data, size_t 
 	memcpy(x->payload, data, len);
 	x->op = op;
 	err = -EINVAL;
-	if (op == GP_MOP_KERNEL_NAME ? gp_op_unpack_kernel_name(x->payload, len, &x->kernel_name)
-	    : op != GP_MOP_SYMBOL || gp_op_unpack_symbol(x->payload, len, &x->symbol))
+	if (op == GP_MOP_KERNEL_NAME   ? gp_op_unpack_kernel_name(x->payload, len, &x->kernel_name)
+	    : op == GP_MOP_PY_FRAME ? gp_op_unpack_py_frame(x->payload, len, &x->py_frame)
+				    : op != GP_MOP_SYMBOL || gp_op_unpack_symbol(x->payload, len, &x->symbol))
 		goto err;
 	question(x, &t, &a, &b);
 	key = key_of(op, t, a, b);
@@ -223,6 +243,17 @@ static int ans_symbolize(void *ctx, __u32 tgid, __u64 addr, struct gp_frame_sym 
 	return x->symbol.rc;
 }
 
+static int ans_py_frame(void *ctx, __u32 tgid, __u64 code, __u64 word, struct gp_py_frame_sym *out)
+{
+	struct answer *x = find(ctx, GP_MOP_PY_FRAME, tgid, code, word);
+
+	if (!x)
+		return -ENOENT;
+	*out = (struct gp_py_frame_sym){ .qualname = x->py_frame.qualname, .file = x->py_frame.file,
+					 .line = x->py_frame.line };
+	return x->py_frame.rc;
+}
+
 struct gp_resolver gp_answers_resolver(struct gp_answers *as)
 {
 	return (struct gp_resolver){
@@ -231,5 +262,6 @@ struct gp_resolver gp_answers_resolver(struct gp_answers *as)
 		.demangle = gp_demangle,
 		.demangle_short = gp_demangle_short,
 		.symbolize = ans_symbolize,
+		.py_frame = ans_py_frame,
 	};
 }

@@ -2,7 +2,7 @@
 /*
  * capture_resolver.h — the resolver's side of a capture. Live, a recording
  * resolver passes each question to the real one (the symbolizer) and writes
- * the answer into the capture (GP_MOP_KERNEL_NAME, GP_MOP_SYMBOL) before the
+ * the answer into the capture (GP_MOP_KERNEL_NAME, GP_MOP_SYMBOL, GP_MOP_PY_FRAME) before the
  * operation that asked. Loading a capture, an answering resolver gives the
  * model the recorded answers: no /proc, no ELF files, another machine is fine.
  */
@@ -26,7 +26,7 @@ struct gp_answers;
 
 struct gp_answers *gp_answers_new(void); /* NULL on ENOMEM */
 void gp_answers_free(struct gp_answers *a);
-/* Keeps a GP_MOP_KERNEL_NAME or GP_MOP_SYMBOL payload. 0, -EINVAL (malformed), -ENOMEM. */
+/* Keeps a GP_MOP_KERNEL_NAME, GP_MOP_SYMBOL or GP_MOP_PY_FRAME payload. 0, -EINVAL (malformed), -ENOMEM. */
 int gp_answers_add(struct gp_answers *a, unsigned op, const void *data, size_t len);
 /* A resolver answering from a (demangling is done here: it needs no files). */
 struct gp_resolver gp_answers_resolver(struct gp_answers *a);

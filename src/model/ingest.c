@@ -212,7 +212,7 @@ static struct gp_stack_view *stack_view(const void *data, __u16 type, struct gp_
 	if (type == GP_EV_API_CALL_STACK) { /* older captures: frame pointers only */
 		const struct gp_api_call_stack *k = data;
 
-		*v = (struct gp_stack_view){ .ips = k->ips, .nframes = k->nframes,
+		*v = (struct gp_stack_view){ .ips = k->ips, .nframes = k->nframes, .frames_fp = (__u8)k->nframes,
 					     .stop = (k->stack_flags & GP_STF_UNREAD) ? GP_STOP_READ
 						     : k->nframes == GP_STACK_MAX_FRAMES ? GP_STOP_DEPTH
 						     : GP_STOP_FP_END };

@@ -109,6 +109,7 @@ static void process_free(struct gp_process *p)
 	}
 	free(p->libs);
 	free(p->traced_because);
+	free(p->python.note);
 	gp_driver_release(p);
 	gp_nccl_release(p);
 	gp_pending_release(&p->pending);
@@ -156,6 +157,7 @@ void gp_model_free(struct gp_model *m)
 	free(m->session.mode);
 	free(m->session.hostname);
 	free(m->session.kernel_release);
+	free((char *)m->session.unwind.build_max_file);
 	free(m->name_buf);
 	free(m->mangled_buf);
 	free(m);
@@ -210,6 +212,25 @@ void gp_model_set_probe_cost(struct gp_model *m, __u64 probe_hit_ns)
 {
 	gp_model_tap_probe_cost(m, &(struct gp_op_probe_cost){ .probe_hit_ns = probe_hit_ns });
 	m->session.probe_hit_ns = probe_hit_ns;
+}
+
+void gp_model_set_unwind(struct gp_model *m, const struct gp_unwind_summary *u)
+{
+	char *file = u->build_max_file ? strdup(u->build_max_file) : NULL;
+
+	gp_model_tap_unwind(m, &(struct gp_op_unwind){
+		.procs = u->procs, .procs_max = u->procs_max, .procs_full = u->procs_full, .maps = u->maps,
+		.maps_none = u->maps_none, .maps_over = u->maps_over, .files = u->files,
+		.files_built = u->files_built, .files_reused = u->files_reused, .files_evicted = u->files_evicted,
+		.rows = u->rows, .rows_max = u->rows_max, .pool_rows = u->pool_rows, .build_ns = u->build_ns,
+		.build_ns_max = u->build_ns_max, .build_max_file = u->build_max_file, .fail_open = u->fail_open,
+		.fail_not_elf = u->fail_not_elf, .fail_no_cfi = u->fail_no_cfi, .fail_too_big = u->fail_too_big,
+		.fail_pool_full = u->fail_pool_full, .fail_files_full = u->fail_files_full,
+		.fail_no_segment = u->fail_no_segment, .fail_other = u->fail_other });
+	free((char *)m->session.unwind.build_max_file);
+	m->session.unwind = *u;
+	m->session.unwind.build_max_file = file;
+	m->session.unwind_set = true;
 }
 
 void gp_model_set_probe_call_cost(struct gp_model *m, __u64 probe_call_ns)
@@ -362,6 +383,20 @@ int gp_model_process_origin(struct gp_model *m, __u32 pid, const char *because, 
 		return -ENOENT;
 	p->parent_pid = parent_pid;
 	return replace_str(&p->traced_because, because);
+}
+
+int gp_model_process_python(struct gp_model *m, __u32 pid, __u32 hexversion, bool walked, const char *note)
+{
+	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
+
+	gp_model_tap_process_python(m, &(struct gp_op_process_python){ .pid = pid, .hexversion = hexversion,
+								   .walked = walked, .note = note });
+	if (!p)
+		return -ENOENT;
+	p->python.found = true;
+	p->python.walked = walked;
+	p->python.hexversion = hexversion;
+	return replace_str(&p->python.note, note);
 }
 
 int gp_model_process_exec(struct gp_model *m, __u32 pid, const char *comm, const char *cmdline)

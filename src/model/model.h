@@ -27,7 +27,7 @@ struct gp_model;
  * a record is ingested, at most once per distinct (tgid, func, ret_addr).
  */
 /* Where a frame's name came from. */
-enum gp_sym_source { GP_SYM_NONE, GP_SYM_ELF, GP_SYM_PERF_MAP };
+enum gp_sym_source { GP_SYM_NONE, GP_SYM_ELF, GP_SYM_PERF_MAP, GP_SYM_PYTHON };
 
 /* One address of a process, symbolized (strings valid until the resolver's next call). */
 struct gp_frame_sym {
@@ -38,6 +38,13 @@ struct gp_frame_sym {
 	__u64 sym_offset;      /* addr - symbol start */
 	__u64 file_offset;     /* addr's offset in the file */
 	enum gp_sym_source source;
+};
+
+/* A recorded Python frame, named (strings valid until the resolver's next call). */
+struct gp_py_frame_sym {
+	const char *qualname; /* the code's qualified name ("Model.forward"); 3.10: its name */
+	const char *file;     /* the code's file name, as the interpreter has it */
+	int line;             /* the line being executed; 0: the instruction has none */
 };
 
 struct gp_resolver {
@@ -63,6 +70,13 @@ struct gp_resolver {
 	void (*stack_seen)(void *ctx, __u32 tgid, const __u64 *ips, unsigned n);
 	/* Optional: symbolize addr of tgid into *out. 0, or -ENOENT when nothing is known. */
 	int (*symbolize)(void *ctx, __u32 tgid, __u64 addr, struct gp_frame_sym *out);
+	/*
+	 * Optional, called while records arrive (the process may still live),
+	 * once per distinct recorded Python frame of a process: its code
+	 * object's address and second word (unwind.h GP_PYF_*) to its names and
+	 * line. 0, or -errno when it cannot be named.
+	 */
+	int (*py_frame)(void *ctx, __u32 tgid, __u64 code, __u64 word, struct gp_py_frame_sym *out);
 };
 
 /* What the session was: printed at the top of every report. */
@@ -76,6 +90,24 @@ struct gp_session_info {
 	__u64 start_realtime_ns;   /* the same instant, CLOCK_REALTIME */
 };
 
+/*
+ * The unwind tables that let stacks be walked through code without frame
+ * pointers, as they stand (docs/report-format.md "session.unwind"): the
+ * processes and mappings published to the kernel, the files' tables in the
+ * pool of rows, what building them cost, the files left without one by
+ * cause (each attempt counted).
+ */
+struct gp_unwind_summary {
+	__u64 procs, procs_max, procs_full;
+	__u64 maps, maps_none, maps_over;
+	__u64 files, files_built, files_reused, files_evicted;
+	__u64 rows, rows_max, pool_rows;
+	__u64 build_ns, build_ns_max;
+	const char *build_max_file; /* the file of the longest build; NULL: none built */
+	__u64 fail_open, fail_not_elf, fail_no_cfi, fail_too_big, fail_pool_full, fail_files_full,
+		fail_no_segment, fail_other;
+};
+
 struct gp_model *gp_model_new(const struct gp_resolver *resolver); /* NULL + errno on failure */
 void gp_model_free(struct gp_model *m);                            /* NULL is a no-op */
 
@@ -85,6 +117,8 @@ void gp_model_set_session_end(struct gp_model *m, __u64 end_mono_ns);
 void gp_model_set_probe_cost(struct gp_model *m, __u64 probe_hit_ns);
 /* What a traced call (both hits and our programs' work) costs here, measured at the start (0: not). */
 void gp_model_set_probe_call_cost(struct gp_model *m, __u64 probe_call_ns);
+/* The unwind tables' state (replaces the previous one; build_max_file copied). */
+void gp_model_set_unwind(struct gp_model *m, const struct gp_unwind_summary *u);
 bool gp_model_session_ended(const struct gp_model *m);
 /* The latest time an ingested record reaches (a call's return), 0 before any. */
 __u64 gp_model_last_event_ns(const struct gp_model *m);
@@ -119,6 +153,13 @@ int gp_model_process_exec(struct gp_model *m, __u32 pid, const char *comm, const
  * *evicted (may be NULL) those removed by the bound.
  */
 size_t gp_model_forget_exited(struct gp_model *m, __u64 exited_before_ns, size_t keep_at_most, size_t *evicted);
+/*
+ * What gpuprobed found of pid's Python interpreter: hexversion its
+ * PY_VERSION_HEX (0: none found), walked whether its frames are recorded
+ * with its calls' stacks, note one line saying what was found or why its
+ * frames are not walked.
+ */
+int gp_model_process_python(struct gp_model *m, __u32 pid, __u32 hexversion, bool walked, const char *note);
 /* A process the session wanted but could not trace, and why (e.g. its root cannot be read). */
 int gp_model_skipped_add(struct gp_model *m, __u32 pid, const char *comm, const char *reason);
 /*

@@ -59,7 +59,10 @@
 	X(22, API_ESTIMATED, api_estimated) \
 	X(23, SAMPLING, sampling) \
 	X(24, PROBE_COST, probe_cost) \
-	X(25, PROBE_CALL_COST, probe_call_cost)
+	X(25, PROBE_CALL_COST, probe_call_cost) \
+	X(26, PY_FRAME, py_frame) /* a resolver's answer, as KERNEL_NAME and SYMBOL */ \
+	X(27, PROCESS_PYTHON, process_python) \
+	X(28, UNWIND, unwind)
 
 #define GP_OPF_SESSION(F) F(STR, tool_version) F(STR, command_line) F(STR, mode) F(STR, hostname) \
 	F(STR, kernel_release) F(U64, start_mono_ns) F(U64, start_realtime_ns)
@@ -88,6 +91,14 @@
 #define GP_OPF_SAMPLING(F) F(RAW, sampling) /* struct gp_sampling (model.h) */
 #define GP_OPF_PROBE_COST(F) F(U64, probe_hit_ns)
 #define GP_OPF_PROBE_CALL_COST(F) F(U64, probe_call_ns)
+#define GP_OPF_PY_FRAME(F) F(U32, tgid) F(U64, code) F(U64, word) F(S32, rc) F(STR, qualname) F(STR, file) \
+	F(S32, line)
+#define GP_OPF_PROCESS_PYTHON(F) F(U32, pid) F(U32, hexversion) F(BOOL, walked) F(STR, note)
+#define GP_OPF_UNWIND(F) F(U64, procs) F(U64, procs_max) F(U64, procs_full) F(U64, maps) F(U64, maps_none) \
+	F(U64, maps_over) F(U64, files) F(U64, files_built) F(U64, files_reused) F(U64, files_evicted) F(U64, rows) \
+	F(U64, rows_max) F(U64, pool_rows) F(U64, build_ns) F(U64, build_ns_max) F(STR, build_max_file) \
+	F(U64, fail_open) F(U64, fail_not_elf) F(U64, fail_no_cfi) F(U64, fail_too_big) F(U64, fail_pool_full) \
+	F(U64, fail_files_full) F(U64, fail_no_segment) F(U64, fail_other) /* struct gp_unwind_summary */
 
 enum gp_model_op {
 #define GP_MOP_ENUM(num, NAME, name) GP_MOP_##NAME = num,
@@ -124,6 +135,12 @@ GP_MODEL_OP_TABLE(GP_OP_DECLARE)
 #undef GP_OP_DECLARE
 #undef GP_OP_FIELD
 
+/* A resolver's answer (KERNEL_NAME, SYMBOL, PY_FRAME): looked up by the model's questions, applied by nobody. */
+static inline bool gp_model_op_is_answer(unsigned op)
+{
+	return op == GP_MOP_KERNEL_NAME || op == GP_MOP_SYMBOL || op == GP_MOP_PY_FRAME;
+}
+
 /* The format string of op, or NULL when op is unknown. */
 const char *gp_model_op_format(unsigned op);
 /* "session", "ingest", ...: for messages; "?" when unknown. */
@@ -140,7 +157,7 @@ union gp_op_val {
 	} r;              /* 'r' */
 };
 
-#define GP_OP_MAX_FIELDS 12
+#define GP_OP_MAX_FIELDS 32
 
 /*
  * Encodes the fields (C varargs: 'u' unsigned, 'U' __u64, 'i' int, 'b' int,

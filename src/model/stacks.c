@@ -56,6 +56,18 @@ const char *gp_stack_trunc_name(enum gp_stack_trunc t)
 	}
 }
 
+const char *gp_uw_stop_cause_name(unsigned cause)
+{
+	static const char *const names[] = {
+		[GP_UW_STOP_GAP] = "gap",		[GP_UW_STOP_END] = "end",
+		[GP_UW_STOP_EXPR] = "expression",	[GP_UW_STOP_CFAREG] = "cfa_register",
+		[GP_UW_STOP_RA] = "return_address",	[GP_UW_STOP_SIGNAL] = "signal_frame",
+		[GP_UW_STOP_RANGE] = "range",		[GP_UW_STOP_OTHER] = "other",
+	};
+
+	return cause < sizeof(names) / sizeof(names[0]) ? names[cause] : "?";
+}
+
 void gp_model_set_stacks(struct gp_model *m, bool captured, size_t max_stacks)
 {
 	gp_model_tap_stacks(m, &(struct gp_op_stacks){ .captured = captured, .max_stacks = max_stacks });
@@ -89,6 +101,10 @@ static struct gp_stack *stack_new(const struct gp_stack_view *v, __u64 hash, __u
 
 	if (!k)
 		return NULL;
+	if (v && v->npy && !(k->py_ids = calloc(v->npy, sizeof(*k->py_ids)))) {
+		free(k);
+		return NULL;
+	}
 	k->hash = hash;
 	k->seq = seq;
 	if (!v)
@@ -124,6 +140,18 @@ static void set_trunc(struct gp_stack *k, const struct gp_stack_view *v)
 	k->frames_fp = v->frames_fp;
 }
 
+static void stack_free(struct gp_stack *k)
+{
+	if (!k)
+		return;
+	free(k->ops);
+	free(k->frame_ids);
+	free(k->py_ids);
+	free(k);
+}
+
+static void name_python_frames(struct gp_model *m, struct gp_process *p, struct gp_stack *k);
+
 static int push_stack(struct gp_stacks *s, struct gp_stack *k)
 {
 	if (GP_ARRAY_GROW(s->v, s->cap, s->n + 1, 64))
@@ -155,12 +183,12 @@ static struct gp_stack *stack_get(struct gp_model *m, struct gp_process *p, cons
 		return NULL;
 	k->next = head;
 	if (push_stack(s, k)) {
-		free(k);
+		stack_free(k);
 		return NULL;
 	}
 	if (gp_u64map_put(&s->by_hash, h, k)) {
 		s->n--;
-		free(k);
+		stack_free(k);
 		return NULL;
 	}
 	m->nstacks++;
@@ -222,6 +250,8 @@ void gp_stacks_add(struct gp_model *m, struct gp_process *p, const struct gp_api
 		set_trunc(k, v);
 		if (m->has_resolver && m->resolver.stack_seen)
 			m->resolver.stack_seen(m->resolver.ctx, p->pid, k->ips, k->nframes);
+		if (k->npy)
+			name_python_frames(m, p, k);
 	}
 	p->stacks.calls++;
 	k->calls++;
@@ -263,16 +293,47 @@ static bool is_thread_root(const struct gp_frame_sym *fs)
 	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) || !strncmp(base, "libpthread", 10);
 }
 
+/* CPython's eval loop (3.10 to 3.13; a compiler's split part "….cold" too): its activations run Python frames. */
+static bool is_python_eval(const char *symbol)
+{
+	static const char eval[] = "_PyEval_EvalFrameDefault";
+
+	return symbol && !strncmp(symbol, eval, sizeof(eval) - 1) &&
+	       (symbol[sizeof(eval) - 1] == '\0' || symbol[sizeof(eval) - 1] == '.');
+}
+
+static void frame_release(struct gp_stack_frame *f)
+{
+	free(f->function);
+	free(f->symbol);
+	free(f->file);
+	free(f->build_id);
+}
+
+/* Appends f (its strings now the table's) and indexes it under key in map (linear probing). -ENOMEM: f released. */
+static long frame_push(struct gp_stacks *s, struct gp_stack_frame *f, struct gp_u64map *map, __u64 key)
+{
+	if (!f->build_id || GP_ARRAY_GROW(s->frames, s->frames_cap, s->nframes + 1, 256))
+		goto fail;
+	while (gp_u64map_get(map, key))
+		key++;
+	if (gp_u64map_put(map, key, (void *)(uintptr_t)(s->nframes + 1)))
+		goto fail;
+	s->frames[s->nframes] = *f;
+	return (long)s->nframes++;
+fail:
+	frame_release(f);
+	return -ENOMEM;
+}
+
 static long frame_of(struct gp_model *m, struct gp_stacks *s, __u32 pid, __u64 addr)
 {
 	void *hit = gp_u64map_get(&s->frame_by_addr, addr);
 	struct gp_frame_sym fs = { 0 };
-	struct gp_stack_frame *f;
+	struct gp_stack_frame f;
 
 	if (hit)
 		return (long)(uintptr_t)hit - 1;
-	if (GP_ARRAY_GROW(s->frames, s->frames_cap, s->nframes + 1, 256))
-		return -ENOMEM;
 	/*
 	 * Every address of a stack is a return address: the call that made the
 	 * frame is the instruction before it (a call ending a function would
@@ -284,21 +345,153 @@ static long frame_of(struct gp_model *m, struct gp_stacks *s, __u32 pid, __u64 a
 	} else if (!fs.file) {
 		fs = (struct gp_frame_sym){ 0 };
 	}
-	f = &s->frames[s->nframes];
-	*f = (struct gp_stack_frame){
+	f = (struct gp_stack_frame){
 		.addr = addr, .function = dup_or_null(fs.function), .symbol = dup_or_null(fs.symbol),
 		.file = dup_or_null(fs.file), .build_id = strdup(fs.build_id ? fs.build_id : ""),
 		.sym_offset = fs.symbol ? fs.sym_offset : 0, .file_offset = fs.file ? fs.file_offset : 0,
-		.source = fs.source, .thread_root = is_thread_root(&fs),
+		.kind = GP_FRAME_NATIVE, .source = fs.source, .thread_root = is_thread_root(&fs),
+		.python_eval = is_python_eval(fs.symbol),
 	};
-	if (!f->build_id || gp_u64map_put(&s->frame_by_addr, addr, (void *)(uintptr_t)(s->nframes + 1))) {
-		free(f->function);
-		free(f->symbol);
-		free(f->file);
-		free(f->build_id);
+	/* native addresses are user space: below 2^47, so no key of this map is ever probed past */
+	return frame_push(s, &f, &s->frame_by_addr, addr);
+}
+
+static __u64 mix2(__u64 a, __u64 b)
+{
+	__u64 h = a * 0x9e3779b97f4a7c15ULL ^ (b + 0x632be59bd9b4e019ULL) * 0xbf58476d1ce4e5b9ULL;
+
+	h ^= h >> 31;
+	return h ? h : 1;
+}
+
+/* The frame of (code, line), found or made from the resolver's answer ps (NULL: not named). */
+static long py_frame_for(struct gp_stacks *s, __u64 code, const struct gp_py_frame_sym *ps)
+{
+	int line = ps ? ps->line : -1; /* an unnamed code object is one frame */
+	__u64 key = mix2(code, (__u64)(__s64)line);
+	struct gp_stack_frame f;
+	void *hit;
+
+	for (; (hit = gp_u64map_get(&s->py_by_key, key)); key++) {
+		const struct gp_stack_frame *e = &s->frames[(uintptr_t)hit - 1];
+
+		if (e->addr == code && e->line == line)
+			return (long)(uintptr_t)hit - 1;
+	}
+	f = (struct gp_stack_frame){ .addr = code, .line = line, .kind = GP_FRAME_PYTHON, .build_id = strdup(""),
+				     .source = ps ? GP_SYM_PYTHON : GP_SYM_NONE };
+	if (ps && ((ps->qualname && !(f.function = strdup(ps->qualname))) ||
+		   (ps->file && !(f.file = strdup(ps->file))))) {
+		frame_release(&f);
 		return -ENOMEM;
 	}
-	return (long)s->nframes++;
+	return frame_push(s, &f, &s->py_by_key, key);
+}
+
+/*
+ * A recorded Python frame (code object, second word) to its frame. Named at
+ * first sight, while the process may still live: its code objects are read
+ * from its memory. Each distinct (code, word) asks the resolver once.
+ */
+static long py_frame_of(struct gp_model *m, struct gp_stacks *s, __u32 pid, __u64 code, __u64 word)
+{
+	__u64 key = mix2(code, word);
+	struct gp_py_frame_sym ps = { 0 };
+	bool named;
+	long id;
+	void *hit;
+
+	for (; (hit = gp_u64map_get(&s->py_seen_by_key, key)); key++) {
+		const struct gp_py_seen *e = &s->py_seen[(uintptr_t)hit - 1];
+
+		if (e->code == code && e->word == word)
+			return e->id;
+	}
+	named = m->resolver.py_frame && m->resolver.py_frame(m->resolver.ctx, pid, code, word, &ps) == 0;
+	s->py_unnamed += !named;
+	id = py_frame_for(s, code, named ? &ps : NULL);
+	if (id < 0 || GP_ARRAY_GROW(s->py_seen, s->py_seen_cap, s->npy_seen + 1, 64))
+		return id < 0 ? id : -ENOMEM;
+	if (gp_u64map_put(&s->py_seen_by_key, key, (void *)(uintptr_t)(s->npy_seen + 1)))
+		return id; /* not remembered: asked again next time */
+	s->py_seen[s->npy_seen++] = (struct gp_py_seen){ .code = code, .word = word, .id = (__u32)id };
+	return id;
+}
+
+/* A new stack's Python frames, named now. Out of memory: the stack is shown without them. */
+static void name_python_frames(struct gp_model *m, struct gp_process *p, struct gp_stack *k)
+{
+	const __u64 *py = k->ips + k->nframes;
+
+	for (unsigned i = 0; i < k->npy; i++) {
+		long id = py_frame_of(m, &p->stacks, p->pid, py[2 * i], py[2 * i + 1]);
+
+		if (id < 0) {
+			free(k->py_ids);
+			k->py_ids = NULL;
+			return;
+		}
+		k->py_ids[i] = (__u32)id;
+	}
+}
+
+/*
+ * The stack as it is read, innermost first: each native frame in the eval
+ * loop is replaced by the Python frames its activation ran — the next
+ * recorded ones up to and including the one entered from C (GP_PYF_ENTRY);
+ * an eval frame with none left stays. Python frames left over (the native
+ * walk stopped before their eval frames) go at the outer end.
+ */
+static void merge_frames(const struct gp_stacks *s, struct gp_stack *k, const __u32 *native)
+{
+	const __u64 *py = k->ips + k->nframes;
+	unsigned at = 0, next = 0, npy = k->py_ids ? k->npy : 0;
+
+	for (unsigned f = 0; f < k->nframes; f++) {
+		if (!s->frames[native[f]].python_eval || next == npy) {
+			k->frame_ids[at++] = native[f];
+			continue;
+		}
+		while (next < npy) {
+			bool entry = GP_PYF_FLAGS(py[2 * next + 1]) & GP_PYF_ENTRY;
+
+			k->frame_ids[at++] = k->py_ids[next++];
+			if (entry)
+				break;
+		}
+	}
+	k->py_unanchored = (__u16)(npy - next);
+	while (next < npy)
+		k->frame_ids[at++] = k->py_ids[next++];
+	k->nsym = (__u16)at;
+}
+
+static int symbolize_stack(struct gp_model *m, struct gp_process *p, struct gp_stack *k)
+{
+	struct gp_stacks *s = &p->stacks;
+	__u32 *native = calloc(k->nframes ? k->nframes : 1, sizeof(*native));
+	long id = 0;
+
+	if (!native || !(k->frame_ids = calloc((size_t)k->nframes + k->npy + 1, sizeof(*k->frame_ids)))) {
+		free(native);
+		return -ENOMEM;
+	}
+	for (unsigned f = 0; f < k->nframes && id >= 0; f++) {
+		id = frame_of(m, s, p->pid, k->ips[f]);
+		native[f] = id >= 0 ? (__u32)id : 0;
+	}
+	if (id < 0) { /* out of memory: raw addresses only */
+		free(k->frame_ids);
+		k->frame_ids = NULL;
+		free(native);
+		return (int)id;
+	}
+	/* walked to the thread's start, or stopped short (no frame pointers) */
+	if (k->trunc == GP_TRUNC_NONE && k->nframes && !s->frames[native[k->nframes - 1]].thread_root)
+		k->trunc = GP_TRUNC_UNWIND;
+	merge_frames(s, k, native);
+	free(native);
+	return 0;
 }
 
 static size_t symbolize_stacks(struct gp_model *m, size_t *nstacks)
@@ -309,45 +502,15 @@ static size_t symbolize_stacks(struct gp_model *m, size_t *nstacks)
 		struct gp_process *p = m->procs[i];
 		struct gp_stacks *s = &p->stacks;
 
-		for (size_t j = 0; j < s->n; j++) {
-			struct gp_stack *k = s->v[j];
-			long id = 0;
-
-			if (k->frame_ids)
-				continue;
-			k->frame_ids = calloc(k->nframes, sizeof(*k->frame_ids));
-			if (!k->frame_ids)
-				goto out;
-			stacks++;
-			for (unsigned f = 0; f < k->nframes && id >= 0; f++) {
-				id = frame_of(m, s, p->pid, k->ips[f]);
-				k->frame_ids[f] = id >= 0 ? (__u32)id : 0;
-			}
-			if (id < 0) { /* out of memory or no resolver: raw addresses only */
-				free(k->frame_ids);
-				k->frame_ids = NULL;
-				continue;
-			}
-			/* walked to the thread's start, or stopped short (no frame pointers) */
-			if (k->trunc == GP_TRUNC_NONE && !s->frames[k->frame_ids[k->nframes - 1]].thread_root)
-				k->trunc = GP_TRUNC_UNWIND;
-		}
+		for (size_t j = 0; j < s->n; j++)
+			if (!s->v[j]->frame_ids && !symbolize_stack(m, p, s->v[j]))
+				stacks++; /* out of memory: that stack's addresses stay raw */
 		s->symbolized = true;
 		frames += s->nframes;
 	}
-out:
 	if (nstacks)
 		*nstacks = stacks;
 	return frames;
-}
-
-static void stack_free(struct gp_stack *k)
-{
-	if (!k)
-		return;
-	free(k->ops);
-	free(k->frame_ids);
-	free(k);
 }
 
 void gp_stacks_release(struct gp_stacks *s)
@@ -357,14 +520,13 @@ void gp_stacks_release(struct gp_stacks *s)
 	stack_free(s->overflow);
 	free(s->v);
 	gp_u64map_clear(&s->by_hash, NULL);
-	for (size_t i = 0; i < s->nframes; i++) {
-		free(s->frames[i].function);
-		free(s->frames[i].symbol);
-		free(s->frames[i].file);
-		free(s->frames[i].build_id);
-	}
+	for (size_t i = 0; i < s->nframes; i++)
+		frame_release(&s->frames[i]);
 	free(s->frames);
 	gp_u64map_clear(&s->frame_by_addr, NULL);
+	gp_u64map_clear(&s->py_by_key, NULL);
+	gp_u64map_clear(&s->py_seen_by_key, NULL);
+	free(s->py_seen);
 	memset(s, 0, sizeof(*s));
 }
 

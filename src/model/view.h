@@ -399,8 +399,10 @@ struct gp_stack_op {          /* one (API, operation) at a stack */
  * give the caller (unwind_detail: its GP_UW_STOP_*), rbp not restorable.
  */
 enum gp_stack_trunc { GP_TRUNC_NONE, GP_TRUNC_DEPTH, GP_TRUNC_UNWIND, GP_TRUNC_UNREAD, GP_TRUNC_NO_MAPPING,
-		      GP_TRUNC_NO_UNWIND_INFO, GP_TRUNC_UNWIND_TABLE, GP_TRUNC_RBP_UNKNOWN };
+		      GP_TRUNC_NO_UNWIND_INFO, GP_TRUNC_UNWIND_TABLE, GP_TRUNC_RBP_UNKNOWN, GP_TRUNC_MAX };
 const char *gp_stack_trunc_name(enum gp_stack_trunc t); /* NULL for GP_TRUNC_NONE */
+/* "gap", "end", "expression", ...: a stop row's cause (unwind.h GP_UW_STOP_*). */
+const char *gp_uw_stop_cause_name(unsigned cause);
 
 struct gp_stack {
 	struct gp_stack *next; /* hash chain */
@@ -415,7 +417,10 @@ struct gp_stack {
 	__u64 calls, bytes, host_ns;
 	struct gp_stack_op *ops;
 	__u32 nops, ops_cap;
-	__u32 *frame_ids;      /* [nframes] indexes into gp_stacks.frames, once symbolized */
+	__u32 *py_ids;         /* [npy] indexes into gp_stacks.frames of its Python frames, named at first sight */
+	__u32 *frame_ids;      /* [nsym] indexes into gp_stacks.frames, once symbolized: innermost first, */
+	__u16 nsym;            /* the native frames with each eval frame replaced by the Python frames it ran */
+	__u16 py_unanchored;   /* of them, Python frames whose eval frame the native walk did not reach (outermost) */
 	__u64 ips[];           /* [0] the call site, then the callers; then npy Python frames (code, instr) */
 };
 
@@ -431,16 +436,30 @@ struct gp_stack_view {
 	__u8 frames_fp;
 };
 
-/* A frame symbolized: one per distinct address of a process. */
+enum gp_frame_kind { GP_FRAME_NATIVE, GP_FRAME_PYTHON };
+
+/*
+ * A frame symbolized: one per distinct address of a process (native), one
+ * per distinct (code object, line) (Python).
+ */
 struct gp_stack_frame {
-	__u64 addr;
-	char *function;        /* demangled, without parameters; NULL: no symbol */
-	char *symbol;          /* raw symbol; NULL: none */
-	char *file;            /* mapped file; NULL: anonymous or unmapped */
+	__u64 addr;            /* native: the return address; Python: the code object's address */
+	char *function;        /* demangled, without parameters; Python: the qualified name; NULL: none */
+	char *symbol;          /* raw symbol; NULL: none (Python: none) */
+	char *file;            /* mapped file; Python: the code's file name; NULL: anonymous or unmapped */
 	char *build_id;        /* hex, "" when none */
 	__u64 sym_offset, file_offset;
+	__s32 line;            /* Python: the line being executed, 0 when the instruction has none */
+	__u8 kind;             /* enum gp_frame_kind */
 	__u8 source;           /* enum gp_sym_source */
 	bool thread_root;      /* where threads start: a stack ending here is complete */
+	bool python_eval;      /* native, in the interpreter's eval loop: it runs Python frames */
+};
+
+/* A Python frame as recorded, to its frame: found again without asking the resolver. */
+struct gp_py_seen {
+	__u64 code, word;
+	__u32 id;
 };
 
 struct gp_stacks {
@@ -453,6 +472,11 @@ struct gp_stacks {
 	struct gp_stack_frame *frames;
 	size_t nframes, frames_cap;
 	struct gp_u64map frame_by_addr; /* addr -> index + 1 */
+	struct gp_u64map py_by_key;     /* hash of (code, line) -> index + 1, probed linearly */
+	struct gp_py_seen *py_seen;     /* recorded Python frames named so far */
+	size_t npy_seen, py_seen_cap;
+	struct gp_u64map py_seen_by_key; /* hash of (code, word) -> py_seen index + 1, probed linearly */
+	__u64 py_unnamed;               /* Python frames the resolver could not name */
 };
 
 /* ---- process ------------------------------------------------------------ */
@@ -467,6 +491,12 @@ struct gp_process {
 	char *traced_because;   /* "pid", "launched", "fork", "name", "cuda"; NULL: not said */
 	__u32 parent_pid;       /* the traced process that forked it; 0: none */
 	__u32 execs;            /* execs seen while traced */
+	struct {
+		bool found;         /* gpuprobed looked and said (gp_model_process_python) */
+		bool walked;        /* its frames are recorded with its calls' stacks */
+		__u32 hexversion;   /* PY_VERSION_HEX; 0: no interpreter found */
+		char *note;         /* what was found, or why its frames are not walked */
+	} python;
 
 	struct gp_library *libs;
 	size_t nlibs;
@@ -535,6 +565,8 @@ struct gp_model {
 		__u64 probe_hit_ns; /* 0: not measured */
 		__u64 probe_call_ns; /* 0: not measured */
 		bool set;
+		bool unwind_set;     /* unwind below was given (stacks were walked with tables) */
+		struct gp_unwind_summary unwind; /* build_max_file owned */
 	} session;
 
 	struct {

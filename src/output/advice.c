@@ -36,24 +36,42 @@ static int cmp_site(const void *a, const void *b)
 	return (x->k->seq > y->k->seq) - (x->k->seq < y->k->seq);
 }
 
-/* "main → step → cudaMemcpy": outermost first, the traced API last. */
+/* The innermost Python frame of k beyond its first SITE_FRAMES frames, or NULL. */
+static const struct gp_stack_frame *python_caller(const struct gp_stacks *s, const struct gp_stack *k, unsigned first)
+{
+	for (unsigned i = first; k->frame_ids && i < k->nsym; i++)
+		if (s->frames[k->frame_ids[i]].kind == GP_FRAME_PYTHON)
+			return &s->frames[k->frame_ids[i]];
+	return NULL;
+}
+
+/*
+ * "main → step → cudaMemcpy": outermost first, the traced API last; where
+ * the stack has Python frames beyond those shown, the innermost of them
+ * first ("train_step (train.py:13) → … → at::native::copy_ → cudaMemcpyAsync").
+ */
 static json_t *site_path(const struct gp_process *p, const struct gp_stack *k, __u16 api)
 {
 	const struct gp_stacks *s = &p->stacks;
 	char buf[4096], frame[512];
 	size_t len = 0;
-	unsigned n = k->nframes, first = n > SITE_FRAMES ? SITE_FRAMES : n;
+	unsigned n = k->frame_ids ? k->nsym : k->nframes, first = n > SITE_FRAMES ? SITE_FRAMES : n;
+	const struct gp_stack_frame *py = python_caller(s, k, first);
 
 	buf[0] = 0;
 	if (!k->nframes)
 		return gp_j_str("[stack table full]");
+	if (py) {
+		gp_stack_frame_label(py, frame, sizeof(frame));
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s → ", frame);
+	}
 	if (n > first)
 		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "… → ");
 	for (unsigned i = first; i-- > 0 && len < sizeof(buf);) {
 		const struct gp_stack_frame *f = k->frame_ids && k->frame_ids[i] < s->nframes ?
 							 &s->frames[k->frame_ids[i]] : NULL;
 
-		if (f && i == 0 && f->function) /* the call site itself: which call in its function */
+		if (f && i == 0 && f->function && f->kind == GP_FRAME_NATIVE) /* the call site: which call in its function */
 			snprintf(frame, sizeof(frame), "%s+0x%llx", f->function, (unsigned long long)f->sym_offset);
 		else if (f)
 			gp_stack_frame_label(f, frame, sizeof(frame));

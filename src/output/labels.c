@@ -101,9 +101,27 @@ void gp_stack_op_label(const struct gp_model *m, const struct gp_process *p,
 			*c = *c == ';' ? ':' : ' ';
 }
 
+/* "Model.forward (train.py:13)", as py-spy names a frame; "[python 0x7f…]" when it could not be named. */
+static void python_frame_label(const struct gp_stack_frame *f, char *buf, size_t len)
+{
+	const char *base = f->file ? strrchr(f->file, '/') : NULL;
+
+	base = base ? base + 1 : f->file;
+	if (!f->function)
+		snprintf(buf, len, "[python 0x%llx]", (unsigned long long)f->addr);
+	else if (base && f->line > 0)
+		snprintf(buf, len, "%s (%s:%d)", f->function, base, f->line);
+	else if (base)
+		snprintf(buf, len, "%s (%s)", f->function, base);
+	else
+		snprintf(buf, len, "%s", f->function);
+}
+
 void gp_stack_frame_label(const struct gp_stack_frame *f, char *buf, size_t len)
 {
-	if (f->function) {
+	if (f->kind == GP_FRAME_PYTHON) {
+		python_frame_label(f, buf, len);
+	} else if (f->function) {
 		snprintf(buf, len, "%s", f->function);
 	} else if (f->file) {
 		const char *base = strrchr(f->file, '/');

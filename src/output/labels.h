@@ -13,7 +13,7 @@ void gp_stack_op_label(const struct gp_model *m, const struct gp_process *p,
 		       const struct gp_stack_op *r, char *buf,
 		       size_t len); /* "[kernel] gemm<float>" */
 void gp_stack_frame_label(const struct gp_stack_frame *f, char *buf,
-			  size_t len); /* "main", "lib.so+0x12" */
+			  size_t len); /* "main", "lib.so+0x12", "Model.forward (train.py:13)" */
 /* A kernel's name without parameters ("ml::scale<float>"), or "(why it has none)". */
 void gp_kernel_short_name(const struct gp_model *m, const struct gp_process *p,
 			  const struct gp_kernel *k, char *buf, size_t len);

@@ -137,6 +137,41 @@ void **gp_doc_map_values(struct gp_doc *d, const struct gp_u64map *map, size_t *
 	return v;
 }
 
+/* session.unwind: docs/report-format.md. */
+static json_t *gp_doc_unwind(struct gp_doc *d, const struct gp_unwind_summary *u)
+{
+	json_t *o = gp_doc_obj_new(d), *fail = gp_doc_obj_new(d);
+	const struct {
+		const char *name;
+		__u64 n;
+	} fails[] = { { "open", u->fail_open },		  { "not_elf", u->fail_not_elf },
+		      { "no_unwind_info", u->fail_no_cfi },	  { "too_big", u->fail_too_big },
+		      { "pool_full", u->fail_pool_full },	  { "tables_full", u->fail_files_full },
+		      { "no_segment", u->fail_no_segment },	  { "other", u->fail_other } };
+
+	gp_doc_put(d, o, "processes", gp_j_u64(u->procs));
+	gp_doc_put(d, o, "processes_max", gp_j_u64(u->procs_max));
+	gp_doc_put(d, o, "processes_refused", gp_j_u64(u->procs_full));
+	gp_doc_put(d, o, "mappings", gp_j_u64(u->maps));
+	gp_doc_put(d, o, "mappings_without_table", gp_j_u64(u->maps_none));
+	gp_doc_put(d, o, "mappings_left_out", gp_j_u64(u->maps_over));
+	gp_doc_put(d, o, "tables", gp_j_u64(u->files));
+	gp_doc_put(d, o, "tables_built", gp_j_u64(u->files_built));
+	gp_doc_put(d, o, "tables_reused", gp_j_u64(u->files_reused));
+	gp_doc_put(d, o, "tables_evicted", gp_j_u64(u->files_evicted));
+	gp_doc_put(d, o, "rows", gp_j_u64(u->rows));
+	gp_doc_put(d, o, "rows_max", gp_j_u64(u->rows_max));
+	gp_doc_put(d, o, "pool_rows", gp_j_u64(u->pool_rows));
+	gp_doc_put(d, o, "pool_bytes", gp_j_u64(u->pool_rows * sizeof(struct gp_uw_row)));
+	gp_doc_put(d, o, "build_ns", gp_j_u64(u->build_ns));
+	gp_doc_put(d, o, "build_ns_max", gp_j_u64(u->build_ns_max));
+	gp_doc_put(d, o, "build_max_file", u->build_max_file ? gp_j_str(u->build_max_file) : json_null());
+	for (size_t i = 0; i < sizeof(fails) / sizeof(fails[0]); i++)
+		gp_doc_put(d, fail, fails[i].name, gp_j_u64(fails[i].n));
+	gp_doc_put(d, o, "files_without_table", fail);
+	return o;
+}
+
 static json_t *gp_doc_session(struct gp_doc *d)
 {
 	const struct gp_model *m = d->m;
@@ -160,6 +195,7 @@ static json_t *gp_doc_session(struct gp_doc *d)
 	gp_doc_put(d, s, "duration_ns", end >= start && end ? gp_j_u64(end - start) : json_null());
 	gp_doc_put(d, s, "probe_hit_ns", m->session.probe_hit_ns ? gp_j_u64(m->session.probe_hit_ns) : json_null());
 	gp_doc_put(d, s, "probe_call_ns", m->session.probe_call_ns ? gp_j_u64(m->session.probe_call_ns) : json_null());
+	gp_doc_put(d, s, "unwind", m->session.unwind_set ? gp_doc_unwind(d, &m->session.unwind) : json_null());
 	if (m->launch.set) {
 		json_t *l = gp_doc_obj_new(d);
 
@@ -209,6 +245,23 @@ static json_t *gp_doc_libraries(struct gp_doc *d, const struct gp_process *p)
 	return arr;
 }
 
+/* process.python: null when gpuprobed did not look (stacks off) or found no interpreter. */
+static json_t *gp_doc_python(struct gp_doc *d, const struct gp_process *p)
+{
+	char version[32];
+	json_t *o;
+	__u32 v = p->python.hexversion;
+
+	if (!p->python.found || (!v && !p->python.note))
+		return json_null();
+	o = gp_doc_obj_new(d);
+	snprintf(version, sizeof(version), "%u.%u.%u", v >> 24, (v >> 16) & 0xff, (v >> 8) & 0xff);
+	gp_doc_put(d, o, "version", v ? gp_j_str(version) : json_null());
+	gp_doc_put(d, o, "frames_walked", json_boolean(p->python.walked));
+	gp_doc_put(d, o, "note", p->python.note ? gp_j_str(p->python.note) : json_null());
+	return o;
+}
+
 static json_t *gp_doc_process(struct gp_doc *d, const struct gp_process *p)
 {
 	json_t *o = gp_doc_obj_new(d);
@@ -228,6 +281,7 @@ static json_t *gp_doc_process(struct gp_doc *d, const struct gp_process *p)
 	gp_doc_put(d, o, "traced_because", p->traced_because ? gp_j_str(p->traced_because) : json_null());
 	gp_doc_put(d, o, "parent_pid", p->parent_pid ? gp_j_u64(p->parent_pid) : json_null());
 	gp_doc_put(d, o, "execs", gp_j_u64(p->execs));
+	gp_doc_put(d, o, "python", gp_doc_python(d, p));
 	gp_doc_put(d, o, "traced_ns", from && to > from ? gp_j_u64(to - from) : json_null());
 	gp_doc_put(d, o, "libraries", gp_doc_libraries(d, p));
 	gp_doc_put(d, o, "api_calls", gp_j_u64(p->api_calls));

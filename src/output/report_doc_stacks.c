@@ -40,9 +40,11 @@ const struct gp_stack **gp_doc_sorted_stacks(const struct gp_process *p, size_t 
 static json_t *gp_doc_frame(struct gp_doc *d, const struct gp_stack_frame *f)
 {
 	static const char *const sources[] = { [GP_SYM_NONE] = NULL, [GP_SYM_ELF] = "elf",
-					       [GP_SYM_PERF_MAP] = "perf_map" };
+					       [GP_SYM_PERF_MAP] = "perf_map", [GP_SYM_PYTHON] = "python" };
+	bool py = f->kind == GP_FRAME_PYTHON;
 	json_t *o = gp_doc_obj_new(d);
 
+	gp_doc_put(d, o, "kind", gp_j_str(py ? "python" : "native"));
 	gp_doc_put(d, o, "address", gp_j_hex(f->addr));
 	gp_doc_put(d, o, "function", f->function ? gp_j_str(f->function) : json_null());
 	gp_doc_put(d, o, "symbol", f->symbol ? gp_j_str(f->symbol) : json_null());
@@ -50,6 +52,7 @@ static json_t *gp_doc_frame(struct gp_doc *d, const struct gp_stack_frame *f)
 	gp_doc_put(d, o, "file", f->file ? gp_j_str(f->file) : json_null());
 	gp_doc_put(d, o, "file_offset", f->file ? gp_j_u64(f->file_offset) : json_null());
 	gp_doc_put(d, o, "build_id", gp_j_str(f->build_id));
+	gp_doc_put(d, o, "line", py && f->line > 0 ? json_integer(f->line) : json_null());
 	gp_doc_put(d, o, "source", f->source < sizeof(sources) / sizeof(sources[0]) && sources[f->source]
 				    ? gp_j_str(sources[f->source]) : json_null());
 	return o;
@@ -83,21 +86,65 @@ static json_t *gp_doc_op(struct gp_doc *d, const struct gp_process *p, const str
 	return o;
 }
 
+static const char *py_status_name(unsigned st)
+{
+	static const char *const names[] = { [GP_PY_NO] = NULL, [GP_PY_OK] = "ok", [GP_PY_NO_THREAD] = "no_thread",
+					     [GP_PY_READ] = "unread", [GP_PY_DEPTH] = "depth" };
+
+	return st < sizeof(names) / sizeof(names[0]) ? names[st] : "?";
+}
+
 static json_t *gp_doc_stack(struct gp_doc *d, const struct gp_process *p, const struct gp_stack *k)
 {
 	json_t *o = gp_doc_obj_new(d), *frames = gp_doc_arr_new(d), *ops = gp_doc_arr_new(d);
 	const char *trunc = k == p->stacks.overflow ? "table_full" : gp_stack_trunc_name(k->trunc);
+	const char *py = py_status_name(k->py_status);
 
-	for (unsigned i = 0; i < k->nframes; i++)
-		gp_doc_push(d, frames, k->frame_ids ? gp_j_u64(k->frame_ids[i]) : gp_j_hex(k->ips[i]));
+	if (k->frame_ids)
+		for (unsigned i = 0; i < k->nsym; i++)
+			gp_doc_push(d, frames, gp_j_u64(k->frame_ids[i]));
+	else /* not symbolized: the native return addresses */
+		for (unsigned i = 0; i < k->nframes; i++)
+			gp_doc_push(d, frames, gp_j_hex(k->ips[i]));
 	gp_doc_put(d, o, "frames", frames);
 	gp_doc_put(d, o, "truncated", trunc ? gp_j_str(trunc) : json_null());
+	gp_doc_put(d, o, "unwind_stop", k->trunc == GP_TRUNC_UNWIND_TABLE ? gp_j_str(gp_uw_stop_cause_name(k->unwind_detail))
+									 : json_null());
+	gp_doc_put(d, o, "native_frames", gp_j_u64(k->nframes));
+	gp_doc_put(d, o, "frame_pointer_frames", gp_j_u64(k->frames_fp));
+	gp_doc_put(d, o, "python_frames", gp_j_u64(k->npy));
+	gp_doc_put(d, o, "python", py ? gp_j_str(py) : json_null());
+	gp_doc_put(d, o, "python_unanchored", gp_j_u64(k->py_unanchored));
 	gp_doc_put(d, o, "calls", gp_j_u64(k->calls));
 	gp_doc_put(d, o, "bytes", gp_j_u64(k->bytes));
 	gp_doc_put(d, o, "host_ns", gp_j_u64(k->host_ns));
 	for (__u32 i = 0; i < k->nops; i++)
 		gp_doc_push(d, ops, gp_doc_op(d, p, &k->ops[i]));
 	gp_doc_put(d, o, "ops", ops);
+	return o;
+}
+
+/* {"no_unwind_info": {"stacks": 2, "calls": 40}, ...}: the stacks that end short, by why, and their calls. */
+static json_t *truncated_by(struct gp_doc *d, const struct gp_stacks *s)
+{
+	json_t *o = gp_doc_obj_new(d);
+
+	for (unsigned t = GP_TRUNC_NONE + 1; t < GP_TRUNC_MAX; t++) {
+		__u64 stacks = 0, calls = 0;
+		json_t *c;
+
+		for (size_t i = 0; i < s->n; i++)
+			if (s->v[i]->trunc == t) {
+				stacks++;
+				calls += s->v[i]->calls;
+			}
+		if (!stacks)
+			continue;
+		c = gp_doc_obj_new(d);
+		gp_doc_put(d, c, "stacks", gp_j_u64(stacks));
+		gp_doc_put(d, c, "calls", gp_j_u64(calls));
+		gp_doc_put(d, o, gp_stack_trunc_name((enum gp_stack_trunc)t), c);
+	}
 	return o;
 }
 
@@ -117,6 +164,8 @@ json_t *gp_doc_stacks(struct gp_doc *d, const struct gp_process *p)
 	gp_doc_put(d, o, "distinct", gp_j_u64(s->n));
 	gp_doc_put(d, o, "calls", gp_j_u64(s->calls));
 	gp_doc_put(d, o, "truncated_stacks", gp_j_u64(truncated));
+	gp_doc_put(d, o, "truncated_by", truncated_by(d, s));
+	gp_doc_put(d, o, "python_unnamed", gp_j_u64(s->py_unnamed));
 	for (size_t i = 0; i < s->nframes; i++)
 		gp_doc_push(d, frames, gp_doc_frame(d, &s->frames[i]));
 	gp_doc_put(d, o, "frames", frames);

@@ -15,13 +15,19 @@
 #define TOP_PATHS   3  /* paths per kernel / transfer kind */
 #define PATH_FRAMES 6  /* frames shown of a path, from the call site outwards */
 
-/* "train_step" (with_offset: "train_step+0x2a"), "libfoo.so+0x1a2", "[unknown]" */
+/*
+ * "train_step" (with_offset: "train_step+0x2a"), "libfoo.so+0x1a2",
+ * "Model.forward (train.py:13)", "[unknown]"
+ */
 static void frame_text(const json_t *frames, json_int_t id, bool with_offset, char *buf, size_t len)
 {
 	const json_t *f = json_array_get(frames, (size_t)id);
 	const char *file = gp_md_str(f, "file"), *base = strrchr(file, '/');
 
-	if (*gp_md_str(f, "function") && with_offset)
+	if (!strcmp(gp_md_str(f, "kind"), "python") && *gp_md_str(f, "function"))
+		snprintf(buf, len, "%s (%s:%lld)", gp_md_str(f, "function"), base ? base + 1 : file,
+			 (long long)gp_md_int(f, "line"));
+	else if (*gp_md_str(f, "function") && with_offset)
 		snprintf(buf, len, "%s+0x%llx", gp_md_str(f, "function"), (unsigned long long)gp_md_int(f, "offset"));
 	else if (*gp_md_str(f, "function"))
 		snprintf(buf, len, "%s", gp_md_str(f, "function"));

@@ -120,7 +120,7 @@ static int process_paths(const struct gp_model *m, const struct gp_process *p, s
 {
 	const struct gp_stacks *s = &p->stacks;
 	const struct gp_stack **v;
-	const char **labels = NULL, *root, *frames[GP_STACK_MAX_FRAMES + 4];
+	const char **labels = NULL, *root, *frames[GP_USTACK_MAX_FRAMES + GP_PY_MAX_FRAMES + 4];
 	char buf[GP_NAME_BUF + 64];
 	size_t n;
 	int err = 0;
@@ -153,7 +153,7 @@ static int process_paths(const struct gp_model *m, const struct gp_process *p, s
 			frames[at++] = intern(b, "[stack table full]");
 		else if (k->trunc != GP_TRUNC_NONE)
 			frames[at++] = intern(b, "[truncated]");
-		for (unsigned f = k->nframes; k->frame_ids && f-- > 0;)
+		for (unsigned f = k->nsym; k->frame_ids && f-- > 0;)
 			frames[at++] = labels[k->frame_ids[f]];
 		for (__u32 j = 0; j < k->nops && !err; j++) {
 			frames[at] = gp_apis[k->ops[j].api].symbol;

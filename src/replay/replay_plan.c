@@ -312,8 +312,8 @@ static int apply(struct gp_rbuild *b, unsigned op, const void *data, size_t len)
 	union gp_op_val v[GP_OP_MAX_FIELDS];
 	struct gp_rbproc *bp;
 
-	if (gp_capture_apply(b->model, b->answers, op, data, len) || op == GP_MOP_KERNEL_NAME ||
-	    op == GP_MOP_SYMBOL || gp_op_unpack(op, data, len, v))
+	if (gp_capture_apply(b->model, b->answers, op, data, len) || gp_model_op_is_answer(op) ||
+	    gp_op_unpack(op, data, len, v))
 		return 0; /* malformed operations are skipped, as a report skips them */
 	switch (op) {
 	case GP_MOP_PROCESS_ADD:
