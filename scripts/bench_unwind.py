@@ -146,7 +146,20 @@ def measure(build, reps=5, count=6, roots=ROOTS, min_mb=50, force_synthetic=Fals
         log(f"{path}: {r['size'] / 2**20:.0f} MiB, {r['rows']:,} rows ({r['bytes'] / 2**20:.1f} MiB), "
             f"build {r['ms_median']:.0f} ms median of {len(r['build_ms'])} (max {r['ms_max']:.0f}), "
             f"peak RSS {r['hwm_mib']:.1f} MiB (+{r['hwm_added_mib']:.1f})")
-    return {"files": results, "reps": reps, "synthetic": syn}
+    every = measure_all(tool, log)
+    return {"files": results, "reps": reps, "synthetic": syn, "all": every}
+
+
+def measure_all(tool, log=log):
+    """src/attach/unwind.c with every process of this machine at once (uwtable_tool -a)."""
+    out = subprocess.run([tool, "-a", "-m", str(POOL_MIB)], capture_output=True, text=True)
+    if out.returncode or not out.stdout.strip():
+        log(f"every process: uwtable_tool -a failed ({out.returncode}): {out.stderr.strip()}")
+        return None
+    a = json.loads(out.stdout)
+    log(f"every process ({a['published']} of {a['pids']}): {a['files_built']} tables, {a['rows']:,} rows, "
+        f"{a['first_ms']:.0f} ms (again: {a['again_ms']:.0f} ms), peak RSS {a['hwm_kb'] / 1024:.1f} MiB")
+    return a
 
 
 def markdown(res):
@@ -186,6 +199,19 @@ def markdown(res):
           "the pool least recently used first.",
           f"- The longest build: `{os.path.basename(biggest['file'])}`, {biggest['ms_max']:.0f} ms. Building is "
           "userspace work, once per file for the whole session, when a traced process first maps it.", ""]
+    a = res.get("all")
+    if a:
+        fails = ", ".join(f"{k} {v}" for k, v in a["fail"].items() if v) or "none"
+        L += [f"- Every process of this machine at once, as a session would publish them (src/attach/unwind.c into "
+              f"BPF maps of its own, a {POOL_MIB} MiB pool; `uwtable_tool -a`): {a['published']} of {a['pids']} "
+              f"processes ({a['refused']} refused: over the bound of {a['max_procs']} at once, "
+              f"{a['gone'] + a['errors']} gone or unreadable), {a['maps']} executable mappings ({a['maps_none']} "
+              f"without a table: anonymous, [vdso]), {a['files_built']} distinct files, {a['rows']:,} rows "
+              f"({a['rows'] * 8 / 2**20:.1f} MiB, {a['rows'] / a['pool_rows'] * 100:.0f} % of the pool; "
+              f"{a['files_evicted']} evicted), in **{a['first_ms']:.0f} ms** ({a['build_ms']:.0f} ms of it building "
+              f"tables, the longest {a['build_max_ms']:.0f} ms: `{os.path.basename(a['build_max_file'])}`); all of "
+              f"them again, nothing changed: {a['again_ms']:.0f} ms (a read of each /proc/PID/maps). Peak resident "
+              f"memory of that process: {a['hwm_kb'] / 1024:.1f} MiB. Files without a table: {fails}.", ""]
     if res["synthetic"]:
         L += [f"- The synthetic file: {SYNTHETIC_FUNCS:,} functions of ~1 KiB, each with a 4 KiB frame and two "
               "saved registers (7 rows each); made because no ELF file here is 100 MB or more, or asked for.", ""]
