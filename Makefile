@@ -28,7 +28,7 @@ CFLAGS   += -std=gnu11 $(WARN) -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
 LDLIBS   := -lbpf -lelf -lz -ljansson -liberty -linih -lmicrohttpd -lsystemd -lpthread -lm
 
 # Debian packages the build, the tests, the demo and the bench need.
-DEB_PACKAGES := make gcc g++ clang libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
+DEB_PACKAGES := make gcc g++ clang libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libjansson-dev \
                 libiberty-dev libcmocka-dev libclang-rt-dev python3 python3-pytest python3-jsonschema bpftrace \
                 libinih-dev libmicrohttpd-dev libsystemd-dev systemd curl prometheus python3-seccomp strace
 
