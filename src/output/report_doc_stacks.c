@@ -50,7 +50,8 @@ static json_t *gp_doc_frame(struct gp_doc *d, const struct gp_stack_frame *f)
 	gp_doc_put(d, o, "symbol", f->symbol ? gp_j_str(f->symbol) : json_null());
 	gp_doc_put(d, o, "offset", f->symbol ? gp_j_u64(f->sym_offset) : json_null());
 	gp_doc_put(d, o, "file", f->file ? gp_j_str(f->file) : json_null());
-	gp_doc_put(d, o, "file_offset", f->file ? gp_j_u64(f->file_offset) : json_null());
+	/* a Python frame's file is its source, not a mapping: no offset in it */
+	gp_doc_put(d, o, "file_offset", f->file && !py ? gp_j_u64(f->file_offset) : json_null());
 	gp_doc_put(d, o, "build_id", gp_j_str(f->build_id));
 	gp_doc_put(d, o, "line", py && f->line > 0 ? json_integer(f->line) : json_null());
 	gp_doc_put(d, o, "source", f->source < sizeof(sources) / sizeof(sources[0]) && sources[f->source]

@@ -16,6 +16,27 @@
 #define PATH_FRAMES 6  /* frames shown of a path, from the call site outwards */
 
 /*
+ * A Python frame as labels.c names it in every other sink: "Model.forward
+ * (train.py:13)", "helper (util.py)" (no line), "[python 0x7f…]" (no name).
+ */
+static void python_frame_text(const json_t *f, char *buf, size_t len)
+{
+	const char *fn = gp_md_str(f, "function"), *file = gp_md_str(f, "file"),
+		   *base = strrchr(file, '/');
+	json_int_t line = gp_md_int(f, "line");
+
+	base = base ? base + 1 : file;
+	if (!*fn)
+		snprintf(buf, len, "[python %s]", gp_md_str(f, "address"));
+	else if (*base && line > 0)
+		snprintf(buf, len, "%s (%s:%lld)", fn, base, (long long)line);
+	else if (*base)
+		snprintf(buf, len, "%s (%s)", fn, base);
+	else
+		snprintf(buf, len, "%s", fn);
+}
+
+/*
  * "train_step" (with_offset: "train_step+0x2a"), "libfoo.so+0x1a2",
  * "Model.forward (train.py:13)", "[unknown]"
  */
@@ -24,9 +45,8 @@ static void frame_text(const json_t *frames, json_int_t id, bool with_offset, ch
 	const json_t *f = json_array_get(frames, (size_t)id);
 	const char *file = gp_md_str(f, "file"), *base = strrchr(file, '/');
 
-	if (!strcmp(gp_md_str(f, "kind"), "python") && *gp_md_str(f, "function"))
-		snprintf(buf, len, "%s (%s:%lld)", gp_md_str(f, "function"), base ? base + 1 : file,
-			 (long long)gp_md_int(f, "line"));
+	if (!strcmp(gp_md_str(f, "kind"), "python"))
+		python_frame_text(f, buf, len);
 	else if (*gp_md_str(f, "function") && with_offset)
 		snprintf(buf, len, "%s+0x%llx", gp_md_str(f, "function"), (unsigned long long)gp_md_int(f, "offset"));
 	else if (*gp_md_str(f, "function"))

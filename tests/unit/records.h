@@ -185,4 +185,72 @@ static inline struct gp_process *proc(struct gp_model *m, __u32 pid)
 	return p;
 }
 
+/*
+ * A call with the stack the unwinder walked, as the return probe writes it
+ * (GP_EV_API_CALL_USTACK): n native return addresses (ips[0] the call site,
+ * outermost last), then npy Python frames, innermost first, each a pair
+ * (code object, instruction | GP_PYF_* << 32) in py[]; why the native walk
+ * stopped, the Python walk's status, frames found by frame pointer.
+ */
+struct ustack {
+	const __u64 *ips;
+	unsigned n;
+	const __u64 *py; /* 2 * npy words */
+	unsigned npy;
+	__u8 stop, detail, py_status, frames_fp;
+};
+
+/* A Python frame's second word */
+#define PYW(instr, flags) ((__u64)(flags) << 32 | (__u32)(instr))
+#define REC_LEN(a)        (sizeof(a) / sizeof((a)[0]))
+/* The stack of the arrays nat_ (native frames) and py_ (Python pairs), other fields after them */
+#define USTACK(nat_, py_, ...)                                             \
+	(&(struct ustack){ .ips = (nat_), .n = REC_LEN(nat_), .py = (py_), \
+			   .npy = REC_LEN(py_) / 2, __VA_ARGS__ })
+#define USTACK_NATIVE(nat_, ...) \
+	(&(struct ustack){ .ips = (nat_), .n = REC_LEN(nat_), __VA_ARGS__ })
+
+static inline size_t rec_ustack(struct gp_api_call_ustack *out, const struct gp_api_call *c,
+				const struct ustack *u)
+{
+	memset(out, 0, sizeof(*out));
+	out->call = *c;
+	out->call.hdr.type = GP_EV_API_CALL_USTACK;
+	out->call.hdr.size = (__u16)GP_USTACK_REC_SIZE(u->n, u->npy);
+	out->call.ret_addr = u->ips[0];
+	out->nframes = (__u16)u->n;
+	out->npy = (__u16)u->npy;
+	out->stop = u->stop;
+	out->stop_detail = u->detail;
+	out->py = u->py_status;
+	out->frames_fp = u->frames_fp;
+	memcpy(out->words, u->ips, u->n * sizeof(__u64));
+	if (u->npy)
+		memcpy(out->words + u->n, u->py, 2 * u->npy * sizeof(__u64));
+	return GP_USTACK_REC_SIZE(u->n, u->npy);
+}
+
+/* A state of the unwind tables (gp_model_set_unwind), each count its own value. */
+static inline struct gp_unwind_summary rec_unwind(void)
+{
+	return (struct gp_unwind_summary){
+		.procs = 2, .procs_max = 64, .procs_full = 1, .maps = 40, .maps_none = 3,
+		.maps_over = 4, .files = 12, .files_built = 10, .files_reused = 9,
+		.files_evicted = 5, .rows = 90000, .rows_max = 1 << 20, .pool_rows = 100000,
+		.build_ns = 7000000, .build_ns_max = 3000000,
+		.build_max_file = "/usr/lib/libtorch_cuda.so", .fail_open = 11, .fail_not_elf = 13,
+		.fail_no_cfi = 17, .fail_too_big = 19, .fail_pool_full = 23, .fail_files_full = 29,
+		.fail_no_segment = 31, .fail_other = 37,
+	};
+}
+
+static inline void feed_ustack(struct gp_model *m, const struct gp_api_call *c,
+			       const struct ustack *u)
+{
+	struct gp_api_call_ustack r;
+	size_t len = rec_ustack(&r, c, u);
+
+	assert_int_equal(gp_model_ingest(m, &r, len), 0);
+}
+
 #endif /* GP_TEST_RECORDS_H */

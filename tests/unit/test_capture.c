@@ -4,7 +4,8 @@
  * what unpack refuses), writer to reader round trips with exact counts, a
  * file cut at every kind of offset, corrupt chunks skipped and files that
  * are no capture refused with a clear message, and a model loaded from a
- * capture whose report.json equals the live model's.
+ * capture whose report.json equals the live model's; Python frames named
+ * from the recorded answers alone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,7 @@
 #include "capture/capture_resolver.h"
 #include "capture/capture_writer.h"
 #include "model/model_ops.h"
+#include "output/labels.h"
 #include "symbolize/symbolizer.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -730,6 +732,20 @@ static char *report_json_without_source(const struct gp_model *m)
 	return out;
 }
 
+/* The models' report.json, but for "source", are the same and hold each of needles (to NULL). */
+static void assert_same_report(const struct gp_model *live, const struct gp_model *loaded,
+			       const char *const *needles)
+{
+	char *a = report_json_without_source(live), *b = report_json_without_source(loaded);
+
+	for (; *needles; needles++)
+		if (!strstr(a, *needles))
+			fail_msg("report.json has no %s", *needles);
+	assert_string_equal(b, a);
+	free(a);
+	free(b);
+}
+
 static void load_equals_live(void **state)
 {
 	struct gp_resolver inner = sc_resolver;
@@ -742,7 +758,7 @@ static void load_equals_live(void **state)
 	struct gp_answers *as;
 	struct gp_resolver live_res, ans_res;
 	struct gp_model *live, *loaded;
-	char path[PATH_MAX], err[512], *a, *b;
+	char path[PATH_MAX], err[512];
 
 	/* live: the resolver the session has (names kernels and frames, demangles), recorded */
 	inner.demangle = gp_demangle;
@@ -778,18 +794,241 @@ static void load_equals_live(void **state)
 	assert_true(ls.answers >= 3); /* kernel names (named and not), frames */
 	assert_int_equal(ls.applied + ls.answers + ls.ignored, ws.ops);
 
-	a = report_json_without_source(live);
-	b = report_json_without_source(loaded);
-	assert_non_null(strstr(a, "void scale<float>(float*, int)")); /* the recorded kernel name is there ... */
-	assert_non_null(strstr(a, "ml::step<float>"));                /* ... and the frames' */
-	assert_string_equal(b, a);
-	free(a);
-	free(b);
+	/* the recorded kernel name is there, and the frames' */
+	assert_same_report(
+		live, loaded,
+		(const char *const[]){ "void scale<float>(float*, int)", "ml::step<float>", NULL });
 	gp_model_free(live);
 	gp_model_free(loaded);
 	gp_answers_free(as);
 	gp_capture_close(r);
 	unlink(path);
+}
+
+/* ---- Python frames through a capture --------------------------------------- */
+
+/* The operations a tap (and a recording resolver) gave, in order, kept in memory. */
+struct mem_ops {
+	struct mem_op {
+		unsigned op;
+		size_t len;
+		unsigned char *data;
+	} *v;
+	size_t n, cap;
+};
+
+static void mem_record(void *ctx, unsigned op, const void *data, size_t len)
+{
+	struct mem_ops *o = ctx;
+	struct mem_op *x;
+
+	assert_non_null(data); /* NULL: the operation could not be packed */
+	if (o->n == o->cap) {
+		o->cap = o->cap ? 2 * o->cap : 64;
+		o->v = realloc(o->v, o->cap * sizeof(*o->v));
+		assert_non_null(o->v);
+	}
+	x = &o->v[o->n++];
+	x->op = op;
+	x->len = len;
+	x->data = malloc(len ? len : 1);
+	assert_non_null(x->data);
+	memcpy(x->data, data, len);
+}
+
+static size_t mem_count(const struct mem_ops *o, unsigned op)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < o->n; i++)
+		n += o->v[i].op == op;
+	return n;
+}
+
+static void mem_free(struct mem_ops *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		free(o->v[i].data);
+	free(o->v);
+	memset(o, 0, sizeof(*o));
+}
+
+#define PY_EVAL 0x5a0000002100ULL /* _PyEval_EvalFrameDefault */
+#define PY_FWD  0x7f3a00010000ULL /* Model.forward (another process: Other.run) */
+#define PY_STEP 0x7f3a00020000ULL /* train_step */
+#define PY_GONE 0x7f3a00050000ULL /* cannot be read */
+#define PY_PID2 5151
+
+static int py_questions; /* asked of the live resolver */
+
+static int py_symbolize(void *ctx, __u32 tgid, __u64 addr, struct gp_frame_sym *out)
+{
+	if (addr != PY_EVAL - 1)
+		return st_symbolize(ctx, tgid, addr, out);
+	memset(out, 0, sizeof(*out));
+	out->symbol = out->function = "_PyEval_EvalFrameDefault";
+	out->file = "/usr/bin/python3.12";
+	out->build_id = "5e1f";
+	out->file_offset = addr & 0xfff;
+	out->source = GP_SYM_ELF;
+	return 0;
+}
+
+static int py_frame(void *ctx, __u32 tgid, __u64 code, __u64 word, struct gp_py_frame_sym *out)
+{
+	int lines = (int)(GP_PYF_INSTR(word) / 8);
+
+	py_questions++;
+	if (code == PY_FWD && tgid == T_PID)
+		*out = (struct gp_py_frame_sym){ "Model.forward", "/srv/job/model/train.py",
+						 13 + lines };
+	else if (code == PY_FWD)
+		*out = (struct gp_py_frame_sym){ "Other.run", "/srv/run.py", 7 + lines };
+	else if (code == PY_STEP)
+		*out = (struct gp_py_frame_sym){ "train_step", "/srv/job/train.py", 40 + lines };
+	else
+		return -EFAULT;
+	return 0;
+}
+
+/* A process's stacks, each as its frames' labels (" | " between, "; " between stacks). */
+static char *stacks_text(const struct gp_model *m, __u32 pid)
+{
+	const struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
+	char *buf = NULL, frame[512];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(p);
+	assert_non_null(f);
+	for (size_t i = 0; i < p->stacks.n; i++) {
+		const struct gp_stack *k = p->stacks.v[i];
+
+		assert_non_null(k->frame_ids);
+		for (unsigned j = 0; j < k->nsym; j++) {
+			gp_stack_frame_label(&p->stacks.frames[k->frame_ids[j]], frame,
+					     sizeof(frame));
+			fprintf(f, "%s%s", j ? " | " : i ? "; " : "", frame);
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+/* Both models show pid's stacks as want. */
+static void assert_stacks_text(const struct gp_model *live, const struct gp_model *loaded,
+			       __u32 pid, const char *want)
+{
+	char *a = stacks_text(live, pid), *b = stacks_text(loaded, pid);
+
+	assert_string_equal(a, want);
+	assert_string_equal(b, want);
+	free(a);
+	free(b);
+}
+
+/*
+ * Python frames are named live, once per (process, code, word), and the
+ * answers recorded (PY_FRAME) before the record that asked: a model loaded
+ * from the operations alone names them the same, failures included,
+ * without the live resolver. What was found of each interpreter
+ * (PROCESS_PYTHON) and the unwind tables' state (UNWIND) come back whole.
+ */
+static void python_frames_from_a_capture(void **state)
+{
+	const __u64 nat[] = { ST_STEP + 5, PY_EVAL, ST_MAIN + 0x20 };
+	const __u64 two[] = { PY_FWD, PYW(4, 0), PY_STEP, PYW(20, GP_PYF_ENTRY) };
+	const __u64 same_line[] = { PY_FWD, PYW(6, GP_PYF_ENTRY) },
+		    gone[] = { PY_GONE, PYW(0, GP_PYF_ENTRY) };
+	struct gp_resolver inner = { .demangle = gp_demangle,
+				     .demangle_short = gp_demangle_short,
+				     .symbolize = py_symbolize,
+				     .py_frame = py_frame };
+	struct mem_ops ops = { 0 };
+	struct gp_recording_resolver rr = { .inner = inner,
+					    .record = mem_record,
+					    .record_ctx = &ops };
+	struct gp_resolver live_res = gp_recording_resolver(&rr), ans_res;
+	struct gp_api_call c = rec_memcpy(GP_API_CUDA_MEMCPY, 0x7000000, 0x600000, 4096,
+					  GP_MEMCPY_HTOD, 0, 300, 0);
+	struct gp_api_call c2 = c;
+	struct gp_model *live = gp_model_new(&live_res), *loaded;
+	struct gp_answers *as;
+	const struct gp_unwind_summary unwind = rec_unwind();
+	struct gp_unwind_summary got;
+	const struct gp_process *p;
+
+	assert_non_null(live);
+	c2.hdr.tgid = c2.hdr.tid = PY_PID2;
+	py_questions = 0;
+	gp_model_set_tap(live, &(struct gp_model_tap){ .ctx = &ops, .record = mem_record });
+	gp_model_set_stacks(live, true, 100);
+	assert_int_equal(gp_model_process_add(live, T_PID, "train", "train.py", 1000, true), 0);
+	assert_int_equal(gp_model_process_add(live, PY_PID2, "run", "run.py", 1000, true), 0);
+	assert_int_equal(gp_model_process_python(live, T_PID, 0x030c04f0, true, "CPython 3.12"), 0);
+	assert_int_equal(gp_model_process_python(live, PY_PID2, 0, false, "none found"), 0);
+	gp_model_set_unwind(live, &unwind);
+	for (int i = 0; i < 3; i++)
+		feed_ustack(live, &c,
+			    USTACK(nat, two, .py_status = GP_PY_OK, .stop = GP_STOP_NO_TABLE,
+				   .frames_fp = 1));
+	feed_ustack(live, &c, USTACK(nat, same_line, .py_status = GP_PY_OK));
+	feed_ustack(live, &c, USTACK(nat, gone, .py_status = GP_PY_READ));
+	feed_ustack(live, &c2, USTACK(nat, two, .py_status = GP_PY_OK));
+	gp_model_symbolize_stacks(live, NULL);
+	gp_model_set_tap(live, NULL);
+	/* asked once per (process, code, word): 2 + 1 + 1 here, 2 in the other; all recorded */
+	assert_int_equal(py_questions, 6);
+	assert_int_equal(mem_count(&ops, GP_MOP_PY_FRAME), 6);
+	assert_int_equal(mem_count(&ops, GP_MOP_PROCESS_PYTHON), 2);
+	assert_int_equal(mem_count(&ops, GP_MOP_UNWIND), 1);
+
+	/* loaded: the operations and the recorded answers, nothing else */
+	as = gp_answers_new();
+	assert_non_null(as);
+	ans_res = gp_answers_resolver(as);
+	loaded = gp_model_new(&ans_res);
+	assert_non_null(loaded);
+	for (size_t i = 0; i < ops.n; i++)
+		if (gp_capture_apply(loaded, as, ops.v[i].op, ops.v[i].data, ops.v[i].len))
+			fail_msg("operation %zu (%s) not applied", i,
+				 gp_model_op_name(ops.v[i].op));
+	assert_int_equal(py_questions, 6); /* the live resolver was not asked */
+
+	assert_stacks_text(
+		live, loaded, T_PID,
+		"ml::step<float> | Model.forward (train.py:13) | train_step (train.py:42) | main; "
+		"ml::step<float> | Model.forward (train.py:13) | main; "
+		"ml::step<float> | [python 0x7f3a00050000] | main");
+	assert_stacks_text(
+		live, loaded, PY_PID2,
+		"ml::step<float> | Other.run (run.py:7) | train_step (train.py:42) | main");
+	p = gp_u64map_get(&loaded->by_pid, T_PID);
+	assert_int_equal(p->stacks.py_unnamed, 1);
+	assert_true(p->python.found);
+	assert_true(p->python.walked);
+	assert_int_equal(p->python.hexversion, 0x030c04f0);
+	assert_string_equal(p->python.note, "CPython 3.12");
+	p = gp_u64map_get(&loaded->by_pid, PY_PID2);
+	assert_true(p->python.found);
+	assert_false(p->python.walked);
+	assert_int_equal(p->python.hexversion, 0);
+	assert_string_equal(p->python.note, "none found");
+	/* every count as given, and the file's name */
+	assert_true(loaded->session.unwind_set);
+	got = loaded->session.unwind;
+	assert_string_equal(got.build_max_file, unwind.build_max_file);
+	got.build_max_file = unwind.build_max_file;
+	assert_memory_equal(&got, &unwind, sizeof(got));
+
+	/* and the whole report: the same */
+	assert_same_report(
+		live, loaded,
+		(const char *const[]){ "\"Other.run\"", "\"/usr/lib/libtorch_cuda.so\"", NULL });
+	gp_model_free(live);
+	gp_model_free(loaded);
+	gp_answers_free(as);
+	mem_free(&ops);
 }
 
 int main(void)
@@ -803,6 +1042,7 @@ int main(void)
 		cmocka_unit_test(corrupt_chunks_skipped),
 		cmocka_unit_test(not_a_capture),
 		cmocka_unit_test(load_equals_live),
+		cmocka_unit_test(python_frames_from_a_capture),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
