@@ -7,6 +7,12 @@ $(BUILD)/unit/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJS) -o $@ $(LDLIBS) -lcmocka
 
+# test_python runs interpreters with this preloaded: their thread-state key becomes >= 32.
+$(BUILD)/unit/py_keys_preload.so: tests/unit/py_keys_preload.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -shared -fPIC $< -o $@ -lpthread
+$(BUILD)/unit/test_python: $(BUILD)/unit/py_keys_preload.so
+
 .PHONY: unit-build
 unit-build: $(UNIT_BINS) $(UNIT_EXTRA_BUILD)
 
