@@ -40,7 +40,6 @@
 
 #include "gpuprobed/events.h"
 #include "array.h"
-#include "attach/discover.h"
 #include "model/u64map.h"
 #include "symbolize/proc_maps.h"
 #include "symbolize/python.h"
@@ -225,20 +224,17 @@ static const char *const sym_names[S_N] = {
  * project's symbol index (elf_syms.c) holds functions only and indexes all
  * of .symtab, too much to learn that an executable has no _PyRuntime.
  */
-static int read_py_file(const char *path, struct py_file *f)
+static int read_py_file(int fd, struct py_file *f)
 {
 	GElf_Sym found[S_N] = { 0 };
 	Elf_Scn *scn;
 	Elf *elf;
 	size_t nph, i;
-	int fd, err = 0, pass;
+	int err = 0, pass;
 	bool have_vaddr0 = false;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph)) {
 		err = -ENOEXEC;
@@ -296,8 +292,36 @@ static int read_py_file(const char *path, struct py_file *f)
 out:
 	if (elf)
 		elf_end(elf);
-	close(fd);
 	return err;
+}
+
+/*
+ * The file mapped by m, opened: through /proc/PID/map_files (the very file,
+ * deleted or in another mount namespace), else /proc/PID/root, else its path
+ * if it is still the same inode. An fd, or -errno.
+ */
+static int open_mapped(pid_t pid, const struct gp_map *m)
+{
+	char path[PATH_MAX + 64];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || st.st_ino != m->inode) { /* replaced since it was mapped */
+		close(fd);
+		return -ENOENT;
+	}
+	return fd;
 }
 
 /* ---- per-process state --------------------------------------------------------------------- */
@@ -377,14 +401,18 @@ void gp_python_free(struct gp_python *py)
 static const struct py_file *file_get(struct gp_python *py, pid_t pid, const struct gp_map *m)
 {
 	struct py_file f = { .dev = m->dev, .ino = m->inode };
-	char path[PATH_MAX + 64];
-	int err;
+	int fd, err;
 
 	for (size_t i = 0; i < py->nfiles; i++)
 		if (py->files[i].dev == m->dev && py->files[i].ino == m->inode)
 			return &py->files[i];
-	gp_mapped_file_path(pid, m, path, sizeof(path));
-	err = read_py_file(path, &f);
+	fd = open_mapped(pid, m);
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	err = read_py_file(fd, &f);
+	close(fd);
 	if (err) {
 		errno = -err;
 		return NULL;
@@ -538,16 +566,14 @@ static bool is_libc(const char *path)
 static int glibc_version(pid_t pid, const struct gp_map *m, unsigned *major, unsigned *minor)
 {
 	static const char tag[] = "release version ";
-	char path[PATH_MAX + 64];
 	struct stat st;
 	const char *p, *end;
 	void *map;
 	int fd, err = -ENOENT;
 
-	gp_mapped_file_path(pid, m, path, sizeof(path));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_mapped(pid, m);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st) || !st.st_size) {
 		close(fd);
 		return -EIO;
@@ -849,8 +875,7 @@ int gp_python_probe(struct gp_python *py, pid_t pid, struct gp_py_probe *out)
 		       base);
 	if (!f->code_type || !f->unicode_type || !f->bytes_type || !f->eval || !f->eval_size)
 		REFUSE("CPython %s (%s): PyCode_Type, PyUnicode_Type, PyBytes_Type or "
-		       "_PyEval_EvalFrameDefault "
-		       "missing from its symbols",
+		       "_PyEval_EvalFrameDefault missing from its symbols",
 		       verstr, base);
 
 	/* the layout */
@@ -899,9 +924,8 @@ int gp_python_probe(struct gp_python *py, pid_t pid, struct gp_py_probe *out)
 
 	/* glibc: where a thread's pthread keys live */
 	if (!libc)
-		REFUSE("CPython %s (%s): no glibc libc.so.6 mapped (static or another C "
-		       "library): thread states "
-		       "are found through glibc's pthread keys",
+		REFUSE("CPython %s (%s): no glibc libc.so.6 mapped (static, or another C "
+		       "library): thread states are found through glibc's pthread keys",
 		       verstr, base);
 	err = glibc_version(pid, libc, &gmaj, &gmin);
 	if (err)
@@ -962,7 +986,7 @@ int gp_python_probe(struct gp_python *py, pid_t pid, struct gp_py_probe *out)
 	/* live: threads found through their keys, frames holding code (racing threads: retry) */
 	for (int attempt = 0; attempt < 3; attempt++) {
 		err = live_check(pid, &lay, runtime, proc, bias + f->code_type, &lc);
-		if (err || !lc.verified || lc.code_ok || !lc.code_bad)
+		if (err || !lc.threads || (lc.verified && (lc.code_ok || !lc.code_bad)))
 			break;
 	}
 	if (err) {
@@ -979,13 +1003,11 @@ int gp_python_probe(struct gp_python *py, pid_t pid, struct gp_py_probe *out)
 	}
 	if (!lc.verified)
 		REFUSE("CPython %s (%s), glibc %u.%u: none of its %d thread states is found "
-		       "through its thread's "
-		       "pthread key: layout not verified",
+		       "through its thread's pthread key: layout not verified",
 		       verstr, base, gmaj, gmin, lc.threads);
 	if (!lc.code_ok && lc.code_bad)
 		REFUSE("CPython %s (%s): its threads' frames do not hold code objects where "
-		       "the layout says: not "
-		       "verified",
+		       "the layout says: not verified",
 		       verstr, base);
 
 	pp = calloc(1, sizeof(*pp));
@@ -1005,8 +1027,7 @@ int gp_python_probe(struct gp_python *py, pid_t pid, struct gp_py_probe *out)
 	}
 	snprintf(out->line, sizeof(out->line),
 		 "CPython %s (%s), glibc %u.%u: Python frames on; thread states found "
-		 "through pthread key %u on "
-		 "%d of %d threads%s",
+		 "through pthread key %u on %d of %d threads%s",
 		 verstr, base, gmaj, gmin, key_words[1], lc.verified, lc.threads, extra);
 out:
 	gp_maps_free(maps);
