@@ -17,6 +17,7 @@
  *   gp_py_merge(native, nframes, &words[nframes], npy, gp_py_in_eval, &pr.proc, out)
  *   gp_python_resolve(py, pid, out[i].addr, out[i].word, &sym) for each Python frame,
  *   gp_python_label(&sym, buf, len)  "Model.forward (train.py:13)".
+ * Not thread-safe: one thread makes all of these calls.
  */
 #ifndef GP_PYTHON_H
 #define GP_PYTHON_H
