@@ -42,6 +42,12 @@ $(BUILD)/unit/test_unwind_table: LDLIBS += -ldw
 UNIT_EXTRA_BUILD += $(UWFIX)/uw_deep $(UWFIX)/libuwfix_dbg.so $(UWFIX)/libuwfix_nocfi.so \
                     $(BUILD)/unit/uwtable_tool
 
+# test_python runs interpreters with this preloaded: their thread-state key becomes >= 32.
+$(BUILD)/unit/py_keys_preload.so: tests/unit/py_keys_preload.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -shared -fPIC $< -o $@ -lpthread
+$(BUILD)/unit/test_python: $(BUILD)/unit/py_keys_preload.so
+
 .PHONY: unit-build
 unit-build: $(UNIT_BINS) $(UNIT_EXTRA_BUILD)
 

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * python.h — CPython processes (3.10 to 3.13, x86-64, glibc): where a
+ * process's interpreter keeps each thread's frame chain (struct gp_py_proc,
+ * the BPF walk's input: unwind.h), the frames that walk records resolved to
+ * qualified name, file and the line being executed, and the merge of those
+ * frames into the native stack.
+ *
+ * The session, for each traced process (at attach, and again after an exec):
+ *   gp_python_probe(py, pid, &pr)   0: put pr.proc in py_procs[pid];
+ *                                   -EAGAIN: CPython not initialized yet, probe again later;
+ *                                   -ENOTSUP: refused, pr.line says why (one line for the report);
+ *                                   -ENOENT: not a CPython process.
+ *   gp_python_forget(py, pid)       at the process's exit, once its records are symbolized.
+ * The symbolizer, for a record with Python frames (gp_api_call_ustack), while
+ * the process lives (names are read from its memory; later only what was cached):
+ *   gp_py_merge(native, nframes, &words[nframes], npy, gp_py_in_eval, &pr.proc, out)
+ *   gp_python_resolve(py, pid, out[i].addr, out[i].word, &sym) for each Python frame,
+ *   gp_python_label(&sym, buf, len)  "Model.forward (train.py:13)".
+ * Not thread-safe: one thread makes all of these calls.
+ */
+#ifndef GP_PYTHON_H
+#define GP_PYTHON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "gpuprobed/unwind.h"
+
+struct gp_python;
+
+struct gp_python *gp_python_new(void); /* NULL + errno on failure */
+void gp_python_free(struct gp_python *py);
+
+struct gp_py_probe {
+	struct gp_py_proc proc; /* for the py_procs map, when the probe succeeded */
+	__u32 hexversion;	/* PY_VERSION_HEX; 3.10 (no Py_Version): 0x030a0000 */
+	__u32 tss_key;		/* pthread key of thread states (>= 32: 2nd-level blocks) */
+	char file[256];		/* the interpreter's file, as the process maps it */
+	char line[320];		/* for the report: what was found, or why it was refused */
+};
+
+/*
+ * Finds pid's interpreter (libpython3.X.so* or the executable, wherever it
+ * lives), checks its layout against the running process and fills out.
+ * 0; -ENOENT no CPython; -EAGAIN CPython not initialized yet; -ENOTSUP
+ * refused (a version, layout or C library this cannot verify: out->line);
+ * -ESRCH the process is gone; other -errno. On success the process is
+ * remembered for gp_python_resolve (a new probe of the same pid replaces it).
+ */
+int gp_python_probe(struct gp_python *py, pid_t pid, struct gp_py_probe *out);
+
+struct gp_py_sym {
+	const char *qualname; /* co_qualname; 3.10 (none there): co_name */
+	const char *name;     /* co_name */
+	const char *file;     /* co_filename */
+	int line;	      /* the line being executed; 0: the instruction has none */
+	int firstlineno;      /* co_firstlineno */
+};
+
+/*
+ * A recorded Python frame (code: the code object's address; word: the
+ * second word, GP_PYF_INSTR | flags << 32) of probed process pid to its
+ * names (UTF-8, owned by py: valid until gp_python_forget(pid) or
+ * gp_python_free) and line. Each code object is read once and cached; while
+ * the process lives each use checks that the object at that address is
+ * still the one cached (a freed address reused by other code is read again).
+ * 0; -ESRCH pid not probed; -EINVAL not a code object (or a name not a
+ * string); -EFAULT unreadable (the process is gone and the code not cached).
+ */
+int gp_python_resolve(struct gp_python *py, pid_t pid, __u64 code, __u64 word,
+		      struct gp_py_sym *out);
+
+/* "qualname (file:line)", file its base name; "qualname (file)" when line is 0. */
+void gp_python_label(const struct gp_py_sym *s, char *buf, size_t len);
+
+/* Drops pid's layout and code cache. */
+void gp_python_forget(struct gp_python *py, pid_t pid);
+
+/*
+ * The line of byte offset off in code whose co_linetable is table[0..len)
+ * and co_firstlineno firstlineno, for CPython 3.minor (3.10: PEP 626 pairs;
+ * 3.11+: the location table). A negative offset (a frame not started yet):
+ * firstlineno. 0 and *line; -ENOENT when the table gives no line there.
+ */
+int gp_py_addr2line(const __u8 *table, size_t len, int firstlineno, long off, unsigned minor,
+		    int *line);
+
+/*
+ * The walk the BPF program does at a probe, in userspace through
+ * process_vm_readv: the Python frames of the thread of pid whose fsbase
+ * (pthread_self) is fsbase, innermost first, two words each as recorded in
+ * gp_api_call_ustack (at most max frames). Returns the number of frames and
+ * sets *status (enum gp_py_status) and, for GP_PY_READ, *err.
+ */
+int gp_python_walk(pid_t pid, const struct gp_py_proc *proc, __u64 fsbase, __u64 *words,
+		   unsigned max, int *status, int *err);
+
+/* ---- merging Python frames into a native stack ---------------------------------------------- */
+
+enum gp_mframe_kind {
+	GP_MF_NATIVE = 0, /* addr: a return address (the first one: the traced call's) */
+	GP_MF_PYTHON = 1, /* addr: the code object; word: the recorded instruction and flags */
+};
+#define GP_MF_UNANCHORED \
+	(1u << 0) /* Python frame whose native eval frame the native walk did not reach */
+#define GP_MF_EVAL_EMPTY \
+	(1u << 1) /* an eval frame kept: no recorded Python frames were left for it */
+
+struct gp_mframe {
+	__u64 addr;
+	__u64 word;
+	__u8 kind;
+	__u8 flags;
+};
+
+/* in_eval for gp_py_merge, ctx a gp_py_proc: ret_addr returns into _PyEval_EvalFrameDefault. */
+bool gp_py_in_eval(void *ctx, __u64 ret_addr);
+
+/*
+ * native[0..nnative): return addresses, innermost first; py[0..2*npy): the
+ * recorded Python frames (two words each, innermost first). Each native frame
+ * for which in_eval holds, innermost first, is replaced by the Python frames
+ * its activation runs: the next ones up to and including a GP_PYF_ENTRY frame
+ * (an eval frame with none left stays, GP_MF_EVAL_EMPTY). Python frames left
+ * over (the native walk stopped before their eval frames) follow at the outer
+ * end, GP_MF_UNANCHORED. out holds nnative + npy frames; returns how many
+ * were written, innermost first.
+ */
+size_t gp_py_merge(const __u64 *native, size_t nnative, const __u64 *py, size_t npy,
+		   bool (*in_eval)(void *ctx, __u64 ret_addr), void *ctx, struct gp_mframe *out);
+
+#endif /* GP_PYTHON_H */
