@@ -558,6 +558,15 @@ static bool is_libc(const char *path)
 	return !strcmp(base, "libc.so.6") || (!strncmp(base, "libc-2.", 7) && strstr(base, ".so"));
 }
 
+/* glibc's dynamic loader (ld-linux-x86-64.so.2): mapped from exec in a dynamic program. */
+static bool is_dynamic_loader(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "ld-linux", 8);
+}
+
 /*
  * glibc's version, from the banner its libc.so.6 carries ("... release
  * version 2.36."): gnu_get_libc_version() cannot be called in another
@@ -836,6 +845,17 @@ int gp_python_probe(struct gp_python *py, pid_t pid, struct gp_py_probe *out)
 		goto out;
 	}
 	snprintf(out->file, sizeof(out->file), "%s", where->path);
+	/*
+	 * Caught at its exec, a dynamic program has only itself and the loader mapped: libc comes
+	 * later, and the interpreter's pointers (its types' names) are relocated then. Ask again.
+	 */
+	for (i = 0; i < maps->n && !libc; i++)
+		if (maps->v[i].inode && is_dynamic_loader(maps->v[i].path)) {
+			snprintf(out->line, sizeof(out->line),
+				 "pid %d: the dynamic loader has not mapped libc.so.6 yet", (int)pid);
+			err = -EAGAIN;
+			goto out;
+		}
 	base = strrchr(where->path, '/');
 	base = base ? base + 1 : where->path;
 	bias = where->start - f->vaddr0;
@@ -1219,12 +1239,15 @@ int gp_python_resolve(struct gp_python *py, pid_t pid, __u64 code, __u64 word,
 	err = read_code_ids(pid, pp, code, &ids);
 	if (err && !c)
 		return err;
-	/* unreadable now (the process has exited, or freed the memory): what was cached */
-	if (!err && (!c || !same_code(c, &ids))) {
+	if (!err && ids.type != pp->code_type && !c)
+		return -EINVAL;
+	/*
+	 * What was cached when the memory is unreadable now (the process has
+	 * exited) or no longer a code object (freed since): that is what ran there.
+	 */
+	if (!err && ids.type == pp->code_type && (!c || !same_code(c, &ids))) {
 		struct py_code *fresh;
 
-		if (ids.type != pp->code_type)
-			return -EINVAL;
 		err = read_code(pid, pp, &ids, &fresh);
 		if (err)
 			return err;
@@ -1339,51 +1362,4 @@ int gp_py_addr2line(const __u8 *t, size_t len, int firstlineno, long off, unsign
 		}
 	}
 	return -ENOENT;
-}
-
-/* ---- merging ------------------------------------------------------------------------------- */
-
-bool gp_py_in_eval(void *ctx, __u64 ret_addr)
-{
-	const struct gp_py_proc *p = ctx;
-
-	/* a return address is just past its call: the call itself is at ret_addr - 1 */
-	return ret_addr > p->eval_lo && ret_addr - 1 < p->eval_hi;
-}
-
-size_t gp_py_merge(const __u64 *native, size_t nnative, const __u64 *py, size_t npy,
-		   bool (*in_eval)(void *ctx, __u64 ret_addr), void *ctx, struct gp_mframe *out)
-{
-	size_t o = 0, p = 0;
-
-	for (size_t i = 0; i < nnative; i++) {
-		if (!in_eval(ctx, native[i])) {
-			out[o++] = (struct gp_mframe){ .addr = native[i], .kind = GP_MF_NATIVE };
-			continue;
-		}
-		if (p == npy) {
-			out[o++] = (struct gp_mframe){ .addr = native[i],
-						       .kind = GP_MF_NATIVE,
-						       .flags = GP_MF_EVAL_EMPTY };
-			continue;
-		}
-		/* the activation's frames, innermost first, up to the one it was entered with */
-		for (; p < npy; p++) {
-			__u64 w = py[2 * p + 1];
-
-			out[o++] = (struct gp_mframe){ .addr = py[2 * p],
-						       .word = w,
-						       .kind = GP_MF_PYTHON };
-			if (GP_PYF_FLAGS(w) & GP_PYF_ENTRY) {
-				p++;
-				break;
-			}
-		}
-	}
-	for (; p < npy; p++)
-		out[o++] = (struct gp_mframe){ .addr = py[2 * p],
-					       .word = py[2 * p + 1],
-					       .kind = GP_MF_PYTHON,
-					       .flags = GP_MF_UNANCHORED };
-	return o;
 }

@@ -3,8 +3,8 @@
  * python.h — CPython processes (3.10 to 3.13, x86-64, glibc): where a
  * process's interpreter keeps each thread's frame chain (struct gp_py_proc,
  * the BPF walk's input: unwind.h), the frames that walk records resolved to
- * qualified name, file and the line being executed, and the merge of those
- * frames into the native stack.
+ * qualified name, file and the line being executed. (The model puts them in
+ * the native stack: model/stacks.c, in place of the eval loop's frames.)
  *
  * The session, for each traced process (at attach, and again after an exec):
  *   gp_python_probe(py, pid, &pr)   0: put pr.proc in py_procs[pid];
@@ -14,7 +14,6 @@
  *   gp_python_forget(py, pid)       at the process's exit, once its records are symbolized.
  * The symbolizer, for a record with Python frames (gp_api_call_ustack), while
  * the process lives (names are read from its memory; later only what was cached):
- *   gp_py_merge(native, nframes, &words[nframes], npy, gp_py_in_eval, &pr.proc, out)
  *   gp_python_resolve(py, pid, out[i].addr, out[i].word, &sym) for each Python frame,
  *   gp_python_label(&sym, buf, len)  "Model.forward (train.py:13)".
  * Not thread-safe: one thread makes all of these calls.
@@ -45,7 +44,7 @@ struct gp_py_probe {
 /*
  * Finds pid's interpreter (libpython3.X.so* or the executable, wherever it
  * lives), checks its layout against the running process and fills out.
- * 0; -ENOENT no CPython; -EAGAIN CPython not initialized yet; -ENOTSUP
+ * 0; -ENOENT no CPython; -EAGAIN CPython (or its libc) not initialized yet; -ENOTSUP
  * refused (a version, layout or C library this cannot verify: out->line);
  * -ESRCH the process is gone; other -errno. On success the process is
  * remembered for gp_python_resolve (a new probe of the same pid replaces it).
@@ -97,39 +96,5 @@ int gp_py_addr2line(const __u8 *table, size_t len, int firstlineno, long off, un
  */
 int gp_python_walk(pid_t pid, const struct gp_py_proc *proc, __u64 fsbase, __u64 *words,
 		   unsigned max, int *status, int *err);
-
-/* ---- merging Python frames into a native stack ---------------------------------------------- */
-
-enum gp_mframe_kind {
-	GP_MF_NATIVE = 0, /* addr: a return address (the first one: the traced call's) */
-	GP_MF_PYTHON = 1, /* addr: the code object; word: the recorded instruction and flags */
-};
-#define GP_MF_UNANCHORED \
-	(1u << 0) /* Python frame whose native eval frame the native walk did not reach */
-#define GP_MF_EVAL_EMPTY \
-	(1u << 1) /* an eval frame kept: no recorded Python frames were left for it */
-
-struct gp_mframe {
-	__u64 addr;
-	__u64 word;
-	__u8 kind;
-	__u8 flags;
-};
-
-/* in_eval for gp_py_merge, ctx a gp_py_proc: ret_addr returns into _PyEval_EvalFrameDefault. */
-bool gp_py_in_eval(void *ctx, __u64 ret_addr);
-
-/*
- * native[0..nnative): return addresses, innermost first; py[0..2*npy): the
- * recorded Python frames (two words each, innermost first). Each native frame
- * for which in_eval holds, innermost first, is replaced by the Python frames
- * its activation runs: the next ones up to and including a GP_PYF_ENTRY frame
- * (an eval frame with none left stays, GP_MF_EVAL_EMPTY). Python frames left
- * over (the native walk stopped before their eval frames) follow at the outer
- * end, GP_MF_UNANCHORED. out holds nnative + npy frames; returns how many
- * were written, innermost first.
- */
-size_t gp_py_merge(const __u64 *native, size_t nnative, const __u64 *py, size_t npy,
-		   bool (*in_eval)(void *ctx, __u64 ret_addr), void *ctx, struct gp_mframe *out);
 
 #endif /* GP_PYTHON_H */

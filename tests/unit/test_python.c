@@ -13,8 +13,8 @@
  * must name them exactly; every code unit of 160 code objects' line tables
  * must decode to the line co_lines() gives; a freed code object's address
  * reused by another must resolve to the new one. Also: refusals (3.9, not
- * initialized, not Python) and the merge of Python frames into native
- * stacks, on synthetic stacks and on the live frames' entry flags.
+ * initialized, not Python), and that each thread's outermost frame carries
+ * the entry flag (the model's merge relies on the flags).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -216,50 +216,6 @@ static void thread_resume(pid_t tid)
 
 /* ---- checks on one interpreter ------------------------------------------------------------- */
 
-#define EVAL_MARK 0xe7a1e7a1ull
-
-static bool mark_is_eval(void *ctx, __u64 ret)
-{
-	return ret == EVAL_MARK;
-}
-
-/*
- * The live frames' entry flags group them as native eval activations would:
- * a native stack with one eval frame per group (and a native frame between
- * groups) must come out as the Python frames in order, each group where its
- * eval frame was, nothing left over.
- */
-static void check_merge_live(const __u64 *words, int n)
-{
-	__u64 native[2 * GP_PY_MAX_FRAMES + 2];
-	struct gp_mframe out[4 * GP_PY_MAX_FRAMES + 2];
-	size_t nn = 0, no, o = 0;
-	int p = 0, groups = 0;
-
-	native[nn++] = 0x1000;
-	for (int i = 0; i < n; i++) {
-		if (GP_PYF_FLAGS(words[2 * i + 1]) & GP_PYF_ENTRY) {
-			native[nn++] = EVAL_MARK;
-			native[nn++] = 0x2000 + (__u64)groups++;
-		}
-	}
-	no = gp_py_merge(native, nn, words, (size_t)n, mark_is_eval, NULL, out);
-	assert_int_equal(no, 1 + (size_t)n + (size_t)groups);
-	assert_int_equal(out[o].kind, GP_MF_NATIVE);
-	assert_int_equal(out[o++].addr, 0x1000);
-	for (int g = 0; g < groups; g++) {
-		do {
-			assert_int_equal(out[o].kind, GP_MF_PYTHON);
-			assert_int_equal(out[o].flags, 0);
-			assert_int_equal(out[o].addr, words[2 * p]);
-			assert_int_equal(out[o++].word, words[2 * p + 1]);
-		} while (!(GP_PYF_FLAGS(words[2 * p++ + 1]) & GP_PYF_ENTRY));
-		assert_int_equal(out[o].kind, GP_MF_NATIVE);
-		assert_int_equal(out[o++].addr, 0x2000 + (__u64)g);
-	}
-	assert_int_equal(p, n);
-}
-
 static void check_thread(struct gp_python *py, pid_t pid, unsigned minor,
 			 const struct gp_py_proc *proc, json_t *rec)
 {
@@ -309,7 +265,6 @@ static void check_thread(struct gp_python *py, pid_t pid, unsigned minor,
 	}
 	/* the thread's first frame was entered from C (3.12+: the bottom shim precedes it) */
 	assert_true(GP_PYF_FLAGS(words[2 * n - 1]) & GP_PYF_ENTRY);
-	check_merge_live(words, n);
 }
 
 static int hexval(char ch)
@@ -568,67 +523,6 @@ static void not_initialized(void **state)
 
 /* ---- pure functions ----------------------------------------------------------------------- */
 
-static bool even_is_eval(void *ctx, __u64 ret)
-{
-	return ret >= 0xe000 && ret < 0xf000;
-}
-
-#define PYF(code, entry) (code), ((entry) ? (__u64)GP_PYF_ENTRY << 32 : 0) | 7
-
-static void expect(const struct gp_mframe *out, size_t n, const char *want)
-{
-	char got[512];
-	size_t o = 0;
-
-	got[0] = '\0';
-	for (size_t i = 0; i < n; i++)
-		o += (size_t)snprintf(got + o, sizeof(got) - o, "%s%s%llx%s", i ? " " : "",
-				      out[i].kind == GP_MF_PYTHON ? "py:" : "",
-				      (unsigned long long)out[i].addr,
-				      out[i].flags & GP_MF_UNANCHORED	? "!"
-				      : out[i].flags & GP_MF_EVAL_EMPTY ? "?"
-									: "");
-	assert_string_equal(got, want);
-}
-
-static void merge_synthetic(void **state)
-{
-	struct gp_mframe out[32];
-	/* 3.11+: two activations, a C call between them */
-	const __u64 n1[] = { 0x10, 0x11, 0xe001, 0x12, 0xe002, 0x13 };
-	const __u64 p1[] = { PYF(0xa1, 0), PYF(0xa2, 0), PYF(0xa3, 1), PYF(0xb1, 1) };
-	/* the native walk stopped before the outer activation */
-	const __u64 n2[] = { 0x10, 0xe001 };
-	const __u64 p2[] = { PYF(0xa1, 1), PYF(0xb1, 0), PYF(0xb2, 1) };
-	/* more eval frames than recorded Python frames (GP_PY_DEPTH) */
-	const __u64 n3[] = { 0xe001, 0x20, 0xe002, 0x21 };
-	const __u64 p3[] = { PYF(0xa1, 0), PYF(0xa2, 0) };
-	/* 3.10: every frame its own activation */
-	const __u64 n4[] = { 0x10, 0xe001, 0xe002, 0xe003, 0x14 };
-	const __u64 p4[] = { PYF(0xa1, 1), PYF(0xa2, 1), PYF(0xa3, 1) };
-
-	expect(out, gp_py_merge(n1, 6, p1, 4, even_is_eval, NULL, out),
-	       "10 11 py:a1 py:a2 py:a3 12 py:b1 13");
-	expect(out, gp_py_merge(n2, 2, p2, 3, even_is_eval, NULL, out), "10 py:a1 py:b1! py:b2!");
-	expect(out, gp_py_merge(n3, 4, p3, 2, even_is_eval, NULL, out), "py:a1 py:a2 20 e002? 21");
-	expect(out, gp_py_merge(n4, 5, p4, 3, even_is_eval, NULL, out), "10 py:a1 py:a2 py:a3 14");
-	expect(out, gp_py_merge(n1, 6, NULL, 0, even_is_eval, NULL, out),
-	       "10 11 e001? 12 e002? 13");
-	expect(out, gp_py_merge(NULL, 0, p2, 3, even_is_eval, NULL, out), "py:a1! py:b1! py:b2!");
-	assert_int_equal(out[1].word, (__u64)7);
-}
-
-static void in_eval_range(void **state)
-{
-	struct gp_py_proc p = { .eval_lo = 0x1000, .eval_hi = 0x2000 };
-
-	/* a return address is one past its call: the call at 0x1fff returns to 0x2000 */
-	assert_false(gp_py_in_eval(&p, 0x1000));
-	assert_true(gp_py_in_eval(&p, 0x1001));
-	assert_true(gp_py_in_eval(&p, 0x2000));
-	assert_false(gp_py_in_eval(&p, 0x2001));
-}
-
 static void linetable_edges(void **state)
 {
 	/* 3.10: 4 bytes at +1, 254 bytes with no line, 2 bytes at +200 (split as +127, +73) */
@@ -726,8 +620,6 @@ static void py313_keys_past_32(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(merge_synthetic),
-		cmocka_unit_test(in_eval_range),
 		cmocka_unit_test(linetable_edges),
 		cmocka_unit_test(labels),
 		cmocka_unit_test(not_python),
