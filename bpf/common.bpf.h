@@ -38,6 +38,8 @@ struct gp_task_state {
 	struct gp_api_call_ustack stack_rec;
 	/* the stack walk copies the user stack a page at a time (+ room for a frame read at its end) */
 	__u8 stack_page[4096 + 16];
+	/* a hash of the code objects of the thread's last Python stack: the same again needs no look in py_codes */
+	__u64 py_hash;
 };
 
 _Static_assert((GP_MAX_DEPTH & (GP_MAX_DEPTH - 1)) == 0, "GP_MAX_DEPTH must be a power of two");
@@ -165,6 +167,7 @@ static __always_inline struct gp_scope *session_scope(void)
 }
 
 #define GP_SIGSTOP 19
+#define GP_SIGCONT 18
 
 /*
  * Tells userspace about a process; false when the ring is full. With

@@ -262,8 +262,13 @@ static __always_inline void emit_with_stack(struct pt_regs *ctx, struct gp_task_
 		size = GP_USTACK_REC_SIZE(1, 0);
 	stk->call.hdr.type = GP_EV_API_CALL_USTACK;
 	stk->call.hdr.size = size;
-	if (bpf_ringbuf_output(&events, stk, size, BPF_RB_NO_WAKEUP))
+	if (bpf_ringbuf_output(&events, stk, size,
+			       (stk->call.hdr.flags & GP_EVF_PY_HELD) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
 		count(&drops, GP_DROP_RINGBUF_FULL);
+		/* no record will say it was held: a SIGCONT now discards the pending SIGSTOP */
+		if (stk->call.hdr.flags & GP_EVF_PY_HELD)
+			bpf_send_signal(GP_SIGCONT);
+	}
 }
 
 /* floor(log2(v)) + 1 for v > 0 (at most 63), 0 for 0: the duration histogram's bucket (no clz in BPF). */

@@ -50,6 +50,24 @@ struct {
 	__type(value, struct gp_uw_map);
 } uw_maps SEC(".maps");
 
+/*
+ * The code objects seen on a process's Python stacks: one not seen yet holds
+ * the process until userspace has named it (GP_EVF_PY_HELD). LRU: a code
+ * object forgotten is only held for once more.
+ */
+struct gp_py_code_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 code;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct gp_py_code_key);
+	__type(value, __u8);
+} py_codes SEC(".maps");
+
 /* Per process running CPython: where its interpreter keeps the thread's frames. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -179,8 +197,13 @@ static int uw_step(__u32 i, struct uw_walk *w)
 	rec->words[n & (GP_USTACK_MAX_WORDS - 1)] = w->pc;
 	w->n = n + 1;
 	if (!uw_find_map(w, w->pc, &bias, &file)) {
-		w->stop = GP_STOP_NO_MAPPING;
-		return 1;
+		/* anonymous code (a JIT's: perf maps name it), or a file mapped since: frame pointers */
+		if (uw_fp_step(w)) {
+			if (w->stop == GP_STOP_NO_TABLE)
+				w->stop = GP_STOP_NO_MAPPING;
+			return 1;
+		}
+		return 0;
 	}
 	if (file == GP_UW_FILE_NONE)
 		return uw_fp_step(w);
@@ -308,6 +331,7 @@ struct py_walk {
 	__u32 n;        /* Python frames written */
 	__u8 status;    /* enum gp_py_status */
 	__s32 err;
+	__u64 hash;     /* of the code objects written */
 };
 
 /* A field of the frame copied into stack_page (frame_read bytes, < 256): offsets are masked in. */
@@ -367,8 +391,28 @@ static int py_step(__u32 i, struct py_walk *w)
 	w->rec->words[idx] = code;
 	idx = (idx + 1) & (GP_USTACK_MAX_WORDS - 1);
 	w->rec->words[idx] = (__u32)instr | flags << 32;
+	w->hash = (w->hash ^ code) * 0x9e3779b97f4a7c15ULL;
 	w->n++;
 	w->frame = prev;
+	return 0;
+}
+
+struct py_news {
+	struct gp_api_call_ustack *rec;
+	__u32 base, tgid;
+	bool fresh;
+};
+
+/* Python frame i's code object: marked seen in py_codes; fresh when it was not. */
+static int py_code_new(__u32 i, struct py_news *c)
+{
+	struct gp_py_code_key key = { .tgid = c->tgid };
+	__u8 one = 1;
+
+	key.code = c->rec->words[(c->base + 2 * i) & (GP_USTACK_MAX_WORDS - 1)];
+	if (!bpf_map_lookup_elem(&py_codes, &key) &&
+	    bpf_map_update_elem(&py_codes, &key, &one, BPF_NOEXIST) == 0)
+		c->fresh = true;
 	return 0;
 }
 
@@ -415,6 +459,19 @@ static __always_inline void py_walk(struct gp_task_state *st, struct gp_api_call
 	rec->py = w.status;
 	rec->npy = w.n;
 	rec->err = rec->err ? rec->err : w.err;
+	/*
+	 * A code object not seen before in this process: stop it as the call returns, so that its
+	 * frames are named before it can free them (a script ending, a function made on the fly).
+	 * The thread's last stack again (a loop) costs no look at all.
+	 */
+	if (w.n && w.hash != st->py_hash) {
+		struct py_news c = { .rec = rec, .base = base, .tgid = bpf_get_current_pid_tgid() >> 32 };
+
+		st->py_hash = w.hash;
+		bpf_loop(w.n, py_code_new, &c, 0);
+		if (c.fresh && bpf_send_signal(GP_SIGSTOP) == 0)
+			rec->call.hdr.flags |= GP_EVF_PY_HELD;
+	}
 }
 
 /*

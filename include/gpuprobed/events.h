@@ -110,6 +110,13 @@ struct gp_thread_cpu {
 /* the enclosing call is counted in the kernel (--aggregate): no record of it will come */
 #define GP_EVF_PARENT_COUNTED (1u << 3)
 /*
+ * A record with a stack whose Python frames hold a code object the kernel had
+ * not seen in this process: the process was stopped (SIGSTOP) as the call
+ * returned, so that userspace names its frames while they exist; it continues
+ * the process once the record is read (SIGCONT).
+ */
+#define GP_EVF_PY_HELD (1u << 4)
+/*
  * Bits 16..31 of an API call's flags: the API id of the traced call that
  * encloses it on the same thread (0: none). A call made inside another
  * traced call is its implementation (cudaMemcpy -> cuMemcpyHtoD_v2): counted
@@ -349,6 +356,7 @@ enum gp_file_state {
 #define GP_SCOPE_FOLLOW_FORKS (1u << 0) /* a new process forked by an admitted one is admitted */
 #define GP_SCOPE_ALL          (1u << 1) /* every process that maps an armed file is admitted */
 #define GP_SCOPE_NAMES        (1u << 2) /* a process that execs one of names[] is admitted */
+#define GP_SCOPE_CODE_MAPS    (1u << 3) /* an admitted process mapping any file's code is reported (GP_PF_CODE) */
 #define GP_MAX_NAMES 8
 #define GP_NAME_LEN 64
 
@@ -363,11 +371,12 @@ struct gp_scope {
 enum gp_proc_kind {
 	GP_PROC_EXEC = 1, /* an admitted process (or, with GP_PF_HELD, one in scope) exec'd dev/ino */
 	GP_PROC_FORK,     /* a new process forked by parent_tgid, admitted */
-	GP_PROC_MAP,      /* a process mapped the CUDA-named file dev/ino (through fd) */
+	GP_PROC_MAP,      /* a process mapped the CUDA-named file dev/ino (through fd); GP_PF_CODE: any file */
 };
 
 #define GP_PF_HELD     (1u << 0) /* the process was sent SIGSTOP: userspace must SIGCONT it */
 #define GP_PF_ADMITTED (1u << 1) /* the kernel admitted it with this record */
+#define GP_PF_CODE     (1u << 2) /* GP_PROC_MAP of a file not named like CUDA's: new code (unwind tables) */
 
 struct gp_proc_event {
 	struct gp_event_hdr hdr; /* tgid, tid; flags: GP_PF_*; ts_ns */

@@ -136,6 +136,8 @@ int gp_bpf_load(struct gp_bpf *b, const struct gp_bpf_opts *o)
 		err = bpf_map__set_max_entries(b->api->maps.tgid_bits, (pid_max() + 63) / 64);
 	if (!err) /* entries are allocated as they are used: the bound costs nothing until reached */
 		err = bpf_map__set_max_entries(b->api->maps.api_agg, o->agg_keys ? o->agg_keys : 1);
+	if (!err) /* an mmapable array is allocated whole at the load */
+		err = bpf_map__set_max_entries(b->api->maps.uw_rows, o->unwind_rows ? o->unwind_rows : 1);
 	if (!err)
 		err = gpu_api_bpf__load(b->api);
 	if (err) {

@@ -30,6 +30,7 @@ struct gp_bpf_opts {
 	bool no_uprobe_multi; /* one perf-event link per probe even where uprobe_multi works */
 	bool sched_slices;    /* a record per on-CPU slice (--timeline-sched) */
 	__u32 agg_keys;	      /* entries of the in-kernel call aggregates (0: not aggregating) */
+	__u32 unwind_rows;    /* the unwind tables' pool, rows (0: no tables, frame pointers only) */
 };
 
 /*

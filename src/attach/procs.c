@@ -239,9 +239,14 @@ int gp_procs_admit(struct gp_procs *ps, pid_t pid, enum gp_admit_how how, const 
 		if (ps->all && !narmed)
 			return 0; /* --all: it does not use CUDA */
 	}
+	/* its tables before its first traced call (the launched command: at its exec) */
+	if (how == GP_ADMIT_RUNNING)
+		gp_stack_sources_add(ps->sources, pid, GP_SS_NEW, GP_SS_BEFORE_RETURN);
 	err = set_bit(ps, pid, now);
-	if (err)
+	if (err) {
+		gp_stack_sources_exited(ps->sources, pid);
 		return skip(ps, pid, report_skip, "cannot admit it in the kernel: %s", strerror(-err));
+	}
 	/* nothing of CUDA mapped yet: every call it makes will be seen */
 	p = track(ps, pid, because, 0, now, how == GP_ADMIT_LAUNCHED || !narmed);
 	if (!p)
@@ -305,13 +310,18 @@ static void release(struct gp_procs *ps, const struct gp_proc_event *e)
 void gp_procs_event(struct gp_procs *ps, const struct gp_proc_event *e)
 {
 	pid_t pid = (pid_t)e->hdr.tgid;
-	bool held = e->hdr.flags & GP_PF_HELD;
+	bool held = e->hdr.flags & GP_PF_HELD, fresh;
 	struct gp_file *f = NULL;
 	struct gp_proc *p;
 
 	if (ps->closing) {
 		if (held)
 			release(ps, e);
+		return;
+	}
+	if (e->hdr.flags & GP_PF_CODE) { /* new code in a traced process (never held) */
+		if (find_live(ps, pid))
+			gp_stack_sources_code_mapped(ps->sources, pid);
 		return;
 	}
 	if (e->kind == GP_PROC_FORK) {
@@ -321,6 +331,7 @@ void gp_procs_event(struct gp_procs *ps, const struct gp_proc_event *e)
 		if (p && p->live) {
 			gp_files_copy_users(ps->files, e->parent_tgid, (__u32)pid);
 			gp_symbolizer_snapshot(ps->sym, pid);
+			gp_stack_sources_add(ps->sources, pid, GP_SS_NEW, GP_SS_LATER);
 		}
 		return;
 	}
@@ -329,6 +340,7 @@ void gp_procs_event(struct gp_procs *ps, const struct gp_proc_event *e)
 	else
 		f = gp_files_find(ps->files, e->dev, e->ino);
 	p = find_live(ps, pid);
+	fresh = e->kind == GP_PROC_EXEC && p; /* a new image: looked at anew */
 	if (e->kind == GP_PROC_EXEC && p) {
 		char comm[64], cmdline[4096];
 
@@ -342,10 +354,10 @@ void gp_procs_event(struct gp_procs *ps, const struct gp_proc_event *e)
 			f = resolve_hold(ps, e);
 	}
 	if (!p && (e->hdr.flags & GP_PF_ADMITTED))
-		p = track(ps, pid, ps->because, 0, e->hdr.ts_ns, true);
+		fresh = (p = track(ps, pid, ps->because, 0, e->hdr.ts_ns, true));
 	if (!p && ps->all && f && f->armed && !set_bit(ps, pid, e->hdr.ts_ns)) {
 		/* --all: it carries the runtime; still stopped, so its threads' baselines are exact */
-		p = track(ps, pid, "cuda", 0, e->hdr.ts_ns, true);
+		fresh = (p = track(ps, pid, "cuda", 0, e->hdr.ts_ns, true));
 		gp_cpu_accounts_open(ps->cpu, pid, e->hdr.ts_ns);
 	}
 	if (p && p->live && f && f->armed) {
@@ -360,6 +372,16 @@ void gp_procs_event(struct gp_procs *ps, const struct gp_proc_event *e)
 	 */
 	if (p && p->live)
 		gp_symbolizer_snapshot(ps->sym, pid);
+	/*
+	 * A held process is continued once its tables are published (by the
+	 * builder, while this thread goes on draining): its first traced call
+	 * comes after, with its stack whole.
+	 */
+	if (p && p->live && (held || fresh) &&
+	    gp_stack_sources_add(ps->sources, pid,
+				 fresh ? GP_SS_NEW | (e->kind == GP_PROC_EXEC ? GP_SS_EXEC : 0) : 0,
+				 held ? GP_SS_THEN_CONTINUE : GP_SS_LATER))
+		return;
 	if (held)
 		release(ps, e);
 }
@@ -395,6 +417,7 @@ void gp_procs_exited(struct gp_procs *ps, __u64 tag)
 	if (p->launched)
 		reap_launched(ps, p);
 	gp_files_drop_user(ps->files, (__u32)p->pid);
+	gp_stack_sources_exited(ps->sources, p->pid);
 	gp_info("pid %d exited", (int)p->pid);
 	if (ps->reuse_rows && !p->launched) {
 		size_t *fr = realloc(ps->free_rows, (ps->nfree + 1) * sizeof(*fr));

@@ -19,6 +19,7 @@
 #include <linux/types.h>
 
 #include "attach/files.h"
+#include "attach/stack_sources.h"
 #include "collect/cpu_accounts.h"
 #include "collect/event_loop.h"
 #include "gpuprobed/events.h"
@@ -39,6 +40,7 @@ struct gp_procs {
 	struct gp_model *model;
 	struct gp_cpu_accounts *cpu;
 	struct gp_loop *loop;      /* set before the first admission */
+	struct gp_stack_sources *sources; /* unwind tables and Python; NULL: stacks by frame pointers */
 	int bits_fd, admit_fd;     /* tgid_bits, admit_ns */
 	bool all;                  /* --all: a process is traced because it uses CUDA */
 	bool closing;              /* tracing stopped: holds are only released */

@@ -177,7 +177,7 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 			.fail_not_elf = w->fail_not_elf, .fail_no_cfi = w->fail_no_cfi,
 			.fail_too_big = w->fail_too_big, .fail_pool_full = w->fail_pool_full,
 			.fail_files_full = w->fail_files_full, .fail_no_segment = w->fail_no_segment,
-			.fail_other = w->fail_other });
+			.fail_other = w->fail_other, .python_holds = w->python_holds });
 		break;
 	}
 	case GP_MOP_SYMBOLIZE:

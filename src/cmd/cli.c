@@ -55,6 +55,11 @@ static const char usage_text[] =
 	"                         speedscope.json)\n"
 	"      --max-stacks N     keep at most N distinct call stacks (default 1000000);\n"
 	"                         calls beyond are counted (drops.stacks_over_limit)\n"
+	"      --unwind-mb N      kernel memory for unwind tables, MiB (default 64): stacks\n"
+	"                         are walked through code built without frame pointers\n"
+	"                         by its .eh_frame; 0: by frame pointers only\n"
+	"      --no-python        do not put Python frames (CPython 3.10 to 3.13) into\n"
+	"                         call stacks\n"
 	"      --record FILE      write the capture (every record, self-contained, for\n"
 	"                         'gpuprobed report' on any machine) to FILE (default\n"
 	"                         DIR/capture.gpz)\n"
@@ -147,7 +152,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 {
 	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI, OPT_NO_STACKS, OPT_MAX_STACKS, OPT_RECORD, OPT_NO_RECORD,
 	       OPT_NO_TIMELINE, OPT_TIMELINE_MAX, OPT_TIMELINE_SCHED, OPT_AGGREGATE, OPT_DAEMON, OPT_CONFIG,
-	       OPT_FOREGROUND };
+	       OPT_FOREGROUND, OPT_UNWIND_MB, OPT_NO_PYTHON };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "name", required_argument, NULL, 'n' },
@@ -159,6 +164,8 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		{ "no-uprobe-multi", no_argument, NULL, OPT_NO_MULTI },
 		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
 		{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+		{ "unwind-mb", required_argument, NULL, OPT_UNWIND_MB },
+		{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 		{ "record", required_argument, NULL, OPT_RECORD },
 		{ "no-record", no_argument, NULL, OPT_NO_RECORD },
 		{ "no-timeline", no_argument, NULL, OPT_NO_TIMELINE },
@@ -182,6 +189,8 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 	o->poll_ms = 10;
 	o->stacks = true;
 	o->max_stacks = GP_DEFAULT_MAX_STACKS;
+	o->unwind_mb = GP_DEFAULT_UNWIND_MB;
+	o->python = true;
 	o->record = true;
 	o->timeline = true;
 	o->timeline_max_events = GP_DEFAULT_TIMELINE_MAX_EVENTS;
@@ -250,6 +259,14 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 				return usage_error("--max-stacks: '%s' is not between 1 and 100000000", optarg);
 			o->max_stacks = (unsigned)v;
 			break;
+		case OPT_UNWIND_MB:
+			if (!parse_uint(optarg, 4096, &v))
+				return usage_error("--unwind-mb: '%s' is not between 0 and 4096", optarg);
+			o->unwind_mb = (unsigned)v;
+			break;
+		case OPT_NO_PYTHON:
+			o->python = false;
+			break;
 		case OPT_RECORD:
 			if (!*optarg)
 				return usage_error("--record: empty file name%s", "");
@@ -312,6 +329,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 			return usage_error("--daemon traces every CUDA process: give no target%s", "");
 		if (o->duration_s || strcmp(o->out_dir, "./profile_output") || o->ringbuf_mb != 16 || o->poll_ms != 10 ||
 		    o->no_uprobe_multi || !o->stacks || o->max_stacks != GP_DEFAULT_MAX_STACKS || !o->record ||
+		    o->unwind_mb != GP_DEFAULT_UNWIND_MB || !o->python ||
 		    o->record_path || !o->timeline || o->timeline_max_events != GP_DEFAULT_TIMELINE_MAX_EVENTS ||
 		    o->timeline_sched || o->aggregate)
 			return usage_error("--daemon takes its settings from the configuration file (--config)%s", "");

@@ -3,6 +3,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <search.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "collect/collector.h"
 #include "collect/cpu_accounts.h"
+#include "log.h"
 
 static int cmp_tid(const void *a, const void *b)
 {
@@ -52,6 +54,12 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	gp_model_ingest(c->model, data, size); /* malformed records are counted there */
+	/* its Python frames are named now (the model did so): the process may go on */
+	if (size >= sizeof(*h) && h->type == GP_EV_API_CALL_USTACK && (h->flags & GP_EVF_PY_HELD)) {
+		c->py_holds++;
+		if (kill((pid_t)h->tgid, SIGCONT) && errno != ESRCH)
+			gp_warn("pid %u: cannot continue it: %s", h->tgid, strerror(errno));
+	}
 	if (size >= sizeof(*h) && gp_event_is_call(h->type)) {
 		if (GP_EVF_PARENT(h->flags))
 			c->nested_calls++;

@@ -28,6 +28,7 @@ struct gp_collector {
 	__u64 calls;        /* of which: completed API calls made outside any other traced call */
 	__u64 nested_calls; /* and those made inside another traced call (its implementation) */
 	__u64 bytes;
+	__u64 py_holds;     /* processes continued after their new Python code objects were named */
 	__u32 last_tid;     /* fast path: consecutive records of one thread */
 	void *known_tids;   /* tsearch tree of tids already named */
 };

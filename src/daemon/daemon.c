@@ -488,6 +488,8 @@ static void session_options(struct daemon *d, const struct gp_options *cli)
 	o->no_uprobe_multi = !d->cfg.uprobe_multi;
 	o->stacks = d->cfg.stacks;
 	o->max_stacks = d->cfg.max_stacks;
+	o->unwind_mb = GP_DEFAULT_UNWIND_MB;
+	o->python = true;
 	o->record = false; /* a capture of an always-on session would grow without bound */
 	o->timeline = d->cfg.timeline;
 	o->timeline_max_events = GP_DEFAULT_TIMELINE_MAX_EVENTS;

@@ -226,7 +226,8 @@ void gp_model_set_unwind(struct gp_model *m, const struct gp_unwind_summary *u)
 		.build_ns_max = u->build_ns_max, .build_max_file = u->build_max_file, .fail_open = u->fail_open,
 		.fail_not_elf = u->fail_not_elf, .fail_no_cfi = u->fail_no_cfi, .fail_too_big = u->fail_too_big,
 		.fail_pool_full = u->fail_pool_full, .fail_files_full = u->fail_files_full,
-		.fail_no_segment = u->fail_no_segment, .fail_other = u->fail_other });
+		.fail_no_segment = u->fail_no_segment, .fail_other = u->fail_other,
+		.python_holds = u->python_holds });
 	free((char *)m->session.unwind.build_max_file);
 	m->session.unwind = *u;
 	m->session.unwind.build_max_file = file;

@@ -106,6 +106,7 @@ struct gp_unwind_summary {
 	const char *build_max_file; /* the file of the longest build; NULL: none built */
 	__u64 fail_open, fail_not_elf, fail_no_cfi, fail_too_big, fail_pool_full, fail_files_full,
 		fail_no_segment, fail_other;
+	__u64 python_holds; /* stops of a process until new Python code objects on its stacks were named */
 };
 
 struct gp_model *gp_model_new(const struct gp_resolver *resolver); /* NULL + errno on failure */

@@ -124,6 +124,9 @@ static int r_RAW(struct op_reader *r, struct gp_op_raw *v)
 
 #define GP_OP_PUT(kind, field) w_##kind(&w, v->field);
 #define GP_OP_GET(kind, field) if (r_##kind(&r, &v->field)) return -EINVAL;
+/* A tap packs an operation here: every ring record with its length prefix fits. */
+#define GP_TAP_BUF 2560
+
 #define GP_OP_DEFINE(num, NAME, name)                                                               \
 	size_t gp_op_pack_##name(void *buf, size_t cap, const struct gp_op_##name *v)               \
 	{                                                                                           \
@@ -143,8 +146,8 @@ static int r_RAW(struct op_reader *r, struct gp_op_raw *v)
 	}                                                                                           \
 	void gp_model_tap_##name(struct gp_model *m, const struct gp_op_##name *v)                  \
 	{                                                                                           \
-		/* every ring record fits (the largest is 1,176 bytes): no malloc per record */     \
-		unsigned char small[2048], *buf = small;                                            \
+		/* every ring record fits (the largest: a 127-frame, 64-Python-frame stack): no malloc */ \
+		unsigned char small[GP_TAP_BUF], *buf = small;                                      \
 		size_t n;                                                                           \
                                                                                                     \
 		if (!m->tap.record)                                                                 \
@@ -160,8 +163,10 @@ static int r_RAW(struct op_reader *r, struct gp_op_raw *v)
 GP_MODEL_OP_TABLE(GP_OP_DEFINE)
 #undef GP_OP_DEFINE
 
-_Static_assert(sizeof(struct gp_api_call_ext) <= 2048 && GP_STACK_REC_SIZE(GP_STACK_MAX_FRAMES) <= 2048,
-	       "a ring record is packed on the stack");
+_Static_assert(sizeof(struct gp_api_call_ext) + 8 <= GP_TAP_BUF &&
+		       GP_STACK_REC_SIZE(GP_STACK_MAX_FRAMES) + 8 <= GP_TAP_BUF &&
+		       GP_USTACK_REC_SIZE(GP_USTACK_MAX_FRAMES, GP_PY_MAX_FRAMES) + 8 <= GP_TAP_BUF,
+	       "a ring record (and its length) is packed on the stack");
 
 /* ---- format-driven encoding, for readers that do not know an operation's type ---- */
 

@@ -98,7 +98,8 @@
 	F(U64, maps_over) F(U64, files) F(U64, files_built) F(U64, files_reused) F(U64, files_evicted) F(U64, rows) \
 	F(U64, rows_max) F(U64, pool_rows) F(U64, build_ns) F(U64, build_ns_max) F(STR, build_max_file) \
 	F(U64, fail_open) F(U64, fail_not_elf) F(U64, fail_no_cfi) F(U64, fail_too_big) F(U64, fail_pool_full) \
-	F(U64, fail_files_full) F(U64, fail_no_segment) F(U64, fail_other) /* struct gp_unwind_summary */
+	F(U64, fail_files_full) F(U64, fail_no_segment) F(U64, fail_other) \
+	F(U64, python_holds) /* struct gp_unwind_summary */
 
 enum gp_model_op {
 #define GP_MOP_ENUM(num, NAME, name) GP_MOP_##NAME = num,

@@ -138,6 +138,7 @@ static void set_trunc(struct gp_stack *k, const struct gp_stack_view *v)
 	k->unwind_detail = v->detail;
 	k->py_status = v->py_status;
 	k->frames_fp = v->frames_fp;
+	k->fp_end = v->stop == GP_STOP_FP_END;
 }
 
 static void stack_free(struct gp_stack *k)
@@ -486,8 +487,12 @@ static int symbolize_stack(struct gp_model *m, struct gp_process *p, struct gp_s
 		free(native);
 		return (int)id;
 	}
-	/* walked to the thread's start, or stopped short (no frame pointers) */
-	if (k->trunc == GP_TRUNC_NONE && k->nframes && !s->frames[native[k->nframes - 1]].thread_root)
+	/*
+	 * A frame-pointer chain ends at a null frame pointer: at the thread's
+	 * start, or where code without frame pointers clobbered it (stopped
+	 * short). A table's end row is the outermost frame itself.
+	 */
+	if (k->trunc == GP_TRUNC_NONE && k->fp_end && k->nframes && !s->frames[native[k->nframes - 1]].thread_root)
 		k->trunc = GP_TRUNC_UNWIND;
 	merge_frames(s, k, native);
 	free(native);

@@ -414,6 +414,7 @@ struct gp_stack {
 	__u8 unwind_detail;    /* GP_TRUNC_UNWIND_TABLE: the row's GP_UW_STOP_* */
 	__u8 py_status;        /* enum gp_py_status of the walk */
 	__u8 frames_fp;        /* native frames found by frame pointer (no table) */
+	bool fp_end;           /* the walk ended where a frame-pointer chain did: whole if that is a thread's start */
 	__u64 calls, bytes, host_ns;
 	struct gp_stack_op *ops;
 	__u32 nops, ops_cap;

@@ -169,6 +169,7 @@ static json_t *gp_doc_unwind(struct gp_doc *d, const struct gp_unwind_summary *u
 	for (size_t i = 0; i < sizeof(fails) / sizeof(fails[0]); i++)
 		gp_doc_put(d, fail, fails[i].name, gp_j_u64(fails[i].n));
 	gp_doc_put(d, o, "files_without_table", fail);
+	gp_doc_put(d, o, "python_holds", gp_j_u64(u->python_holds));
 	return o;
 }
 

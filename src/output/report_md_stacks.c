@@ -57,11 +57,30 @@ static void frame_text(const json_t *frames, json_int_t id, bool with_offset, ch
 		snprintf(buf, len, "[unknown]");
 }
 
-/* "main → step → launch" (outermost first, the last PATH_FRAMES frames) */
+static bool is_python(const json_t *frames, json_int_t id)
+{
+	return !strcmp(gp_md_str(json_array_get(frames, (size_t)id), "kind"), "python");
+}
+
+/* The index in stack's frames of its innermost Python frame, or -1. */
+static long innermost_python(const json_t *frames, const json_t *ids)
+{
+	for (size_t i = 0; i < json_array_size(ids); i++)
+		if (is_python(frames, json_integer_value(json_array_get(ids, i))))
+			return (long)i;
+	return -1;
+}
+
+/*
+ * "main → step → launch" (outermost first, the last PATH_FRAMES frames); with
+ * Python frames, the innermost PATH_FRAMES - 1 of them, then the call site:
+ * "train (t.py:40) → Model.forward (t.py:13) → … → at::native::copy_+0x2a".
+ */
 static void path_text(const json_t *frames, const json_t *stack, char *buf, size_t len)
 {
 	const json_t *ids = json_object_get(stack, "frames");
 	size_t n = json_array_size(ids), used = 0, from = n > PATH_FRAMES ? n - PATH_FRAMES : 0;
+	long py = innermost_python(frames, ids);
 	char f[512];
 
 	buf[0] = '\0';
@@ -69,8 +88,23 @@ static void path_text(const json_t *frames, const json_t *stack, char *buf, size
 		snprintf(buf, len, "%s", !strcmp(gp_md_str(stack, "truncated"), "table_full") ? "[stack table full]" : "?");
 		return;
 	}
-	if (*gp_md_str(stack, "truncated") || from)
+	if (*gp_md_str(stack, "truncated") || from || py > 0)
 		used += (size_t)snprintf(buf, len, "%s… → ", *gp_md_str(stack, "truncated") ? "[truncated] " : "");
+	if (py > 0) { /* the Python frames (and native ones between them), then the call site */
+		size_t last = (size_t)py + PATH_FRAMES - 1 < n ? (size_t)py + PATH_FRAMES - 1 : n;
+
+		for (size_t i = last; i-- > (size_t)py && used < len;) {
+			frame_text(frames, json_integer_value(json_array_get(ids, i)), false, f, sizeof(f));
+			used += (size_t)snprintf(buf + used, len - used, "%s → ", f);
+		}
+		if (used < len && (size_t)py > 1)
+			used += (size_t)snprintf(buf + used, len - used, "… → ");
+		if (used < len) {
+			frame_text(frames, json_integer_value(json_array_get(ids, 0)), true, f, sizeof(f));
+			snprintf(buf + used, len - used, "%s", f);
+		}
+		return;
+	}
 	for (size_t i = n - from; i-- > 0 && used < len;) {
 		frame_text(frames, json_integer_value(json_array_get(ids, i)), i == 0, f, sizeof(f));
 		used += (size_t)snprintf(buf + used, len - used, "%s%s", f, i ? " → " : "");
@@ -104,10 +138,15 @@ static int hottest_sites(const json_t *st, FILE *out)
 
 	if (!v)
 		return -ENOMEM;
-	/* a site is (frame 0, API): every stack that starts there */
+	/*
+	 * A site is (frame 0, API): every stack that starts there; in Python,
+	 * (the innermost Python frame, API): the line of the program that called.
+	 */
 	json_array_foreach(stacks, i, k) {
 		const json_t *ids = json_object_get(k, "frames");
-		json_int_t f0 = json_array_size(ids) ? json_integer_value(json_array_get(ids, 0)) : -1;
+		long py = innermost_python(frames, ids);
+		json_int_t f0 = json_array_size(ids) ? json_integer_value(json_array_get(ids, py > 0 ? (size_t)py : 0))
+						      : -1;
 
 		json_array_foreach(json_object_get(k, "ops"), j, op) {
 			size_t s;
@@ -136,7 +175,8 @@ static int hottest_sites(const json_t *st, FILE *out)
 		gp_md_table_cell(t, "`%s`", v[i].api);
 		if (v[i].frame >= 0) {
 			const json_t *fr = json_array_get(frames, (size_t)v[i].frame);
-			const char *file = gp_md_str(fr, "file"), *base = strrchr(file, '/');
+			const char *file = is_python(frames, v[i].frame) ? "" : gp_md_str(fr, "file");
+			const char *base = strrchr(file, '/');
 
 			frame_text(frames, v[i].frame, true, f, sizeof(f));
 			gp_md_table_cell(t, "`%s`%s%s%s", f, *file ? " (" : "", *file ? (base ? base + 1 : file) : "",
@@ -150,7 +190,7 @@ static int hottest_sites(const json_t *st, FILE *out)
 	err = gp_md_flush_table(t, out);
 	if (n > TOP_SITES)
 		fprintf(out, "\nThe %d busiest of %zu call sites (a call site: the instruction after the call, in "
-			     "the function that made it).\n", TOP_SITES, n);
+			     "the function that made it; in Python, the line that made it).\n", TOP_SITES, n);
 	fputc('\n', out);
 	return err;
 }

@@ -13,6 +13,7 @@
 #define GP_MAX_PIDS	      64
 #define GP_MAX_NAME_ARGS      8 /* = GP_MAX_NAMES (events.h) */
 #define GP_DEFAULT_MAX_STACKS 1000000
+#define GP_DEFAULT_UNWIND_MB  64 /* the unwind tables' pool: PyTorch's libraries need ~40 MiB */
 #define GP_DEFAULT_TIMELINE_MAX_EVENTS \
 	5000000ULL /* = GP_TIMELINE_DEFAULT_MAX_EVENTS (output/trace_json.h) */
 
@@ -35,6 +36,8 @@ struct gp_options {
 	bool no_uprobe_multi;	 /* one perf-event link per probe, as on kernels < 6.6 */
 	bool stacks;		 /* capture call stacks (default; --no-stacks) */
 	unsigned max_stacks;	 /* distinct stacks kept (--max-stacks) */
+	unsigned unwind_mb;	 /* the unwind tables' pool, MiB (--unwind-mb; 0: frame pointers only) */
+	bool python;		 /* Python frames in stacks (default; --no-python) */
 	bool record;		 /* write a capture (default; --no-record) */
 	const char *record_path; /* --record FILE; NULL: OUT_DIR/capture.gpz */
 	bool timeline;		 /* write trace.json (default; --no-timeline) */

@@ -27,6 +27,7 @@
 #include "output/report_files.h"
 #include "session/privileges.h"
 #include "session/session_internal.h"
+#include "symbolize/python.h"
 #include "symbolize/symbolizer.h"
 
 static const char *stop_text(enum gp_stop_reason why, int signo)
@@ -58,14 +59,17 @@ static __u64 stop_tracing(struct session *s)
 	gp_bpf_stop_counting(&s->bpf);
 	gp_bpf_stop_admitting(&s->bpf);
 	s->procs.closing = true;
+	gp_stack_sources_stop(s->sources); /* the processes held for their tables continued */
 	gp_uprobes_detach_all(&s->probes);
 	gp_budget_detached(&s->budget);
 	gp_bpf_stop_scheduler(&s->bpf);
 	end_ns = gp_clock_ns(CLOCK_MONOTONIC);
 	gp_collector_drain(&s->collector);
+	gp_stack_sources_settle(s->sources); /* what was found of interpreters, into the model */
 	gp_budget_finish(&s->budget);
 	gp_cpu_accounts_close(s->cpu, bpf_map__fd(s->bpf.api->maps.thread_acct), end_ns);
 	gp_counters_collect(&s->counters, &s->probes, s->model);
+	gp_session_unwind_summary(s);
 	gp_model_set_session_end(s->model, end_ns);
 	return end_ns;
 }
@@ -119,6 +123,7 @@ static int finish(struct session *s, int loop_err, enum gp_stop_reason why, int 
 
 static void cleanup(struct session *s)
 {
+	gp_stack_sources_free(s->sources); /* its builder writes the BPF maps: stopped before they go */
 	gp_uprobes_release(&s->probes);
 	if (s->collector_ready)
 		gp_collector_release(&s->collector);
@@ -133,6 +138,7 @@ static void cleanup(struct session *s)
 	gp_timeline_session_abort(s->timeline, s->model);
 	gp_model_free(s->model);
 	gp_symbolizer_free(s->sym);
+	gp_python_free(s->python);
 	gp_launch_abort(&s->targets.launch);
 }
 

@@ -10,6 +10,7 @@
 #include "attach/bpf_objects.h"
 #include "attach/files.h"
 #include "attach/procs.h"
+#include "attach/stack_sources.h"
 #include "attach/uprobes.h"
 #include "capture/capture_live.h"
 #include "session/budget.h"
@@ -28,6 +29,8 @@ struct session {
 	struct gp_bpf bpf;
 	struct gp_cpu_accounts *cpu;
 	struct gp_symbolizer *sym;
+	struct gp_python *python;         /* Python frames: located and named; NULL: --no-python, --no-stacks */
+	struct gp_stack_sources *sources; /* unwind tables and interpreters for the walk; NULL: no stacks */
 	struct gp_model *model;
 	struct gp_capture_live capture; /* the capture file, if recorded */
 	struct gp_timeline *timeline;	/* trace.json, fed by the model; NULL: --no-timeline */
@@ -56,6 +59,9 @@ static inline __u64 gp_clock_ns(clockid_t clk)
 /* session_setup.c: the model and what observes it, then everything the loop needs. 0, or -errno after a message. */
 int gp_session_open_model(struct session *s);
 int gp_session_prepare(struct session *s);
+
+/* The unwind tables' state into the model (report: session.unwind), when there are tables. */
+void gp_session_unwind_summary(struct session *s);
 
 /* session_loop.c: the event loop's callbacks. */
 struct gp_loop_ops gp_session_loop_ops(struct session *s);

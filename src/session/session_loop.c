@@ -18,6 +18,7 @@ static void on_drain(void *ctx)
 
 	gp_collector_drain(&s->collector);
 	gp_files_settle(&s->files); /* after the mappings the ring held */
+	gp_stack_sources_settle(s->sources); /* after the records of processes that exited */
 	gp_budget_step(&s->budget);
 	if (s->hooks && s->hooks->tick) {
 		__u64 now = gp_clock_ns(CLOCK_MONOTONIC);
@@ -25,6 +26,7 @@ static void on_drain(void *ctx)
 
 		if (fresh) {
 			gp_counters_collect(&s->counters, &s->probes, s->model);
+			gp_session_unwind_summary(s);
 			s->counters_at_ns = now;
 		}
 		if (!s->hooks->tick(s->hooks->ctx, s->model, now, fresh))

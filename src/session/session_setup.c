@@ -21,6 +21,7 @@
 #include "model/model.h"
 #include "output/timeline_session.h"
 #include "session/session_internal.h"
+#include "symbolize/python.h"
 #include "symbolize/symbolizer.h"
 
 /*
@@ -32,17 +33,26 @@ static bool session_aggregates(const struct gp_options *o)
 	return o->aggregate && !o->stacks && !o->timeline;
 }
 
+/* The unwind tables' pool in rows; 0: stacks by frame pointers only (or none). */
+static __u32 unwind_rows(const struct gp_options *o)
+{
+	return o->stacks ? (__u32)((__u64)o->unwind_mb * 1024 * 1024 / sizeof(struct gp_uw_row)) : 0;
+}
+
 static __u32 scope_flags(const struct gp_options *o)
 {
+	/* new code in a traced process: its tables are published again */
+	__u32 code = unwind_rows(o) ? GP_SCOPE_CODE_MAPS : 0;
+
 	switch (o->mode) {
 	case GP_MODE_NAME:
-		return GP_SCOPE_NAMES | GP_SCOPE_FOLLOW_FORKS;
+		return GP_SCOPE_NAMES | GP_SCOPE_FOLLOW_FORKS | code;
 	case GP_MODE_LAUNCH:
-		return GP_SCOPE_FOLLOW_FORKS;
+		return GP_SCOPE_FOLLOW_FORKS | code;
 	case GP_MODE_ALL:
-		return GP_SCOPE_ALL | GP_SCOPE_FOLLOW_FORKS;
+		return GP_SCOPE_ALL | GP_SCOPE_FOLLOW_FORKS | code;
 	default:
-		return 0;
+		return code;
 	}
 }
 
@@ -73,12 +83,21 @@ int gp_session_open_model(struct session *s)
 	int err;
 
 	s->sym = gp_symbolizer_new();
+	if (s->sym && o->stacks && o->python) {
+		s->python = gp_python_new();
+		if (!s->python) {
+			gp_err("out of memory");
+			return -ENOMEM;
+		}
+		gp_symbolizer_set_python(s->sym, s->python);
+	}
 	resolver = (struct gp_resolver){ .ctx = s->sym,
 					 .kernel_name = gp_symbolizer_kernel_name,
 					 .demangle = gp_demangle,
 					 .demangle_short = gp_demangle_short,
 					 .stack_seen = gp_symbolizer_stack_seen,
-					 .symbolize = gp_symbolizer_symbolize };
+					 .symbolize = gp_symbolizer_symbolize,
+					 .py_frame = s->python ? gp_symbolizer_py_frame : NULL };
 	if (o->record) {
 		char path[PATH_MAX];
 
@@ -104,6 +123,40 @@ int gp_session_open_model(struct session *s)
 	return 0;
 }
 
+/* What the kernel's stack walk reads of each process: unwind tables, interpreters. 0, or -errno after a message. */
+static int open_stack_sources(struct session *s)
+{
+	const struct gpu_api_bpf *api = s->bpf.api;
+	const struct gp_unwind_maps um = { .rows_fd = bpf_map__fd(api->maps.uw_rows),
+					   .nrows = unwind_rows(s->opt),
+					   .files_fd = bpf_map__fd(api->maps.uw_files),
+					   .procs_fd = bpf_map__fd(api->maps.uw_procs),
+					   .maps_fd = bpf_map__fd(api->maps.uw_maps) };
+
+	if (!s->opt->stacks || (!um.nrows && !s->python))
+		return 0;
+	s->sources = gp_stack_sources_new(um.nrows ? &um : NULL, s->python, bpf_map__fd(api->maps.py_procs),
+					  s->model);
+	if (!s->sources) {
+		int err = -errno;
+
+		gp_err("unwind tables: %s", strerror(-err));
+		return err;
+	}
+	s->procs.sources = s->sources;
+	return 0;
+}
+
+void gp_session_unwind_summary(struct session *s)
+{
+	struct gp_unwind_summary u;
+
+	if (gp_stack_sources_summary(s->sources, &u)) {
+		u.python_holds = s->collector.py_holds;
+		gp_model_set_unwind(s->model, &u);
+	}
+}
+
 /* BPF, probes, aggregates and the budget, files, processes, the ring, the loop. 0, or -errno after a message. */
 int gp_session_prepare(struct session *s)
 {
@@ -111,7 +164,8 @@ int gp_session_prepare(struct session *s)
 	const struct gp_bpf_opts bo = { .ringbuf_mb = o->ringbuf_mb,
 					.no_uprobe_multi = o->no_uprobe_multi,
 					.sched_slices = o->timeline_sched,
-					.agg_keys = session_aggregates(o) ? GP_AGG_MAX_KEYS : 0 };
+					.agg_keys = session_aggregates(o) ? GP_AGG_MAX_KEYS : 0,
+					.unwind_rows = unwind_rows(o) };
 	struct gp_loop_ops ops = gp_session_loop_ops(s);
 	struct gpu_api_bpf *api;
 	double hit;
@@ -154,6 +208,8 @@ int gp_session_prepare(struct session *s)
 	gp_files_init(&s->files, bpf_map__fd(api->maps.lib_files), &s->probes, s->sym, s->model);
 	gp_procs_init(&s->procs, &s->files, s->sym, s->model, s->cpu,
 		      bpf_map__fd(api->maps.tgid_bits), bpf_map__fd(api->maps.admit_ns));
+	if ((err = open_stack_sources(s)))
+		return err;
 	s->procs.all = o->mode == GP_MODE_ALL;
 	s->procs.reuse_rows = o->daemon; /* always on: rows of exited processes are reused */
 	s->procs.because = o->mode == GP_MODE_NAME ? "name" : "cuda";

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "symbolize/perf_map.h"
+#include "symbolize/python.h"
 #include "symbolize/symbolizer.h"
 
 /* A process whose stacks name addresses its maps do not hold is looked at again at most this often. */
@@ -45,6 +46,7 @@ struct gp_symbolizer {
 	char build_id[48];
 	void (*on_snapshot)(void *ctx, pid_t pid, const struct gp_maps *maps);
 	void *snapshot_ctx;
+	struct gp_python *python; /* names Python frames; NULL: none */
 };
 
 static __u64 now_ns(void)
@@ -483,6 +485,26 @@ void gp_symbolizer_stack_seen(void *ctx, __u32 tgid, const __u64 *ips, unsigned 
 		if (missing)
 			perf_map_of(p, true);
 	}
+}
+
+void gp_symbolizer_set_python(struct gp_symbolizer *s, struct gp_python *py)
+{
+	s->python = py;
+}
+
+int gp_symbolizer_py_frame(void *ctx, __u32 tgid, __u64 code, __u64 word, struct gp_py_frame_sym *out)
+{
+	struct gp_symbolizer *s = ctx;
+	struct gp_py_sym sym;
+	int err;
+
+	if (!s->python)
+		return -ENOENT;
+	err = gp_python_resolve(s->python, (pid_t)tgid, code, word, &sym);
+	if (err)
+		return err;
+	*out = (struct gp_py_frame_sym){ .qualname = sym.qualname, .file = sym.file, .line = sym.line };
+	return 0;
 }
 
 int gp_symbolizer_symbolize(void *ctx, __u32 tgid, __u64 addr, struct gp_frame_sym *out)

@@ -93,6 +93,16 @@ void gp_symbolizer_stack_seen(void *ctx, __u32 tgid, const __u64 *ips, unsigned 
  */
 int gp_symbolizer_symbolize(void *ctx, __u32 tgid, __u64 addr, struct gp_frame_sym *out);
 
+struct gp_python;
+/* Python frames are named through py (symbolize/python.h; NULL: not named). */
+void gp_symbolizer_set_python(struct gp_symbolizer *s, struct gp_python *py);
+/*
+ * gp_resolver.py_frame: a recorded Python frame of tgid through the Python
+ * locator (its code object read from the live process, or its cache).
+ * 0, or -errno when it cannot be named.
+ */
+int gp_symbolizer_py_frame(void *ctx, __u32 tgid, __u64 code, __u64 word, struct gp_py_frame_sym *out);
+
 /*
  * From the symbol of an nvcc launch stub ("_Z32__device_stub__Z12plain_kernelPfPf",
  * "_ZL37__device_stub__Z11gemm_kernelIfEvPT_iPfi") the kernel's mangled name

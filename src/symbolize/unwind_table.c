@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "model/view.h"
 #include "symbolize/unwind_table.h"
 
 typedef __u8 u8;
@@ -1160,14 +1161,6 @@ int gp_uw_table_bias(const struct gp_uw_seg *segs, int nsegs, __u64 start, __u64
 	return 0;
 }
 
-const char *gp_uw_stop_name(unsigned cause)
-{
-	static const char *const names[8] = { "gap", "end",    "expr",	"cfareg",
-					      "ra",  "signal", "range", "other" };
-
-	return names[cause & 7];
-}
-
 const char *gp_uw_row_describe(const struct gp_uw_row *r, char *buf, size_t len)
 {
 	char rb[32] = "rbp=same";
@@ -1193,7 +1186,7 @@ const char *gp_uw_row_describe(const struct gp_uw_row *r, char *buf, size_t len)
 		snprintf(buf, len, "cfa=[rbp%+d] %s", (int16_t)r->cfa_off, rb);
 		break;
 	case GP_UW_CFA_STOP:
-		snprintf(buf, len, "STOP(%s)", gp_uw_stop_name(GP_UW_STOP_CAUSE(f)));
+		snprintf(buf, len, "STOP(%s)", gp_uw_stop_cause_name(GP_UW_STOP_CAUSE(f)));
 		break;
 	default:
 		snprintf(buf, len, "bad(%#x)", f);

@@ -103,7 +103,5 @@ static inline __u32 gp_uw_row_cfa_off(const struct gp_uw_row *r)
 
 /* "cfa=rsp+16 rbp=[cfa-16]", "STOP(gap)": for messages and tests. */
 const char *gp_uw_row_describe(const struct gp_uw_row *r, char *buf, size_t len);
-/* "gap", "end", ...: a GP_UW_STOP_* cause. */
-const char *gp_uw_stop_name(unsigned cause);
 
 #endif

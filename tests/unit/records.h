@@ -240,7 +240,7 @@ static inline struct gp_unwind_summary rec_unwind(void)
 		.build_ns = 7000000, .build_ns_max = 3000000,
 		.build_max_file = "/usr/lib/libtorch_cuda.so", .fail_open = 11, .fail_not_elf = 13,
 		.fail_no_cfi = 17, .fail_too_big = 19, .fail_pool_full = 23, .fail_files_full = 29,
-		.fail_no_segment = 31, .fail_other = 37,
+		.fail_no_segment = 31, .fail_other = 37, .python_holds = 41,
 	};
 }
 

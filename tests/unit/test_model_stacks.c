@@ -446,6 +446,36 @@ static void eval_loop_by_symbol(void **state)
 }
 
 /*
+ * Whole or cut short: a table's end row is the outermost frame itself (the
+ * stack is whole wherever it ends); a frame-pointer chain that ends away
+ * from a thread's start was cut by code that clobbered the frame pointer.
+ */
+static void end_row_is_whole_frame_pointer_end_is_checked(void **state)
+{
+	struct gp_model *m = new_model(100);
+	const __u64 short_stack[] = { STEP_A_RET, MAIN_RET }, to_libc[] = { STEP_A_RET, MAIN_RET, LIBC_RET };
+	struct gp_api_call c = launch(KERNEL_FN);
+	struct gp_process *p;
+
+	feed_ustack(m, &c, USTACK_NATIVE(short_stack, .stop = GP_STOP_END));
+	feed_ustack(m, &c, USTACK_NATIVE(to_libc, .stop = GP_STOP_FP_END, .frames_fp = 3));
+	feed_ustack(m, &c, USTACK_NATIVE(short_stack, .stop = GP_STOP_FP_END, .frames_fp = 2)); /* the first's */
+	gp_model_symbolize_stacks(m, NULL);
+	p = gp_model_process_get(m, T_PID);
+	assert_int_equal(p->stacks.n, 2);
+	assert_int_equal(p->stacks.v[0]->trunc, GP_TRUNC_NONE);   /* END: whole */
+	assert_int_equal(p->stacks.v[1]->trunc, GP_TRUNC_NONE);   /* FP end at the C library's start */
+	gp_model_free(m);
+
+	m = new_model(100);
+	feed_ustack(m, &c, USTACK_NATIVE(short_stack, .stop = GP_STOP_FP_END, .frames_fp = 2));
+	gp_model_symbolize_stacks(m, NULL);
+	p = gp_model_process_get(m, T_PID);
+	assert_int_equal(p->stacks.v[0]->trunc, GP_TRUNC_UNWIND); /* FP end in main: cut */
+	gp_model_free(m);
+}
+
+/*
  * An eval frame with no Python frames left stays a native frame; Python
  * frames whose eval frames the native walk did not reach go at the outer
  * end, in order, counted in py_unanchored; an activation without an entry
@@ -1025,7 +1055,7 @@ static void python_and_unwind_in_report_json(void **state)
 	assert_non_null(doc);
 	assert_json_equal(jget(jget(doc, "session"), "unwind"),
 			  json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:I,"
-				    "s:i,s:i,s:s,s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}}",
+				    "s:i,s:i,s:s,s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:i}",
 				    "processes", 2, "processes_max", 64, "processes_refused", 1,
 				    "mappings", 40, "mappings_without_table", 3,
 				    "mappings_left_out", 4,
@@ -1037,7 +1067,8 @@ static void python_and_unwind_in_report_json(void **state)
 				    "build_max_file", "/usr/lib/libtorch_cuda.so",
 				    "files_without_table", "open", 11, "not_elf", 13,
 				    "no_unwind_info", 17, "too_big", 19, "pool_full", 23,
-				    "tables_full", 29, "no_segment", 31, "other", 37));
+				    "tables_full", 29, "no_segment", 31, "other", 37,
+				    "python_holds", 41));
 	json_decref(doc);
 	/* replaced: no file built */
 	gp_model_set_unwind(m, &(struct gp_unwind_summary){ .procs = 1 });
@@ -1066,6 +1097,7 @@ int main(void)
 		cmocka_unit_test(python_words_in_stack_identity),
 		cmocka_unit_test(python_words_compared_on_a_hash_collision),
 		cmocka_unit_test(python_frame_labels),
+		cmocka_unit_test(end_row_is_whole_frame_pointer_end_is_checked),
 		cmocka_unit_test(python_frames_in_report_md),
 		cmocka_unit_test(python_stacks_in_report_json),
 		cmocka_unit_test(python_and_unwind_in_report_json),

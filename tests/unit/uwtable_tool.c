@@ -29,6 +29,7 @@
 
 #include "attach/unwind.h"
 #include "symbolize/proc_maps.h"
+#include "model/view.h"
 #include "symbolize/unwind_table.h"
 
 static long vm_kb(const char *field)
@@ -189,7 +190,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.fdes, (unsigned long long)st.fdes_debug,
 	       (unsigned long long)st.exec_bytes, hwm0, vm_kb("VmHWM:"));
 	for (unsigned c = 0; c < 8; c++)
-		printf("%s\"%s\": %llu", c ? ", " : "", gp_uw_stop_name(c),
+		printf("%s\"%s\": %llu", c ? ", " : "", gp_uw_stop_cause_name(c),
 		       (unsigned long long)st.stop_bytes[c]);
 	printf("}, \"rbp_unknown_bytes\": %llu}\n", (unsigned long long)st.rbp_unknown_bytes);
 	return err ? 2 : 0;
