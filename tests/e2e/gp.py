@@ -670,7 +670,9 @@ def check_stacks_consistent(proc):
     for s in st["stacks"]:
         assert (s["frames"] or is_table_full(proc, s)) and all(0 <= i < nframes for i in s["frames"]), \
             f"bad frame indexes {s['frames']}"
-        assert s["truncated"] in (None, "depth", "unwind", "unread", "table_full"), s["truncated"]
+        assert s["truncated"] in TRUNCATIONS, s["truncated"]
+        assert (s["unwind_stop"] is not None) == (s["truncated"] == "unwind_table"), \
+            f"unwind_stop {s['unwind_stop']!r} with truncated {s['truncated']!r}"
         for field in ("calls", "bytes", "host_ns"):
             assert s[field] == sum(op[field] for op in s["ops"]), f"stack {field} != sum of its ops: {s}"
         assert len({(op["api"], op["op"]) for op in s["ops"]}) == len(s["ops"]), f"an op listed twice: {s['ops']}"
@@ -711,3 +713,115 @@ def build_id(path):
         if "Build ID:" in line:
             return line.split("Build ID:")[1].strip()
     return ""
+
+
+# ---- merged stacks: native frames and the Python frames they ran (frames[].kind) ---------------
+
+# How a stack may end early (stacks[].truncated), with the causes the unwind tables add.
+TRUNCATIONS = (None, "depth", "unwind", "unread", "table_full", "no_mapping", "no_unwind_info", "unwind_table",
+               "rbp_unknown")
+# The interpreter's function that a merged stack replaces with the Python frames it was running.
+PY_EVAL_FUNCTION = "_PyEval_EvalFrameDefault"
+
+
+def is_python_frame(frame):
+    return frame.get("kind") == "python"
+
+
+def frame_label(frame):
+    """A frame as the folded files, the flame graph and speedscope name it: a Python frame
+    "qualname (file.py:LINE)", a native one as folded_frame() says."""
+    if is_python_frame(frame):
+        return f"{frame['function']} ({os.path.basename(frame['file'] or '')}:{frame['line']})"
+    return folded_frame(frame)
+
+
+def folded_stack_labels(proc, stack, op):
+    """folded_stack() with Python frames labelled as frame_label() says."""
+    parts = [f"{proc['comm']} (pid {proc['pid']})"]
+    if stack["truncated"]:
+        parts.append("[truncated]")
+    parts += [frame_label(f) for f in reversed(stack_frames(proc, stack))]
+    parts += [op["api"], op["op"]]
+    return ";".join(parts)
+
+
+def check_folded_files_labels(out_dir, report):
+    """check_folded_files() for stacks that may hold Python frames: the three folded files say what
+    report.json says, line for line, each frame labelled as frame_label() says."""
+    want = {"stacks.folded": {}, "stacks.bytes.folded": {}, "stacks.host_ns.folded": {}}
+    for proc in report["processes"]:
+        if not proc["stacks"]["captured"]:
+            continue
+        for s in proc["stacks"]["stacks"]:
+            for op in s["ops"]:
+                key = folded_stack_labels(proc, s, op)
+                for name, field in (("stacks.folded", "calls"), ("stacks.bytes.folded", "bytes"),
+                                    ("stacks.host_ns.folded", "host_ns")):
+                    want[name][key] = want[name].get(key, 0) + op[field]
+    for name, lines in want.items():
+        got = {k: v for k, v in stack_formats.parse_folded(os.path.join(str(out_dir), name)).items() if v}
+        lines = {k: v for k, v in lines.items() if v}
+        assert got == lines, f"{name} differs from report.json: only in file {sorted(set(got) - set(lines))[:3]}, " \
+                             f"only in report {sorted(set(lines) - set(got))[:3]}"
+
+
+def check_merged_stacks_consistent(proc):
+    """check_stacks_consistent() for stacks of native and Python frames: totals, indexes, order,
+    truncation as there, and each frame's kind: a native frame has no line; a Python frame names
+    its code's qualified name, file and line (source "python"), and is never a stack's first or
+    outermost frame (a call is made by native code, a thread starts in it)."""
+    st = proc["stacks"]
+    nframes = len(st["frames"])
+    full = sum(1 for s in st["stacks"] if is_table_full(proc, s))
+    assert full <= 1, "more than one [stack table full] stack"
+    assert st["distinct"] == len(st["stacks"]) - full, f"distinct {st['distinct']} != {len(st['stacks'])} stacks listed"
+    assert st["calls"] == sum(s["calls"] for s in st["stacks"]), "stacks.calls != sum of the stacks' calls"
+    assert st["truncated_stacks"] == sum(1 for s in st["stacks"] if s["truncated"] and not is_table_full(proc, s))
+    calls = [s["calls"] for s in st["stacks"]]
+    assert calls == sorted(calls, reverse=True), "stacks[] not sorted by calls, descending"
+    for f in st["frames"]:
+        assert f.get("kind") in ("native", "python"), f"frame without kind native/python: {f}"
+        if is_python_frame(f):
+            assert f["source"] == "python" and f["function"] and f["file"], f"Python frame without its code: {f}"
+            assert isinstance(f["line"], int) and f["line"] > 0, f"Python frame without its line: {f}"
+        else:
+            assert "line" in f and f["line"] is None and f["source"] in ("elf", "perf_map", None), \
+                f"native frame: {f}"
+    for s in st["stacks"]:
+        assert (s["frames"] or is_table_full(proc, s)) and all(0 <= i < nframes for i in s["frames"]), \
+            f"bad frame indexes {s['frames']}"
+        assert s["truncated"] in TRUNCATIONS, f"truncated {s['truncated']!r}"
+        for field in ("calls", "bytes", "host_ns"):
+            assert s[field] == sum(op[field] for op in s["ops"]), f"stack {field} != sum of its ops: {s}"
+        if s["frames"]:
+            frames = stack_frames(proc, s)
+            assert not is_python_frame(frames[0]), f"a stack whose call site is a Python frame: {frames[0]}"
+            if s["truncated"] is None:
+                assert not is_python_frame(frames[-1]) and is_thread_root(frames[-1]), \
+                    f"complete stack whose outermost frame is not a thread's start: {frames[-1]}"
+    return st
+
+
+class ScriptWorkload(Workload):
+    """A workload that is a script run by an interpreter (tests/workloads/py_stacks.py under one
+    Python): the same protocol as Workload (--ref, --wait: READY <pid> and a go line, DONE, --hold);
+    its pid is the interpreter's."""
+
+    def __init__(self, interpreter, script, tmp_path, args=(), env=None, hold=False, wait=True):
+        name = f"{os.path.basename(script)}-{os.path.basename(interpreter)}"
+        self.ref_path = os.path.join(str(tmp_path), f"ref-{name}-{time.monotonic_ns()}.json")
+        argv = [interpreter, script, "--ref", self.ref_path, *args]
+        if wait:
+            argv.append("--wait")
+        if hold:
+            argv.append("--hold")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=env if env is not None else sim_env(),
+                                     text=True)
+        self.pid = self.proc.pid
+        self.stdout = LineReader(self.proc.stdout)
+        if wait:
+            line = self.readline(60)
+            if not line.startswith("READY"):
+                raise AssertionError(f"{interpreter} {script} did not start: {line!r}; stderr: {self.stderr_now()}")

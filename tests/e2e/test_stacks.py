@@ -109,7 +109,7 @@ def test_each_path_has_its_stack(paths_run):
         if path["truncated"] is None:
             assert "main" in path["functions"]
             assert all(gp.is_thread_root(f) for f in frames[own:]), f"{path['name']}: above main {frames[own:]}"
-        elif path["truncated"] == "unwind":
+        elif path["truncated"] == "unwind_table":
             assert len(frames) == own, f"{path['name']}: the walk went past {path['functions']}: {frames}"
         elif path["truncated"] == "depth":
             assert len(frames) == max_frames
@@ -206,13 +206,15 @@ def test_jit_frame_named_from_perf_map(paths_run):
 
 
 def test_no_frame_pointer_stack_is_truncated_unwind(paths_run):
-    """A call made with %rbp = 0 below it: the walk stops at nofp_call, the stack says so."""
+    """A call made with %rbp = 0 from code without call-frame information (a gap in the program's
+    table): the walk stops at nofp_call, the stack says so and why."""
     report, ref, out, _ = paths_run
     proc = gp.process(report, ref["pid"])
     path = next(p for p in ref["stacks"]["paths"] if p["name"] == "nofp")
     stack = path_stack(proc, path, ref["stacks"]["max_frames"])
     assert gp.stack_functions(proc, stack) == ["nofp_launch", "nofp_call"]
-    assert stack["truncated"] == "unwind" and stack["calls"] == path["calls"] == 6
+    assert stack["truncated"] == "unwind_table" and stack["unwind_stop"] == "gap", stack
+    assert stack["calls"] == path["calls"] == 6
     line = f"stack_paths (pid {ref['pid']});[truncated];nofp_call;nofp_launch;cudaLaunchKernel;[kernel] k_nofp"
     assert read_folded(os.path.join(out, "stacks.folded")).get(line) == 6
 

@@ -19,8 +19,10 @@
  *              (written before it runs, left in place: the tracer reads it when it
  *              writes its report, the test deletes it): jit_python_step, a
  *              frame-pointer trampoline, calls jit_launch
- *   --no-fp    a launch reached through nofp_call, which calls with %rbp = 0: the
- *              frame-pointer walk stops there (stack truncated by the unwind)
+ *   --no-fp    a launch reached through nofp_call, hand-written code that calls
+ *              with %rbp = 0 and has no call-frame information (a gap in the
+ *              program's table): the walk stops there, truncated "unwind_table"
+ *              (neither the table nor a frame pointer gives its caller)
  *   --deep N   recurse_deep nested N deep, then a launch: with N >= 130 deeper than
  *              the 127 frames a stack keeps (truncated "depth"), with N <= 100 whole;
  *              N in between is refused (whether libc's frame still fits is the
@@ -333,7 +335,7 @@ static SP_FRAME void jit_phase(int times)
 #endif
 }
 
-/* ---- --no-fp: main -> nofp_phase -> nofp_call (%rbp = 0) -> nofp_launch; the walk ends at nofp_call ---- */
+/* ---- --no-fp: main -> nofp_phase -> nofp_call (%rbp = 0, no CFI) -> nofp_launch; the walk ends at nofp_call ---- */
 #if defined(__x86_64__)
 void nofp_call(void (*fn)(void));
 /* Saves the caller's %rbp, calls fn with %rbp = 0 (the stack stays 16-byte aligned), restores it. */
@@ -523,7 +525,7 @@ static void define_paths(void)
 	path_def(P_JIT, "jit", "cudaLaunchKernel", "kernel", "k_jit", "k_jit", NULL,
 		 FNS("jit_launch", "jit_python_step", "jit_phase", "main"), FILES(F_EXE, F_ANON, F_EXE, F_EXE));
 	/* the walk ends at nofp_call: these two frames are the whole stack */
-	path_def(P_NOFP, "nofp", "cudaLaunchKernel", "kernel", "k_nofp", "k_nofp", "unwind",
+	path_def(P_NOFP, "nofp", "cudaLaunchKernel", "kernel", "k_nofp", "k_nofp", "unwind_table",
 		 FNS("nofp_launch", "nofp_call"), FILES(F_EXE, F_EXE));
 	/* the whole path; the stack keeps its first max_frames frames */
 	path_def(P_DEEP, "deep", "cudaLaunchKernel", "kernel", "k_deep", "k_deep",

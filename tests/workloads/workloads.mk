@@ -66,3 +66,21 @@ $(BUILD)/workloads/stack_storm: $(STACK_SRC)/frames.h
 .PHONY: workloads many-libs
 workloads: $(WORKLOADS) $(BUILD)/workloads/libstackstage.so many-libs
 many-libs: $(MANY_LIBS_DIR)/.count-$(MANY_LIBS)
+
+# nofp_stacks: GPU work from code without frame pointers, for the stacks unwound from .eh_frame — the
+# executable (nofp/nofp_stacks.c) and libnofpstage.so (nofp/nofp_stage.c, found through the
+# executable's RUNPATH), both -O2 -fomit-frame-pointer with asynchronous unwind tables (every
+# instruction described), linked to the simulated runtime.
+NOFP_SRC   := tests/workloads/nofp
+NOFP_FLAGS := $(filter-out -fno-omit-frame-pointer,$(WL_FLAGS)) -fomit-frame-pointer -fasynchronous-unwind-tables
+$(BUILD)/workloads/libnofpstage.so: $(NOFP_SRC)/nofp_stage.c $(NOFP_SRC)/nofp.h $(STACK_SRC)/frames.h | simgpu
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(NOFP_FLAGS) -fPIC -shared $< -o $@ -L$(BUILD)/simgpu -lcudart -Wl,-rpath,'$$ORIGIN/../simgpu'
+
+$(BUILD)/workloads/nofp_stacks: $(NOFP_SRC)/nofp_stacks.c $(NOFP_SRC)/nofp.h $(STACK_SRC)/frames.h \
+		$(wildcard tests/workloads/*.h) $(BUILD)/workloads/libnofpstage.so | simgpu
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(NOFP_FLAGS) $< -o $@ -L$(BUILD)/workloads -lnofpstage -Wl,-rpath,'$$ORIGIN' -ldl \
+		$(WL_LINK)
+
+workloads: $(BUILD)/workloads/nofp_stacks
