@@ -530,24 +530,6 @@ def check_instrumentation_sum(report, targets, refs):
 KERNEL_GAPS = ("switch_in_unseen",)
 
 
-# session.probe_call_ns is measured hot: a tight loop of calls keeps the probes' code, the kernel's
-# uprobe path and the programs' maps in the caches. A call of a real program runs them colder (cache
-# and TLB misses): measured here, the CPU work between a workload's clock reads and the tracer's
-# times of its calls came to 1.02-1.07x the hot figure per call. Twice it bounds that, and stays far
-# below what a wrong timestamp would leave (a time slice, a whole call).
-PROBE_COLD_FACTOR = 2
-
-
-def probe_call_ns(report):
-    """At most what a traced call costs the calling thread on this host as CPU work: what lies between a
-    workload's clock reads around a call and the tracer's time of it, from the session's own
-    measurement at its start (session.probe_call_ns: both probe hits and both programs' whole work)
-    and PROBE_COLD_FACTOR."""
-    call = report["session"]["probe_call_ns"]
-    assert isinstance(call, int) and call > 0, f"session.probe_call_ns {call!r}: the run's probe cost bounds its times"
-    return PROBE_COLD_FACTOR * call
-
-
 def check_no_loss(report):
     lost = {k: v for k, v in report["drops"].items() if v and k not in KERNEL_GAPS}
     assert not lost, f"drops: {report['drops']}"

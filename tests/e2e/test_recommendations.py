@@ -22,37 +22,24 @@ and under "calls" every call it made, as it saw it. Each case is run once under 
 - report.md has a "Recommendations" section naming the rule, before the API tables;
 - `gpuprobed report CAPTURE` gives the same recommendations.
 
-Times: the tracer's time of a call against the workload's. The workload reads CLOCK_MONOTONIC (t0)
-just before each call and again (t1) just after it; the tracer's slice of the call, [ts, ts + dur] on
-the same clock, lies between: its entry program reads ts last, its return program reads the return
-time first. So for each call t0 <= ts and ts + dur <= t1, exactly (checked call by call), and the
-tracer's time of a set of calls is at most their sum of t1 - t0. What lies between the two clocks of
-one call, and is in the workload's time only:
-- the probes' own CPU work: both programs and most of the two uprobe hits' machinery;
-- what the thread suffered there: interrupts (their time counts as the thread's CPU time on this
-  kernel), a preemption (on a PREEMPT_NONE kernel mostly at the return to user after the return probe,
-  where a whole time slice, milliseconds under load, is lost), the hypervisor stealing the CPU.
-Lower bounds, call by call, from what the same run measured (never a constant that assumes an idle
-machine):
-- on the thread's CPU clock (preemption and stolen time are not CPU time): dur >= cpu - A, where
-  A = gp.probe_call_ns(report) + clocks.bracket_cpu_ns is the CPU time the probes and the clock
-  reads add to a call: what a traced call costs the calling thread here, both hits and both
-  programs' whole work with this session's options, as the session measured it at its start on the
-  thread's CPU clock (hot; gp.PROBE_COLD_FACTOR says how a call of the workload runs it colder);
-  bracket_cpu_ns is what the workload measured its own clock reads to cost. (It is one
-  tracer's: another tracer's programs on the same probes would add theirs);
-- on the wall clock less the thread's run-queue wait across the call (schedstat's run_delay, which
-  counts every preemption wherever it lands): dur >= (t1 - t0) - run_delay - A; summed over a set of
-  calls, less once the time the hypervisor stole from the whole machine during the case
-  (clocks.steal_max_ns, /proc/stat rounded up);
-- the simulator's model: a synchronous copy lasts at least its latency + bytes / bandwidth, a launch
-  spins SIMGPU_LAUNCH_US (dur >= model_ns, for every call).
-A set's lower bound is the larger of its two sums of per-call max(model, floor, 0). A call's probes
-also pay one-off costs the hot measurement has none of (a thread's first return probe allocates its
-bookkeeping, the first records touch fresh pages): a few µs. So a call shorter than
-LONG_CALL_FACTOR x A (failing-calls' errors, redundant synchronisations: a few µs) gets no floor
-beyond the model; its time is checked by the containment (and, exactly, as the sum of its slices). An impact is bounded by its rule's formula on the bounds of its inputs (each formula is
-monotone in each of them); the outside time O is bounded below, exactly, by the workload's own O.
+Times: the tracer's time of a call against two clocks of the same call, both CLOCK_MONOTONIC (the clock
+of the BPF timestamps), both read in the same run, around and inside the call:
+- the workload's: t0 just before the call, t1 just after it. The tracer's entry program reads ts after
+  t0 and its return program reads the return time before t1: t0 <= ts and ts + dur <= t1;
+- the simulator's (include/simgpu.h, simgpu_call_clock): the simulated library reads the clock at its
+  entry check and as it returns, after the entry probe fired and before the return probe does; the
+  workload asks after each call for the first and the last of those reads (in_t0, in_t1):
+  ts <= in_t0 <= in_t1 <= ts + dur.
+Both hold exactly, call by call, whatever the load: a preemption, an interrupt, stolen time or cold
+caches fall inside one of the windows or between them, never across one. What lies between the two
+clocks is the probes' machinery (the int3 trap, the instruction stepped out of line, the return
+trampoline), both programs' work, the way into and out of the library, and whatever the machine did to
+the thread there (docs/testing.md has what it measured). So the tracer's time of a set of calls, the
+sum of their slices, is at least the sum of max(model, in_t1 - in_t0) and at most the sum of t1 - t0,
+model being the least time the simulator's model lets a call take (a synchronous copy its latency +
+bytes / bandwidth, a launch its SIMGPU_LAUNCH_US spin). An impact is bounded by its rule's formula on
+the bounds of its inputs (each formula is monotone in each of them); the outside time O is bounded
+below, exactly, by the workload's own O.
 
 Which rules a case makes fire must not depend on the machine's load either: cpu-feeding needs its
 thread on a CPU 30 % of its wall time, most rules an impact of 1 % of the process's traced wall time,
@@ -60,8 +47,8 @@ and that includes the time the tracer holds the process at its exec and at each 
 mapping while it places its probes (385 ms measured with the tracer at normal priority on a busy
 machine, where the workload alone takes 10 ms). So gpuprobed runs at real-time priority 1 (chrt) and
 the workload at 2 (advice_cases.c, main): other load shares neither. The bounds above do not rely on
-that: the tracer still measures the probes' cost, and the workload its calls, as they are. A case
-runs once: a check that misses is a failure to explain, never a run to repeat."""
+that: both clocks are read around and inside each call as it ran. A case runs once: a check that misses
+is a failure to explain, never a run to repeat."""
 import json
 import os
 import re
@@ -140,8 +127,6 @@ ALLOC_APIS = ("cudaMalloc", "cudaMallocManaged", "cudaMallocHost", "cudaHostAllo
 FREE_APIS = ("cudaFree", "cudaFreeHost", "cuMemFree_v2", "cuMemFreeHost")
 # JSON reals of the evidence (bandwidths, ratios) have 2 decimals, as the report's other reals.
 REAL2 = 0.0051
-# Calls at least this many times their probes' allowance get a floor from the workload's clocks.
-LONG_CALL_FACTOR = 10
 SMALL = 64 * 1024
 
 
@@ -149,34 +134,41 @@ SMALL = 64 * 1024
 
 class Call:
     """One call of the workload: its own record ("calls" of its reference) and the tracer's slice of it."""
-    __slots__ = ("api", "site", "what", "bytes", "model", "t0", "t1", "cpu", "run_delay", "err", "ts", "dur")
+    __slots__ = ("api", "site", "what", "bytes", "model", "t0", "t1", "in_t0", "in_t1", "err", "ts", "dur")
 
     def __init__(self, row, fields, slice_):
         rec = dict(zip(fields, row))
         self.api, self.site, self.what, self.bytes = rec["api"], rec["site"], rec["what"], rec["bytes"]
         self.model, self.t0, self.t1 = rec["model_ns"], rec["t0"], rec["t1"]
-        self.cpu, self.run_delay, self.err = rec["cpu_ns"], rec["run_delay_ns"], rec["error"]
+        self.in_t0, self.in_t1, self.err = rec["in_t0"], rec["in_t1"], rec["error"]
         # trace.json's times are µs with exactly three decimals: integer ns, exactly
         self.ts, self.dur = round(slice_["ts"] * 1000), round(slice_["dur"] * 1000)
 
     @property
     def wall(self):
+        """The workload's clock of the call: at least the tracer's."""
         return self.t1 - self.t0
+
+    @property
+    def inner(self):
+        """The simulator's clock inside the call: at most the tracer's."""
+        return self.in_t1 - self.in_t0
+
+    @property
+    def floor(self):
+        return max(self.model, self.inner)
 
     def __repr__(self):
         return f"{self.api} from {self.site}{' ' + self.what if self.what else ''} (error {self.err}): " \
-               f"workload [{self.t0}, {self.t1}] ({self.wall} ns, CPU {self.cpu}, run-queue {self.run_delay}, " \
-               f"model {self.model}), tracer [{self.ts}, {self.ts + self.dur}] ({self.dur} ns)"
+               f"workload [{self.t0}, {self.t1}] ({self.wall} ns), simulator [{self.in_t0}, {self.in_t1}] " \
+               f"({self.inner} ns), model {self.model} ns, tracer [{self.ts}, {self.ts + self.dur}] ({self.dur} ns)"
 
 
 class Timing:
     """The workload's calls matched with the tracer's slices, and the bounds they give (see the top)."""
 
     def __init__(self, run):
-        ref, report = run.ref, run.report
-        self.call_ns = gp.probe_call_ns(report)
-        self.allowance = self.call_ns + ref["clocks"]["bracket_cpu_ns"]
-        self.steal = ref["clocks"]["steal_max_ns"]
+        ref = run.ref
         with open(os.path.join(run.out_dir, "out", "trace.json")) as f:
             events = json.load(f)["traceEvents"]
         # the workload's calls are all on its main thread (tid = pid); its slices, in order
@@ -200,21 +192,11 @@ class Timing:
                     (what is None or c.what == what) and (failed is None or bool(c.err) == failed))
         return [c for c in self.calls if ok(c)]
 
-    def short(self, c):
-        """A call too short beside the probes' allowance for a floor beyond the model (see the top)."""
-        return c.wall < LONG_CALL_FACTOR * self.allowance
-
-    def floor_cpu(self, c):
-        return max(0, c.model) if self.short(c) else max(0, c.model, c.cpu - self.allowance)
-
-    def floor_wall(self, c):
-        return max(0, c.model) if self.short(c) else max(0, c.model, c.wall - c.run_delay - self.allowance)
-
-    def bounds(self, calls):
-        """(lo, hi): what the tracer's time of these calls may be, from the workload's own measurements."""
-        hi = sum(c.wall for c in calls)
-        lo = max(sum(self.floor_cpu(c) for c in calls), sum(self.floor_wall(c) for c in calls) - self.steal)
-        return lo, hi
+    @staticmethod
+    def bounds(calls):
+        """(lo, hi): what the tracer's time of these calls may be, from the clocks around and inside them
+        and the model (see the top)."""
+        return sum(c.floor for c in calls), sum(c.wall for c in calls)
 
     @staticmethod
     def traced(calls):
@@ -314,8 +296,8 @@ def check_time(got, t, calls, what):
     assert got == t.traced(calls), \
         f"{what}: {got} ns, but the tracer's slices of those {len(calls)} calls add up to {t.traced(calls)} ns"
     assert lo <= got <= hi, \
-        f"{what}: tracer {got} ns for {len(calls)} calls, outside [{lo}, {hi}] (the workload's clock " \
-        f"{hi} ns; traced call {t.call_ns} ns, steal up to {t.steal} ns)"
+        f"{what}: tracer {got} ns for {len(calls)} calls, outside [{lo}, {hi}] (the workload's clock around " \
+        f"them {hi} ns, the simulator's inside them {sum(c.inner for c in calls)} ns)"
 
 
 def check_outside(got, t, what):
@@ -440,7 +422,7 @@ def case_function(case):
 @pytest.mark.parametrize("case", list(CASES))
 def test_expected_findings(runs, case):
     """The rules the case is built for fire, with an impact inside what its rule's formula gives on the
-    run's own calls (the workload's clock above, the probes' measured cost, the model below); the rules
+    run's own calls (the workload's clock above, the simulator's clock inside and the model below); the rules
     whose condition the case makes false do not; the clean case has no finding at all."""
     run = runs(case)
     ids = {f["id"] for f in run.findings()}
@@ -454,8 +436,7 @@ def test_expected_findings(runs, case):
         lo, hi = impact_bounds(run, want)
         assert lo <= f["impact_ns"] <= hi, \
             f"{case}: {want['id']}{' ' + want['api'] if 'api' in want else ''}: impact_ns {f['impact_ns']}, " \
-            f"bounds [{lo:.0f}, {hi:.0f}] (the workload expected {want['impact_ns']} from its {want['basis']}; " \
-            f"traced call {run.timing.call_ns} ns)"
+            f"bounds [{lo:.0f}, {hi:.0f}] (the workload expected {want['impact_ns']} from its {want['basis']})"
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -522,11 +503,17 @@ def test_findings_well_formed(runs, case):
 @pytest.mark.parametrize("case", list(CASES))
 def test_calls_inside_workload_clock(runs, case):
     """Every call the workload made is one slice of trace.json on its thread (same API, same return code,
-    same order), and lies inside the workload's own clock of that call: t0 <= ts, ts + dur <= t1. No call
-    is shorter than the simulator's model lets it be."""
+    same order), and lies inside the workload's own clock of that call and around the simulator's clock
+    inside it: t0 <= ts <= in_t0 <= in_t1 <= ts + dur <= t1. No call is shorter than the simulator's model
+    lets it be."""
     t = runs(case).timing
     outside = [c for c in t.calls if not (c.t0 <= c.ts and c.ts + c.dur <= c.t1)]
     assert not outside, f"{len(outside)} of {len(t.calls)} calls outside the workload's clock, e.g. {outside[:3]}"
+    unread = [c for c in t.calls if not 0 < c.in_t0 <= c.in_t1]
+    assert not unread, f"{len(unread)} calls without the simulator's clock inside them, e.g. {unread[:3]}"
+    inside = [c for c in t.calls if not (c.ts <= c.in_t0 and c.in_t1 <= c.ts + c.dur)]
+    assert not inside, f"{len(inside)} of {len(t.calls)} calls do not hold the simulator's clock inside them, " \
+                       f"e.g. {inside[:3]}"
     short = [c for c in t.calls if c.dur < c.model]
     assert not short, f"{len(short)} calls shorter than the model, e.g. {short[:3]}"
 

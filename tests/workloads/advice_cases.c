@@ -18,21 +18,18 @@
  *                                                rules that must fire
  *              "absent": [ids],                  rules whose condition is false
  *              "numbers": {...}}                 exact counts and own timings
- *   "calls": [[api, site, what, bytes, model_ns, t0, t1, cpu_ns,
- *              run_delay_ns, error], ...]        every call, in order ("calls_fields")
- *   "clocks": {"bracket_cpu_ns", "steal_max_ns"}
+ *   "calls": [[api, site, what, bytes, model_ns, t0, t1, in_t0, in_t1,
+ *              error], ...]                      every call, in order ("calls_fields")
  * `basis` says where the expected impact_ns comes from ("model": the knobs;
  * "clock": the spec's formula on this program's own clock of its calls;
  * "faults": rusage; "exact": a count). "calls" is what the test bounds the
  * tracer's times with, call by call: t0/t1 (CLOCK_MONOTONIC, the tracer's
- * clock) just before and after the call, the thread's CPU time and run-queue
- * wait (schedstat's run_delay) across them, the function of this program that
+ * clock) just before and after the call, in_t0/in_t1 the same clock as the
+ * simulated library read it inside the call (simgpu_call_clock: after its
+ * entry probe, before its return probe), the function of this program that
  * made the call (site), what a copy moved, and model_ns, the least time the
  * simulator's model lets the call take (a copy's latency + bytes / bandwidth,
- * a launch's SIMGPU_LAUNCH_US spin; 0 when the model says nothing). "clocks":
- * what bracketing a call adds to its CPU time (the clock reads), and at most
- * how much time the hypervisor stole from the machine during the case
- * (/proc/stat, rounded up).
+ * a launch's SIMGPU_LAUNCH_US spin; 0 when the model says nothing).
  *
  * Cases (single-threaded; the test's knobs in brackets):
  *   pageable-copies  8 sync 4 MiB HtoD copies from pageable memory and 4 from
@@ -68,13 +65,14 @@
  *
  * usage: advice_cases --case NAME [wl options]
  */
-#include <fcntl.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 
+#include "simgpu.h"
 #include "wl.h"
 
 #define KiB 1024ull
@@ -102,42 +100,6 @@ static uint64_t thread_cpu_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/*
- * The time this thread has waited runnable for a CPU so far (preempted, or woken and not yet
- * running): schedstat's run_delay, which the kernel brings up to date each time the thread gets a
- * CPU back, so it is current whenever the thread reads it.
- */
-static int schedstat_fd = -1;
-
-static uint64_t run_delay_ns(void)
-{
-	char buf[128];
-	unsigned long long exec, delay;
-	ssize_t n = pread(schedstat_fd, buf, sizeof(buf) - 1, 0);
-
-	if (n <= 0)
-		wl_die("cannot read /proc/thread-self/schedstat: %s",
-		       n < 0 ? strerror(errno) : "empty");
-	buf[n] = 0;
-	if (sscanf(buf, "%llu %llu", &exec, &delay) != 2)
-		wl_die("unexpected schedstat: %s", buf);
-	return delay;
-}
-
-/* The machine's stolen time so far (/proc/stat, every CPU, in clock ticks). */
-static unsigned long long steal_ticks(void)
-{
-	unsigned long long v[8] = { 0 };
-	FILE *f = fopen("/proc/stat", "re");
-
-	/* cpu  user nice system idle iowait irq softirq steal ... */
-	if (!f || fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
-			 &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
-		wl_die("cannot read the steal time in /proc/stat");
-	fclose(f);
-	return v[7];
 }
 
 /* Host work on the wall clock (the outside time a rule compares with). */
@@ -229,9 +191,10 @@ static struct {
 
 /*
  * Every call as this program saw it (the reference's "calls"): the test finds the tracer's slice of
- * each in trace.json. Around each call, outermost first: run_delay, the thread's CPU clock, then
- * CLOCK_MONOTONIC (the tracer's clock) just before and just after it: t0 and t1 bracket the call,
- * cpu and run_delay bracket t0..t1.
+ * each in trace.json. CLOCK_MONOTONIC (the tracer's clock) just before and just after the call, t0
+ * and t1, hold the tracer's slice of it: its entry probe fires after t0, its return probe before
+ * t1. The simulated library's own reads of that clock inside the call (simgpu_call_clock), in0
+ * and in1, lie inside the slice: after the entry probe, before the return probe.
  */
 struct ck_call {
 	const char *api;    /* the function called */
@@ -240,8 +203,7 @@ struct ck_call {
 	uint64_t bytes;     /* copies: bytes moved */
 	uint64_t model_ns;  /* the least time the simulator's model lets the call take, else 0 */
 	uint64_t t0, t1;    /* CLOCK_MONOTONIC */
-	uint64_t cpu;       /* the thread's CPU time, from before t0 to after t1 */
-	uint64_t run_delay; /* the thread's time runnable, off a CPU, from before t0 to after t1 */
+	uint64_t in0, in1;  /* the same clock read inside the call by the simulator */
 	int err;
 };
 
@@ -261,7 +223,7 @@ static void note(const char *what, uint64_t bytes, uint64_t model_ns)
 }
 
 static void ck_note(const char *api, const char *site, cudaError_t err, uint64_t t0, uint64_t t1,
-		    uint64_t cpu, uint64_t run_delay, const struct rusage *r0,
+		    const struct simgpu_call_clock *in, const struct rusage *r0,
 		    const struct rusage *r1)
 {
 	struct ck_call *c;
@@ -282,7 +244,7 @@ static void ck_note(const char *api, const char *site, cudaError_t err, uint64_t
 	c = &calls.v[calls.n++];
 	*c = (struct ck_call){ .api = api, .site = site, .what = calls.what ? calls.what : "",
 			       .bytes = calls.bytes, .model_ns = err ? 0 : calls.model_ns, .t0 = t0,
-			       .t1 = t1, .cpu = cpu, .run_delay = run_delay, .err = (int)err };
+			       .t1 = t1, .in0 = in->first_ns, .in1 = in->last_ns, .err = (int)err };
 	{
 		long mi = r1->ru_minflt - r0->ru_minflt, ma = r1->ru_majflt - r0->ru_majflt;
 		int i;
@@ -303,44 +265,32 @@ out:
 	note(NULL, 0, 0);
 }
 
+/* The simulator's clock of the thread's calls (simgpu.h; libsimgpu.so, loaded with libcudart). */
+static int (*call_clock)(struct simgpu_call_clock *);
+
 /*
  * CALL(fn, args...): the call, timed alone (the accounting after it), then counted by wl.h.
- * Evaluates to its cudaError_t; ck.dur is its duration.
+ * Evaluates to its cudaError_t; ck.dur is its duration. The simulator's clock of the thread's
+ * calls is started over before it (whatever an earlier untimed call left there is not this
+ * call's), and read after it: every export of the simulated libraries reads it at least once.
  */
 #define CALL(fn, ...)                                                                     \
 	({                                                                                \
 		struct rusage _r0, _r1;                                                   \
-		uint64_t _t0, _t1, _c0, _c1, _d0, _d1;                                    \
+		struct simgpu_call_clock _in;                                             \
+		uint64_t _t0, _t1;                                                        \
 		cudaError_t _e;                                                           \
+		call_clock(&_in);                                                         \
 		getrusage(RUSAGE_THREAD, &_r0);                                           \
-		_d0 = run_delay_ns();                                                     \
-		_c0 = thread_cpu_ns();                                                    \
 		_t0 = mono_ns();                                                          \
 		_e = fn(__VA_ARGS__);                                                     \
 		_t1 = mono_ns();                                                          \
-		_c1 = thread_cpu_ns();                                                    \
-		_d1 = run_delay_ns();                                                     \
 		getrusage(RUSAGE_THREAD, &_r1);                                           \
-		ck_note(#fn, __func__, _e, _t0, _t1, _c1 - _c0, _d1 - _d0, &_r0, &_r1);   \
+		if (call_clock(&_in))                                                     \
+			wl_die("%s: the simulator read no clock inside it", #fn);         \
+		ck_note(#fn, __func__, _e, _t0, _t1, &_in, &_r0, &_r1);                   \
 		wl_count(#fn, _e);                                                        \
 	})
-
-/*
- * The CPU time the brackets themselves add to a call's: the two CPU clock reads' own halves and
- * the two CLOCK_MONOTONIC reads (the mean of many, with nothing between them).
- */
-static uint64_t bracket_cpu_ns(void)
-{
-	const int n = 2000;
-	uint64_t sum = 0;
-
-	for (int i = 0; i < n; i++) {
-		uint64_t c0 = thread_cpu_ns(), t0 = mono_ns(), t1 = mono_ns(), c1 = thread_cpu_ns();
-
-		sum += c1 - c0 - (t1 - t0);
-	}
-	return (sum + n - 1) / n;
-}
 
 /* O: the time between the first call's entry and the last call's return spent outside calls. */
 static uint64_t outside_ns(void)
@@ -397,26 +347,21 @@ static void number(const char *key, const char *fmt, ...)
 	append(adv_numbers, sizeof(adv_numbers), "%s\"%s\": %s", *adv_numbers ? ", " : "", key, val);
 }
 
-/* What the test needs to bound the tracer's times with this program's (see main). */
-static uint64_t clock_bracket_ns, steal_max_ns;
-
 static void write_advice(FILE *f)
 {
 	fprintf(f, ",\n  \"advice\": {\"case\": \"%s\",\n    \"expect\": [%s],\n    \"absent\": [%s],\n"
 		   "    \"numbers\": {%s}}",
 		case_name, adv_expect, adv_absent, adv_numbers);
-	fprintf(f, ",\n  \"clocks\": {\"bracket_cpu_ns\": %llu, \"steal_max_ns\": %llu}",
-		(unsigned long long)clock_bracket_ns, (unsigned long long)steal_max_ns);
 	fputs(",\n  \"calls_fields\": [\"api\", \"site\", \"what\", \"bytes\", \"model_ns\", "
-	      "\"t0\", \"t1\", \"cpu_ns\", \"run_delay_ns\", \"error\"],\n  \"calls\": [", f);
+	      "\"t0\", \"t1\", \"in_t0\", \"in_t1\", \"error\"],\n  \"calls\": [", f);
 	for (size_t i = 0; i < calls.n; i++) {
 		const struct ck_call *c = &calls.v[i];
 
-		fprintf(f, "%s\n    [\"%s\", \"%s\", \"%s\", %llu, %llu, %llu, %llu, %llu, %llu, "
-			"%d]", i ? "," : "", c->api, c->site, c->what, (unsigned long long)c->bytes,
+		fprintf(f, "%s\n    [\"%s\", \"%s\", \"%s\", %llu, %llu, %llu, %llu, %llu, %llu, %d]",
+			i ? "," : "", c->api, c->site, c->what, (unsigned long long)c->bytes,
 			(unsigned long long)c->model_ns, (unsigned long long)c->t0,
-			(unsigned long long)c->t1, (unsigned long long)c->cpu,
-			(unsigned long long)c->run_delay, c->err);
+			(unsigned long long)c->t1, (unsigned long long)c->in0,
+			(unsigned long long)c->in1, c->err);
 	}
 	fputs("\n  ]", f);
 }
@@ -990,7 +935,6 @@ static const struct {
 int main(int argc, char **argv)
 {
 	void (*run)(void) = NULL;
-	unsigned long long steal0;
 	uint64_t t0;
 
 	for (int i = 1; i < argc; i++)
@@ -1017,30 +961,21 @@ int main(int argc, char **argv)
 	 * started later, inherit it. It is 2: above the tracer, which the test runs at 1 (the
 	 * tracer's own work waits for the case; the case waits for the tracer only where the
 	 * tracer stops it, at an exec or a CUDA library's mapping). The test bounds the tracer's
-	 * times with what the run measured whatever the load.
+	 * times with the clocks read around and inside each call, whatever the load.
 	 */
 	if (sched_setscheduler(0, SCHED_FIFO, &(struct sched_param){ .sched_priority = 2 }))
 		wl_die("SCHED_FIFO: %s (run as root)", strerror(errno));
 	wl_init(argc, argv);
 	wl.ref_extra = write_advice;
-	schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-	if (schedstat_fd < 0)
-		wl_die("cannot open /proc/thread-self/schedstat: %s", strerror(errno));
-	clock_bracket_ns = bracket_cpu_ns(); /* before any CUDA call: nothing of it is traced */
-	steal0 = steal_ticks();
+	call_clock = (int (*)(struct simgpu_call_clock *))dlsym(RTLD_DEFAULT, "simgpu_call_clock");
+	if (!call_clock)
+		wl_die("no simgpu_call_clock: the simulator's libraries are needed");
 	wl_begin();
 	t0 = mono_ns();
 	if (CALL(cudaSetDevice, 0) != cudaSuccess) /* wl_set_device(), timed: the first call */
 		wl_die("cudaSetDevice(0) failed");
 	wl_device = 0;
 	run();
-	/*
-	 * Stolen time (the hypervisor ran something else) passes on CLOCK_MONOTONIC while the
-	 * thread "runs": at most this much of it fell inside the calls' brackets. /proc/stat
-	 * counts it over every CPU in clock ticks, rounded down: one tick more covers that.
-	 */
-	steal_max_ns = (steal_ticks() - steal0 + 1) * 1000000000ull /
-		       (uint64_t)sysconf(_SC_CLK_TCK);
 	number("all_calls", "%lu", ck.calls);
 	number("inside_ns", "%llu", (unsigned long long)ck.inside);
 	number("case_wall_ns", "%llu", (unsigned long long)(mono_ns() - t0));

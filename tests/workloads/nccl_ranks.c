@@ -62,39 +62,32 @@
  *   "rank", "nranks", "device", "comm": "0x..." (the ncclComm_t), "stream": "0x...",
  *   "iters", "late_rank" (-1: none), "late_ms", "sizes_scale",
  *   "nccl": {"<api>": {"calls", "errors", "host_ns" (time around the calls, its own clock),
- *            "host_rq_ns" (the rank's run-queue wait across those calls, schedstat's
- *            run_delay: what a busy machine added to host_ns while the thread waited for a
- *            CPU), "host_cpu_ns" (the thread's CPU time across them), and for data calls
- *            "count" (elements, summed),
+ *            "host_in_ns" (the same clock as the simulated library read it inside the calls,
+ *            simgpu_call_clock: its first to its last read in each call, summed; null on
+ *            libraries without it), and for data calls "count" (elements, summed),
  *            "bytes" (nccl-tests' size: AllReduce/Broadcast/Send/Recv count x dtsize,
  *            AllGather sendcount x dtsize x R, ReduceScatter recvcount x dtsize x R),
  *            "dtype" ("float32", "int32", "uint8"), "sizes": {"<bytes per call>": calls}}}
  *            for ncclCommInitRank, the five data calls, ncclGroupStart/End, ncclCommDestroy,
  *   "blocked_ns_in_sync": CLOCK_MONOTONIC ns spent in cudaStreamSynchronize, summed,
- *   "blocked_rq_ns_in_sync": the run-queue wait across those calls,
  *   "blocked_ns_per_iter": [the same per iteration],
+ *   "blocked_in_ns_per_iter": [the simulator's clock inside each of those calls, as host_in_ns],
+ *            or null on libraries without it,
  *   "sync_t0_ns_per_iter": [CLOCK_MONOTONIC just before each cudaStreamSynchronize],
  *   "call_to_sync_ns_per_iter": [from just before the iteration's first NCCL call (after the
  *            late sleep) to just after its synchronisation returned],
  *   "model_end_ns_per_iter": [the modelled end of the iteration's last work item, the one
  *            its synchronisation waits for (CLOCK_MONOTONIC; the simulator's simgpu_op_last(),
  *            looked up with dlsym)], or null on libraries without it,
- *   "steal_max_ns": the time the hypervisor stole from the whole machine (every CPU) while
- *            the rank made its calls, /proc/stat's steal rounded up: an upper bound of what it
- *            stole from the rank,
- *   "bracket_cpu_ns": the CPU time the rank's clock reads around a call add to its CPU time
- *            (the mean of 2000 brackets with nothing inside, before any CUDA call)
  *
- * Each call's clock readings are bracketed by its CPU clock's, and those by its run-queue
- * wait's, so host_rq_ns covers every preemption inside [t0, t1]: a tracer's probes see the call
- * inside that window, shorter by their own cost and the clock reads, and by whatever the host
- * added between the reads and the probes, which is CPU work (bounded per call), a wait for a CPU
- * (host_rq_ns) or stolen time (steal_max_ns); and the probes' window holds all of the call's CPU
- * time (host_cpu_ns) but that. The program is linked with -z now: a first call's lazy symbol
- * binding, which would run between t0 and the probe, happens at start-up instead.
+ * A tracer's probes on a call see it inside the rank's clock around it (t0 before the entry
+ * probe, t1 after the return probe) and around the simulator's clock inside it (read after the
+ * entry probe and before the return probe), whatever the machine does meanwhile: its time of
+ * the calls lies between the "in" sums and host_ns, exactly. The program is linked with -z now:
+ * a first call's lazy symbol binding, which would run between t0 and the probe, happens at
+ * start-up instead.
  */
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <sys/mman.h>
@@ -127,6 +120,10 @@ struct simgpu_times {
 static void *(*op_last)(void);
 static int (*op_times)(const void *, struct simgpu_times *);
 static void (*op_put)(void *);
+struct simgpu_call_clock {
+	uint64_t first_ns, last_ns;
+};
+static int (*call_clock)(struct simgpu_call_clock *);
 static bool allreduce_only;
 static double late_ms, scale = 1.0;
 static const char *ref_dir;
@@ -139,68 +136,25 @@ static unsigned long long now_ns(void)
 	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
-static unsigned long long thread_cpu_ns(void)
+/* Starts the simulator's clock of the thread's calls over (call_clock != NULL). */
+static void in_start(void)
 {
-	struct timespec ts;
+	struct simgpu_call_clock c;
 
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+	if (call_clock)
+		call_clock(&c);
 }
 
-/* The rank's main thread's time runnable but waiting for a CPU so far (schedstat's run_delay),
- * which the kernel brings up to date whenever the thread gets a CPU back: current when it reads
- * it. */
-static int schedstat_fd = -1;
-
-static unsigned long long run_delay_ns(void)
+/* The simulator's clock inside the call just made: its first to its last read (0 without one). */
+static unsigned long long in_ns(void)
 {
-	char buf[128];
-	unsigned long long exec, delay;
-	ssize_t n;
+	struct simgpu_call_clock c;
 
-	if (schedstat_fd < 0)
-		schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-	if (schedstat_fd < 0)
-		wl_die("cannot open /proc/thread-self/schedstat: %s", strerror(errno));
-	n = pread(schedstat_fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		wl_die("cannot read /proc/thread-self/schedstat");
-	buf[n] = '\0';
-	if (sscanf(buf, "%llu %llu", &exec, &delay) != 2)
-		wl_die("unexpected schedstat: %s", buf);
-	return delay;
-}
-
-/*
- * The CPU time the brackets themselves add to a call's: the two CPU clock reads' own halves and
- * the two CLOCK_MONOTONIC reads (the mean of many, with nothing between them).
- */
-static unsigned long long bracket_cpu_ns(void)
-{
-	const int n = 2000;
-	unsigned long long sum = 0;
-
-	for (int i = 0; i < n; i++) {
-		unsigned long long c0 = thread_cpu_ns(), t0 = now_ns(), t1 = now_ns();
-		unsigned long long c1 = thread_cpu_ns();
-
-		sum += c1 - c0 - (t1 - t0);
-	}
-	return (sum + n - 1) / n;
-}
-
-/* The machine's stolen time so far (/proc/stat, every CPU), in clock ticks. */
-static unsigned long long steal_ticks(void)
-{
-	unsigned long long v[8] = { 0 };
-	FILE *f = fopen("/proc/stat", "re");
-
-	/* cpu  user nice system idle iowait irq softirq steal ... */
-	if (!f || fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
-			 &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
-		wl_die("cannot read the steal time in /proc/stat");
-	fclose(f);
-	return v[7];
+	if (!call_clock)
+		return 0;
+	if (call_clock(&c))
+		wl_die("the simulator read no clock inside a call");
+	return c.last_ns - c.first_ns;
 }
 
 /* ---- the rank's NCCL accounting --------------------------------------------------------------- */
@@ -209,8 +163,7 @@ struct nc_api {
 	unsigned long calls, errors;
 	unsigned long long count, bytes;
 	unsigned long long host_ns; /* CLOCK_MONOTONIC time around the calls, summed */
-	unsigned long long rq_ns;   /* the thread's run-queue wait across the calls, summed */
-	unsigned long long cpu_ns;  /* the thread's CPU time across the calls, summed */
+	unsigned long long in_ns;   /* the same clock inside them (the simulator's reads), summed */
 	unsigned long long size[MAX_SIZES];
 	unsigned long size_calls[MAX_SIZES];
 	int nsizes;
@@ -231,16 +184,15 @@ static struct nc_api *nc_api(const char *name)
 
 /* One call: counted, and for a data call its elements and nccl-tests bytes. */
 static ncclResult_t nc_count(const char *name, ncclResult_t e, unsigned long long ns,
-			     unsigned long long rq, unsigned long long cpu, const char *dtype,
-			     size_t count, unsigned long long bytes)
+			     unsigned long long in, const char *dtype, size_t count,
+			     unsigned long long bytes)
 {
 	struct nc_api *a = nc_api(name);
 	int k;
 
 	a->calls++;
 	a->host_ns += ns;
-	a->rq_ns += rq;
-	a->cpu_ns += cpu;
+	a->in_ns += in;
 	if (e != ncclSuccess) {
 		a->errors++;
 		fprintf(stderr, "workload: %s = %d (%s)\n", name, (int)e, ncclGetErrorString(e));
@@ -262,21 +214,19 @@ static ncclResult_t nc_count(const char *name, ncclResult_t e, unsigned long lon
 	return e;
 }
 
-/* The call, timed by the rank's own clock around it, within its CPU clock's readings, within its
- * run-queue wait's, then counted. */
+/* The call, timed by the rank's own clock around it and the simulator's inside it, then counted. */
 static unsigned long long last_call_t0;
 #define NC_TIMED(fn, dtype, count, bytes, ...)                                            \
 	({                                                                                \
-		unsigned long long rq0_ = run_delay_ns(), c0_ = thread_cpu_ns();          \
-		unsigned long long t0_ = now_ns(), t1_, c1_;                              \
+		unsigned long long t0_, t1_;                                              \
                                                                                           \
+		in_start();                                                               \
+		t0_ = now_ns();                                                           \
 		last_call_t0 = t0_;                                                       \
 		ncclResult_t e_ = fn(__VA_ARGS__);                                        \
                                                                                           \
 		t1_ = now_ns();                                                           \
-		c1_ = thread_cpu_ns();                                                    \
-		nc_count(#fn, e_, t1_ - t0_, run_delay_ns() - rq0_, c1_ - c0_, dtype,     \
-			 count, bytes);                                                   \
+		nc_count(#fn, e_, t1_ - t0_, in_ns(), dtype, count, bytes);               \
 	})
 #define NC(fn, ...) NC_TIMED(fn, NULL, 0, 0, __VA_ARGS__)
 #define NC_DATA(fn, dtype, count, bytes, ...) NC_TIMED(fn, dtype, count, bytes, __VA_ARGS__)
@@ -335,12 +285,11 @@ static void fill(float *h, size_t bytes, int rank)
 
 
 struct iter_ref {
-	unsigned long long blocked, sync_t0, call_to_sync, model_end;
+	unsigned long long blocked, blocked_in, sync_t0, call_to_sync, model_end;
 };
 
 static void write_ref(int rank, int dev, ncclComm_t comm, cudaStream_t s, unsigned long long blocked,
-		      unsigned long long blocked_rq, const struct iter_ref *per_iter,
-		      unsigned long long steal_ns, unsigned long long bracket_ns)
+		      const struct iter_ref *per_iter)
 {
 	char path[PATH_MAX], *buf = NULL, *end;
 	size_t len = 0;
@@ -372,9 +321,9 @@ static void write_ref(int rank, int dev, ncclComm_t comm, cudaStream_t s, unsign
 
 		fprintf(f,
 			"%s\n    \"%s\": {\"calls\": %lu, \"errors\": %lu, \"host_ns\": %llu, "
-			"\"host_rq_ns\": %llu, \"host_cpu_ns\": %llu",
-			i ? "," : "", a->name, a->calls, a->errors, a->host_ns, a->rq_ns,
-			a->cpu_ns);
+			"\"host_in_ns\": ",
+			i ? "," : "", a->name, a->calls, a->errors, a->host_ns);
+		fprintf(f, call_clock ? "%llu" : "null", a->in_ns);
 		if (a->dtype) {
 			fprintf(f, ", \"count\": %llu, \"bytes\": %llu, \"dtype\": \"%s\", \"sizes\": {", a->count,
 				a->bytes, a->dtype);
@@ -384,11 +333,14 @@ static void write_ref(int rank, int dev, ncclComm_t comm, cudaStream_t s, unsign
 		}
 		fputc('}', f);
 	}
-	fprintf(f, "\n  },\n  \"blocked_ns_in_sync\": %llu,\n  \"blocked_rq_ns_in_sync\": %llu,\n"
-		"  \"blocked_ns_per_iter\": [", blocked, blocked_rq);
+	fprintf(f, "\n  },\n  \"blocked_ns_in_sync\": %llu,\n  \"blocked_ns_per_iter\": [", blocked);
 	for (int i = 0; i < iters; i++)
 		fprintf(f, "%s%llu", i ? ", " : "", per_iter[i].blocked);
-	fputs("],\n  \"sync_t0_ns_per_iter\": [", f);
+	fputs("],\n  \"blocked_in_ns_per_iter\": ", f);
+	for (int i = 0; call_clock && i < iters; i++)
+		fprintf(f, "%s%llu", i ? ", " : "[", per_iter[i].blocked_in);
+	fputs(!call_clock ? "null" : iters ? "]" : "[]", f);
+	fputs(",\n  \"sync_t0_ns_per_iter\": [", f);
 	for (int i = 0; i < iters; i++)
 		fprintf(f, "%s%llu", i ? ", " : "", per_iter[i].sync_t0);
 	fputs("],\n  \"call_to_sync_ns_per_iter\": [", f);
@@ -402,8 +354,7 @@ static void write_ref(int rank, int dev, ncclComm_t comm, cudaStream_t s, unsign
 	} else {
 		fputs("],\n  \"model_end_ns_per_iter\": null", f);
 	}
-	fprintf(f, ",\n  \"steal_max_ns\": %llu,\n  \"bracket_cpu_ns\": %llu\n}\n", steal_ns,
-		bracket_ns);
+	fputs("\n}\n", f);
 	if (fclose(f))
 		wl_die("cannot write %s: %s", path, strerror(errno));
 	free(buf);
@@ -417,7 +368,7 @@ static int run_rank(int rank, const ncclUniqueId *id)
 	const size_t sb_v[] = { 4 * ar_n, 4 * ag_n, 4 * (size_t)R * rs_n, bc_n, p2p_n };
 	const size_t rb_v[] = { 4 * ar_n, 4 * (size_t)R * ag_n, 4 * rs_n, bc_n, p2p_n };
 	const size_t sb = max_of(sb_v, 5), rb = max_of(rb_v, 5);
-	unsigned long long blocked = 0, blocked_rq = 0, steal0, steal_ns, bracket_ns;
+	unsigned long long blocked = 0;
 	struct iter_ref *per_iter = calloc((size_t)iters, sizeof(*per_iter));
 	float *host = calloc(1, (sb > rb ? sb : rb) + 4), *want = calloc(1, sb + 4);
 	ncclComm_t comm = NULL;
@@ -429,8 +380,6 @@ static int run_rank(int rank, const ncclUniqueId *id)
 
 	if (!host || !want || !per_iter)
 		wl_die("out of memory");
-	bracket_ns = bracket_cpu_ns(); /* before any CUDA call: nothing of it is traced */
-	steal0 = steal_ticks();
 	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) /* untraced API: not in the reference */
 		ndev = 1;
 	dev = rank % ndev;
@@ -451,7 +400,7 @@ static int run_rank(int rank, const ncclUniqueId *id)
 		return 1;
 
 	for (int it = 0; it < iters; it++) {
-		unsigned long long t0, rq0, first_t0;
+		unsigned long long t0, first_t0;
 		void *op;
 
 		others_at_sync(rank, it);
@@ -489,7 +438,7 @@ static int run_rank(int rank, const ncclUniqueId *id)
 sync:
 		/* what the synchronisation waits for: the iteration's last item, this thread's */
 		op = op_last ? op_last() : NULL;
-		rq0 = run_delay_ns();
+		in_start();
 		t0 = now_ns();
 		/* after t0: the late rank's steps all come after this synchronisation started */
 		__atomic_store_n(&at_sync[rank], it + 1, __ATOMIC_RELEASE);
@@ -497,8 +446,8 @@ sync:
 			failed = 1;
 		per_iter[it].sync_t0 = t0;
 		per_iter[it].blocked = now_ns() - t0;
+		per_iter[it].blocked_in = in_ns();
 		per_iter[it].call_to_sync = t0 + per_iter[it].blocked - first_t0;
-		blocked_rq += run_delay_ns() - rq0;
 		blocked += per_iter[it].blocked;
 		if (op) {
 			struct simgpu_times t;
@@ -542,11 +491,8 @@ sync:
 	if (WL(cudaFree, recv) == cudaSuccess)
 		wl_freed(recv);
 	wl.counting = false;
-	/* rounded up: a tick not yet complete may hold stolen time */
-	steal_ns = (steal_ticks() - steal0 + 1) * 1000000000ull /
-		   (unsigned long long)sysconf(_SC_CLK_TCK);
 	if (ref_dir)
-		write_ref(rank, dev, comm, s, blocked, blocked_rq, per_iter, steal_ns, bracket_ns);
+		write_ref(rank, dev, comm, s, blocked, per_iter);
 	free(host);
 	free(want);
 	free(per_iter);
@@ -595,6 +541,7 @@ int main(int argc, char **argv)
 	op_put = (void (*)(void *))dlsym(RTLD_DEFAULT, "simgpu_op_put");
 	if (!op_times || !op_put)
 		op_last = NULL;
+	call_clock = (int (*)(struct simgpu_call_clock *))dlsym(RTLD_DEFAULT, "simgpu_call_clock");
 
 	wl_begin(); /* no CUDA call before the forks: counting starts empty in every rank */
 	e = ncclGetUniqueId(&id);

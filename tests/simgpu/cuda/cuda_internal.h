@@ -9,7 +9,8 @@
  * separate, non-inlined, interposable symbol (CU_API) starting with push
  * %rbp, it never calls another exported function of the driver (so a
  * uprobe counts each call once), and it returns through CU_RETURN, which
- * prints the call with SIMGPU_LOG.
+ * prints the call with SIMGPU_LOG. The entry checks and CU_RETURN read the
+ * clock of the thread's calls (sg_call_mark, simgpu_call_clock()).
  */
 #ifndef SIMGPU_CUDA_INTERNAL_H
 #define SIMGPU_CUDA_INTERNAL_H
@@ -56,6 +57,7 @@ CU_HIDDEN CUresult cu_ctx_unusable(const struct cu_ctx *c);
 /* The driver is initialised (cuInit succeeded). */
 static inline CUresult cu_enter(void)
 {
+	sg_call_mark();
 	if (__builtin_expect(!__atomic_load_n(&cu_initialized, __ATOMIC_ACQUIRE), 0))
 		return cu_not_initialized();
 	return CUDA_SUCCESS;
@@ -67,6 +69,7 @@ static inline CUresult cu_enter_ctx(int *dev)
 {
 	const struct cu_ctx *c = cu_cur;
 
+	sg_call_mark();
 	*dev = -1;
 	if (__builtin_expect(!__atomic_load_n(&cu_initialized, __ATOMIC_ACQUIRE), 0))
 		return cu_not_initialized();
@@ -90,6 +93,7 @@ static inline struct sg_target cu_target(int dev, CUstream h, int per_thread, in
 		if (__builtin_expect(sg_log_level != 0, 0))                                     \
 			sg_log("%s(" fmt ") = %d %s", __func__, ##__VA_ARGS__, (int)cu_r_,      \
 			       cu_errname(cu_r_) ? cu_errname(cu_r_) : "?");                    \
+		sg_call_mark();                                                                 \
 		return cu_r_;                                                                   \
 	} while (0)
 

@@ -50,6 +50,7 @@ cudaError_t rt_enter(void)
 {
 	const struct sg_config *c = sg_config();
 
+	sg_call_mark();
 	if (__builtin_expect(c->init_error != 0, 0))
 		return (cudaError_t)c->init_error;
 	if (__builtin_expect(sg_device_count() == 0, 0))

@@ -8,7 +8,8 @@
  * interposable symbol (RT_API), it never calls another exported traced
  * function of the runtime (so a uprobe counts each call once), and it
  * returns through RT_RETURN, which records the thread's last error and,
- * with SIMGPU_LOG, prints the call.
+ * with SIMGPU_LOG, prints the call. rt_enter() and RT_RETURN read the
+ * clock of the thread's calls (sg_call_mark, simgpu_call_clock()).
  *
  * Like the real libcudart, the runtime implements its calls with the
  * driver: it loads libcuda.so.1 at the first call and calls the exported
@@ -120,6 +121,7 @@ static inline cudaError_t rt_ret(cudaError_t e)
 		if (__builtin_expect(sg_log_level != 0, 0))                             \
 			sg_log("%s(" fmt ") = %d %s", __func__, ##__VA_ARGS__, (int)rt_e_, \
 			       rt_errname(rt_e_));                                      \
+		sg_call_mark();                                                         \
 		return rt_ret(rt_e_);                                                   \
 	} while (0)
 

@@ -51,6 +51,21 @@ int simgpu_event_time(const void *event, uint64_t *t_ns);
  * a test's helper thread opens a gate once the test's thread is blocked behind it. */
 int simgpu_host_waiters(void);
 
+/* The calling thread's own clock of its calls into the simulated libraries: CLOCK_MONOTONIC as
+ * read inside the exported functions themselves (at each library's entry check and as each
+ * returns), the first and the last read since the thread last asked. A runtime call's driver
+ * call is inside it, so after one call of a program these are two instants inside that call,
+ * after its entry probe and before its return probe: a tracer's time of the call holds
+ * last_ns - first_ns. */
+struct simgpu_call_clock {
+	uint64_t first_ns;
+	uint64_t last_ns;
+};
+
+/* Fills c and starts the thread's clock over: 0; -ENODATA (c zeroed) when no simulated export
+ * ran on the thread since the last time; -EINVAL for NULL. */
+int simgpu_call_clock(struct simgpu_call_clock *c);
+
 #ifdef __cplusplus
 }
 #endif

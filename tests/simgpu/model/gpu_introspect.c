@@ -3,7 +3,8 @@
  * gpu_introspect.c — the simulator's introspection (include/simgpu.h): the
  * modelled times of each host thread's last queued op and of events, so
  * that tests check the model's own timestamps instead of the host's wall
- * clock, which a busy machine stretches.
+ * clock, which a busy machine stretches; and each host thread's clock of
+ * its calls, read inside the exported functions (sg_call_mark).
  */
 #include <errno.h>
 
@@ -92,4 +93,26 @@ int simgpu_host_waiters(void)
 	n = sg_host_waiters;
 	pthread_mutex_unlock(&sg_mu);
 	return n;
+}
+
+/* The calling thread's first and last sg_call_mark() since its last simgpu_call_clock() (0: none). */
+static __thread uint64_t call_first_ns, call_last_ns;
+
+void sg_call_mark(void)
+{
+	uint64_t now = sg_now_ns();
+
+	if (!call_first_ns)
+		call_first_ns = now;
+	call_last_ns = now;
+}
+
+int simgpu_call_clock(struct simgpu_call_clock *c)
+{
+	if (!c)
+		return -EINVAL;
+	c->first_ns = call_first_ns;
+	c->last_ns = call_last_ns;
+	call_first_ns = call_last_ns = 0;
+	return c->first_ns ? 0 : -ENODATA;
 }

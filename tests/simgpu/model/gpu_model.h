@@ -81,6 +81,10 @@ void sg_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- time ---------------------------------------------------------------- */
 uint64_t sg_now_ns(void);                 /* CLOCK_MONOTONIC */
+/* A clock read inside an exported call of a simulated library, for simgpu_call_clock(): each
+ * library's entry check and return macro make one, so a call's reads lie between its entry and
+ * its return, where a tracer's probes on the export see them. */
+void sg_call_mark(void);
 void sg_sleep_until(uint64_t t_ns);       /* clock_nanosleep(TIMER_ABSTIME) */
 /* Busy CPU work (launch overhead): ns of the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID),
  * however long a busy machine makes that take on the wall clock. */

@@ -13,7 +13,8 @@
  *     one per ncclGroupEnd);
  *   - the export rules (NC_API, NC_FRAME, NC_RETURN), as in the runtime:
  *     every export is its own non-inlined, interposable symbol that starts
- *     with push %rbp and calls no other export.
+ *     with push %rbp and calls no other export; nc_enter() and NC_RETURN
+ *     read the clock of the thread's calls (sg_call_mark).
  */
 #ifndef SIMGPU_NCCL_INTERNAL_H
 #define SIMGPU_NCCL_INTERNAL_H
@@ -241,6 +242,7 @@ NC_HIDDEN const char *nc_last_error(void);
 		if (__builtin_expect(sg_log_level != 0, 0))                                     \
 			sg_log("%s(" fmt ") = %d %s", __func__, ##__VA_ARGS__, (int)nc_e_,      \
 			       nc_result_name(nc_e_));                                          \
+		sg_call_mark();                                                                 \
 		return nc_e_;                                                                   \
 	} while (0)
 

@@ -73,6 +73,7 @@ ncclResult_t nc_enter(void)
 {
 	const struct sg_config *c = sg_config();
 
+	sg_call_mark();
 	if (c->init_error || sg_device_count() == 0) {
 		nc_set_error("the GPU model has no device (SIMGPU_DEVICES=0 or SIMGPU_INIT_ERROR)");
 		return ncclUnhandledCudaError;
