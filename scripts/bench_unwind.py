@@ -22,7 +22,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOTS = ("/usr", "/opt", "/lib", "/lib64", "/root", "/home")
 SYNTHETIC_FUNCS = 100000
-POOL_MIB = 32  # the default --unwind-mb: 8-byte rows
+POOL_MIB = 64  # the default --unwind-mb (GP_DEFAULT_UNWIND_MB): 8-byte rows
 
 
 def log(msg):
