@@ -3,8 +3,8 @@
  * test_simgpu_timing.c — the timing model: copy durations per path
  * (pinned / pageable, each direction, device to device, memset), kernel
  * durations (default, per name, mangled and plain), no drift over many
- * back-to-back operations, event timings, and
- * that synchronisation blocks off-CPU while async calls return at once.
+ * back-to-back operations, event timings, the thread's clock of its calls
+ * (simgpu_call_clock), and that synchronisation blocks off-CPU while async calls return at once.
  * Bandwidths are set low so that durations are milliseconds.
  *
  * Durations are checked exactly on the model's timestamps (simgpu.h): each
@@ -12,7 +12,9 @@
  * stream while the host queues. Host waits are checked never to return
  * before the modelled end.
  */
+#include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "simgpu_test.h"
 #include "gpu_model.h"
@@ -247,6 +249,35 @@ static void test_event_timing_across_streams(void **state)
 	cudaGetLastError();
 }
 
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The thread's clock of its calls: read inside the call (between the caller's reads around it), started over. */
+static void test_call_clock(void **state)
+{
+	struct simgpu_call_clock c;
+	uint64_t t0, t1;
+
+	(void)state;
+	simgpu_call_clock(&c); /* whatever setup left */
+	assert_int_equal(simgpu_call_clock(&c), -ENODATA);
+	assert_true(c.first_ns == 0 && c.last_ns == 0);
+	t0 = mono_now();
+	CK(cudaMemcpy(dev, pageable, 1 * MB, cudaMemcpyHostToDevice)); /* the runtime calls the driver */
+	t1 = mono_now();
+	assert_int_equal(simgpu_call_clock(&c), 0);
+	assert_true(t0 <= c.first_ns && c.first_ns < c.last_ns && c.last_ns <= t1);
+	/* the copy's modelled time (1 MB at 1 GB/s: 1 ms) lies between the two reads */
+	assert_true(c.last_ns - c.first_ns >= 1000000);
+	assert_int_equal(simgpu_call_clock(&c), -ENODATA);
+	assert_int_equal(simgpu_call_clock(NULL), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_async_returns_sync_blocks),
 		cmocka_unit_test(test_kernel_durations),
 		cmocka_unit_test(test_event_timing_across_streams),
+		cmocka_unit_test(test_call_clock),
 	};
 
 	setenv("SIMGPU_DEVICES", "1", 1);
