@@ -90,8 +90,12 @@ class Workload:
 
     def __init__(self, name_or_path, tmp_path, args=(), env=None, hold=False, wait=True):
         path = name_or_path if os.sep in name_or_path else os.path.join(WORKLOADS, name_or_path)
-        self.ref_path = os.path.join(str(tmp_path), f"ref-{os.path.basename(path)}-{time.monotonic_ns()}.json")
-        argv = [path, "--ref", self.ref_path, *args]
+        self._start([path], os.path.basename(path), f"workload {path}", 30, tmp_path, args, env, hold, wait)
+
+    def _start(self, command, name, what, ready_s, tmp_path, args, env, hold, wait):
+        """Runs command (with the protocol's options) and, with wait, waits ready_s for its READY."""
+        self.ref_path = os.path.join(str(tmp_path), f"ref-{name}-{time.monotonic_ns()}.json")
+        argv = [*command, "--ref", self.ref_path, *args]
         if wait:
             argv.append("--wait")
         if hold:
@@ -102,9 +106,9 @@ class Workload:
         self.pid = self.proc.pid
         self.stdout = LineReader(self.proc.stdout)
         if wait:
-            line = self.readline(30)
+            line = self.readline(ready_s)
             if not line.startswith("READY"):
-                raise AssertionError(f"workload {path} did not start: {line!r}; stderr: {self.stderr_now()}")
+                raise AssertionError(f"{what} did not start: {line!r}; stderr: {self.stderr_now()}")
 
     def readline(self, timeout):
         line = self.stdout.readline(timeout)
@@ -792,18 +796,4 @@ class ScriptWorkload(Workload):
 
     def __init__(self, interpreter, script, tmp_path, args=(), env=None, hold=False, wait=True):
         name = f"{os.path.basename(script)}-{os.path.basename(interpreter)}"
-        self.ref_path = os.path.join(str(tmp_path), f"ref-{name}-{time.monotonic_ns()}.json")
-        argv = [interpreter, script, "--ref", self.ref_path, *args]
-        if wait:
-            argv.append("--wait")
-        if hold:
-            argv.append("--hold")
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=env if env is not None else sim_env(),
-                                     text=True)
-        self.pid = self.proc.pid
-        self.stdout = LineReader(self.proc.stdout)
-        if wait:
-            line = self.readline(60)
-            if not line.startswith("READY"):
-                raise AssertionError(f"{interpreter} {script} did not start: {line!r}; stderr: {self.stderr_now()}")
+        self._start([interpreter, script], name, f"{interpreter} {script}", 60, tmp_path, args, env, hold, wait)

@@ -199,17 +199,20 @@ def test_nofp_folded_files(nofp_run):
     gp.check_folded_files_labels(out, report)
 
 
-def test_nofp_launched(tmp_path):
-    """gpuprobed -- nofp_stacks: the same stacks, exactly, from a process it started."""
+def launched(tmp_path, command):
+    """gpuprobed -- COMMAND --ref FILE, to its end: (report, the command's reference)."""
     ref_path = str(tmp_path / "ref.json")
-    tr = gp.Tracer(["--", os.path.join(gp.WORKLOADS, "nofp_stacks"), "--ref", ref_path], tmp_path / "out",
-                   env=gp.sim_env())
+    tr = gp.Tracer(["--", *command, "--ref", ref_path], tmp_path / "out", env=gp.sim_env())
     tr.wait_tracing()
     rc = tr.wait()
     assert rc == 0, f"gpuprobed exited with {rc}: {tr.stderr}"
     with open(ref_path) as f:
-        ref = json.load(f)
-    report = tr.report()
+        return tr.report(), json.load(f)
+
+
+def test_nofp_launched(tmp_path):
+    """gpuprobed -- nofp_stacks: the same stacks, exactly, from a process it started."""
+    report, ref = launched(tmp_path, [os.path.join(gp.WORKLOADS, "nofp_stacks")])
     gp.check_all(report, ref)
     check_nofp_stacks(report, ref)
 
@@ -440,15 +443,7 @@ def test_python_frames_in_outputs(py_run):
 def test_python_launched(tmp_path):
     """gpuprobed -- python3.11 py_stacks.py (Debian's, the interpreter in the executable): the runtime
     loaded by ctypes after the start, the same stacks exactly."""
-    python = find_python(debian_python)
-    ref_path = str(tmp_path / "ref.json")
-    tr = gp.Tracer(["--", python, PY_SCRIPT, "--ref", ref_path], tmp_path / "out", env=gp.sim_env())
-    tr.wait_tracing()
-    rc = tr.wait()
-    assert rc == 0, f"gpuprobed exited with {rc}: {tr.stderr}"
-    with open(ref_path) as f:
-        ref = json.load(f)
-    report = tr.report()
+    report, ref = launched(tmp_path, [find_python(debian_python), PY_SCRIPT])
     check_py_counts(report, ref)
     check_py_stacks(report, ref)
 

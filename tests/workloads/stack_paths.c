@@ -404,21 +404,6 @@ static SP_FRAME void deep_phase(void)
 }
 
 /* ---- reference ---- */
-static void json_str(FILE *f, const char *s)
-{
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++)
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else
-			fputc(*s, f);
-	fputc('"', f);
-}
-
 static const char *file_of(int which)
 {
 	return which == F_EXE ? exe_path : which == F_STAGE ? stage_path : NULL;
@@ -429,13 +414,13 @@ static void write_paths(FILE *f)
 	int n = 0;
 
 	fputs(",\n  \"stacks\": {\n    \"comm\": ", f);
-	json_str(f, "stack_paths");
+	wl_json_str(f, "stack_paths");
 	fputs(", \"exe\": ", f);
-	json_str(f, exe_path);
+	wl_json_str(f, exe_path);
 	fputs(", \"library\": ", f);
-	json_str(f, stage_path);
+	wl_json_str(f, stage_path);
 	fputs(", \"perf_map\": ", f);
-	json_str(f, perf_map_path[0] ? perf_map_path : NULL);
+	wl_json_str(f, perf_map_path[0] ? perf_map_path : NULL);
 	fprintf(f, ", \"max_frames\": %d,\n    \"paths\": [", DEEP_MAX_FRAMES);
 	for (int i = 0; i < P_COUNT; i++) {
 		const struct sp_path *p = &paths[i];
@@ -443,29 +428,29 @@ static void write_paths(FILE *f)
 		if (!p->taken)
 			continue;
 		fprintf(f, "%s\n      {\"name\": ", n++ ? "," : "");
-		json_str(f, p->name);
+		wl_json_str(f, p->name);
 		fputs(", \"api\": ", f);
-		json_str(f, p->api);
+		wl_json_str(f, p->api);
 		fputs(", \"kind\": ", f);
-		json_str(f, p->kind);
+		wl_json_str(f, p->kind);
 		fputs(", \"op\": ", f);
-		json_str(f, p->op);
+		wl_json_str(f, p->op);
 		fputs(", \"kernel\": ", f);
-		json_str(f, p->kernel);
+		wl_json_str(f, p->kernel);
 		fputs(", \"truncated\": ", f);
-		json_str(f, p->truncated);
+		wl_json_str(f, p->truncated);
 		fprintf(f, ", \"calls\": %lu, \"errors\": %lu, \"bytes\": %llu,\n       \"functions\": [", p->calls,
 			p->errors, p->bytes);
 		for (int k = 0, m = 0; k < p->nfunctions; k++)
 			for (int r = 0; r < (k == p->repeat_at ? p->repeat : 1); r++) {
 				fputs(m++ ? ", " : "", f);
-				json_str(f, p->functions[k]);
+				wl_json_str(f, p->functions[k]);
 			}
 		fputs("],\n       \"files\": [", f);
 		for (int k = 0, m = 0; k < p->nfunctions; k++)
 			for (int r = 0; r < (k == p->repeat_at ? p->repeat : 1); r++) {
 				fputs(m++ ? ", " : "", f);
-				json_str(f, file_of(p->files[k]));
+				wl_json_str(f, file_of(p->files[k]));
 			}
 		fputs("]}", f);
 	}

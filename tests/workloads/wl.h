@@ -414,6 +414,22 @@ static inline void wl_begin(void)
 	wl.counting = true;
 }
 
+/* s as a JSON string (quotes and backslashes escaped: the references' names and paths), NULL as null. */
+static inline void wl_json_str(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++)
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else
+			fputc(*s, f);
+	fputc('"', f);
+}
+
 static inline void wl_write_ref(FILE *f)
 {
 	static const char *const kinds[3] = { "device", "managed", "pinned_host" };

@@ -312,38 +312,24 @@ static const struct nf_map *map_of(unsigned long addr)
 	return NULL;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++)
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else
-			fputc(*s, f);
-	fputc('"', f);
-}
 
 static void write_sites(FILE *f)
 {
 	read_maps();
 	fputs(",\n  \"nofp\": {\n    \"comm\": \"nofp_stacks\", \"exe\": ", f);
-	json_str(f, nf.exe);
+	wl_json_str(f, nf.exe);
 	fputs(", \"library\": ", f);
-	json_str(f, nf.lib);
+	wl_json_str(f, nf.lib);
 	fputs(",\n    \"sites\": [", f);
 	for (int i = 0; i < nf.nsites; i++) {
 		const struct nf_site *s = &nf.sites[i];
 
 		fprintf(f, "%s\n      {\"api\": ", i ? "," : "");
-		json_str(f, s->api);
+		wl_json_str(f, s->api);
 		fputs(", \"kind\": ", f);
-		json_str(f, s->kind);
+		wl_json_str(f, s->kind);
 		fputs(", \"kernel\": ", f);
-		json_str(f, s->kernel);
+		wl_json_str(f, s->kernel);
 		fprintf(f, ", \"calls\": %lu, \"errors\": %lu, \"bytes\": %llu,\n       \"frames\": [", s->calls,
 			s->errors, s->bytes);
 		for (int k = 0; k < s->nbt; k++) {
@@ -357,9 +343,9 @@ static void write_sites(FILE *f)
 			if (m && (!strcmp(m->path, nf.exe) || !strcmp(m->path, nf.lib)) && dladdr(s->bt[k], &info))
 				fn = info.dli_sname;
 			fprintf(f, "%s\n        {\"address\": \"0x%lx\", \"file\": ", k ? "," : "", a);
-			json_str(f, m && m->path[0] ? m->path : NULL);
+			wl_json_str(f, m && m->path[0] ? m->path : NULL);
 			fprintf(f, ", \"file_offset\": %lu, \"function\": ", m ? a - m->start + m->offset : 0);
-			json_str(f, fn);
+			wl_json_str(f, fn);
 			fputc('}', f);
 		}
 		fputs("]}", f);
