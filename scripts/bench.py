@@ -31,6 +31,7 @@ library under test) and runs it again when that was more than --max-foreign of a
 6. The scheduler tracepoint's cost to processes gpuprobed does not trace (ping-pong + bpf_stats).
 7. Attach time for a process with ~300 mapped libraries (many_libs).
 8. Unwind tables: build time and peak memory on the largest ELF files here (scripts/bench_unwind.py).
+9. Call stacks by kind of walk: frame pointers, unwind tables, Python frames (scripts/bench_stack_kinds.py).
 Writes docs/performance.md (or --out; and prints it), with the targets met or missed and why;
 everything in that file from the line ANALYSIS_MARKER on is kept as it is (hand-written analysis).
 --quick: a short smoke run (1 rep, fewer calls, fewer configurations in 3, smaller 5) -- not for the page.
@@ -49,6 +50,7 @@ import sys
 import tempfile
 import time
 
+import bench_stack_kinds
 import bench_unwind
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -1179,12 +1181,13 @@ f"+{walk:.0f} ns in `gp_api_exit` (bpf_stats), "
 
     # -- the page --------------------------------------------------------------------------------------
     def write(self, samples, gp_info, bpf, sweep, walk_end, tp, rates, callers, modes, sym, caps, attach, pp,
-              unwind):
+              unwind, kinds):
         args = self.args
         body = (self.per_call(samples, gp_info, bpf, sweep, walk_end) + [""] + self.throughput(tp) + [""]
                 + self.event_rate(rates, callers, modes) + [""] + self.distinct(sym) + [""] + self.capture(caps)
                 + [""] + self.untraced_cost(pp) + [""] + self.attach(attach) + [""]
-                + bench_unwind.markdown(unwind).split("\n"))
+                + bench_unwind.markdown(unwind).split("\n") + [""]
+                + bench_stack_kinds.markdown(kinds).split("\n"))
         st = self.steady
         if st.kept:
             self.warnings.append(f"{len(st.kept)} measurement{'s' if len(st.kept) > 1 else ''} ran while the machine "
@@ -1510,11 +1513,13 @@ def main():
 
         # 8. unwind tables of the largest ELF files here
         unwind = bench_unwind.measure(args.build, reps=args.reps, quick=args.quick, log=log)
+        # 9. call stacks by kind of walk
+        kinds = bench_stack_kinds.measure(args.build, reps=min(args.reps, 3), quick=args.quick, log=log)
     elapsed = time.monotonic() - t_start
 
     page = Page(args, target, lib, warnings, steady, elapsed)
     text = page.write(samples, gp_info, bpf, sweep, walk_end, tp, rates, rate_callers, rate_modes, sym, caps,
-                      attach, pp, unwind)
+                      attach, pp, unwind, kinds)
     kept = ""
     if os.path.exists(args.out):
         with open(args.out) as f:
