@@ -24,9 +24,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench  # noqa: E402  (the runs, the tracer, bpf_stats)
 
-ROOT = bench.ROOT
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYTHON = "/usr/bin/python3.11"
 PY_SCRIPT = os.path.join(ROOT, "tests", "workloads", "py_bench_calls.py")
 DEPTHS = (16, 48)
@@ -36,8 +35,13 @@ PY = {"without Python frames": ["--no-python"], "with Python frames": []}
 TABLE_TARGET, PY_FRAME_TARGET_NS = 2.0, 100.0
 
 
+def log(msg):
+    print(f"[bench_stack_kinds] {msg}", file=sys.stderr, flush=True)
+
+
 def exit_ns(build, argv, flags, env, tmp):
     """gp_api_exit's ns per run over one traced run of argv (which takes --wait/--hold)."""
+    import bench  # the runs, the tracer, bpf_stats (bench.py imports this file: not at the top)
     run = bench.Run(argv + ["--wait", "--hold"], env)
     out_dir = os.path.join(tmp, "out")
     tracer = None
@@ -65,8 +69,9 @@ def exit_ns(build, argv, flags, env, tmp):
     return res
 
 
-def measure(build, reps=3, quick=False, log=bench.log):
+def measure(build, reps=3, quick=False, log=log):
     """{"native": {depth: {kind: [ns...]}}, "python": {depth: {kind: [ns...]}} or a skip reason, ...}."""
+    import bench
     env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(build, "simgpu"))
     reps = 1 if quick else reps
     iters = "20000" if quick else "200000"
