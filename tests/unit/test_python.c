@@ -359,8 +359,10 @@ static void run_case(const struct pycase *k)
 		/* a virtualenv with copies: the interpreter, an executable named "python" */
 		char cmd[PATH_MAX + 128];
 
-		if (access(k->venv_of, X_OK))
+		if (access(k->venv_of, X_OK)) {
+			print_message("skipped: %s is not installed (no virtualenv made of it)\n", k->venv_of);
 			skip();
+		}
 		assert_non_null(mkdtemp(venv));
 		snprintf(cmd, sizeof(cmd), "%s -m venv --copies --without-pip '%s/v'", k->venv_of,
 			 venv);
