@@ -331,6 +331,10 @@ int gp_memory_live(const struct gp_process *p, const struct gp_alloc ***out, siz
 		return -ENOMEM;
 	gp_ranges_walk(&p->mem.device_ranges, collect_live, &lc);
 	gp_ranges_walk(&p->mem.host_ranges, collect_live, &lc);
+	if (!lc.n) { /* only registrations and mappings: nothing for the caller to free */
+		free(lc.out);
+		return 0;
+	}
 	*out = lc.out;
 	*n = lc.n;
 	return 0;

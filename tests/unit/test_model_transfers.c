@@ -3,12 +3,14 @@
  * test_model_transfers.c — copies and memsets through gp_model_ingest():
  * every copy shape (1D, 2D, peer; sync and async), direction from the
  * cudaMemcpyKind, host memory kind from the pinned/managed ranges,
- * cudaMemcpyDefault resolution, failed copies, size histogram, memsets.
+ * cudaMemcpyDefault resolution, failed copies, size histogram, memsets;
+ * the live allocations (registrations left out).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
@@ -150,6 +152,30 @@ static void freed_ranges_no_longer_classify(void **state)
 	gp_model_free(m);
 }
 
+/* Live allocations: registrations are not the process's memory; with only those left, none (and nothing to free). */
+static void live_allocations_leave_out_registrations(void **state)
+{
+	struct gp_model *m = setup_model();
+	const struct gp_alloc **live;
+	struct gp_api_call c;
+	size_t n;
+
+	assert_int_equal(gp_memory_live(proc(m, T_PID), &live, &n), 0);
+	assert_int_equal(n, 3);
+	free(live);
+	c = rec_ptr(GP_API_CUDA_FREE, T_TID, DEV, 0, 0);
+	feed(m, &c);
+	c = rec_ptr(GP_API_CUDA_FREE, T_TID, MANAGED, 0, 0);
+	feed(m, &c);
+	c = rec_ptr(GP_API_CUDA_FREE_HOST, T_TID, PINNED, 0, 0);
+	feed(m, &c);
+	live = (const struct gp_alloc **)&n; /* not NULL before the call */
+	assert_int_equal(gp_memory_live(proc(m, T_PID), &live, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(live);
+	gp_model_free(m);
+}
+
 static void shapes_2d_peer_and_failures(void **state)
 {
 	struct gp_model *m = setup_model();
@@ -233,6 +259,7 @@ int main(void)
 		cmocka_unit_test(shapes_2d_peer_and_failures),
 		cmocka_unit_test(kind_ignores_upper_half_of_its_slot),
 		cmocka_unit_test(memsets),
+		cmocka_unit_test(live_allocations_leave_out_registrations),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
