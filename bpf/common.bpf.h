@@ -26,6 +26,33 @@ struct gp_frame {
 	__u64 args[GP_MAX_ARGS];
 };
 
+/* Where a native stack walk is (bpf/unwind.bpf.h): kept in task storage, not on the program's stack. */
+struct gp_uw_walk_state {
+	__u64 pc, sp, bp;
+	__u64 page_base, page_len;          /* the part of the stack copied into stack_page */
+	__u64 map_start, map_end, map_bias; /* the last mapping found: callers are often in the same file */
+	__u32 map_file;
+	__u32 gen;         /* the process's gp_uw_proc.gen */
+	__u32 n;           /* frames written */
+	__s32 err;
+	__u8 stop, detail;
+	__u8 bp_ok;        /* bp holds the frame's rbp (an earlier row could not restore it otherwise) */
+	__u8 fp_frames;
+};
+
+/*
+ * A thread's cache of the rows its walks used, by return address: a loop's
+ * calls come from the same call sites, whose rows are then found in one look
+ * instead of two binary searches. gen: the process's gp_uw_proc.gen then.
+ */
+struct gp_uw_cached_row {
+	__u64 pc;
+	__u32 gen;
+	__u32 pad;
+	struct gp_uw_row row;
+};
+#define GP_UW_CACHE 64 /* per thread, direct-mapped */
+
 struct gp_task_state {
 	__u32 depth;      /* live frames */
 	__u32 overflowed; /* entries not recorded for lack of a frame; their returns are expected */
@@ -40,6 +67,8 @@ struct gp_task_state {
 	__u8 stack_page[4096 + 16];
 	/* a hash of the code objects of the thread's last Python stack: the same again needs no look in py_codes */
 	__u64 py_hash;
+	struct gp_uw_walk_state walk;
+	struct gp_uw_cached_row uw_cache[GP_UW_CACHE];
 };
 
 _Static_assert((GP_MAX_DEPTH & (GP_MAX_DEPTH - 1)) == 0, "GP_MAX_DEPTH must be a power of two");

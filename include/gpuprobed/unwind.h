@@ -83,6 +83,8 @@ struct gp_uw_map {
 struct gp_uw_proc {
 	__u32 slot;
 	__u32 nmaps;
+	__u32 gen; /* bumped at every publish, never 0 nor reused: rows a walk cached of an older one are stale */
+	__u32 pad;
 };
 
 #define GP_UW_MAX_MAPS  512   /* executable mappings of one process */
@@ -127,6 +129,7 @@ struct gp_py_proc {
 #ifndef __VMLINUX_H__
 _Static_assert(sizeof(struct gp_uw_row) == 8, "gp_uw_row layout");
 _Static_assert(sizeof(struct gp_uw_map) == 32, "gp_uw_map layout");
+_Static_assert(sizeof(struct gp_uw_proc) == 16, "gp_uw_proc layout");
 _Static_assert(sizeof(struct gp_py_proc) == 64, "gp_py_proc layout");
 #endif
 

@@ -84,6 +84,7 @@ struct gp_unwind {
 	struct uw_tab **tscratch;
 	size_t tscratch_cap;
 	__u64 tick;
+	__u32 gen;   /* the last gp_uw_proc.gen published */
 	__u64 freed; /* bumped when room is made: failed tables may fit now */
 	__u64 rows;  /* in the pool */
 	struct gp_unwind_stats st;
@@ -705,8 +706,9 @@ int gp_unwind_process(struct gp_unwind *u, pid_t pid)
 		u->st.in_place++;
 	}
 	err = write_maps(u, slot, nmaps);
-	pub.slot = slot;
-	pub.nmaps = (__u32)nmaps;
+	if (!++u->gen) /* 0: never published */
+		++u->gen;
+	pub = (struct gp_uw_proc){ .slot = slot, .nmaps = (__u32)nmaps, .gen = u->gen };
 	if (!err && bpf_map_update_elem(u->m.procs_fd, &pid, &pub, BPF_ANY))
 		err = -errno;
 	if (err) {
