@@ -80,6 +80,19 @@ struct {
 	__type(value, struct gp_task_state);
 } task_state SEC(".maps");
 
+/*
+ * Per process with unwind tables: where its published mappings are (uw_maps, unwind.bpf.h). Shared:
+ * procs.bpf.c zeroes gen at a code mapping of the process, so that no walk uses the mappings
+ * published before it (the new code may sit where an unmapped file's was) until userspace
+ * publishes them again with a new gen.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GP_UW_MAX_PROCS);
+	__type(key, __u32); /* tgid */
+	__type(value, struct gp_uw_proc);
+} uw_procs SEC(".maps");
+
 /* Every record for userspace, in one global order. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -12,8 +12,9 @@
  *    that maps, executable, a file named like a CUDA library (libcudart.so*, libcuda.so*,
  *    libnccl.so*) not looked at yet is held; with --all, mapping an armed
  *    file admits the process. With GP_SCOPE_CODE_MAPS an admitted process
- *    mapping any other file's code is reported (never held): its unwind
- *    tables are published again (a dlopen'ed library).
+ *    mapping any file's code is reported (never held for it): its unwind
+ *    tables are published again (a dlopen'ed library), and until they are
+ *    its stacks are not walked by the old ones (uw_procs' gen zeroed).
  *
  * Holding is SIGSTOP sent to the current process (it stops when it returns
  * to user mode, after the syscall, before running another instruction) and
@@ -228,17 +229,19 @@ int gp_proc_mmap(struct trace_event_raw_sys_enter *ctx)
 	if (!sc || (!was && !(sc->flags & GP_SCOPE_ALL)) || tgid == sc->self_tgid)
 		return 0;
 	f = fd_file(fd);
-	nb = bpf_map_lookup_elem(&scratch, &zero);
-	if (!f || !nb || !file_name(f, nb->base))
-		return 0;
-	if (!cuda_lib_name(nb->base)) {
-		if (was && (sc->flags & GP_SCOPE_CODE_MAPS)) {
-			key = file_key(f);
-			proc_event(bpf_get_current_task_btf(), GP_PROC_MAP, GP_PF_CODE, 0, key.dev, key.ino, fd,
-				   bpf_ktime_get_ns());
-		}
-		return 0;
+	if (was && (sc->flags & GP_SCOPE_CODE_MAPS)) {
+		struct gp_uw_proc *up = bpf_map_lookup_elem(&uw_procs, &tgid);
+
+		/* its published mappings may be wrong from now until they are published again */
+		if (up)
+			up->gen = 0;
+		key = f ? file_key(f) : (struct gp_file_key){ 0 };
+		proc_event(bpf_get_current_task_btf(), GP_PROC_MAP, GP_PF_CODE, 0, key.dev, key.ino, fd,
+			   bpf_ktime_get_ns());
 	}
+	nb = bpf_map_lookup_elem(&scratch, &zero);
+	if (!f || !nb || !file_name(f, nb->base) || !cuda_lib_name(nb->base))
+		return 0;
 	key = file_key(f);
 	state = file_state(&key);
 	if (state == GP_FILE_PLAIN)

@@ -48,13 +48,6 @@ struct {
 } uw_files SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GP_UW_MAX_PROCS);
-	__type(key, __u32); /* tgid */
-	__type(value, struct gp_uw_proc);
-} uw_procs SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, GP_UW_MAX_PROCS * GP_UW_MAX_MAPS);
 	__type(key, __u32); /* slot * GP_UW_MAX_MAPS + i */
@@ -558,7 +551,12 @@ static __always_inline __u32 walk_stacks(struct pt_regs *ctx, struct gp_task_sta
 	rec->py = GP_PY_NO;
 	rec->npy = 0;
 	rec->pad = 0;
-	if (up) {
+	if (up && !up->gen) {
+		/* code is being mapped: the published mappings may be wrong until published again */
+		rec->words[0] = ctx->ip;
+		ws->n = 1;
+		ws->stop = GP_STOP_NO_MAPPING;
+	} else if (up) {
 		ws->pc = ctx->ip;
 		ws->sp = ctx->sp;
 		ws->bp = ctx->bp;

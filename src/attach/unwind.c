@@ -651,6 +651,28 @@ static void keep(struct gp_unwind *u, struct uw_proc *p, struct kept *k, size_t 
 		p->nnone += k->pub[i].file == GP_UW_FILE_NONE;
 }
 
+/* A gp_uw_proc.gen never published before (0 means: being changed, do not walk by the mappings). */
+static __u32 next_gen(struct gp_unwind *u)
+{
+	if (!++u->gen)
+		++u->gen;
+	return u->gen;
+}
+
+/*
+ * pid's mappings as published are still right: published again with a new
+ * gen, which also ends the kernel's hold on walking them (it zeroes gen when
+ * the process maps code, until userspace has looked).
+ */
+static int republish(struct gp_unwind *u, const struct uw_proc *p, pid_t pid)
+{
+	struct gp_uw_proc pub = { .slot = p->slot, .nmaps = p->nmaps, .gen = next_gen(u) };
+
+	if (bpf_map_update_elem(u->m.procs_fd, &pid, &pub, BPF_EXIST))
+		return -errno;
+	return 0;
+}
+
 int gp_unwind_process(struct gp_unwind *u, pid_t pid)
 {
 	struct uw_proc *p = proc_find(u, pid);
@@ -671,7 +693,7 @@ int gp_unwind_process(struct gp_unwind *u, pid_t pid)
 	sig = maps_sig(maps);
 	if (p && p->sig == sig && !p->retry) {
 		gp_maps_free(maps);
-		return 0;
+		return republish(u, p, pid);
 	}
 	if (!p && (!proc_find(u, 0) || !u->proc_slots.n)) {
 		gp_maps_free(maps);
@@ -695,7 +717,7 @@ int gp_unwind_process(struct gp_unwind *u, pid_t pid)
 		keep(u, p, &k, nmaps, nt);
 		p->sig = sig;
 		p->retry = retry;
-		return 0;
+		return republish(u, p, pid);
 	}
 	if (!p) {
 		ring_pop(&u->proc_slots, &slot);
@@ -706,9 +728,7 @@ int gp_unwind_process(struct gp_unwind *u, pid_t pid)
 		u->st.in_place++;
 	}
 	err = write_maps(u, slot, nmaps);
-	if (!++u->gen) /* 0: never published */
-		++u->gen;
-	pub = (struct gp_uw_proc){ .slot = slot, .nmaps = (__u32)nmaps, .gen = u->gen };
+	pub = (struct gp_uw_proc){ .slot = slot, .nmaps = (__u32)nmaps, .gen = next_gen(u) };
 	if (!err && bpf_map_update_elem(u->m.procs_fd, &pid, &pub, BPF_ANY))
 		err = -errno;
 	if (err) {

@@ -217,6 +217,43 @@ def test_nofp_launched(tmp_path):
     check_nofp_stacks(report, ref)
 
 
+def test_code_replaced_at_one_address(tmp_path):
+    """reload_walk: libreloada.so and libreloadb.so (the same code, frames of another size: their rows for
+    the one call site differ only in the CFA) loaded in turn at one address. A call made through the new
+    library before the tracer has published it is walked no further than its call site (truncated
+    no_mapping), never with the old library's rows or a thread's cached rows of them: every stack is
+    either whole — sync_once, reload_relay, reload_round, main, the thread's start, as backtrace() saw
+    them — or that call site alone. The calls 300 ms after each load (--settle-ms: time to publish,
+    not a bound on anything) are walked whole. Counts exact."""
+    lib_dir = os.path.join(gp.WORKLOADS, "reload")
+    report, ref = launched(tmp_path, [os.path.join(gp.WORKLOADS, "reload_walk"), "--dir", lib_dir,
+                                      "--rounds", "6", "--calls", "5", "--settle-ms", "300"])
+    gp.check_all(report, ref)
+    rounds = ref["reload"]
+    if len({r["base"] for r in rounds}) != 1:
+        pytest.skip("the loader placed the two libraries at different addresses here: no code was "
+                    f"replaced at one address ({sorted({r['base'] for r in rounds})})")
+    want = rounds[0]["frames"]
+    assert want == ["reload_relay", "reload_round", "main"] and all(r["frames"] == want for r in rounds), rounds
+    proc = gp.process(report, ref["pid"])
+    st = proc["stacks"]
+    whole = 0
+    for s in st["stacks"]:
+        frames = gp.stack_frames(proc, s)
+        names = [f["function"] for f in frames]
+        if s["truncated"] is None:
+            assert names[:1 + len(want)] == ["sync_once"] + want and \
+                all(gp.is_thread_root(f) for f in frames[1 + len(want):]), \
+                f"a stack walked whole, not as backtrace() saw it: {report_stacks_text(proc, [s])}"
+            whole += s["calls"]
+        else:
+            assert s["truncated"] == "no_mapping" and names == ["sync_once"], \
+                f"a stack cut other than at its call site while the code was replaced: {report_stacks_text(proc, [s])}"
+    assert st["calls"] == ref["cuda_api"]["cudaStreamSynchronize"]["calls"] == 6 * 2 * 5
+    assert whole >= 6 * 5, f"{whole} calls walked whole; the {6 * 5} made {300} ms after their library was " \
+                           "loaded should all be"
+
+
 # ---- py_stacks.py: Python frames in native stacks --------------------------------------------
 
 def py_label(p):

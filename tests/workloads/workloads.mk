@@ -84,3 +84,21 @@ $(BUILD)/workloads/nofp_stacks: $(NOFP_SRC)/nofp_stacks.c $(NOFP_SRC)/nofp.h $(S
 		$(WL_LINK)
 
 workloads: $(BUILD)/workloads/nofp_stacks
+
+# reload_walk: libreloada.so and libreloadb.so (reload/reload_lib.c built with two frame sizes, -O2
+# -fomit-frame-pointer) loaded in turn at one address, for the stacks walked while code is replaced.
+RELOAD_SRC := tests/workloads/reload
+$(BUILD)/workloads/reload/libreloada.so: $(RELOAD_SRC)/reload_lib.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(NOFP_FLAGS) -DPAD=1024 -fPIC -shared $< -o $@
+
+$(BUILD)/workloads/reload/libreloadb.so: $(RELOAD_SRC)/reload_lib.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(NOFP_FLAGS) -DPAD=2048 -fPIC -shared $< -o $@
+
+$(BUILD)/workloads/reload_walk: $(RELOAD_SRC)/reload_walk.c $(wildcard tests/workloads/*.h) \
+		$(BUILD)/workloads/reload/libreloada.so $(BUILD)/workloads/reload/libreloadb.so | simgpu
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WL_FLAGS) $< -o $@ -ldl $(WL_LINK)
+
+workloads: $(BUILD)/workloads/reload_walk
