@@ -299,9 +299,8 @@ static void release(struct gp_procs *ps, const struct gp_proc_event *e)
 {
 	__u64 held = mono_ns() - e->hdr.ts_ns;
 
-	if (kill((pid_t)e->hdr.tgid, SIGCONT) && errno != ESRCH)
-		gp_warn("pid %u: cannot continue it: %s", e->hdr.tgid, strerror(errno));
-	ps->holds++;
+	gp_holds_continue(ps->holds, (pid_t)e->hdr.tgid);
+	ps->nholds++;
 	if (held > ps->hold_ns_max)
 		ps->hold_ns_max = held;
 	gp_debug("pid %u held %.3f ms", e->hdr.tgid, (double)held / 1e6);
@@ -460,7 +459,8 @@ int gp_procs_scan(struct gp_procs *ps, const char *const *names, int nnames)
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 
-		if (*end || pid <= 0 || pid == self)
+		/* nor the resumer: it is gpuprobed's own */
+		if (*end || pid <= 0 || pid == self || (ps->holds && pid == ps->holds->resumer))
 			continue;
 		if (names && !name_matches((pid_t)pid, names, nnames))
 			continue;

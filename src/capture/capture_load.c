@@ -163,6 +163,18 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 		gp_model_process_python(m, u.process_python.pid, u.process_python.hexversion, u.process_python.walked,
 					u.process_python.note);
 		break;
+	case GP_MOP_HOLDS:
+		UNPACK(holds);
+		gp_model_set_holds(m, &(struct gp_holds_summary){ .holds = u.holds.holds,
+								  .total_ns = u.holds.total_ns,
+								  .max_ns = u.holds.max_ns,
+								  .timed_out = u.holds.timed_out });
+		break;
+	case GP_MOP_HOLD_TIMEOUT:
+		UNPACK(hold_timeout);
+		if (gp_model_hold_timeout(m, u.hold_timeout.pid, u.hold_timeout.reason, u.hold_timeout.held_ns))
+			return -ENOMEM;
+		break;
 	case GP_MOP_UNWIND: {
 		const struct gp_op_unwind *w = &u.unwind;
 

@@ -12,6 +12,7 @@
 
 #include <linux/types.h>
 
+#include "attach/holds.h"
 #include "model/model.h"
 
 struct ring_buffer;
@@ -29,6 +30,7 @@ struct gp_collector {
 	__u64 nested_calls; /* and those made inside another traced call (its implementation) */
 	__u64 bytes;
 	__u64 py_holds;     /* processes continued after their new Python code objects were named */
+	struct gp_holds *holds; /* the registry their continuation leaves; NULL: none */
 	__u32 last_tid;     /* fast path: consecutive records of one thread */
 	void *known_tids;   /* tsearch tree of tids already named */
 };

@@ -62,7 +62,9 @@
 	X(25, PROBE_CALL_COST, probe_call_cost) \
 	X(26, PY_FRAME, py_frame) /* a resolver's answer, as KERNEL_NAME and SYMBOL */ \
 	X(27, PROCESS_PYTHON, process_python) \
-	X(28, UNWIND, unwind)
+	X(28, UNWIND, unwind) \
+	X(29, HOLDS, holds) \
+	X(30, HOLD_TIMEOUT, hold_timeout)
 
 #define GP_OPF_SESSION(F) F(STR, tool_version) F(STR, command_line) F(STR, mode) F(STR, hostname) \
 	F(STR, kernel_release) F(U64, start_mono_ns) F(U64, start_realtime_ns)
@@ -100,6 +102,8 @@
 	F(U64, fail_open) F(U64, fail_not_elf) F(U64, fail_no_cfi) F(U64, fail_too_big) F(U64, fail_pool_full) \
 	F(U64, fail_files_full) F(U64, fail_no_segment) F(U64, fail_other) \
 	F(U64, python_holds) /* struct gp_unwind_summary */
+#define GP_OPF_HOLDS(F) F(U64, holds) F(U64, total_ns) F(U64, max_ns) F(U64, timed_out) /* struct gp_holds_summary */
+#define GP_OPF_HOLD_TIMEOUT(F) F(U32, pid) F(U32, reason) F(U64, held_ns)
 
 enum gp_model_op {
 #define GP_MOP_ENUM(num, NAME, name) GP_MOP_##NAME = num,

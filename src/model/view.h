@@ -568,6 +568,13 @@ struct gp_model {
 		bool set;
 		bool unwind_set;     /* unwind below was given (stacks were walked with tables) */
 		struct gp_unwind_summary unwind; /* build_max_file owned */
+		bool holds_set;      /* holds below was given (a live session; a capture since it has them) */
+		struct gp_holds_summary holds;
+		struct gp_hold_timed_out {
+			__u32 pid, reason; /* enum gp_hold_reason */
+			__u64 held_ns;
+		} *timed_out;        /* in the order they were seen */
+		size_t ntimed_out, captimed_out;
 	} session;
 
 	struct {

@@ -173,6 +173,30 @@ static json_t *gp_doc_unwind(struct gp_doc *d, const struct gp_unwind_summary *u
 	return o;
 }
 
+/* session.holds: docs/report-format.md. */
+static json_t *gp_doc_holds(struct gp_doc *d)
+{
+	static const char *const reasons[] = { "", "exec", "map", "python" };
+	const struct gp_model *m = d->m;
+	const struct gp_holds_summary *h = &m->session.holds;
+	json_t *o = gp_doc_obj_new(d), *list = gp_doc_arr_new(d);
+
+	gp_doc_put(d, o, "count", gp_j_u64(h->holds));
+	gp_doc_put(d, o, "total_ns", gp_j_u64(h->total_ns));
+	gp_doc_put(d, o, "max_ns", gp_j_u64(h->max_ns));
+	for (size_t i = 0; i < m->session.ntimed_out; i++) {
+		const struct gp_hold_timed_out *t = &m->session.timed_out[i];
+		json_t *e = gp_doc_obj_new(d);
+
+		gp_doc_put(d, e, "pid", gp_j_u64(t->pid));
+		gp_doc_put(d, e, "reason", gp_j_str(t->reason < 4 ? reasons[t->reason] : "?"));
+		gp_doc_put(d, e, "held_ns", gp_j_u64(t->held_ns));
+		gp_doc_push(d, list, e);
+	}
+	gp_doc_put(d, o, "timed_out", list);
+	return o;
+}
+
 static json_t *gp_doc_session(struct gp_doc *d)
 {
 	const struct gp_model *m = d->m;
@@ -197,6 +221,7 @@ static json_t *gp_doc_session(struct gp_doc *d)
 	gp_doc_put(d, s, "probe_hit_ns", m->session.probe_hit_ns ? gp_j_u64(m->session.probe_hit_ns) : json_null());
 	gp_doc_put(d, s, "probe_call_ns", m->session.probe_call_ns ? gp_j_u64(m->session.probe_call_ns) : json_null());
 	gp_doc_put(d, s, "unwind", m->session.unwind_set ? gp_doc_unwind(d, &m->session.unwind) : json_null());
+	gp_doc_put(d, s, "holds", m->session.holds_set ? gp_doc_holds(d) : json_null());
 	if (m->launch.set) {
 		json_t *l = gp_doc_obj_new(d);
 

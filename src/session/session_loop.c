@@ -27,6 +27,7 @@ static void on_drain(void *ctx)
 		if (fresh) {
 			gp_counters_collect(&s->counters, &s->probes, s->model);
 			gp_session_unwind_summary(s);
+			gp_session_holds_summary(s);
 			s->counters_at_ns = now;
 		}
 		if (!s->hooks->tick(s->hooks->ctx, s->model, now, fresh))
