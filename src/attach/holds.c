@@ -28,6 +28,7 @@
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -181,8 +182,20 @@ int gp_holds_init(struct gp_holds *h, int map_fd, int drops_fd, __u64 limit_ns)
 	h->drop_vals = calloc((size_t)ncpus, sizeof(*h->drop_vals));
 	if (!h->drop_vals)
 		return -ENOMEM;
-	h->map_fd = map_fd;
-	h->drops_fd = drops_fd;
+	/* our own descriptors: the session closes its maps' before it frees this */
+	h->map_fd = fcntl(map_fd, F_DUPFD_CLOEXEC, 3);
+	h->drops_fd = fcntl(drops_fd, F_DUPFD_CLOEXEC, 3);
+	if (h->map_fd < 0 || h->drops_fd < 0) {
+		int err = -errno;
+
+		if (h->map_fd >= 0)
+			close(h->map_fd);
+		if (h->drops_fd >= 0)
+			close(h->drops_fd);
+		free(h->drop_vals);
+		h->drop_vals = NULL;
+		return err;
+	}
 	h->self = getpid();
 	h->limit_ns = limit_ns;
 	h->ncpus = ncpus;
@@ -194,6 +207,15 @@ void gp_holds_free(struct gp_holds *h)
 {
 	if (!h->drop_vals)
 		return;
+	if (h->resumer > 0) {
+		/* nothing can be held any more (the programs are gone): it is not needed */
+		gp_holds_release_all(h);
+		kill(h->resumer, SIGKILL);
+		waitpid(h->resumer, NULL, 0);
+		h->resumer = 0;
+	}
+	close(h->map_fd);
+	close(h->drops_fd);
 	free(h->drop_vals);
 	h->drop_vals = NULL;
 	free(h->timeouts);
@@ -275,41 +297,45 @@ static void count_timeout(struct gp_holds *h)
  * Holds older than the limit are continued, marked (gpuprobed names them
  * when it gets to them); a hold of a process gone is forgotten. Returns when
  * the next one falls due (or now + limit: a hold not seen yet is seen before
- * its own deadline).
+ * its own deadline). The whole registry is walked, entry by entry: however
+ * many holds wait, each is looked at.
  */
 static __u64 expire(struct gp_holds *h, long clk_tck)
 {
-	struct gp_hold_key keys[SWEEP_BATCH];
-	struct gp_hold vals[SWEEP_BATCH];
 	__u64 now = mono_ns(), next = now + h->limit_ns;
-	int n;
+	struct gp_hold_key k, cur;
+	struct gp_hold v;
+	void *prev = NULL;
 
-	n = collect(h->map_fd, h->self, 0, now, keys, vals);
-	for (int i = 0; i < n; i++) {
-		struct gp_hold *v = &vals[i];
-		__u64 due = keys[i].held_ns + h->limit_ns;
+	while (!bpf_map_get_next_key(h->map_fd, prev, &cur)) {
+		__u64 due;
 
-		if (v->flags & GP_HOLDF_TIMED_OUT)
+		k = cur;
+		prev = &k;
+		if (bpf_map_lookup_elem(h->map_fd, &k, &v) || v.owner_tgid != (__u32)h->self ||
+		    (v.flags & GP_HOLDF_TIMED_OUT))
 			continue;
+		due = k.held_ns + h->limit_ns;
 		if (due > now) {
 			if (due < next)
 				next = due;
 			continue;
 		}
-		if (!still_held_one((pid_t)keys[i].tgid, v, clk_tck)) {
-			bpf_map_delete_elem(h->map_fd, &keys[i]); /* gone: nobody to continue */
+		if (!still_held_one((pid_t)k.tgid, &v, clk_tck)) {
+			/* gone: nobody to continue; the walk starts over (the next key of a deleted one) */
+			bpf_map_delete_elem(h->map_fd, &k);
+			prev = NULL;
 			continue;
 		}
-		v->flags |= GP_HOLDF_TIMED_OUT;
-		v->released_ns = now;
+		v.flags |= GP_HOLDF_TIMED_OUT;
+		v.released_ns = now;
 		/* marked first: gpuprobed done meanwhile deleted it, and continued it itself */
-		if (bpf_map_update_elem(h->map_fd, &keys[i], v, BPF_EXIST))
+		if (bpf_map_update_elem(h->map_fd, &k, &v, BPF_EXIST))
 			continue;
-		kill((pid_t)keys[i].tgid, SIGCONT);
+		kill((pid_t)k.tgid, SIGCONT);
 		count_timeout(h);
 	}
-	/* a full batch: more may be due now */
-	return n == SWEEP_BATCH ? now : next;
+	return next;
 }
 
 /* gpuprobed is gone: every process it left held is continued, once it is surely the same. */

@@ -79,7 +79,10 @@ void gp_holds_stats(struct gp_holds *h, struct gp_hold_stats *out);
  */
 size_t gp_holds_take_timeouts(struct gp_holds *h, struct gp_hold_timeout **out);
 
-/* Frees what init allocated (the resumer goes on until gpuprobed exits). */
+/*
+ * After the BPF objects are gone: what is left in the registry is continued,
+ * the resumer is no longer needed and ends; frees what init allocated.
+ */
 void gp_holds_free(struct gp_holds *h);
 
 /*

@@ -17,6 +17,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 import gp
 
 COPIES = 40
@@ -45,44 +47,74 @@ def wait_gone(pid, timeout):
     return True
 
 
-def test_kill_9_during_a_burst_of_new_executables_leaves_nothing_stopped(tmp_path):
-    """3 rounds: gpuprobed --all, 40 fresh CUDA executables started in quick succession, gpuprobed
-    killed with SIGKILL after the 20th. Its resumer continues every process that was held (the kernel
-    may still hold a few after the kill, until its programs are gone): afterwards none of the test's
-    processes is stopped, and each ends with its own exit status (20 + its index)."""
+class AllTracer:
+    """gpuprobed --all."""
+
+    def __init__(self, tmp_path):
+        self.tr = gp.Tracer(["--all"], tmp_path / "out")
+        self.tr.wait_tracing()
+        self.proc = self.tr.proc
+
+    def stderr_after_exit(self):
+        self.tr.wait(timeout=60)
+        return self.tr.stderr
+
+
+class DaemonTracer:
+    """gpuprobed --daemon (its own configuration, state directory and port: test_daemon.Daemon)."""
+
+    def __init__(self, tmp_path):
+        from test_daemon import Daemon
+        self.d = Daemon(tmp_path)
+        self.proc = self.d.proc
+
+    def stderr_after_exit(self):
+        self.proc.wait(timeout=60)
+        return self.d.stderr + self.d.err.rest()
+
+
+@pytest.mark.parametrize("mode", [AllTracer, DaemonTracer], ids=["all", "daemon"])
+def test_kill_9_during_a_burst_of_new_executables_leaves_nothing_stopped(tmp_path, mode):
+    """3 rounds: gpuprobed (--all, or the daemon), 40 fresh CUDA executables started in quick
+    succession, gpuprobed killed with SIGKILL after the 20th. Its resumer continues every process
+    that was held (the kernel may still hold a few after the kill, until its programs are gone):
+    afterwards none of the test's processes is stopped, and each ends with its own exit status
+    (20 + its index)."""
     env = gp.sim_env()
     for r in range(ROUNDS):
         paths = copies(tmp_path, COPIES, f"r{r}w")
-        tr = gp.Tracer(["--all"], tmp_path / f"out{r}")
+        (tmp_path / f"t{r}").mkdir()
+        tr = None
         started = []
         try:
-            tr.wait_tracing()
+            tr = mode(tmp_path / f"t{r}")
             resumer = gp.resumer_of(tr.proc.pid)
-            assert resumer, f"gpuprobed {tr.proc.pid} has no resumer: {tr.stderr}"
+            assert resumer, f"gpuprobed {tr.proc.pid} has no resumer"
             for i, path in enumerate(paths):
                 started.append(subprocess.Popen([path, str(20 + i)], env=env))
                 if i == COPIES // 2:
                     tr.proc.send_signal(signal.SIGKILL)
-            assert tr.wait(timeout=60) == -signal.SIGKILL
+            stderr = tr.stderr_after_exit()
+            assert tr.proc.returncode == -signal.SIGKILL
             assert wait_gone(resumer, 30), f"round {r}: the resumer {resumer} did not exit"
             # every process of the test: none is stopped now that gpuprobed and its resumer are gone
             stopped = {p.pid: gp.comm(p.pid) for p in started if gp.proc_state(p.pid) == "T"}
-            assert not stopped, f"round {r}: left stopped: {stopped}; {tr.stderr}"
+            assert not stopped, f"round {r}: left stopped: {stopped}; {stderr}"
             statuses = [p.wait(timeout=60) for p in started]
             assert statuses == [20 + i for i in range(COPIES)], f"round {r}: {statuses}"
             # the cut holds were there to cut: the resumer says how many it continued
-            m = re.search(r"pid (\d+) exited with (\d+) process(?:es)? held: continued", tr.stderr)
+            m = re.search(r"pid (\d+) exited with (\d+) process(?:es)? held: continued", stderr)
             assert m and int(m.group(1)) == tr.proc.pid and int(m.group(2)) >= 1, \
-                f"round {r}: no hold was cut (the test did not test): {tr.stderr}"
+                f"round {r}: no hold was cut (the test did not test): {stderr}"
         finally:
             for p in started:
                 if p.poll() is None:
                     os.kill(p.pid, signal.SIGCONT)
                     p.kill()
                     p.wait()
-            if tr.proc.poll() is None:
+            if tr and tr.proc.poll() is None:
                 tr.proc.kill()
-                tr.wait()
+                tr.proc.wait()
 
 
 def test_resumer_exits_with_gpuprobed_and_is_not_traced(tmp_path):
