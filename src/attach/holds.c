@@ -134,6 +134,7 @@ static void note_ended(struct gp_holds *h, const struct gp_hold_key *k, const st
 
 	pthread_mutex_lock(&h->lock);
 	h->st.holds++;
+	h->st.by_reason[v->reason < 4 ? v->reason : 0]++;
 	h->st.total_ns += d;
 	if (d > h->st.max_ns)
 		h->st.max_ns = d;

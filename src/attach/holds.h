@@ -29,6 +29,7 @@ struct gp_hold_stats {
 	__u64 total_ns;  /* their held time, from the kernel's stop to the SIGCONT */
 	__u64 max_ns;
 	__u64 timed_out; /* of them, ended by the resumer at --hold-max-ms */
+	__u64 by_reason[4]; /* indexed by enum gp_hold_reason */
 };
 
 /* A hold the resumer ended at the limit, for the report. */

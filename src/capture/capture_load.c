@@ -168,7 +168,9 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 		gp_model_set_holds(m, &(struct gp_holds_summary){ .holds = u.holds.holds,
 								  .total_ns = u.holds.total_ns,
 								  .max_ns = u.holds.max_ns,
-								  .timed_out = u.holds.timed_out });
+								  .timed_out = u.holds.timed_out,
+								  .exec = u.holds.exec, .map = u.holds.map,
+								  .python = u.holds.python });
 		break;
 	case GP_MOP_HOLD_TIMEOUT:
 		UNPACK(hold_timeout);

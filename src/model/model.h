@@ -118,6 +118,7 @@ struct gp_holds_summary {
 	__u64 total_ns;  /* held time, all of them together */
 	__u64 max_ns;    /* the longest */
 	__u64 timed_out; /* ended at --hold-max-ms before gpuprobed was done (each named: hold_timeout) */
+	__u64 exec, map, python; /* holds by reason (enum gp_hold_reason) */
 };
 
 struct gp_model *gp_model_new(const struct gp_resolver *resolver); /* NULL + errno on failure */

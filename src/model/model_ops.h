@@ -102,7 +102,8 @@
 	F(U64, fail_open) F(U64, fail_not_elf) F(U64, fail_no_cfi) F(U64, fail_too_big) F(U64, fail_pool_full) \
 	F(U64, fail_files_full) F(U64, fail_no_segment) F(U64, fail_other) \
 	F(U64, python_holds) /* struct gp_unwind_summary */
-#define GP_OPF_HOLDS(F) F(U64, holds) F(U64, total_ns) F(U64, max_ns) F(U64, timed_out) /* struct gp_holds_summary */
+#define GP_OPF_HOLDS(F) F(U64, holds) F(U64, total_ns) F(U64, max_ns) F(U64, timed_out) F(U64, exec) F(U64, map) \
+	F(U64, python) /* struct gp_holds_summary */
 #define GP_OPF_HOLD_TIMEOUT(F) F(U32, pid) F(U32, reason) F(U64, held_ns)
 
 enum gp_model_op {

@@ -184,6 +184,9 @@ static json_t *gp_doc_holds(struct gp_doc *d)
 	gp_doc_put(d, o, "count", gp_j_u64(h->holds));
 	gp_doc_put(d, o, "total_ns", gp_j_u64(h->total_ns));
 	gp_doc_put(d, o, "max_ns", gp_j_u64(h->max_ns));
+	gp_doc_put(d, o, "exec", gp_j_u64(h->exec));
+	gp_doc_put(d, o, "map", gp_j_u64(h->map));
+	gp_doc_put(d, o, "python", gp_j_u64(h->python));
 	for (size_t i = 0; i < m->session.ntimed_out; i++) {
 		const struct gp_hold_timed_out *t = &m->session.timed_out[i];
 		json_t *e = gp_doc_obj_new(d);

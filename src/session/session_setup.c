@@ -171,7 +171,10 @@ void gp_session_holds_summary(struct session *s)
 	free(t);
 	gp_holds_stats(&s->holds, &st);
 	gp_model_set_holds(s->model, &(struct gp_holds_summary){ .holds = st.holds, .total_ns = st.total_ns,
-								 .max_ns = st.max_ns, .timed_out = st.timed_out });
+								 .max_ns = st.max_ns, .timed_out = st.timed_out,
+								 .exec = st.by_reason[GP_HOLD_EXEC],
+								 .map = st.by_reason[GP_HOLD_MAP],
+								 .python = st.by_reason[GP_HOLD_PYTHON] });
 }
 
 /* BPF, probes, aggregates and the budget, files, processes, the ring, the loop. 0, or -errno after a message. */

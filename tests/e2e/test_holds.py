@@ -177,7 +177,8 @@ def test_stuck_gpuprobed_releases_its_holds_at_the_limit_and_counts_them(tmp_pat
     assert [(h["pid"], h["reason"]) for h in holds["timed_out"]] == [(wl.pid, "exec"), (wl.pid, "map"),
                                                                      (wl.pid, "map")], holds
     assert all(h["held_ns"] >= limit_ms * 1000000 for h in holds["timed_out"]), holds
-    assert holds["count"] == 3 and holds["max_ns"] >= limit_ms * 1000000, holds
+    assert (holds["count"], holds["exec"], holds["map"], holds["python"]) == (3, 1, 2, 0), holds
+    assert holds["max_ns"] >= limit_ms * 1000000, holds
     assert holds["total_ns"] == sum(h["held_ns"] for h in holds["timed_out"]), holds
     assert tr.stderr.count(f"pid {wl.pid}: held for its ") == 3, tr.stderr
 
