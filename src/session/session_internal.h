@@ -69,6 +69,8 @@ void gp_session_holds_summary(struct session *s);
 /* session_loop.c: the event loop's callbacks. */
 struct gp_loop_ops gp_session_loop_ops(struct session *s);
 /* A process record from the kernel (the collector's callback). */
+/* The collector's continuation of a process held for its Python code: through the registry. */
+void gp_session_continue_held(void *ctx, pid_t pid);
 void gp_session_on_proc(void *ctx, const struct gp_proc_event *e);
 
 #endif

@@ -89,6 +89,13 @@ void gp_session_on_proc(void *ctx, const struct gp_proc_event *e)
 	gp_procs_event(&s->procs, e);
 }
 
+void gp_session_continue_held(void *ctx, pid_t pid)
+{
+	struct session *s = ctx;
+
+	gp_holds_continue(&s->holds, pid);
+}
+
 struct gp_loop_ops gp_session_loop_ops(struct session *s)
 {
 	return (struct gp_loop_ops){

@@ -251,7 +251,7 @@ int gp_session_prepare(struct session *s)
 		return err;
 	}
 	s->collector.on_proc = gp_session_on_proc;
-	s->collector.holds = &s->holds;
+	s->collector.continue_held = gp_session_continue_held;
 	s->collector.proc_ctx = s;
 	s->collector_ready = true;
 	s->loop = gp_loop_new(o->duration_s, o->poll_ms, ring_buffer__epoll_fd(s->collector.rb),
