@@ -226,10 +226,11 @@ static __always_inline __u32 session_self(void)
  * mode), recorded first in the registry: false (nothing sent, nothing
  * recorded) when either step fails. self_tgid: the gpuprobed that holds it.
  */
-static __always_inline bool hold_current(struct task_struct *t, __u32 reason, __u64 now, __u32 self_tgid)
+static __always_inline bool hold_current(struct task_struct *t, __u32 reason, __u64 now, __u32 self_tgid,
+					 __u64 dev, __u64 ino)
 {
 	struct gp_hold_key k = { .tgid = t->tgid, .held_ns = now };
-	struct gp_hold h = { .reason = reason, .owner_tgid = self_tgid };
+	struct gp_hold h = { .reason = reason, .owner_tgid = self_tgid, .dev = dev, .ino = ino };
 
 	h.start_boottime = BPF_CORE_READ(t, group_leader, start_boottime); /* what /proc/PID/stat shows */
 	if (bpf_map_update_elem(&holds, &k, &h, BPF_ANY))
@@ -267,7 +268,7 @@ static __always_inline bool proc_event(struct task_struct *t, __u32 kind, __u32 
 		return false;
 	}
 	if ((flags & GP_PF_HELD) &&
-	    !hold_current(t, kind == GP_PROC_EXEC ? GP_HOLD_EXEC : GP_HOLD_MAP, now, session_self())) {
+	    !hold_current(t, kind == GP_PROC_EXEC ? GP_HOLD_EXEC : GP_HOLD_MAP, now, session_self(), dev, ino)) {
 		flags &= ~GP_PF_HELD;
 		count(&drops, GP_DROP_HOLD_LOST);
 	}

@@ -423,10 +423,11 @@ struct gp_hold {
 	__u32 flags;          /* GP_HOLDF_* (userspace) */
 	__u32 pad;
 	__u64 released_ns;    /* GP_HOLDF_TIMED_OUT: when the resumer continued it */
+	__u64 dev, ino;       /* the file it was held for (struct gp_file_key); 0: GP_HOLD_PYTHON */
 };
 
 _Static_assert(sizeof(struct gp_hold_key) == 16, "gp_hold_key layout");
-_Static_assert(sizeof(struct gp_hold) == 32, "gp_hold layout");
+_Static_assert(sizeof(struct gp_hold) == 48, "gp_hold layout");
 
 /* ---- attach cookie ------------------------------------------------------ */
 /*

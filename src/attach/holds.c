@@ -134,13 +134,60 @@ static int collect(int map_fd, pid_t owner, pid_t pid, __u64 before, struct gp_h
 	return n;
 }
 
+/* The row of dev/ino/reason, made when missing (lock held); NULL without memory. */
+static struct gp_hold_file *file_row(struct gp_holds *h, __u64 dev, __u64 ino, __u32 reason)
+{
+	for (size_t i = 0; i < h->nfiles; i++)
+		if (h->files[i].dev == dev && h->files[i].ino == ino && h->files[i].reason == reason)
+			return &h->files[i];
+	if (GP_ARRAY_GROW(h->files, h->capfiles, h->nfiles + 1, 16))
+		return NULL;
+	h->files[h->nfiles] = (struct gp_hold_file){ .dev = dev, .ino = ino, .reason = reason };
+	return &h->files[h->nfiles++];
+}
+
+void gp_holds_name_file(struct gp_holds *h, __u64 dev, __u64 ino, __u32 reason, const char *path)
+{
+	struct gp_hold_file *f;
+
+	if (!h || !h->drop_vals || !path)
+		return;
+	pthread_mutex_lock(&h->lock);
+	f = file_row(h, dev, ino, reason); /* before the hold ends, usually: its row waits for it */
+	if (f && !f->path) {
+		f->path = strdup(path);
+		f->changed = f->holds > 0;
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+void gp_holds_take_files(struct gp_holds *h, void (*fn)(void *ctx, const struct gp_hold_file *f), void *ctx)
+{
+	pthread_mutex_lock(&h->lock);
+	for (size_t i = 0; i < h->nfiles; i++)
+		if (h->files[i].changed) {
+			h->files[i].changed = false;
+			fn(ctx, &h->files[i]);
+		}
+	pthread_mutex_unlock(&h->lock);
+}
+
 static void note_ended(struct gp_holds *h, const struct gp_hold_key *k, const struct gp_hold *v, __u64 t)
 {
 	__u64 end = (v->flags & GP_HOLDF_TIMED_OUT) ? v->released_ns : t;
 	__u64 d = end > k->held_ns ? end - k->held_ns : 0;
 	static const char *const why[] = { "", "exec", "library mapping", "new Python code" };
+	struct gp_hold_file *f;
 
 	pthread_mutex_lock(&h->lock);
+	f = file_row(h, v->dev, v->ino, v->reason);
+	if (f) { /* without room the file is only in the totals */
+		f->holds++;
+		f->total_ns += d;
+		if (d > f->max_ns)
+			f->max_ns = d;
+		f->changed = true;
+	}
 	h->st.holds++;
 	h->st.by_reason[v->reason < 4 ? v->reason : 0]++;
 	h->st.total_ns += d;
@@ -229,6 +276,11 @@ void gp_holds_free(struct gp_holds *h)
 	h->drop_vals = NULL;
 	free(h->timeouts);
 	h->timeouts = NULL;
+	for (size_t i = 0; i < h->nfiles; i++)
+		free(h->files[i].path);
+	free(h->files);
+	h->files = NULL;
+	h->nfiles = h->capfiles = 0;
 	pthread_mutex_destroy(&h->lock);
 }
 

@@ -38,6 +38,15 @@ struct gp_hold_timeout {
 	__u64 held_ns;
 };
 
+/* The holds of one file (and reason): what tracing cost the processes that used it. */
+struct gp_hold_file {
+	__u64 dev, ino;    /* the kernel's names (0, 0: Python code objects) */
+	__u32 reason;      /* enum gp_hold_reason */
+	char *path;        /* as gpuprobed named it when it looked at it; NULL: it could not */
+	__u64 holds, total_ns, max_ns;
+	bool changed;      /* since the last gp_holds_take_files */
+};
+
 struct gp_holds {
 	int map_fd;        /* the registry: BPF "holds" */
 	int drops_fd;      /* BPF "drops": hold_timeout is counted there, by the resumer */
@@ -50,6 +59,8 @@ struct gp_holds {
 	struct gp_hold_stats st;
 	struct gp_hold_timeout *timeouts; /* seen since the last gp_holds_take_timeouts */
 	size_t ntimeouts, captimeouts;
+	struct gp_hold_file *files;
+	size_t nfiles, capfiles;
 };
 
 /* 0 or -errno. Nothing runs yet. */
@@ -79,6 +90,15 @@ void gp_holds_stats(struct gp_holds *h, struct gp_hold_stats *out);
  * free it); their number. Taken by the model's thread: they are seen on any.
  */
 size_t gp_holds_take_timeouts(struct gp_holds *h, struct gp_hold_timeout **out);
+
+/* The file dev/ino (the kernel's names) held for reason is path: its holds are reported under it. */
+void gp_holds_name_file(struct gp_holds *h, __u64 dev, __u64 ino, __u32 reason, const char *path);
+
+/*
+ * Calls fn for each file whose holds changed since the previous call (under
+ * the registry's lock: fn must not continue a hold).
+ */
+void gp_holds_take_files(struct gp_holds *h, void (*fn)(void *ctx, const struct gp_hold_file *f), void *ctx);
 
 /*
  * After the BPF objects are gone: what is left in the registry is continued,

@@ -160,6 +160,9 @@ void gp_model_free(struct gp_model *m)
 	free(m->session.kernel_release);
 	free((char *)m->session.unwind.build_max_file);
 	free(m->session.timed_out);
+	for (size_t i = 0; i < m->session.nhold_files; i++)
+		free(m->session.hold_files[i].path);
+	free(m->session.hold_files);
 	free(m->name_buf);
 	free(m->mangled_buf);
 	free(m);
@@ -243,6 +246,32 @@ void gp_model_set_holds(struct gp_model *m, const struct gp_holds_summary *h)
 						     .exec = h->exec, .map = h->map, .python = h->python });
 	m->session.holds = *h;
 	m->session.holds_set = true;
+}
+
+int gp_model_hold_file(struct gp_model *m, __u64 dev, __u64 ino, __u32 reason, const char *path, __u64 holds,
+		       __u64 total_ns, __u64 max_ns)
+{
+	struct gp_hold_file_row *r = NULL;
+
+	for (size_t i = 0; i < m->session.nhold_files && !r; i++)
+		if (m->session.hold_files[i].dev == dev && m->session.hold_files[i].ino == ino &&
+		    m->session.hold_files[i].reason == reason)
+			r = &m->session.hold_files[i];
+	if (!r) {
+		if (GP_ARRAY_GROW(m->session.hold_files, m->session.caphold_files, m->session.nhold_files + 1, 16))
+			return -ENOMEM;
+		r = &m->session.hold_files[m->session.nhold_files++];
+		*r = (struct gp_hold_file_row){ .dev = dev, .ino = ino, .reason = reason };
+	}
+	if (path && !r->path && !(r->path = strdup(path)))
+		return -ENOMEM;
+	gp_model_tap_hold_file(m, &(struct gp_op_hold_file){ .dev = dev, .ino = ino, .reason = reason,
+							     .path = path, .holds = holds,
+							     .total_ns = total_ns, .max_ns = max_ns });
+	r->holds = holds;
+	r->total_ns = total_ns;
+	r->max_ns = max_ns;
+	return 0;
 }
 
 int gp_model_hold_timeout(struct gp_model *m, __u32 pid, __u32 reason, __u64 held_ns)

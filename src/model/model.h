@@ -134,6 +134,13 @@ void gp_model_set_probe_call_cost(struct gp_model *m, __u64 probe_call_ns);
 void gp_model_set_unwind(struct gp_model *m, const struct gp_unwind_summary *u);
 /* The holds so far (replaces the previous summary). */
 void gp_model_set_holds(struct gp_model *m, const struct gp_holds_summary *h);
+/*
+ * The holds of one file (dev/ino, the kernel's names; 0/0: Python code) for
+ * reason, so far (replaces the previous totals of that file and reason);
+ * path NULL: unknown. 0 or -ENOMEM.
+ */
+int gp_model_hold_file(struct gp_model *m, __u64 dev, __u64 ino, __u32 reason, const char *path, __u64 holds,
+		       __u64 total_ns, __u64 max_ns);
 /* A hold of pid (enum gp_hold_reason) ended at --hold-max-ms after held_ns. 0 or -ENOMEM. */
 int gp_model_hold_timeout(struct gp_model *m, __u32 pid, __u32 reason, __u64 held_ns);
 bool gp_model_session_ended(const struct gp_model *m);

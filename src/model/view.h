@@ -575,6 +575,13 @@ struct gp_model {
 			__u64 held_ns;
 		} *timed_out;        /* in the order they were seen */
 		size_t ntimed_out, captimed_out;
+		struct gp_hold_file_row {
+			__u64 dev, ino;
+			__u32 reason;
+			char *path;  /* NULL: unknown */
+			__u64 holds, total_ns, max_ns;
+		} *hold_files;       /* in the order first seen */
+		size_t nhold_files, caphold_files;
 	} session;
 
 	struct {

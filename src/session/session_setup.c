@@ -157,6 +157,13 @@ void gp_session_unwind_summary(struct session *s)
 	}
 }
 
+static void hold_file_to_model(void *ctx, const struct gp_hold_file *f)
+{
+	struct session *s = ctx;
+
+	gp_model_hold_file(s->model, f->dev, f->ino, f->reason, f->path, f->holds, f->total_ns, f->max_ns);
+}
+
 void gp_session_holds_summary(struct session *s)
 {
 	struct gp_hold_timeout *t;
@@ -169,6 +176,7 @@ void gp_session_holds_summary(struct session *s)
 	for (size_t i = 0; i < n; i++)
 		gp_model_hold_timeout(s->model, t[i].pid, t[i].reason, t[i].held_ns);
 	free(t);
+	gp_holds_take_files(&s->holds, hold_file_to_model, s);
 	gp_holds_stats(&s->holds, &st);
 	gp_model_set_holds(s->model, &(struct gp_holds_summary){ .holds = st.holds, .total_ns = st.total_ns,
 								 .max_ns = st.max_ns, .timed_out = st.timed_out,

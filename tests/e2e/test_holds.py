@@ -177,10 +177,42 @@ def test_stuck_gpuprobed_releases_its_holds_at_the_limit_and_counts_them(tmp_pat
     assert [(h["pid"], h["reason"]) for h in holds["timed_out"]] == [(wl.pid, "exec"), (wl.pid, "map"),
                                                                      (wl.pid, "map")], holds
     assert all(h["held_ns"] >= limit_ms * 1000000 for h in holds["timed_out"]), holds
+    # by file: the kernel's names of the three (gpuprobed, stopped, could not look at them while their
+    # process lived: a path only where it could)
+    want = {(os.stat(p).st_ino, r) for p, r in ((path, "exec"), (os.path.join(gp.SIMGPU, "libcudart.so.13"), "map"),
+                                                (os.path.join(gp.SIMGPU, "libcuda.so.1"), "map"))}
+    assert {(f["inode"], f["reason"]) for f in holds["files"]} == want, holds
+    assert all(f["count"] == 1 and f["total_ns"] >= limit_ms * 1000000 for f in holds["files"]), holds
     assert (holds["count"], holds["exec"], holds["map"], holds["python"]) == (3, 1, 2, 0), holds
     assert holds["max_ns"] >= limit_ms * 1000000, holds
     assert holds["total_ns"] == sum(h["held_ns"] for h in holds["timed_out"]), holds
     assert tr.stderr.count(f"pid {wl.pid}: held for its ") == 3, tr.stderr
+
+
+def test_holds_are_reported_per_file(tmp_path):
+    """gpuprobed -- COPY: the copy of hold_exit is held once at its exec, once as the loader maps
+    libcudart.so.13 and once as the runtime dlopens libcuda.so.1 (each a file this session has
+    not seen). session.holds names each file (its path, and the device and inode the kernel gave,
+    those of os.stat), with its one hold, and adds them up; the command's status comes through."""
+    path = copies(tmp_path, 1, "pf")[0]
+    tr = gp.Tracer(["--", path, "3"], tmp_path / "out", env=gp.sim_env())
+    assert tr.wait(timeout=60) == 3, tr.stderr
+    holds = tr.report()["session"]["holds"]
+    files = {(f["path"], f["reason"]): f for f in holds["files"]}
+    want = [(path, "exec"), (os.path.join(gp.SIMGPU, "libcudart.so.13"), "map"),
+            (os.path.join(gp.SIMGPU, "libcuda.so.1"), "map")]
+    assert sorted(files) == sorted((os.path.realpath(p), r) for p, r in want), holds
+    for p, r in want:
+        f, st = files[(os.path.realpath(p), r)], os.stat(p)
+        assert (f["count"], f["device"], f["inode"]) == \
+            (1, f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}", st.st_ino), f
+        assert 0 < f["max_ns"] == f["total_ns"], f
+    assert (holds["count"], holds["exec"], holds["map"], holds["python"]) == (3, 1, 2, 0), holds
+    assert holds["total_ns"] == sum(f["total_ns"] for f in holds["files"]), holds
+    assert holds["max_ns"] == max(f["max_ns"] for f in holds["files"]), holds
+    # the costliest first
+    assert [f["total_ns"] for f in holds["files"]] == sorted((f["total_ns"] for f in holds["files"]), reverse=True)
+    assert holds["timed_out"] == [] and tr.report()["drops"]["hold_timeout"] == 0
 
 
 def test_hold_max_ms_refuses_what_is_not_a_limit(tmp_path):
