@@ -140,7 +140,8 @@ static struct gp_hold_file *file_row(struct gp_holds *h, __u64 dev, __u64 ino, _
 	for (size_t i = 0; i < h->nfiles; i++)
 		if (h->files[i].dev == dev && h->files[i].ino == ino && h->files[i].reason == reason)
 			return &h->files[i];
-	if (GP_ARRAY_GROW(h->files, h->capfiles, h->nfiles + 1, 16))
+	/* always on, every new executable is a file: the rows are bounded (beyond: the totals only) */
+	if (h->nfiles == GP_HOLD_FILES_MAX || GP_ARRAY_GROW(h->files, h->capfiles, h->nfiles + 1, 16))
 		return NULL;
 	h->files[h->nfiles] = (struct gp_hold_file){ .dev = dev, .ino = ino, .reason = reason };
 	return &h->files[h->nfiles++];
@@ -181,12 +182,14 @@ static void note_ended(struct gp_holds *h, const struct gp_hold_key *k, const st
 
 	pthread_mutex_lock(&h->lock);
 	f = file_row(h, v->dev, v->ino, v->reason);
-	if (f) { /* without room the file is only in the totals */
+	if (f) {
 		f->holds++;
 		f->total_ns += d;
 		if (d > f->max_ns)
 			f->max_ns = d;
 		f->changed = true;
+	} else {
+		h->st.unfiled++; /* without a row: only in the totals */
 	}
 	h->st.holds++;
 	h->st.by_reason[v->reason < 4 ? v->reason : 0]++;
@@ -213,19 +216,24 @@ static void forget(struct gp_holds *h, pid_t pid, __u64 t, bool send)
 	struct gp_hold_key keys[SWEEP_BATCH];
 	struct gp_hold vals[SWEEP_BATCH];
 	long clk_tck = sysconf(_SC_CLK_TCK);
-	int n;
+	int n, gone;
 
 	do {
 		n = collect(h->map_fd, h->self, pid, t, keys, vals);
+		gone = 0;
 		for (int i = 0; i < n; i++) {
 			/* the session's end: every process left, if it is still the one that was held */
 			if (send && still_held_one((pid_t)keys[i].tgid, &vals[i], clk_tck))
 				kill((pid_t)keys[i].tgid, SIGCONT);
 			/* deleted by another thread meanwhile: counted there */
-			if (!bpf_map_delete_elem(h->map_fd, &keys[i]))
+			if (!bpf_map_delete_elem(h->map_fd, &keys[i])) {
 				note_ended(h, &keys[i], &vals[i], t);
+				gone++;
+			} else if (errno == ENOENT) {
+				gone++;
+			}
 		}
-	} while (n == SWEEP_BATCH);
+	} while (n == SWEEP_BATCH && gone); /* a batch none of which would go: not again */
 }
 
 int gp_holds_init(struct gp_holds *h, int map_fd, int drops_fd, __u64 limit_ns)
@@ -404,18 +412,20 @@ static void resume_all(struct gp_holds *h, long clk_tck)
 {
 	struct gp_hold_key keys[SWEEP_BATCH];
 	struct gp_hold vals[SWEEP_BATCH];
-	int n, resumed = 0;
+	int n, gone, resumed = 0;
 
 	do {
 		n = collect(h->map_fd, h->self, 0, ~0ull, keys, vals);
+		gone = 0;
 		for (int i = 0; i < n; i++) {
 			pid_t pid = (pid_t)keys[i].tgid;
 
 			if (still_held_one(pid, &vals[i], clk_tck) && !kill(pid, SIGCONT))
 				resumed++;
-			bpf_map_delete_elem(h->map_fd, &keys[i]);
+			if (!bpf_map_delete_elem(h->map_fd, &keys[i]) || errno == ENOENT)
+				gone++;
 		}
-	} while (n == SWEEP_BATCH);
+	} while (n == SWEEP_BATCH && gone);
 	if (resumed)
 		say("pid %d exited with %d process%s held: continued", (int)h->self, resumed,
 		    resumed == 1 ? "" : "es");

@@ -30,6 +30,7 @@ struct gp_hold_stats {
 	__u64 max_ns;
 	__u64 timed_out; /* of them, ended by the resumer at --hold-max-ms */
 	__u64 by_reason[4]; /* indexed by enum gp_hold_reason */
+	__u64 unfiled;      /* of them, beyond GP_HOLD_FILES_MAX files: in no file's row */
 };
 
 /* A hold the resumer ended at the limit, for the report. */
@@ -37,6 +38,8 @@ struct gp_hold_timeout {
 	__u32 pid, reason; /* enum gp_hold_reason */
 	__u64 held_ns;
 };
+
+#define GP_HOLD_FILES_MAX 1024 /* files (and reasons) whose holds are kept apart */
 
 /* The holds of one file (and reason): what tracing cost the processes that used it. */
 struct gp_hold_file {

@@ -170,7 +170,8 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 								  .max_ns = u.holds.max_ns,
 								  .timed_out = u.holds.timed_out,
 								  .exec = u.holds.exec, .map = u.holds.map,
-								  .python = u.holds.python });
+								  .python = u.holds.python,
+								  .files_left_out = u.holds.files_left_out });
 		break;
 	case GP_MOP_HOLD_FILE:
 		UNPACK(hold_file);

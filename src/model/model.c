@@ -243,7 +243,8 @@ void gp_model_set_holds(struct gp_model *m, const struct gp_holds_summary *h)
 {
 	gp_model_tap_holds(m, &(struct gp_op_holds){ .holds = h->holds, .total_ns = h->total_ns,
 						     .max_ns = h->max_ns, .timed_out = h->timed_out,
-						     .exec = h->exec, .map = h->map, .python = h->python });
+						     .exec = h->exec, .map = h->map, .python = h->python,
+						     .files_left_out = h->files_left_out });
 	m->session.holds = *h;
 	m->session.holds_set = true;
 }

@@ -119,6 +119,7 @@ struct gp_holds_summary {
 	__u64 max_ns;    /* the longest */
 	__u64 timed_out; /* ended at --hold-max-ms before gpuprobed was done (each named: hold_timeout) */
 	__u64 exec, map, python; /* holds by reason (enum gp_hold_reason) */
+	__u64 files_left_out;    /* holds in no file's row (beyond 1,024 files) */
 };
 
 struct gp_model *gp_model_new(const struct gp_resolver *resolver); /* NULL + errno on failure */

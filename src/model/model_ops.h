@@ -104,7 +104,7 @@
 	F(U64, fail_files_full) F(U64, fail_no_segment) F(U64, fail_other) \
 	F(U64, python_holds) /* struct gp_unwind_summary */
 #define GP_OPF_HOLDS(F) F(U64, holds) F(U64, total_ns) F(U64, max_ns) F(U64, timed_out) F(U64, exec) F(U64, map) \
-	F(U64, python) /* struct gp_holds_summary */
+	F(U64, python) F(U64, files_left_out) /* struct gp_holds_summary */
 #define GP_OPF_HOLD_TIMEOUT(F) F(U32, pid) F(U32, reason) F(U64, held_ns)
 #define GP_OPF_HOLD_FILE(F) F(U64, dev) F(U64, ino) F(U32, reason) F(STR, path) F(U64, holds) F(U64, total_ns) \
 	F(U64, max_ns)

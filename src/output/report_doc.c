@@ -241,6 +241,7 @@ static json_t *gp_doc_holds(struct gp_doc *d)
 	}
 	gp_doc_put(d, o, "timed_out", list);
 	gp_doc_put(d, o, "files", gp_doc_hold_files(d));
+	gp_doc_put(d, o, "files_left_out", gp_j_u64(h->files_left_out));
 	return o;
 }
 

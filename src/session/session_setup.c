@@ -182,7 +182,8 @@ void gp_session_holds_summary(struct session *s)
 								 .max_ns = st.max_ns, .timed_out = st.timed_out,
 								 .exec = st.by_reason[GP_HOLD_EXEC],
 								 .map = st.by_reason[GP_HOLD_MAP],
-								 .python = st.by_reason[GP_HOLD_PYTHON] });
+								 .python = st.by_reason[GP_HOLD_PYTHON],
+								 .files_left_out = st.unfiled });
 }
 
 /* BPF, probes, aggregates and the budget, files, processes, the ring, the loop. 0, or -errno after a message. */

@@ -212,7 +212,7 @@ def test_holds_are_reported_per_file(tmp_path):
     assert holds["max_ns"] == max(f["max_ns"] for f in holds["files"]), holds
     # the costliest first
     assert [f["total_ns"] for f in holds["files"]] == sorted((f["total_ns"] for f in holds["files"]), reverse=True)
-    assert holds["timed_out"] == [] and tr.report()["drops"]["hold_timeout"] == 0
+    assert holds["timed_out"] == [] and holds["files_left_out"] == 0 and tr.report()["drops"]["hold_timeout"] == 0
 
 
 def test_hold_max_ms_refuses_what_is_not_a_limit(tmp_path):

@@ -1039,7 +1039,7 @@ static void python_frames_from_a_capture(void **state)
 static void holds_from_a_capture(void **state)
 {
 	const struct gp_holds_summary h = { .holds = 7, .total_ns = 912345678, .max_ns = 600000123,
-					    .timed_out = 2, .exec = 3, .map = 2, .python = 2 };
+					    .timed_out = 2, .exec = 3, .map = 2, .python = 2, .files_left_out = 1 };
 	struct mem_ops ops = { 0 };
 	struct gp_model *live = gp_model_new(NULL), *loaded = gp_model_new(NULL);
 
