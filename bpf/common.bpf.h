@@ -71,7 +71,7 @@ struct gp_task_state {
 	__u64 py_hash;
 	struct gp_uw_walk_state walk;
 	struct gp_uw_cached_row uw_cache[GP_UW_CACHE];
-	/* the registry time of the hold taken on stack_rec (GP_EVF_PY_HELD): cancelled with it if unrecorded */
+	/* the registry's time of the hold on stack_rec (GP_EVF_PY_HELD): taken back if unrecorded */
 	__u64 py_hold_ns;
 };
 
@@ -226,13 +226,14 @@ static __always_inline __u32 session_self(void)
  * mode), recorded first in the registry: false (nothing sent, nothing
  * recorded) when either step fails. self_tgid: the gpuprobed that holds it.
  */
-static __always_inline bool hold_current(struct task_struct *t, __u32 reason, __u64 now, __u32 self_tgid,
-					 __u64 dev, __u64 ino)
+static __always_inline bool hold_current(struct task_struct *t, __u32 reason, __u64 now,
+					 __u32 self_tgid, __u64 dev, __u64 ino)
 {
 	struct gp_hold_key k = { .tgid = t->tgid, .held_ns = now };
 	struct gp_hold h = { .reason = reason, .owner_tgid = self_tgid, .dev = dev, .ino = ino };
 
-	h.start_boottime = BPF_CORE_READ(t, group_leader, start_boottime); /* what /proc/PID/stat shows */
+	/* the leader's (a thread's own differs): what /proc/PID/stat shows as the start time */
+	h.start_boottime = BPF_CORE_READ(t, group_leader, start_boottime);
 	if (bpf_map_update_elem(&holds, &k, &h, BPF_ANY))
 		return false;
 	if (bpf_send_signal(GP_SIGSTOP)) {
@@ -268,7 +269,8 @@ static __always_inline bool proc_event(struct task_struct *t, __u32 kind, __u32 
 		return false;
 	}
 	if ((flags & GP_PF_HELD) &&
-	    !hold_current(t, kind == GP_PROC_EXEC ? GP_HOLD_EXEC : GP_HOLD_MAP, now, session_self(), dev, ino)) {
+	    !hold_current(t, kind == GP_PROC_EXEC ? GP_HOLD_EXEC : GP_HOLD_MAP, now, session_self(),
+			  dev, ino)) {
 		flags &= ~GP_PF_HELD;
 		count(&drops, GP_DROP_HOLD_LOST);
 	}

@@ -537,7 +537,8 @@ static __always_inline void py_walk(struct gp_task_state *st, struct gp_api_call
 		if (c.fresh) {
 			__u64 now = bpf_ktime_get_ns();
 
-			if (hold_current(bpf_get_current_task_btf(), GP_HOLD_PYTHON, now, session_self(), 0, 0)) {
+			if (hold_current(bpf_get_current_task_btf(), GP_HOLD_PYTHON, now,
+					 session_self(), 0, 0)) {
 				rec->call.hdr.flags |= GP_EVF_PY_HELD;
 				st->py_hold_ns = now;
 			}

@@ -101,7 +101,8 @@ static bool still_held_one(pid_t pid, const struct gp_hold *v, long clk_tck)
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';
-	return !gp_holds_stat_start(buf, &ticks) && gp_holds_same_start(v->start_boottime, ticks, clk_tck);
+	return !gp_holds_stat_start(buf, &ticks) &&
+	       gp_holds_same_start(v->start_boottime, ticks, clk_tck);
 }
 
 /*
@@ -138,10 +139,12 @@ static int collect(int map_fd, pid_t owner, pid_t pid, __u64 before, struct gp_h
 static struct gp_hold_file *file_row(struct gp_holds *h, __u64 dev, __u64 ino, __u32 reason)
 {
 	for (size_t i = 0; i < h->nfiles; i++)
-		if (h->files[i].dev == dev && h->files[i].ino == ino && h->files[i].reason == reason)
+		if (h->files[i].dev == dev && h->files[i].ino == ino &&
+		    h->files[i].reason == reason)
 			return &h->files[i];
 	/* always on, every new executable is a file: the rows are bounded (beyond: the totals only) */
-	if (h->nfiles == GP_HOLD_FILES_MAX || GP_ARRAY_GROW(h->files, h->capfiles, h->nfiles + 1, 16))
+	if (h->nfiles == GP_HOLD_FILES_MAX ||
+	    GP_ARRAY_GROW(h->files, h->capfiles, h->nfiles + 1, 16))
 		return NULL;
 	h->files[h->nfiles] = (struct gp_hold_file){ .dev = dev, .ino = ino, .reason = reason };
 	return &h->files[h->nfiles++];
@@ -162,7 +165,8 @@ void gp_holds_name_file(struct gp_holds *h, __u64 dev, __u64 ino, __u32 reason, 
 	pthread_mutex_unlock(&h->lock);
 }
 
-void gp_holds_take_files(struct gp_holds *h, void (*fn)(void *ctx, const struct gp_hold_file *f), void *ctx)
+void gp_holds_take_files(struct gp_holds *h, void (*fn)(void *ctx, const struct gp_hold_file *f),
+			 void *ctx)
 {
 	pthread_mutex_lock(&h->lock);
 	for (size_t i = 0; i < h->nfiles; i++)
@@ -173,7 +177,8 @@ void gp_holds_take_files(struct gp_holds *h, void (*fn)(void *ctx, const struct 
 	pthread_mutex_unlock(&h->lock);
 }
 
-static void note_ended(struct gp_holds *h, const struct gp_hold_key *k, const struct gp_hold *v, __u64 t)
+static void note_ended(struct gp_holds *h, const struct gp_hold_key *k, const struct gp_hold *v,
+		       __u64 t)
 {
 	__u64 end = (v->flags & GP_HOLDF_TIMED_OUT) ? v->released_ns : t;
 	__u64 d = end > k->held_ns ? end - k->held_ns : 0;
@@ -200,8 +205,9 @@ static void note_ended(struct gp_holds *h, const struct gp_hold_key *k, const st
 		h->st.timed_out++;
 		/* without room it is only counted (drops.hold_timeout), not named */
 		if (!GP_ARRAY_GROW(h->timeouts, h->captimeouts, h->ntimeouts + 1, 16))
-			h->timeouts[h->ntimeouts++] =
-				(struct gp_hold_timeout){ .pid = k->tgid, .reason = v->reason, .held_ns = d };
+			h->timeouts[h->ntimeouts++] = (struct gp_hold_timeout){ .pid = k->tgid,
+										.reason = v->reason,
+										.held_ns = d };
 	}
 	pthread_mutex_unlock(&h->lock);
 	if (v->flags & GP_HOLDF_TIMED_OUT)
@@ -577,7 +583,7 @@ int gp_holds_start_resumer(struct gp_holds *h)
 		resumer(h, pidfd);
 	close(pidfd);
 	h->resumer = pid;
-	gp_info("pid %d continues what gpuprobed holds if it dies, and any hold after %llu ms", (int)pid,
-		(unsigned long long)(h->limit_ns / 1000000));
+	gp_info("pid %d continues what gpuprobed holds if it dies, and any hold after %llu ms",
+		(int)pid, (unsigned long long)(h->limit_ns / 1000000));
 	return 0;
 }

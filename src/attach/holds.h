@@ -23,14 +23,13 @@
 
 #include "gpuprobed/events.h"
 
-
 struct gp_hold_stats {
-	__u64 holds;     /* stops ended (by gpuprobed or, at the limit, by the resumer) */
-	__u64 total_ns;  /* their held time, from the kernel's stop to the SIGCONT */
+	__u64 holds;	/* stops ended (by gpuprobed or, at the limit, by the resumer) */
+	__u64 total_ns; /* their held time, from the kernel's stop to the SIGCONT */
 	__u64 max_ns;
-	__u64 timed_out; /* of them, ended by the resumer at --hold-max-ms */
+	__u64 timed_out;    /* of them, ended by the resumer at --hold-max-ms */
 	__u64 by_reason[4]; /* indexed by enum gp_hold_reason */
-	__u64 unfiled;      /* of them, beyond GP_HOLD_FILES_MAX files: in no file's row */
+	__u64 unfiled;	    /* of them, beyond GP_HOLD_FILES_MAX files: in no file's row */
 };
 
 /* A hold the resumer ended at the limit, for the report. */
@@ -43,22 +42,23 @@ struct gp_hold_timeout {
 
 /* The holds of one file (and reason): what tracing cost the processes that used it. */
 struct gp_hold_file {
-	__u64 dev, ino;    /* the kernel's names (0, 0: Python code objects) */
-	__u32 reason;      /* enum gp_hold_reason */
-	char *path;        /* as gpuprobed named it when it looked at it; NULL: it could not */
+	__u64 dev, ino; /* the kernel's names (0, 0: Python code objects) */
+	__u32 reason;	/* enum gp_hold_reason */
+	char *path;	/* as gpuprobed named it when it looked at it; NULL: it could not */
 	__u64 holds, total_ns, max_ns;
-	bool changed;      /* since the last gp_holds_take_files */
+	bool changed; /* since the last gp_holds_take_files */
 };
 
 struct gp_holds {
-	int map_fd;        /* the registry: BPF "holds" */
-	int drops_fd;      /* BPF "drops": hold_timeout is counted there, by the resumer */
-	pid_t self;        /* gpuprobed: the owner of the entries it may touch */
-	pid_t resumer;     /* 0: not started */
-	__u64 limit_ns;    /* --hold-max-ms */
-	int ncpus;         /* possible CPUs: the per-CPU drops value's width */
-	__u64 *drop_vals;  /* room for one drops value, allocated before the fork */
-	pthread_mutex_t lock; /* stats: the loop, the unwind builder and the session end all continue */
+	int map_fd;	  /* the registry: BPF "holds" */
+	int drops_fd;	  /* BPF "drops": hold_timeout is counted there, by the resumer */
+	pid_t self;	  /* gpuprobed: the owner of the entries it may touch */
+	pid_t resumer;	  /* 0: not started */
+	__u64 limit_ns;	  /* --hold-max-ms */
+	int ncpus;	  /* possible CPUs: the per-CPU drops value's width */
+	__u64 *drop_vals; /* room for one drops value, allocated before the fork */
+	/* the stats: the loop, the unwind builder and the session's end all continue holds */
+	pthread_mutex_t lock;
 	struct gp_hold_stats st;
 	struct gp_hold_timeout *timeouts; /* seen since the last gp_holds_take_timeouts */
 	size_t ntimeouts, captimeouts;
@@ -101,7 +101,8 @@ void gp_holds_name_file(struct gp_holds *h, __u64 dev, __u64 ino, __u32 reason, 
  * Calls fn for each file whose holds changed since the previous call (under
  * the registry's lock: fn must not continue a hold).
  */
-void gp_holds_take_files(struct gp_holds *h, void (*fn)(void *ctx, const struct gp_hold_file *f), void *ctx);
+void gp_holds_take_files(struct gp_holds *h, void (*fn)(void *ctx, const struct gp_hold_file *f),
+			 void *ctx);
 
 /*
  * After the BPF objects are gone: what is left in the registry is continued,

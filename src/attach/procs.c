@@ -275,12 +275,12 @@ static struct gp_file *resolve_hold(struct gp_procs *ps, const struct gp_proc_ev
 	char path[64], display[PATH_MAX];
 	const char *why = NULL;
 	struct gp_file *f = gp_files_find(ps->files, e->dev, e->ino);
+	__u32 reason = e->kind == GP_PROC_EXEC ? GP_HOLD_EXEC : GP_HOLD_MAP;
 	ssize_t n;
 
 	if (f) {
 		/* looked at meanwhile (another process, another segment) */
-		gp_holds_name_file(ps->holds, e->dev, e->ino, e->kind == GP_PROC_EXEC ? GP_HOLD_EXEC : GP_HOLD_MAP,
-				   f->path);
+		gp_holds_name_file(ps->holds, e->dev, e->ino, reason, f->path);
 		return f;
 	}
 	if (e->kind == GP_PROC_EXEC)
@@ -289,8 +289,7 @@ static struct gp_file *resolve_hold(struct gp_procs *ps, const struct gp_proc_ev
 		snprintf(path, sizeof(path), "/proc/%u/fd/%d", e->hdr.tgid, e->fd);
 	n = readlink(path, display, sizeof(display) - 1);
 	display[n > 0 ? n : 0] = '\0';
-	gp_holds_name_file(ps->holds, e->dev, e->ino, e->kind == GP_PROC_EXEC ? GP_HOLD_EXEC : GP_HOLD_MAP,
-			   n > 0 ? display : NULL);
+	gp_holds_name_file(ps->holds, e->dev, e->ino, reason, n > 0 ? display : NULL);
 	f = gp_files_classify(ps->files, path, n > 0 ? display : path, e->kind == GP_PROC_EXEC, &why);
 	if (!f)
 		gp_warn("pid %u (%s): cannot look at %s: %s; its calls there are not traced",

@@ -241,16 +241,20 @@ void gp_model_set_unwind(struct gp_model *m, const struct gp_unwind_summary *u)
 
 void gp_model_set_holds(struct gp_model *m, const struct gp_holds_summary *h)
 {
-	gp_model_tap_holds(m, &(struct gp_op_holds){ .holds = h->holds, .total_ns = h->total_ns,
-						     .max_ns = h->max_ns, .timed_out = h->timed_out,
-						     .exec = h->exec, .map = h->map, .python = h->python,
+	gp_model_tap_holds(m, &(struct gp_op_holds){ .holds = h->holds,
+						     .total_ns = h->total_ns,
+						     .max_ns = h->max_ns,
+						     .timed_out = h->timed_out,
+						     .exec = h->exec,
+						     .map = h->map,
+						     .python = h->python,
 						     .files_left_out = h->files_left_out });
 	m->session.holds = *h;
 	m->session.holds_set = true;
 }
 
-int gp_model_hold_file(struct gp_model *m, __u64 dev, __u64 ino, __u32 reason, const char *path, __u64 holds,
-		       __u64 total_ns, __u64 max_ns)
+int gp_model_hold_file(struct gp_model *m, __u64 dev, __u64 ino, __u32 reason, const char *path,
+		       __u64 holds, __u64 total_ns, __u64 max_ns)
 {
 	struct gp_hold_file_row *r = NULL;
 
@@ -259,16 +263,21 @@ int gp_model_hold_file(struct gp_model *m, __u64 dev, __u64 ino, __u32 reason, c
 		    m->session.hold_files[i].reason == reason)
 			r = &m->session.hold_files[i];
 	if (!r) {
-		if (GP_ARRAY_GROW(m->session.hold_files, m->session.caphold_files, m->session.nhold_files + 1, 16))
+		if (GP_ARRAY_GROW(m->session.hold_files, m->session.caphold_files,
+				  m->session.nhold_files + 1, 16))
 			return -ENOMEM;
 		r = &m->session.hold_files[m->session.nhold_files++];
 		*r = (struct gp_hold_file_row){ .dev = dev, .ino = ino, .reason = reason };
 	}
 	if (path && !r->path && !(r->path = strdup(path)))
 		return -ENOMEM;
-	gp_model_tap_hold_file(m, &(struct gp_op_hold_file){ .dev = dev, .ino = ino, .reason = reason,
-							     .path = path, .holds = holds,
-							     .total_ns = total_ns, .max_ns = max_ns });
+	gp_model_tap_hold_file(m, &(struct gp_op_hold_file){ .dev = dev,
+							     .ino = ino,
+							     .reason = reason,
+							     .path = path,
+							     .holds = holds,
+							     .total_ns = total_ns,
+							     .max_ns = max_ns });
 	r->holds = holds;
 	r->total_ns = total_ns;
 	r->max_ns = max_ns;
@@ -277,10 +286,11 @@ int gp_model_hold_file(struct gp_model *m, __u64 dev, __u64 ino, __u32 reason, c
 
 int gp_model_hold_timeout(struct gp_model *m, __u32 pid, __u32 reason, __u64 held_ns)
 {
-	if (GP_ARRAY_GROW(m->session.timed_out, m->session.captimed_out, m->session.ntimed_out + 1, 16))
+	if (GP_ARRAY_GROW(m->session.timed_out, m->session.captimed_out, m->session.ntimed_out + 1,
+			  16))
 		return -ENOMEM;
-	gp_model_tap_hold_timeout(m, &(struct gp_op_hold_timeout){ .pid = pid, .reason = reason,
-								   .held_ns = held_ns });
+	gp_model_tap_hold_timeout(m, &(struct gp_op_hold_timeout){
+					     .pid = pid, .reason = reason, .held_ns = held_ns });
 	m->session.timed_out[m->session.ntimed_out++] =
 		(struct gp_hold_timed_out){ .pid = pid, .reason = reason, .held_ns = held_ns };
 	return 0;

@@ -161,7 +161,8 @@ static void hold_file_to_model(void *ctx, const struct gp_hold_file *f)
 {
 	struct session *s = ctx;
 
-	gp_model_hold_file(s->model, f->dev, f->ino, f->reason, f->path, f->holds, f->total_ns, f->max_ns);
+	gp_model_hold_file(s->model, f->dev, f->ino, f->reason, f->path, f->holds, f->total_ns,
+			   f->max_ns);
 }
 
 void gp_session_holds_summary(struct session *s)
@@ -178,12 +179,15 @@ void gp_session_holds_summary(struct session *s)
 	free(t);
 	gp_holds_take_files(&s->holds, hold_file_to_model, s);
 	gp_holds_stats(&s->holds, &st);
-	gp_model_set_holds(s->model, &(struct gp_holds_summary){ .holds = st.holds, .total_ns = st.total_ns,
-								 .max_ns = st.max_ns, .timed_out = st.timed_out,
-								 .exec = st.by_reason[GP_HOLD_EXEC],
-								 .map = st.by_reason[GP_HOLD_MAP],
-								 .python = st.by_reason[GP_HOLD_PYTHON],
-								 .files_left_out = st.unfiled });
+	gp_model_set_holds(s->model,
+			   &(struct gp_holds_summary){ .holds = st.holds,
+						       .total_ns = st.total_ns,
+						       .max_ns = st.max_ns,
+						       .timed_out = st.timed_out,
+						       .exec = st.by_reason[GP_HOLD_EXEC],
+						       .map = st.by_reason[GP_HOLD_MAP],
+						       .python = st.by_reason[GP_HOLD_PYTHON],
+						       .files_left_out = st.unfiled });
 }
 
 /* BPF, probes, aggregates and the budget, files, processes, the ring, the loop. 0, or -errno after a message. */

@@ -22,13 +22,16 @@
 #include "attach/holds.h"
 
 /* fields 3..52 of a stat line after the name, with 22 (starttime) = 123456789 */
-#define REST " T 1 2 3 0 -1 4194560 10 0 0 0 5 6 0 0 20 0 1 0 123456789 4096 100 " \
+#define REST                                                                  \
+	" T 1 2 3 0 -1 4194560 10 0 0 0 5 6 0 0 20 0 1 0 123456789 4096 100 " \
 	"18446744073709551615 1 2 3 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
 
 static void start_time_after_any_name(void **state)
 {
 	/* comm as the kernel writes it between the parentheses: any bytes, up to 15 */
-	const char *names[] = { "w1", "a b", "x) y (z)", "", "((((", ":) 1 2 3 4 5 6 7", ") 1 2 3 (" };
+	const char *names[] = {
+		"w1", "a b", "x) y (z)", "", "((((", ":) 1 2 3 4 5 6 7", ") 1 2 3 ("
+	};
 	char line[512];
 	__u64 t;
 
@@ -48,9 +51,13 @@ static void malformed_lines_are_refused(void **state)
 	assert_int_equal(gp_holds_stat_start("4242 (cut) T 1 2 3", &t), -EINVAL);
 	assert_int_equal(gp_holds_stat_start("4242 (w)", &t), -EINVAL);
 	/* field 22 not a number */
-	assert_int_equal(gp_holds_stat_start("1 (w) T 1 2 3 0 -1 4 10 0 0 0 5 6 0 0 20 0 1 0 x 1", &t), -EINVAL);
+	assert_int_equal(
+		gp_holds_stat_start("1 (w) T 1 2 3 0 -1 4 10 0 0 0 5 6 0 0 20 0 1 0 x 1", &t),
+		-EINVAL);
 	/* two spaces: a field missing */
-	assert_int_equal(gp_holds_stat_start("1 (w)  T 1 2 3 0 -1 4 10 0 0 0 5 6 0 0 20 0 1 0 9 1", &t), -EINVAL);
+	assert_int_equal(
+		gp_holds_stat_start("1 (w)  T 1 2 3 0 -1 4 10 0 0 0 5 6 0 0 20 0 1 0 9 1", &t),
+		-EINVAL);
 	assert_true(t == 7); /* untouched on refusal */
 }
 
@@ -69,8 +76,12 @@ static void own_stat_line(void **state)
 	last = strrchr(buf, ')');
 	assert_non_null(last);
 	/* the reference: fields 3.. by sscanf, 22 the twentieth */
-	assert_int_equal(sscanf(last + 2, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-				"%*s %*s %llu", &want), 1);
+	assert_int_equal(
+		sscanf(last + 2,
+		       "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+		       "%*s %*s %llu",
+		       &want),
+		1);
 	assert_int_equal(gp_holds_stat_start(buf, &t), 0);
 	assert_true(t == want);
 }
@@ -80,7 +91,8 @@ static void same_start_is_exact_in_ticks(void **state)
 	/* USER_HZ 100: a tick is 10 ms; the kernel divides, so anything within the tick matches */
 	assert_true(gp_holds_same_start(12340000000ull, 1234, 100));
 	assert_true(gp_holds_same_start(12349999999ull, 1234, 100));
-	assert_false(gp_holds_same_start(12350000000ull, 1234, 100)); /* a recycled pid, a tick later */
+	assert_false(
+		gp_holds_same_start(12350000000ull, 1234, 100)); /* a recycled pid, a tick later */
 	assert_false(gp_holds_same_start(12330000000ull, 1234, 100));
 	assert_true(gp_holds_same_start(1234000000ull, 1234, 1000));
 	assert_false(gp_holds_same_start(1234000000ull, 1234, 0));
