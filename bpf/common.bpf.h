@@ -9,6 +9,8 @@
 #ifndef GP_COMMON_BPF_H
 #define GP_COMMON_BPF_H
 
+#include <bpf/bpf_core_read.h>
+
 #include "gpuprobed/events.h"
 
 /* One traced call in progress on a thread. */
@@ -69,6 +71,8 @@ struct gp_task_state {
 	__u64 py_hash;
 	struct gp_uw_walk_state walk;
 	struct gp_uw_cached_row uw_cache[GP_UW_CACHE];
+	/* the registry's time of the hold on stack_rec (GP_EVF_PY_HELD): taken back if unrecorded */
+	__u64 py_hold_ns;
 };
 
 _Static_assert((GP_MAX_DEPTH & (GP_MAX_DEPTH - 1)) == 0, "GP_MAX_DEPTH must be a power of two");
@@ -150,6 +154,17 @@ struct {
 	__type(value, struct gp_thread_acct);
 } thread_acct SEC(".maps");
 
+/*
+ * The registry of holds (struct gp_hold in events.h): an entry written before
+ * each SIGSTOP, deleted by userspace once it has sent the SIGCONT that ends it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GP_HOLDS_MAX);
+	__type(key, struct gp_hold_key);
+	__type(value, struct gp_hold);
+} holds SEC(".maps");
+
 static __always_inline struct gp_thread_key key_of(struct task_struct *t)
 {
 	struct gp_thread_key k = { .tid = t->pid, .start_time = t->start_time };
@@ -208,8 +223,47 @@ static __always_inline struct gp_scope *session_scope(void)
 	return bpf_map_lookup_elem(&scope, &zero);
 }
 
+/* gpuprobed's own tgid (the owner of its holds); 0 before the scope is written */
+static __always_inline __u32 session_self(void)
+{
+	struct gp_scope *sc = session_scope();
+
+	return sc ? sc->self_tgid : 0;
+}
+
 #define GP_SIGSTOP 19
 #define GP_SIGCONT 18
+
+/*
+ * Stops the current process (t; delivered when it next returns to user
+ * mode), recorded first in the registry: false (nothing sent, nothing
+ * recorded) when either step fails. self_tgid: the gpuprobed that holds it.
+ */
+static __always_inline bool hold_current(struct task_struct *t, __u32 reason, __u64 now,
+					 __u32 self_tgid, __u64 dev, __u64 ino)
+{
+	struct gp_hold_key k = { .tgid = t->tgid, .held_ns = now };
+	struct gp_hold h = { .reason = reason, .owner_tgid = self_tgid, .dev = dev, .ino = ino };
+
+	/* the leader's (a thread's own differs): what /proc/PID/stat shows as the start time */
+	h.start_boottime = BPF_CORE_READ(t, group_leader, start_boottime);
+	if (bpf_map_update_elem(&holds, &k, &h, BPF_ANY))
+		return false;
+	if (bpf_send_signal(GP_SIGSTOP)) {
+		bpf_map_delete_elem(&holds, &k);
+		return false;
+	}
+	return true;
+}
+
+/* A hold taken back before anyone was told of it: the SIGCONT discards the pending SIGSTOP. */
+static __always_inline void hold_cancel(__u32 tgid, __u64 held_ns)
+{
+	struct gp_hold_key k = { .tgid = tgid, .held_ns = held_ns };
+
+	bpf_send_signal(GP_SIGCONT);
+	bpf_map_delete_elem(&holds, &k);
+}
 
 /*
  * Tells userspace about a process; false when the ring is full. With
@@ -227,7 +281,9 @@ static __always_inline bool proc_event(struct task_struct *t, __u32 kind, __u32 
 		count(&drops, (flags & GP_PF_HELD) ? GP_DROP_HOLD_LOST : GP_DROP_PROC_LOST);
 		return false;
 	}
-	if ((flags & GP_PF_HELD) && bpf_send_signal(GP_SIGSTOP)) {
+	if ((flags & GP_PF_HELD) &&
+	    !hold_current(t, kind == GP_PROC_EXEC ? GP_HOLD_EXEC : GP_HOLD_MAP, now, session_self(),
+			  dev, ino)) {
 		flags &= ~GP_PF_HELD;
 		count(&drops, GP_DROP_HOLD_LOST);
 	}

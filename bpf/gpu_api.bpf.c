@@ -267,7 +267,7 @@ static __always_inline void emit_with_stack(struct pt_regs *ctx, struct gp_task_
 		count(&drops, GP_DROP_RINGBUF_FULL);
 		/* no record will say it was held: a SIGCONT now discards the pending SIGSTOP */
 		if (stk->call.hdr.flags & GP_EVF_PY_HELD)
-			bpf_send_signal(GP_SIGCONT);
+			hold_cancel(stk->call.hdr.tgid, st->py_hold_ns);
 	}
 }
 

@@ -527,8 +527,15 @@ static __always_inline void py_walk(struct gp_task_state *st, struct gp_api_call
 
 		st->py_hash = w.hash;
 		bpf_loop(w.n, py_code_new, &c, 0);
-		if (c.fresh && bpf_send_signal(GP_SIGSTOP) == 0)
-			rec->call.hdr.flags |= GP_EVF_PY_HELD;
+		if (c.fresh) {
+			__u64 now = bpf_ktime_get_ns();
+
+			if (hold_current(bpf_get_current_task_btf(), GP_HOLD_PYTHON, now,
+					 session_self(), 0, 0)) {
+				rec->call.hdr.flags |= GP_EVF_PY_HELD;
+				st->py_hold_ns = now;
+			}
+		}
 	}
 }
 

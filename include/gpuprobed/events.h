@@ -390,6 +390,45 @@ struct gp_proc_event {
 
 _Static_assert(sizeof(struct gp_proc_event) == 72, "gp_proc_event layout");
 
+/*
+ * The registry of holds: the "holds" hash map, one entry per stop sent,
+ * written by the kernel before it sends SIGSTOP (no entry, no stop), so
+ * that a process is never stopped without a record of it that outlives
+ * gpuprobed (src/attach/holds.c: its resumer continues what a killed
+ * gpuprobed left). Keyed by the process and the hold's time: a second stop
+ * of the same process is a second entry, and a SIGCONT sent at time T ends
+ * exactly the entries of that process held before T (one SIGCONT ends
+ * every stop pending), whoever sends it.
+ */
+#define GP_HOLDS_MAX 4096 /* stops pending at once; one more is not sent (hold_lost) */
+
+enum gp_hold_reason {
+	GP_HOLD_EXEC = 1, /* exec of a file not looked at yet */
+	GP_HOLD_MAP,      /* mapping of a CUDA library not looked at yet */
+	GP_HOLD_PYTHON,   /* a traced call's return with Python code objects new to the kernel */
+};
+
+#define GP_HOLDF_TIMED_OUT (1u << 0) /* continued by the resumer at --hold-max-ms (released_ns) */
+
+struct gp_hold_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 held_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) when the stop was sent */
+};
+
+struct gp_hold {
+	__u64 start_boottime; /* the process's (its leader's) task->start_boottime: a recycled pid differs */
+	__u32 reason;         /* enum gp_hold_reason */
+	__u32 owner_tgid;     /* the gpuprobed that holds it: only its own resumer continues it */
+	__u32 flags;          /* GP_HOLDF_* (userspace) */
+	__u32 pad;
+	__u64 released_ns;    /* GP_HOLDF_TIMED_OUT: when the resumer continued it */
+	__u64 dev, ino;       /* the file it was held for (struct gp_file_key); 0: GP_HOLD_PYTHON */
+};
+
+_Static_assert(sizeof(struct gp_hold_key) == 16, "gp_hold_key layout");
+_Static_assert(sizeof(struct gp_hold) == 48, "gp_hold layout");
+
 /* ---- attach cookie ------------------------------------------------------ */
 /*
  * Every uprobe/uretprobe carries a 64-bit cookie so that one generic BPF
@@ -458,6 +497,7 @@ enum gp_bpf_drop {
 	GP_DROP_SCHED_SLICE_LOST,  /* --timeline-sched: an on-CPU slice not recorded: ring buffer full */
 	GP_DROP_AGG_TABLE_FULL,    /* --aggregate: the aggregate map was full: the call went as a record (not lost) */
 	GP_DROP_DUTY_CUT,          /* overhead budget: a call's return probe was detached before it returned (estimated) */
+	GP_DROP_HOLD_TIMEOUT,      /* a hold continued at --hold-max-ms by the resumer, before userspace was done (counted by it) */
 	GP_BPF_DROP_MAX,
 };
 

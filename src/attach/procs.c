@@ -275,16 +275,21 @@ static struct gp_file *resolve_hold(struct gp_procs *ps, const struct gp_proc_ev
 	char path[64], display[PATH_MAX];
 	const char *why = NULL;
 	struct gp_file *f = gp_files_find(ps->files, e->dev, e->ino);
+	__u32 reason = e->kind == GP_PROC_EXEC ? GP_HOLD_EXEC : GP_HOLD_MAP;
 	ssize_t n;
 
-	if (f)
-		return f; /* looked at meanwhile (another process, another segment) */
+	if (f) {
+		/* looked at meanwhile (another process, another segment) */
+		gp_holds_name_file(ps->holds, e->dev, e->ino, reason, f->path);
+		return f;
+	}
 	if (e->kind == GP_PROC_EXEC)
 		snprintf(path, sizeof(path), "/proc/%u/exe", e->hdr.tgid);
 	else
 		snprintf(path, sizeof(path), "/proc/%u/fd/%d", e->hdr.tgid, e->fd);
 	n = readlink(path, display, sizeof(display) - 1);
 	display[n > 0 ? n : 0] = '\0';
+	gp_holds_name_file(ps->holds, e->dev, e->ino, reason, n > 0 ? display : NULL);
 	f = gp_files_classify(ps->files, path, n > 0 ? display : path, e->kind == GP_PROC_EXEC, &why);
 	if (!f)
 		gp_warn("pid %u (%s): cannot look at %s: %s; its calls there are not traced",
@@ -299,9 +304,8 @@ static void release(struct gp_procs *ps, const struct gp_proc_event *e)
 {
 	__u64 held = mono_ns() - e->hdr.ts_ns;
 
-	if (kill((pid_t)e->hdr.tgid, SIGCONT) && errno != ESRCH)
-		gp_warn("pid %u: cannot continue it: %s", e->hdr.tgid, strerror(errno));
-	ps->holds++;
+	gp_holds_continue(ps->holds, (pid_t)e->hdr.tgid);
+	ps->nholds++;
 	if (held > ps->hold_ns_max)
 		ps->hold_ns_max = held;
 	gp_debug("pid %u held %.3f ms", e->hdr.tgid, (double)held / 1e6);
@@ -460,7 +464,8 @@ int gp_procs_scan(struct gp_procs *ps, const char *const *names, int nnames)
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 
-		if (*end || pid <= 0 || pid == self)
+		/* nor the resumer: it is gpuprobed's own */
+		if (*end || pid <= 0 || pid == self || (ps->holds && pid == ps->holds->resumer))
 			continue;
 		if (names && !name_matches((pid_t)pid, names, nnames))
 			continue;

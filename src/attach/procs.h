@@ -19,6 +19,7 @@
 #include <linux/types.h>
 
 #include "attach/files.h"
+#include "attach/holds.h"
 #include "attach/stack_sources.h"
 #include "collect/cpu_accounts.h"
 #include "collect/event_loop.h"
@@ -41,6 +42,7 @@ struct gp_procs {
 	struct gp_cpu_accounts *cpu;
 	struct gp_loop *loop;      /* set before the first admission */
 	struct gp_stack_sources *sources; /* unwind tables and Python; NULL: stacks by frame pointers */
+	struct gp_holds *holds;    /* the registry of holds; NULL: none (only the SIGCONT) */
 	int bits_fd, admit_fd;     /* tgid_bits, admit_ns */
 	bool all;                  /* --all: a process is traced because it uses CUDA */
 	bool closing;              /* tracing stopped: holds are only released */
@@ -55,7 +57,7 @@ struct gp_procs {
 	bool reuse_rows;
 	size_t *free_rows, nfree;
 	size_t live;
-	size_t holds;              /* holds resolved (processes continued) */
+	size_t nholds;             /* holds resolved (processes continued) */
 	size_t nskipped;           /* processes wanted but not traceable (in the report) */
 	__u64 hold_ns_max;         /* longest hold, from the kernel's record to SIGCONT */
 	int launched_status;       /* the launched command's shell-style status, once reaped */

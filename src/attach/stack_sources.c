@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "array.h"
+#include "attach/holds.h"
 #include "attach/stack_sources.h"
 #include "log.h"
 #include "symbolize/python.h"
@@ -66,6 +67,7 @@ struct py_pending {
 
 struct gp_stack_sources {
 	struct gp_model *model;
+	struct gp_holds *holds; /* the registry a continued hold leaves (NULL: none) */
 	struct gp_python *py;
 	int py_fd;
 
@@ -112,10 +114,15 @@ static void publish(struct gp_stack_sources *ss, pid_t pid)
 		gp_warn("pid %d: publishing its unwind tables: %s", (int)pid, strerror(-err));
 }
 
-static void continue_held(pid_t pid)
+static void continue_held(struct gp_stack_sources *ss, pid_t pid)
 {
-	if (kill(pid, SIGCONT) && errno != ESRCH)
-		gp_warn("pid %d: cannot continue it: %s", (int)pid, strerror(errno));
+	gp_holds_continue(ss->holds, pid);
+}
+
+void gp_stack_sources_holds(struct gp_stack_sources *ss, struct gp_holds *holds)
+{
+	if (ss)
+		ss->holds = holds;
 }
 
 static void *builder(void *arg)
@@ -155,7 +162,7 @@ static void *builder(void *arg)
 		else
 			gp_unwind_forget(ss->unwind, r.pid);
 		if (r.then_continue)
-			continue_held(r.pid);
+			continue_held(ss, r.pid);
 		pthread_mutex_lock(&ss->lock);
 		gp_unwind_get_stats(ss->unwind, &ss->stats);
 		ss->done_seq = r.seq;
@@ -197,7 +204,7 @@ static __u64 enqueue(struct gp_stack_sources *ss, struct request r)
 	if (GP_ARRAY_GROW(ss->q, ss->qcap, ss->qhead + ss->qn + 1, 64)) {
 		gp_warn("pid %d: its unwind tables are not updated: out of memory", (int)r.pid);
 		if (r.then_continue)
-			continue_held(r.pid);
+			continue_held(ss, r.pid);
 		return 0;
 	}
 	r.seq = ++ss->next_seq;
@@ -357,7 +364,7 @@ void gp_stack_sources_stop(struct gp_stack_sources *ss)
 	ss->stopping = true;
 	for (size_t i = ss->qhead; i < ss->qhead + ss->qn; i++)
 		if (ss->q[i].then_continue)
-			continue_held(ss->q[i].pid);
+			continue_held(ss, ss->q[i].pid);
 	ss->qn = 0; /* what is queued no longer matters: tracing is over */
 	pthread_cond_signal(&ss->wake);
 	pthread_cond_broadcast(&ss->done);

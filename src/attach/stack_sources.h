@@ -57,6 +57,9 @@ enum gp_ss_when {
 bool gp_stack_sources_add(struct gp_stack_sources *ss, pid_t pid, unsigned flags, enum gp_ss_when when);
 /* Tracing stops: every process held for its tables is continued now, nothing more is published. */
 void gp_stack_sources_stop(struct gp_stack_sources *ss);
+/* The registry whose entries a continued hold leaves (before the first add). */
+struct gp_holds;
+void gp_stack_sources_holds(struct gp_stack_sources *ss, struct gp_holds *holds);
 /* pid mapped new code (a dlopen): its tables are published again at the next settle. */
 void gp_stack_sources_code_mapped(struct gp_stack_sources *ss, pid_t pid);
 /* pid exited: its tables and interpreter entry go now, its Python names after the next settle. */

@@ -163,6 +163,31 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 		gp_model_process_python(m, u.process_python.pid, u.process_python.hexversion, u.process_python.walked,
 					u.process_python.note);
 		break;
+	case GP_MOP_HOLDS:
+		UNPACK(holds);
+		gp_model_set_holds(m, &(struct gp_holds_summary){ .holds = u.holds.holds,
+								  .total_ns = u.holds.total_ns,
+								  .max_ns = u.holds.max_ns,
+								  .timed_out = u.holds.timed_out,
+								  .exec = u.holds.exec,
+								  .map = u.holds.map,
+								  .python = u.holds.python,
+								  .files_left_out =
+									  u.holds.files_left_out });
+		break;
+	case GP_MOP_HOLD_FILE:
+		UNPACK(hold_file);
+		if (gp_model_hold_file(m, u.hold_file.dev, u.hold_file.ino, u.hold_file.reason,
+				       u.hold_file.path, u.hold_file.holds, u.hold_file.total_ns,
+				       u.hold_file.max_ns))
+			return -ENOMEM;
+		break;
+	case GP_MOP_HOLD_TIMEOUT:
+		UNPACK(hold_timeout);
+		if (gp_model_hold_timeout(m, u.hold_timeout.pid, u.hold_timeout.reason,
+					  u.hold_timeout.held_ns))
+			return -ENOMEM;
+		break;
 	case GP_MOP_UNWIND: {
 		const struct gp_op_unwind *w = &u.unwind;
 

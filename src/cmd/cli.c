@@ -50,6 +50,9 @@ static const char usage_text[] =
 	"  -o, --output DIR       write reports into DIR (default ./profile_output)\n"
 	"      --ringbuf-mb N     ring buffer size in MiB, a power of two (default 16)\n"
 	"      --poll-ms N        drain the ring buffer every N ms (default 10)\n"
+	"      --hold-max-ms N    continue a process stopped until its new file is\n"
+	"                         probed after N ms at most, 1 to 60000 (default 2000);\n"
+	"                         counted (drops.hold_timeout)\n"
 	"      --no-stacks        do not capture call stacks (the cheapest mode: counts,\n"
 	"                         times and sizes only; no stacks.folded, flamegraph.svg,\n"
 	"                         speedscope.json)\n"
@@ -152,7 +155,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 {
 	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI, OPT_NO_STACKS, OPT_MAX_STACKS, OPT_RECORD, OPT_NO_RECORD,
 	       OPT_NO_TIMELINE, OPT_TIMELINE_MAX, OPT_TIMELINE_SCHED, OPT_AGGREGATE, OPT_DAEMON, OPT_CONFIG,
-	       OPT_FOREGROUND, OPT_UNWIND_MB, OPT_NO_PYTHON };
+	       OPT_FOREGROUND, OPT_UNWIND_MB, OPT_NO_PYTHON, OPT_HOLD_MAX };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "name", required_argument, NULL, 'n' },
@@ -161,6 +164,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF },
 		{ "poll-ms", required_argument, NULL, OPT_POLL },
+		{ "hold-max-ms", required_argument, NULL, OPT_HOLD_MAX },
 		{ "no-uprobe-multi", no_argument, NULL, OPT_NO_MULTI },
 		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
 		{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
@@ -187,6 +191,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 	o->out_dir = "./profile_output";
 	o->ringbuf_mb = 16;
 	o->poll_ms = 10;
+	o->hold_max_ms = GP_DEFAULT_HOLD_MAX_MS;
 	o->stacks = true;
 	o->max_stacks = GP_DEFAULT_MAX_STACKS;
 	o->unwind_mb = GP_DEFAULT_UNWIND_MB;
@@ -247,6 +252,12 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 			if (!parse_uint(optarg, 1000, &v) || v == 0)
 				return usage_error("--poll-ms: '%s' is not between 1 and 1000", optarg);
 			o->poll_ms = (unsigned)v;
+			break;
+		case OPT_HOLD_MAX:
+			if (!parse_uint(optarg, 60000, &v) || v == 0)
+				return usage_error("--hold-max-ms: '%s' is not a number of milliseconds between 1 and 60000",
+						   optarg);
+			o->hold_max_ms = (unsigned)v;
 			break;
 		case OPT_NO_MULTI:
 			o->no_uprobe_multi = true;
@@ -328,6 +339,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		if (o->npids || o->nnames || o->all || o->command)
 			return usage_error("--daemon traces every CUDA process: give no target%s", "");
 		if (o->duration_s || strcmp(o->out_dir, "./profile_output") || o->ringbuf_mb != 16 || o->poll_ms != 10 ||
+		    o->hold_max_ms != GP_DEFAULT_HOLD_MAX_MS ||
 		    o->no_uprobe_multi || !o->stacks || o->max_stacks != GP_DEFAULT_MAX_STACKS || !o->record ||
 		    o->unwind_mb != GP_DEFAULT_UNWIND_MB || !o->python ||
 		    o->record_path || !o->timeline || o->timeline_max_events != GP_DEFAULT_TIMELINE_MAX_EVENTS ||

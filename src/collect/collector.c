@@ -57,7 +57,9 @@ static int on_record(void *ctx, void *data, size_t size)
 	/* its Python frames are named now (the model did so): the process may go on */
 	if (size >= sizeof(*h) && h->type == GP_EV_API_CALL_USTACK && (h->flags & GP_EVF_PY_HELD)) {
 		c->py_holds++;
-		if (kill((pid_t)h->tgid, SIGCONT) && errno != ESRCH)
+		if (c->continue_held)
+			c->continue_held(c->proc_ctx, (pid_t)h->tgid); /* the registry's record goes too */
+		else if (kill((pid_t)h->tgid, SIGCONT) && errno != ESRCH)
 			gp_warn("pid %u: cannot continue it: %s", h->tgid, strerror(errno));
 	}
 	if (size >= sizeof(*h) && gp_event_is_call(h->type)) {

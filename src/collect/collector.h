@@ -10,6 +10,7 @@
 #ifndef GP_COLLECTOR_H
 #define GP_COLLECTOR_H
 
+#include <sys/types.h>
 #include <linux/types.h>
 
 #include "model/model.h"
@@ -29,6 +30,8 @@ struct gp_collector {
 	__u64 nested_calls; /* and those made inside another traced call (its implementation) */
 	__u64 bytes;
 	__u64 py_holds;     /* processes continued after their new Python code objects were named */
+	/* continues a process held for its Python code (with proc_ctx); NULL: a plain SIGCONT */
+	void (*continue_held)(void *ctx, pid_t pid);
 	__u32 last_tid;     /* fast path: consecutive records of one thread */
 	void *known_tids;   /* tsearch tree of tids already named */
 };

@@ -28,6 +28,7 @@
 #include <ini.h>
 
 #include "daemon/config.h"
+#include "session/options.h"
 #include "log.h"
 
 #define WHY_LEN 256
@@ -304,6 +305,13 @@ static int parse_poll_ms(const char *v, struct gp_daemon_config *c, char *why)
 	return 0;
 }
 
+static int parse_hold_max_ms(const char *v, struct gp_daemon_config *c, char *why)
+{
+	if (!parse_range(v, 1, 60000, &c->hold_max_ms))
+		return why_printf(why, "'%s' is not a number of milliseconds between 1 and 60000", v);
+	return 0;
+}
+
 static int parse_overhead_budget(const char *v, struct gp_daemon_config *c, char *why)
 {
 	const char *p = v;
@@ -375,6 +383,7 @@ static const struct key keys[] = {
 	{ SEC_TRACE, "max_stacks", parse_max_stacks, true, FIELD(max_stacks), false },
 	{ SEC_TRACE, "ringbuf_mb", parse_ringbuf_mb, true, FIELD(ringbuf_mb), false },
 	{ SEC_TRACE, "poll_ms", parse_poll_ms, true, FIELD(poll_ms), false },
+	{ SEC_TRACE, "hold_max_ms", parse_hold_max_ms, true, FIELD(hold_max_ms), false },
 	{ SEC_TRACE, "uprobe_multi", parse_uprobe_multi, true, FIELD(uprobe_multi), false },
 	{ SEC_TRACE, "overhead_budget", parse_overhead_budget, false, FIELD(overhead_budget), false },
 	{ SEC_LOG, "level", parse_log_level, false, FIELD(log_level), false },
@@ -401,6 +410,7 @@ void gp_daemon_config_defaults(struct gp_daemon_config *c)
 	c->max_stacks = 100000;
 	c->ringbuf_mb = 16;
 	c->poll_ms = 10;
+	c->hold_max_ms = GP_DEFAULT_HOLD_MAX_MS;
 	c->uprobe_multi = true;
 	c->overhead_budget = 0;
 	c->log_level = LOG_NOTICE;

@@ -45,6 +45,7 @@ struct gp_daemon_config {
 	unsigned max_stacks;       /* distinct call stacks kept */
 	unsigned ringbuf_mb;       /* power of two */
 	unsigned poll_ms;          /* 1..1000 */
+	unsigned hold_max_ms;      /* 1..60000: a held process is continued after this long at most */
 	bool uprobe_multi;
 	double overhead_budget;    /* fraction of the traced processes' CPU time (0.01 = "1%"); 0: off */
 

@@ -29,6 +29,7 @@ static const char *const bpf_drop_names[GP_BPF_DROP_MAX] = {
 	[GP_DROP_SCHED_SLICE_LOST] = "sched_slice_lost",
 	[GP_DROP_AGG_TABLE_FULL] = "agg_table_full",
 	[GP_DROP_DUTY_CUT] = "duty_cut",
+	[GP_DROP_HOLD_TIMEOUT] = "hold_timeout",
 };
 
 /* Counters the model keeps itself; present (at 0) in every report, like the BPF ones. */
@@ -158,6 +159,10 @@ void gp_model_free(struct gp_model *m)
 	free(m->session.hostname);
 	free(m->session.kernel_release);
 	free((char *)m->session.unwind.build_max_file);
+	free(m->session.timed_out);
+	for (size_t i = 0; i < m->session.nhold_files; i++)
+		free(m->session.hold_files[i].path);
+	free(m->session.hold_files);
 	free(m->name_buf);
 	free(m->mangled_buf);
 	free(m);
@@ -232,6 +237,63 @@ void gp_model_set_unwind(struct gp_model *m, const struct gp_unwind_summary *u)
 	m->session.unwind = *u;
 	m->session.unwind.build_max_file = file;
 	m->session.unwind_set = true;
+}
+
+void gp_model_set_holds(struct gp_model *m, const struct gp_holds_summary *h)
+{
+	gp_model_tap_holds(m, &(struct gp_op_holds){ .holds = h->holds,
+						     .total_ns = h->total_ns,
+						     .max_ns = h->max_ns,
+						     .timed_out = h->timed_out,
+						     .exec = h->exec,
+						     .map = h->map,
+						     .python = h->python,
+						     .files_left_out = h->files_left_out });
+	m->session.holds = *h;
+	m->session.holds_set = true;
+}
+
+int gp_model_hold_file(struct gp_model *m, __u64 dev, __u64 ino, __u32 reason, const char *path,
+		       __u64 holds, __u64 total_ns, __u64 max_ns)
+{
+	struct gp_hold_file_row *r = NULL;
+
+	for (size_t i = 0; i < m->session.nhold_files && !r; i++)
+		if (m->session.hold_files[i].dev == dev && m->session.hold_files[i].ino == ino &&
+		    m->session.hold_files[i].reason == reason)
+			r = &m->session.hold_files[i];
+	if (!r) {
+		if (GP_ARRAY_GROW(m->session.hold_files, m->session.caphold_files,
+				  m->session.nhold_files + 1, 16))
+			return -ENOMEM;
+		r = &m->session.hold_files[m->session.nhold_files++];
+		*r = (struct gp_hold_file_row){ .dev = dev, .ino = ino, .reason = reason };
+	}
+	if (path && !r->path && !(r->path = strdup(path)))
+		return -ENOMEM;
+	gp_model_tap_hold_file(m, &(struct gp_op_hold_file){ .dev = dev,
+							     .ino = ino,
+							     .reason = reason,
+							     .path = path,
+							     .holds = holds,
+							     .total_ns = total_ns,
+							     .max_ns = max_ns });
+	r->holds = holds;
+	r->total_ns = total_ns;
+	r->max_ns = max_ns;
+	return 0;
+}
+
+int gp_model_hold_timeout(struct gp_model *m, __u32 pid, __u32 reason, __u64 held_ns)
+{
+	if (GP_ARRAY_GROW(m->session.timed_out, m->session.captimed_out, m->session.ntimed_out + 1,
+			  16))
+		return -ENOMEM;
+	gp_model_tap_hold_timeout(m, &(struct gp_op_hold_timeout){
+					     .pid = pid, .reason = reason, .held_ns = held_ns });
+	m->session.timed_out[m->session.ntimed_out++] =
+		(struct gp_hold_timed_out){ .pid = pid, .reason = reason, .held_ns = held_ns };
+	return 0;
 }
 
 void gp_model_set_probe_call_cost(struct gp_model *m, __u64 probe_call_ns)

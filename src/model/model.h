@@ -109,6 +109,19 @@ struct gp_unwind_summary {
 	__u64 python_holds; /* stops of a process until new Python code objects on its stacks were named */
 };
 
+/*
+ * The holds of the session (docs/report-format.md "session.holds"): stops of
+ * processes until a file was probed or Python code named, and their time.
+ */
+struct gp_holds_summary {
+	__u64 holds;     /* stops ended */
+	__u64 total_ns;  /* held time, all of them together */
+	__u64 max_ns;    /* the longest */
+	__u64 timed_out; /* ended at --hold-max-ms before gpuprobed was done (each named: hold_timeout) */
+	__u64 exec, map, python; /* holds by reason (enum gp_hold_reason) */
+	__u64 files_left_out;    /* holds in no file's row (beyond 1,024 files) */
+};
+
 struct gp_model *gp_model_new(const struct gp_resolver *resolver); /* NULL + errno on failure */
 void gp_model_free(struct gp_model *m);                            /* NULL is a no-op */
 
@@ -120,6 +133,17 @@ void gp_model_set_probe_cost(struct gp_model *m, __u64 probe_hit_ns);
 void gp_model_set_probe_call_cost(struct gp_model *m, __u64 probe_call_ns);
 /* The unwind tables' state (replaces the previous one; build_max_file copied). */
 void gp_model_set_unwind(struct gp_model *m, const struct gp_unwind_summary *u);
+/* The holds so far (replaces the previous summary). */
+void gp_model_set_holds(struct gp_model *m, const struct gp_holds_summary *h);
+/*
+ * The holds of one file (dev/ino, the kernel's names; 0/0: Python code) for
+ * reason, so far (replaces the previous totals of that file and reason);
+ * path NULL: unknown. 0 or -ENOMEM.
+ */
+int gp_model_hold_file(struct gp_model *m, __u64 dev, __u64 ino, __u32 reason, const char *path, __u64 holds,
+		       __u64 total_ns, __u64 max_ns);
+/* A hold of pid (enum gp_hold_reason) ended at --hold-max-ms after held_ns. 0 or -ENOMEM. */
+int gp_model_hold_timeout(struct gp_model *m, __u32 pid, __u32 reason, __u64 held_ns);
 bool gp_model_session_ended(const struct gp_model *m);
 /* The latest time an ingested record reaches (a call's return), 0 before any. */
 __u64 gp_model_last_event_ns(const struct gp_model *m);

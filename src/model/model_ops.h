@@ -62,7 +62,10 @@
 	X(25, PROBE_CALL_COST, probe_call_cost) \
 	X(26, PY_FRAME, py_frame) /* a resolver's answer, as KERNEL_NAME and SYMBOL */ \
 	X(27, PROCESS_PYTHON, process_python) \
-	X(28, UNWIND, unwind)
+	X(28, UNWIND, unwind) \
+	X(29, HOLDS, holds) \
+	X(30, HOLD_TIMEOUT, hold_timeout) \
+	X(31, HOLD_FILE, hold_file)
 
 #define GP_OPF_SESSION(F) F(STR, tool_version) F(STR, command_line) F(STR, mode) F(STR, hostname) \
 	F(STR, kernel_release) F(U64, start_mono_ns) F(U64, start_realtime_ns)
@@ -100,6 +103,11 @@
 	F(U64, fail_open) F(U64, fail_not_elf) F(U64, fail_no_cfi) F(U64, fail_too_big) F(U64, fail_pool_full) \
 	F(U64, fail_files_full) F(U64, fail_no_segment) F(U64, fail_other) \
 	F(U64, python_holds) /* struct gp_unwind_summary */
+#define GP_OPF_HOLDS(F) F(U64, holds) F(U64, total_ns) F(U64, max_ns) F(U64, timed_out) F(U64, exec) F(U64, map) \
+	F(U64, python) F(U64, files_left_out) /* struct gp_holds_summary */
+#define GP_OPF_HOLD_TIMEOUT(F) F(U32, pid) F(U32, reason) F(U64, held_ns)
+#define GP_OPF_HOLD_FILE(F) F(U64, dev) F(U64, ino) F(U32, reason) F(STR, path) F(U64, holds) F(U64, total_ns) \
+	F(U64, max_ns)
 
 enum gp_model_op {
 #define GP_MOP_ENUM(num, NAME, name) GP_MOP_##NAME = num,

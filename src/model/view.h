@@ -568,6 +568,20 @@ struct gp_model {
 		bool set;
 		bool unwind_set;     /* unwind below was given (stacks were walked with tables) */
 		struct gp_unwind_summary unwind; /* build_max_file owned */
+		bool holds_set;      /* holds below was given (a live session; a capture since it has them) */
+		struct gp_holds_summary holds;
+		struct gp_hold_timed_out {
+			__u32 pid, reason; /* enum gp_hold_reason */
+			__u64 held_ns;
+		} *timed_out;        /* in the order they were seen */
+		size_t ntimed_out, captimed_out;
+		struct gp_hold_file_row {
+			__u64 dev, ino;
+			__u32 reason;
+			char *path;  /* NULL: unknown */
+			__u64 holds, total_ns, max_ns;
+		} *hold_files;       /* in the order first seen */
+		size_t nhold_files, caphold_files;
 	} session;
 
 	struct {

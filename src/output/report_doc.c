@@ -173,6 +173,78 @@ static json_t *gp_doc_unwind(struct gp_doc *d, const struct gp_unwind_summary *u
 	return o;
 }
 
+static int by_total_desc(const void *a, const void *b)
+{
+	const struct gp_hold_file_row *x = *(const struct gp_hold_file_row *const *)a,
+				      *y = *(const struct gp_hold_file_row *const *)b;
+
+	if (x->total_ns != y->total_ns)
+		return x->total_ns < y->total_ns ? 1 : -1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino; /* a stable order for equal times */
+}
+
+/* session.holds.files: the files that held processes, the costliest first. */
+static json_t *gp_doc_hold_files(struct gp_doc *d)
+{
+	static const char *const reasons[] = { "", "exec", "map", "python" };
+	const struct gp_model *m = d->m;
+	size_t n = m->session.nhold_files;
+	const struct gp_hold_file_row **v = calloc(n ? n : 1, sizeof(*v));
+	json_t *list = gp_doc_arr_new(d);
+
+	if (!v)
+		return list; /* the report goes on without the rows */
+	for (size_t i = 0; i < n; i++)
+		v[i] = &m->session.hold_files[i];
+	qsort(v, n, sizeof(*v), by_total_desc);
+	for (size_t i = 0; i < n; i++) {
+		json_t *e = gp_doc_obj_new(d);
+		char devs[32];
+
+		snprintf(devs, sizeof(devs), "%llu:%llu", (unsigned long long)(v[i]->dev >> 20),
+			 (unsigned long long)(v[i]->dev & 0xfffff));
+		gp_doc_put(d, e, "path", v[i]->path ? gp_j_str(v[i]->path) : json_null());
+		gp_doc_put(d, e, "device", v[i]->reason == GP_HOLD_PYTHON ? json_null() : gp_j_str(devs));
+		gp_doc_put(d, e, "inode", v[i]->reason == GP_HOLD_PYTHON ? json_null() : gp_j_u64(v[i]->ino));
+		gp_doc_put(d, e, "reason", gp_j_str(v[i]->reason < 4 ? reasons[v[i]->reason] : "?"));
+		gp_doc_put(d, e, "count", gp_j_u64(v[i]->holds));
+		gp_doc_put(d, e, "total_ns", gp_j_u64(v[i]->total_ns));
+		gp_doc_put(d, e, "max_ns", gp_j_u64(v[i]->max_ns));
+		gp_doc_push(d, list, e);
+	}
+	free(v);
+	return list;
+}
+
+/* session.holds: docs/report-format.md. */
+static json_t *gp_doc_holds(struct gp_doc *d)
+{
+	static const char *const reasons[] = { "", "exec", "map", "python" };
+	const struct gp_model *m = d->m;
+	const struct gp_holds_summary *h = &m->session.holds;
+	json_t *o = gp_doc_obj_new(d), *list = gp_doc_arr_new(d);
+
+	gp_doc_put(d, o, "count", gp_j_u64(h->holds));
+	gp_doc_put(d, o, "total_ns", gp_j_u64(h->total_ns));
+	gp_doc_put(d, o, "max_ns", gp_j_u64(h->max_ns));
+	gp_doc_put(d, o, "exec", gp_j_u64(h->exec));
+	gp_doc_put(d, o, "map", gp_j_u64(h->map));
+	gp_doc_put(d, o, "python", gp_j_u64(h->python));
+	for (size_t i = 0; i < m->session.ntimed_out; i++) {
+		const struct gp_hold_timed_out *t = &m->session.timed_out[i];
+		json_t *e = gp_doc_obj_new(d);
+
+		gp_doc_put(d, e, "pid", gp_j_u64(t->pid));
+		gp_doc_put(d, e, "reason", gp_j_str(t->reason < 4 ? reasons[t->reason] : "?"));
+		gp_doc_put(d, e, "held_ns", gp_j_u64(t->held_ns));
+		gp_doc_push(d, list, e);
+	}
+	gp_doc_put(d, o, "timed_out", list);
+	gp_doc_put(d, o, "files", gp_doc_hold_files(d));
+	gp_doc_put(d, o, "files_left_out", gp_j_u64(h->files_left_out));
+	return o;
+}
+
 static json_t *gp_doc_session(struct gp_doc *d)
 {
 	const struct gp_model *m = d->m;
@@ -197,6 +269,7 @@ static json_t *gp_doc_session(struct gp_doc *d)
 	gp_doc_put(d, s, "probe_hit_ns", m->session.probe_hit_ns ? gp_j_u64(m->session.probe_hit_ns) : json_null());
 	gp_doc_put(d, s, "probe_call_ns", m->session.probe_call_ns ? gp_j_u64(m->session.probe_call_ns) : json_null());
 	gp_doc_put(d, s, "unwind", m->session.unwind_set ? gp_doc_unwind(d, &m->session.unwind) : json_null());
+	gp_doc_put(d, s, "holds", m->session.holds_set ? gp_doc_holds(d) : json_null());
 	if (m->launch.set) {
 		json_t *l = gp_doc_obj_new(d);
 

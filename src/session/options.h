@@ -13,6 +13,7 @@
 #define GP_MAX_PIDS	      64
 #define GP_MAX_NAME_ARGS      8 /* = GP_MAX_NAMES (events.h) */
 #define GP_DEFAULT_MAX_STACKS 1000000
+#define GP_DEFAULT_HOLD_MAX_MS 2000 /* = holds.h's */
 #define GP_DEFAULT_UNWIND_MB  64 /* the unwind tables' pool: PyTorch's libraries need ~40 MiB */
 #define GP_DEFAULT_TIMELINE_MAX_EVENTS \
 	5000000ULL /* = GP_TIMELINE_DEFAULT_MAX_EVENTS (output/trace_json.h) */
@@ -32,6 +33,7 @@ struct gp_options {
 	const char *out_dir;	 /* default ./profile_output */
 	unsigned ringbuf_mb;	 /* ring buffer size, MiB (power of two) */
 	unsigned poll_ms;	 /* how often the ring buffer is drained */
+	unsigned hold_max_ms;	 /* a held process is continued after this long at most (--hold-max-ms) */
 	int verbosity;		 /* -v count */
 	bool no_uprobe_multi;	 /* one perf-event link per probe, as on kernels < 6.6 */
 	bool stacks;		 /* capture call stacks (default; --no-stacks) */

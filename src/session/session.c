@@ -65,11 +65,13 @@ static __u64 stop_tracing(struct session *s)
 	gp_bpf_stop_scheduler(&s->bpf);
 	end_ns = gp_clock_ns(CLOCK_MONOTONIC);
 	gp_collector_drain(&s->collector);
+	gp_holds_release_all(&s->holds); /* whatever is left: a record lost, a path not taken */
 	gp_stack_sources_settle(s->sources); /* what was found of interpreters, into the model */
 	gp_budget_finish(&s->budget);
 	gp_cpu_accounts_close(s->cpu, bpf_map__fd(s->bpf.api->maps.thread_acct), end_ns);
 	gp_counters_collect(&s->counters, &s->probes, s->model);
 	gp_session_unwind_summary(s);
+	gp_session_holds_summary(s);
 	gp_model_set_session_end(s->model, end_ns);
 	return end_ns;
 }
@@ -130,6 +132,7 @@ static void cleanup(struct session *s)
 	gp_loop_free(s->loop);
 	gp_bpf_release(&s->bpf);
 	gp_procs_release(&s->procs);
+	gp_holds_free(&s->holds);
 	gp_files_release(&s->files);
 	gp_cpu_accounts_free(s->cpu);
 	gp_budget_release(&s->budget);

@@ -37,6 +37,7 @@ struct session {
 	struct gp_uprobes probes;
 	struct gp_files files;
 	struct gp_procs procs;
+	struct gp_holds holds; /* the registry of held processes, and its resumer */
 	struct gp_targets targets;
 	struct gp_counters counters;
 	struct gp_budget budget; /* the aggregates' reads and the overhead budget */
@@ -62,10 +63,14 @@ int gp_session_prepare(struct session *s);
 
 /* The unwind tables' state into the model (report: session.unwind), when there are tables. */
 void gp_session_unwind_summary(struct session *s);
+/* The holds so far (report: session.holds), and those ended at the limit since the last call. */
+void gp_session_holds_summary(struct session *s);
 
 /* session_loop.c: the event loop's callbacks. */
 struct gp_loop_ops gp_session_loop_ops(struct session *s);
 /* A process record from the kernel (the collector's callback). */
+/* The collector's continuation of a process held for its Python code: through the registry. */
+void gp_session_continue_held(void *ctx, pid_t pid);
 void gp_session_on_proc(void *ctx, const struct gp_proc_event *e);
 
 #endif

@@ -27,6 +27,7 @@ static void on_drain(void *ctx)
 		if (fresh) {
 			gp_counters_collect(&s->counters, &s->probes, s->model);
 			gp_session_unwind_summary(s);
+			gp_session_holds_summary(s);
 			s->counters_at_ns = now;
 		}
 		if (!s->hooks->tick(s->hooks->ctx, s->model, now, fresh))
@@ -86,6 +87,13 @@ void gp_session_on_proc(void *ctx, const struct gp_proc_event *e)
 	struct session *s = ctx;
 
 	gp_procs_event(&s->procs, e);
+}
+
+void gp_session_continue_held(void *ctx, pid_t pid)
+{
+	struct session *s = ctx;
+
+	gp_holds_continue(&s->holds, pid);
 }
 
 struct gp_loop_ops gp_session_loop_ops(struct session *s)

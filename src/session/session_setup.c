@@ -157,6 +157,39 @@ void gp_session_unwind_summary(struct session *s)
 	}
 }
 
+static void hold_file_to_model(void *ctx, const struct gp_hold_file *f)
+{
+	struct session *s = ctx;
+
+	gp_model_hold_file(s->model, f->dev, f->ino, f->reason, f->path, f->holds, f->total_ns,
+			   f->max_ns);
+}
+
+void gp_session_holds_summary(struct session *s)
+{
+	struct gp_hold_timeout *t;
+	struct gp_hold_stats st;
+	size_t n;
+
+	if (!s->holds.drop_vals)
+		return; /* never started */
+	n = gp_holds_take_timeouts(&s->holds, &t);
+	for (size_t i = 0; i < n; i++)
+		gp_model_hold_timeout(s->model, t[i].pid, t[i].reason, t[i].held_ns);
+	free(t);
+	gp_holds_take_files(&s->holds, hold_file_to_model, s);
+	gp_holds_stats(&s->holds, &st);
+	gp_model_set_holds(s->model,
+			   &(struct gp_holds_summary){ .holds = st.holds,
+						       .total_ns = st.total_ns,
+						       .max_ns = st.max_ns,
+						       .timed_out = st.timed_out,
+						       .exec = st.by_reason[GP_HOLD_EXEC],
+						       .map = st.by_reason[GP_HOLD_MAP],
+						       .python = st.by_reason[GP_HOLD_PYTHON],
+						       .files_left_out = st.unfiled });
+}
+
 /* BPF, probes, aggregates and the budget, files, processes, the ring, the loop. 0, or -errno after a message. */
 int gp_session_prepare(struct session *s)
 {
@@ -175,6 +208,15 @@ int gp_session_prepare(struct session *s)
 	    (err = gp_bpf_set_scope(&s->bpf, scope_flags(o), o->names, o->nnames)))
 		return err;
 	api = s->bpf.api;
+	/* before anything is attached: nobody is held without it */
+	err = gp_holds_init(&s->holds, bpf_map__fd(api->maps.holds), bpf_map__fd(api->maps.drops),
+			    (__u64)o->hold_max_ms * 1000000ull);
+	if (err) {
+		gp_err("the registry of holds: %s", strerror(-err));
+		return err;
+	}
+	if ((err = gp_holds_start_resumer(&s->holds)))
+		return err;
 	gp_uprobes_init(&s->probes, api->progs.gp_api_enter, api->progs.gp_api_exit, s->bpf.multi);
 	s->probes.stacks = o->stacks;
 	s->probes.aggregate = session_aggregates(o);
@@ -208,8 +250,10 @@ int gp_session_prepare(struct session *s)
 	gp_files_init(&s->files, bpf_map__fd(api->maps.lib_files), &s->probes, s->sym, s->model);
 	gp_procs_init(&s->procs, &s->files, s->sym, s->model, s->cpu,
 		      bpf_map__fd(api->maps.tgid_bits), bpf_map__fd(api->maps.admit_ns));
+	s->procs.holds = &s->holds;
 	if ((err = open_stack_sources(s)))
 		return err;
+	gp_stack_sources_holds(s->sources, &s->holds);
 	s->procs.all = o->mode == GP_MODE_ALL;
 	s->procs.reuse_rows = o->daemon; /* always on: rows of exited processes are reused */
 	s->procs.because = o->mode == GP_MODE_NAME ? "name" : "cuda";
@@ -220,6 +264,7 @@ int gp_session_prepare(struct session *s)
 		return err;
 	}
 	s->collector.on_proc = gp_session_on_proc;
+	s->collector.continue_held = gp_session_continue_held;
 	s->collector.proc_ctx = s;
 	s->collector_ready = true;
 	s->loop = gp_loop_new(o->duration_s, o->poll_ms, ring_buffer__epoll_fd(s->collector.rb),

@@ -347,6 +347,38 @@ def track(proc):
     return held
 
 
+RESUMER_COMM = "gpuprobed-hold"  # the process gpuprobed forks to continue what it holds if it dies
+
+
+def comm(pid):
+    """The process's name ("" once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def proc_state(pid):
+    """The state letter of /proc/PID/stat ("R", "S", "T", "Z", ...; "" once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def resumer_of(pid):
+    """The pid of gpuprobed pid's resumer (its child named RESUMER_COMM), or None."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = [int(k) for k in f.read().split()]
+    except OSError:
+        return None
+    found = [k for k in kids if comm(k) == RESUMER_COMM]
+    return found[0] if found else None
+
+
 def session_tracers():
     """{pid: command line} of the live gpuprobed processes this test session started (they carry
     SESSION_ENV with this session's value), whoever started them; zombies are gone already."""

@@ -360,6 +360,10 @@ def check_py_stacks(report, ref):
     codes = {f["address"] for f in st["frames"] if gp.is_python_frame(f)}
     holds = report["session"]["unwind"]["python_holds"]
     assert 1 <= holds <= len(codes), f"{what}: held {holds} times, {len(codes)} code objects on its stacks"
+    # the registry of holds counted each of those stops apart (an entry written by the kernel with
+    # each, forgotten by the SIGCONT the record brought): the same number, and none left timed out
+    reg = report["session"]["holds"]
+    assert reg["python"] == holds and not reg["timed_out"], f"{what}: {reg}"
     return proc, groups, got
 
 

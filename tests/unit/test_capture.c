@@ -1031,6 +1031,69 @@ static void python_frames_from_a_capture(void **state)
 	mem_free(&ops);
 }
 
+/*
+ * The session's holds (HOLDS), each hold ended at the limit (HOLD_TIMEOUT)
+ * and the holds of each file (HOLD_FILE) come back whole from the
+ * operations, in order.
+ */
+static void holds_from_a_capture(void **state)
+{
+	const struct gp_holds_summary h = { .holds = 7,
+					    .total_ns = 912345678,
+					    .max_ns = 600000123,
+					    .timed_out = 2,
+					    .exec = 3,
+					    .map = 2,
+					    .python = 2,
+					    .files_left_out = 1 };
+	struct mem_ops ops = { 0 };
+	struct gp_model *live = gp_model_new(NULL), *loaded = gp_model_new(NULL);
+
+	assert_non_null(live);
+	assert_non_null(loaded);
+	gp_model_set_tap(live, &(struct gp_model_tap){ .ctx = &ops, .record = mem_record });
+	assert_int_equal(gp_model_hold_timeout(live, T_PID, GP_HOLD_EXEC, 600000123), 0);
+	assert_int_equal(gp_model_hold_timeout(live, T_PID, GP_HOLD_MAP, 300000001), 0);
+	assert_int_equal(gp_model_hold_file(live, 0xfe00000, 42, GP_HOLD_EXEC, NULL, 1, 600000123,
+					    600000123),
+			 0);
+	assert_int_equal(gp_model_hold_file(live, 0xfe00000, 43, GP_HOLD_MAP,
+					    "/lib/libcudart.so.13", 1, 5, 5),
+			 0);
+	/* the totals of a file replaced, its path kept */
+	assert_int_equal(
+		gp_model_hold_file(live, 0xfe00000, 43, GP_HOLD_MAP, NULL, 2, 300000006, 300000001),
+		0);
+	gp_model_set_holds(live, &h);
+	gp_model_set_tap(live, NULL);
+	assert_int_equal(mem_count(&ops, GP_MOP_HOLD_TIMEOUT), 2);
+	assert_int_equal(mem_count(&ops, GP_MOP_HOLDS), 1);
+	assert_false(loaded->session.holds_set);
+	for (size_t i = 0; i < ops.n; i++)
+		if (gp_capture_apply(loaded, NULL, ops.v[i].op, ops.v[i].data, ops.v[i].len))
+			fail_msg("operation %zu (%s) not applied", i,
+				 gp_model_op_name(ops.v[i].op));
+	assert_true(loaded->session.holds_set);
+	assert_memory_equal(&loaded->session.holds, &h, sizeof(h));
+	assert_int_equal(loaded->session.ntimed_out, 2);
+	assert_memory_equal(loaded->session.timed_out, live->session.timed_out,
+			    2 * sizeof(*live->session.timed_out));
+	assert_int_equal(loaded->session.timed_out[1].reason, GP_HOLD_MAP);
+	assert_int_equal(mem_count(&ops, GP_MOP_HOLD_FILE), 3);
+	assert_int_equal(loaded->session.nhold_files, 2);
+	assert_null(loaded->session.hold_files[0].path);
+	assert_true(loaded->session.hold_files[0].ino == 42 &&
+		    loaded->session.hold_files[0].holds == 1);
+	assert_string_equal(loaded->session.hold_files[1].path, "/lib/libcudart.so.13");
+	assert_true(loaded->session.hold_files[1].holds == 2 &&
+		    loaded->session.hold_files[1].total_ns == 300000006 &&
+		    loaded->session.hold_files[1].max_ns == 300000001 &&
+		    loaded->session.hold_files[1].reason == GP_HOLD_MAP);
+	mem_free(&ops);
+	gp_model_free(live);
+	gp_model_free(loaded);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1043,6 +1106,7 @@ int main(void)
 		cmocka_unit_test(not_a_capture),
 		cmocka_unit_test(load_equals_live),
 		cmocka_unit_test(python_frames_from_a_capture),
+		cmocka_unit_test(holds_from_a_capture),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
