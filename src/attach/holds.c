@@ -25,7 +25,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <linux/magic.h>
+#include <sys/mount.h>
 #include <sys/pidfd.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -84,24 +89,31 @@ bool gp_holds_same_start(__u64 boot_ns, __u64 ticks, long clk_tck)
 	return clk_tck > 0 && boot_ns / (1000000000ull / (__u64)clk_tck) == ticks;
 }
 
-/* Is pid still the process that was held? Async-signal-safe (the resumer calls it). */
-static bool still_held_one(pid_t pid, const struct gp_hold *v, long clk_tck)
+/* pid's start time (/proc/PID/stat, clock ticks since boot). 0 or -errno. Async-signal-safe. */
+static int proc_start_ticks(pid_t pid, __u64 *ticks)
 {
 	char path[64], buf[1024];
-	__u64 ticks;
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
+		return -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return false;
+		return -ESRCH;
 	buf[n] = '\0';
-	return !gp_holds_stat_start(buf, &ticks) &&
+	return gp_holds_stat_start(buf, ticks);
+}
+
+/* Is pid still the process that was held? Async-signal-safe (the resumer calls it). */
+static bool still_held_one(pid_t pid, const struct gp_hold *v, long clk_tck)
+{
+	__u64 ticks;
+
+	return !proc_start_ticks(pid, &ticks) &&
 	       gp_holds_same_start(v->start_boottime, ticks, clk_tck);
 }
 
@@ -277,9 +289,13 @@ void gp_holds_free(struct gp_holds *h)
 {
 	if (!h->drop_vals)
 		return;
+	/* nothing can be held any more (the programs are gone) */
+	gp_holds_release_all(h);
+	if (h->pin[0] && unlink(h->pin) && errno != ENOENT)
+		gp_warn("%s: cannot remove it: %s", h->pin, strerror(errno));
+	h->pin[0] = '\0';
 	if (h->resumer > 0) {
-		/* nothing can be held any more (the programs are gone): it is not needed */
-		gp_holds_release_all(h);
+		/* it is not needed */
 		kill(h->resumer, SIGKILL);
 		waitpid(h->resumer, NULL, 0);
 		h->resumer = 0;
@@ -558,6 +574,8 @@ static __attribute__((noreturn)) void resumer(struct gp_holds *h, int pidfd)
 		usleep(10000); /* one still running on another CPU as its id went */
 		resume_all(h, clk_tck);
 	}
+	if (h->pin[0])
+		unlink(h->pin); /* nothing left in it for gp_holds_release_dead */
 	_exit(0);
 }
 
@@ -586,4 +604,140 @@ int gp_holds_start_resumer(struct gp_holds *h)
 	gp_info("pid %d continues what gpuprobed holds if it dies, and any hold after %llu ms",
 		(int)pid, (unsigned long long)(h->limit_ns / 1000000));
 	return 0;
+}
+
+/* ---- the pins: registries that outlive gpuprobed and its resumer -------------------------- */
+
+/* /sys/fs/bpf is bpffs, mounted now if it was not (root only). 0 or -errno. */
+static int bpffs_ready(void)
+{
+	struct statfs sf;
+
+	if (!statfs("/sys/fs/bpf", &sf) && sf.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL))
+		return -errno;
+	return 0;
+}
+
+void gp_holds_pin(struct gp_holds *h)
+{
+	const char *what = "mount bpffs on /sys/fs/bpf";
+	__u64 ticks;
+	int err;
+
+	if ((err = bpffs_ready()))
+		goto fail;
+	what = "read its own start time";
+	if ((err = proc_start_ticks(h->self, &ticks)))
+		goto fail;
+	what = "make " GP_HOLDS_PIN_DIR;
+	if (mkdir(GP_HOLDS_PIN_DIR, 0700) && errno != EEXIST) {
+		err = -errno;
+		goto fail;
+	}
+	snprintf(h->pin, sizeof(h->pin), GP_HOLDS_PIN_DIR "/holds-%d-%llu", (int)h->self,
+		 (unsigned long long)ticks);
+	what = "pin it";
+	if (bpf_obj_pin(h->map_fd, h->pin)) {
+		err = -errno;
+		h->pin[0] = '\0';
+		goto fail;
+	}
+	gp_debug("the registry of holds is pinned as %s", h->pin);
+	return;
+fail:
+	gp_warn("the registry of holds is not pinned (cannot %s: %s): if gpuprobed and its resumer "
+		"are killed together, what they held stays stopped until `gpuprobed --release-holds`"
+		" runs where it can",
+		what, strerror(-err));
+}
+
+/* One pass over a dead gpuprobed's registry: each entry continued if still the one held. */
+static int release_entries(int fd, pid_t owner, long clk_tck)
+{
+	struct gp_hold_key k, cur;
+	struct gp_hold v;
+	int n = 0;
+
+	/* each entry deleted once looked at: the walk starts over from the first */
+	while (!bpf_map_get_next_key(fd, NULL, &cur)) {
+		k = cur;
+		if (!bpf_map_lookup_elem(fd, &k, &v) &&
+		    still_held_one((pid_t)k.tgid, &v, clk_tck) && !kill((pid_t)k.tgid, SIGCONT)) {
+			fprintf(stderr,
+				"gpuprobed: pid %u: continued (held by gpuprobed %d, gone)\n",
+				k.tgid, (int)owner);
+			n++;
+		}
+		if (bpf_map_delete_elem(fd, &k) && errno != ENOENT)
+			break;
+	}
+	return n;
+}
+
+/*
+ * Continues what the registry pinned at path holds (owner: its dead
+ * gpuprobed); how many. As the resumer does: until no program of the dead
+ * one can hold anyone any more (the kernel releases its links a little after
+ * its death; 5 s at most), where the kernel says.
+ */
+static int release_pinned(const char *path, pid_t owner)
+{
+	long clk_tck = sysconf(_SC_CLK_TCK);
+	struct bpf_map_info mi;
+	__u32 len = sizeof(mi);
+	__u64 t0 = mono_ns();
+	int fd, n = 0;
+
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		gp_warn("%s: %s", path, strerror(errno));
+		return 0;
+	}
+	memset(&mi, 0, sizeof(mi));
+	bpf_obj_get_info_by_fd(fd, &mi, &len);
+	for (;;) {
+		n += release_entries(fd, owner, clk_tck);
+		if (!mi.id || programs_use(mi.id) <= 0 || mono_ns() - t0 > 5000000000ull)
+			break;
+		usleep(10000);
+	}
+	n += release_entries(fd, owner, clk_tck);
+	close(fd);
+	return n;
+}
+
+int gp_holds_release_dead(void)
+{
+	struct dirent *de;
+	int total = 0;
+	DIR *dir;
+
+	dir = opendir(GP_HOLDS_PIN_DIR);
+	if (!dir) {
+		if (errno == ENOENT)
+			return 0; /* nothing was ever pinned (or bpffs is not mounted) */
+		gp_err("%s: %s", GP_HOLDS_PIN_DIR, strerror(errno));
+		return -errno;
+	}
+	while ((de = readdir(dir))) {
+		unsigned long long start;
+		__u64 now;
+		char path[sizeof(GP_HOLDS_PIN_DIR) + 256];
+		int owner, len = 0;
+
+		if (sscanf(de->d_name, "holds-%d-%llu%n", &owner, &start, &len) != 2 ||
+		    de->d_name[len] || owner <= 0)
+			continue;
+		/* its owner alive (the same process: its start time): not ours to touch */
+		if (!proc_start_ticks(owner, &now) && now == start)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", GP_HOLDS_PIN_DIR, de->d_name);
+		total += release_pinned(path, owner);
+		if (unlink(path) && errno != ENOENT)
+			gp_warn("%s: cannot remove it: %s", path, strerror(errno));
+	}
+	closedir(dir);
+	return total;
 }

@@ -54,6 +54,7 @@ struct gp_holds {
 	int drops_fd;	  /* BPF "drops": hold_timeout is counted there, by the resumer */
 	pid_t self;	  /* gpuprobed: the owner of the entries it may touch */
 	pid_t resumer;	  /* 0: not started */
+	char pin[96];	  /* the registry's pin in bpffs ("": not pinned), see gp_holds_pin */
 	__u64 limit_ns;	  /* --hold-max-ms */
 	int ncpus;	  /* possible CPUs: the per-CPU drops value's width */
 	__u64 *drop_vals; /* room for one drops value, allocated before the fork */
@@ -68,6 +69,24 @@ struct gp_holds {
 
 /* 0 or -errno. Nothing runs yet. */
 int gp_holds_init(struct gp_holds *h, int map_fd, int drops_fd, __u64 limit_ns);
+
+/*
+ * Pins the registry as GP_HOLDS_PIN_DIR/holds-PID-START (gpuprobed's pid and
+ * start time, in clock ticks), mounting bpffs on /sys/fs/bpf where none is and
+ * it may: should gpuprobed and its resumer be killed together (systemd's final
+ * SIGKILL of the cgroup), the registry outlives them, and gp_holds_release_dead
+ * continues what they left. Where it cannot, says so once and goes on.
+ */
+void gp_holds_pin(struct gp_holds *h);
+
+#define GP_HOLDS_PIN_DIR "/sys/fs/bpf/gpuprobed"
+
+/*
+ * Every registry pinned by a gpuprobed no longer alive: each process in it
+ * that is still the one that was held is continued (a line on stderr each),
+ * then the pin is removed. The number continued, or -errno after a message.
+ */
+int gp_holds_release_dead(void);
 
 /*
  * Forks the resumer (before the BPF programs are attached: nobody is held

@@ -13,4 +13,10 @@ int gp_cmd_report(int argc, char **argv);
 /* `gpuprobed replay CAPTURE ...`: the capture's GPU work re-issued, what-if changes measured. */
 int gp_cmd_replay(int argc, char **argv);
 
+/*
+ * `gpuprobed --release-holds` (argv: the whole command line): continues what
+ * gpuprobed instances killed with their resumers left held (their pins).
+ */
+int gp_cmd_release_holds(int argc, char **argv);
+
 #endif

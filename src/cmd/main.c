@@ -17,6 +17,9 @@ int main(int argc, char **argv)
 		return gp_cmd_report(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "replay"))
 		return gp_cmd_replay(argc - 1, argv + 1);
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--release-holds"))
+			return gp_cmd_release_holds(argc, argv);
 	status = gp_cli_parse(argc, argv, &opt);
 
 	if (status >= 0)

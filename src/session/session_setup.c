@@ -204,6 +204,8 @@ int gp_session_prepare(struct session *s)
 	double hit;
 	int err;
 
+	/* what an earlier gpuprobed killed together with its resumer left held */
+	gp_holds_release_dead();
 	if ((err = gp_bpf_load(&s->bpf, &bo)) ||
 	    (err = gp_bpf_set_scope(&s->bpf, scope_flags(o), o->names, o->nnames)))
 		return err;
@@ -215,6 +217,7 @@ int gp_session_prepare(struct session *s)
 		gp_err("the registry of holds: %s", strerror(-err));
 		return err;
 	}
+	gp_holds_pin(&s->holds); /* before the fork: the resumer removes the pin at its end */
 	if ((err = gp_holds_start_resumer(&s->holds)))
 		return err;
 	gp_uprobes_init(&s->probes, api->progs.gp_api_enter, api->progs.gp_api_exit, s->bpf.multi);

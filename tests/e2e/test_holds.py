@@ -5,7 +5,10 @@ library) until the file is probed. Whatever happens to gpuprobed, no process is 
 - killed (kill -9) in the middle of a burst of new executables, its resumer continues every process
   it left held, and each ends with its own exit status;
 - stuck (here: stopped with SIGSTOP, so it can finish nothing), a hold ends at --hold-max-ms all the
-  same, counted in drops.hold_timeout.
+  same, counted in drops.hold_timeout;
+- killed together with its resumer (systemd's final SIGKILL of the unit's cgroup), the registry it
+  pinned in bpffs outlives both: `gpuprobed --release-holds` (the unit's ExecStopPost) or the next
+  gpuprobed's start continues what they left, never a pid recycled since.
 
 Only this test's own processes are looked at: other tracers and workloads may run on the machine.
 The tests hold exec of fresh copies of tests/workloads/hold_exit (each copy a new file: each exec
@@ -14,7 +17,9 @@ import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -220,3 +225,167 @@ def test_hold_max_ms_refuses_what_is_not_a_limit(tmp_path):
         rc, _, err = gp.run_gpuprobed(["--all", "--hold-max-ms", bad, "-o", str(tmp_path / "out")])
         assert rc == 2 and f"--hold-max-ms: '{bad}' is not a number of milliseconds between 1 and 60000" in err, \
             (bad, err)
+
+
+PIN_DIR = "/sys/fs/bpf/gpuprobed"
+PIN_MISSING = "the registry of holds is not pinned"
+
+
+def start_ticks(pid):
+    """pid's start time, in clock ticks since boot (/proc/PID/stat field 22)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[19])
+
+
+def pin_of(pid):
+    """The path gpuprobed pid pins its registry at (its pid and start time)."""
+    return f"{PIN_DIR}/holds-{pid}-{start_ticks(pid)}"
+
+
+def release_holds():
+    rc, out, err = gp.run_gpuprobed(["--release-holds"])
+    assert rc == 0 and out == "", (rc, out, err)
+    return {int(m) for m in re.findall(r"^gpuprobed: pid (\d+): continued \(held by gpuprobed \d+, gone\)$",
+                                        err, re.M)}, err
+
+
+@pytest.mark.parametrize("release", ["command", "next_start"])
+def test_kill_9_of_gpuprobed_and_its_resumer_leaves_nothing_stopped(tmp_path, release):
+    """gpuprobed --all and its resumer both killed with SIGKILL (the resumer first: it can continue
+    nothing) after the 20th of 40 fresh executables started in quick succession: the processes it
+    held stay stopped (the test checks some are: it tested something), until `gpuprobed
+    --release-holds` (command) or the start of another gpuprobed (next_start: --pid of a process of
+    the test) continues them from the registry pinned in bpffs. Afterwards none of the test's
+    processes is stopped, each ends with its own exit status (20 + its index), the pin is gone.
+    Another gpuprobed started meanwhile (another test run) may release them first: the test only
+    checks its own processes."""
+    env = gp.sim_env()
+    paths = copies(tmp_path, COPIES, "kw")
+    started = []
+    tr = gp.Tracer(["--all"], tmp_path / "out")
+    sleeper = None
+    try:
+        tr.wait_tracing()
+        if PIN_MISSING in tr.stderr:
+            pytest.skip(f"gpuprobed could not pin its registry here: {tr.stderr}")
+        pin = pin_of(tr.proc.pid)
+        assert os.path.exists(pin), (pin, tr.stderr)
+        resumer = gp.resumer_of(tr.proc.pid)
+        assert resumer, f"gpuprobed {tr.proc.pid} has no resumer"
+        for i, path in enumerate(paths):
+            started.append(subprocess.Popen([path, str(20 + i)], env=env))
+            if i == COPIES // 2:
+                os.kill(resumer, signal.SIGKILL)
+                tr.proc.send_signal(signal.SIGKILL)
+        tr.wait(timeout=60)
+        assert tr.proc.returncode == -signal.SIGKILL
+        assert wait_gone(resumer, 30), f"the resumer {resumer} did not exit"
+        # nobody continues them now: the processes held at the kill stay stopped (a held process
+        # runs on within ms once continued; 0.5 s later, state T is a hold nobody ended)
+        time.sleep(0.5)
+        stopped = {p.pid for p in started if gp.proc_state(p.pid) == "T"}
+        assert stopped, "no process was left held by the kill: the test did not test"
+        if release == "command":
+            continued, err = release_holds()
+            assert continued & {p.pid for p in started} <= stopped, err
+        else:
+            sleeper = subprocess.Popen(["sleep", "600"])
+            nxt = gp.Tracer(["--pid", str(sleeper.pid)], tmp_path / "out2")
+            try:
+                nxt.wait_tracing()
+            finally:
+                nxt.signal(signal.SIGINT)
+                assert nxt.wait(timeout=60) == 0, nxt.stderr
+        assert not os.path.exists(pin), f"{pin} left"
+        left = {p.pid: gp.comm(p.pid) for p in started if gp.proc_state(p.pid) == "T"}
+        assert not left, f"left stopped: {left} (stopped before the release: {sorted(stopped)})"
+        statuses = [p.wait(timeout=60) for p in started]
+        assert statuses == [20 + i for i in range(COPIES)], statuses
+    finally:
+        for p in started:
+            if p.poll() is None:
+                os.kill(p.pid, signal.SIGCONT)
+                p.kill()
+                p.wait()
+        if sleeper:
+            sleeper.kill()
+            sleeper.wait()
+        if tr.proc.poll() is None:
+            tr.proc.kill()
+            tr.wait()
+
+
+def bpffs_pin_dir():
+    """PIN_DIR on a bpffs, mounted by a gpuprobed run if needed; skips where that cannot be."""
+    if not os.path.isdir(PIN_DIR):
+        # a gpuprobed start mounts bpffs where it may and makes the directory
+        sleeper = subprocess.Popen(["sleep", "600"])
+        try:
+            rc, _, err = gp.run_gpuprobed(["--pid", str(sleeper.pid), "--duration", "0.5", "-o",
+                                           tempfile.mkdtemp(prefix="gpuprobed-e2e-pin-")])
+        finally:
+            sleeper.kill()
+            sleeper.wait()
+        if not os.path.isdir(PIN_DIR):
+            pytest.skip(f"no bpffs on /sys/fs/bpf and gpuprobed could not mount one: {err}")
+
+
+def test_release_holds_continues_no_recycled_pid(tmp_path):
+    """A registry pinned the way gpuprobed names it, by an owner that is dead (a process of the
+    test, exited and reaped), with two entries: a process of the test stopped by the test, whose
+    recorded start time is its own (it is the one held: continued), and another, also stopped by the
+    test, whose recorded start time is not its own (its pid recycled since the hold: untouched, still
+    stopped after `gpuprobed --release-holds`). The pin is removed; bad use is refused."""
+    bpffs_pin_dir()
+    clk = os.sysconf("SC_CLK_TCK")
+    owner = subprocess.Popen(["true"])
+    owner_start = start_ticks(owner.pid)
+    owner.wait()
+    pin = f"{PIN_DIR}/holds-{owner.pid}-{owner_start}"
+    held = subprocess.Popen(["sleep", "600"])
+    recycled = subprocess.Popen(["sleep", "600"])
+    try:
+        r = subprocess.run(["bpftool", "map", "create", pin, "type", "hash", "key", "16", "value", "48",
+                            "entries", "16", "name", "holds"], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+        for p in (held, recycled):
+            os.kill(p.pid, signal.SIGSTOP)
+            assert wait_state(p.pid, "T")
+        for i, (p, ticks) in enumerate(((held, start_ticks(held.pid)), (recycled, start_ticks(recycled.pid) + 1))):
+            key = struct.pack("<IIQ", p.pid, 0, 1000 + i)
+            # start_boottime in ns: the kernel's ticks are ns / (10^9 / USER_HZ)
+            val = struct.pack("<QIIIIQQQ", ticks * (1000000000 // clk), 1, owner.pid, 0, 0, 0, 0, 0)
+            r = subprocess.run(["bpftool", "map", "update", "pinned", pin, "key", "hex", *hexbytes(key),
+                                "value", "hex", *hexbytes(val)], capture_output=True, text=True, timeout=30)
+            assert r.returncode == 0, r.stderr
+        continued, err = release_holds()
+        assert held.pid in continued and recycled.pid not in continued, err
+        assert f"gpuprobed: pid {held.pid}: continued (held by gpuprobed {owner.pid}, gone)" in err
+        assert wait_state(held.pid, "S"), gp.proc_state(held.pid)
+        time.sleep(0.2)
+        assert gp.proc_state(recycled.pid) == "T", "a recycled pid was continued"
+        assert not os.path.exists(pin)
+    finally:
+        for p in (held, recycled):
+            os.kill(p.pid, signal.SIGCONT)
+            p.kill()
+            p.wait()
+        if os.path.exists(pin):
+            os.unlink(pin)
+    rc, _, err = gp.run_gpuprobed(["--release-holds", "extra"])
+    assert rc == 2 and "--release-holds takes no other argument (got 'extra')" in err, err
+    rc, _, err = gp.run_gpuprobed(["--all", "--release-holds"])
+    assert rc == 2 and "--release-holds takes no other argument (got '--all')" in err, err
+
+
+def hexbytes(b):
+    return [f"{x:02x}" for x in b]
+
+
+def wait_state(pid, state, timeout=10):
+    end = time.monotonic() + timeout
+    while gp.proc_state(pid) != state:
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.01)
+    return True

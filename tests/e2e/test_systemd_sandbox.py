@@ -137,9 +137,10 @@ SANDBOX_DIRECTIVES = {
     "LimitMEMLOCK", "User",
 }
 # Type=/NotifyAccess= (the notify socket), ExecStart= (the daemon's arguments), ExecReload= (the
-# signal sent), TimeoutStopSec= (how long SIGTERM may take) are the test's; Restart=, RestartSec=
-# are what systemd does once the process is gone.
-TEST_DIRECTIVES = {"Type", "NotifyAccess", "ExecStart", "ExecReload", "TimeoutStopSec"}
+# signal sent), TimeoutStopSec= (how long SIGTERM may take), ExecStopPost= (run by the test after
+# the stop, outside the sandbox as its '+' says) are the test's; Restart=, RestartSec= are what
+# systemd does once the process is gone.
+TEST_DIRECTIVES = {"Type", "NotifyAccess", "ExecStart", "ExecReload", "TimeoutStopSec", "ExecStopPost"}
 MANAGER_DIRECTIVES = {"Restart", "RestartSec"}
 
 # The parts of a directive only systemd's cgroup set-up applies (BPF device programs on the
@@ -983,6 +984,17 @@ def check_tracing_under(sandboxed, refdir, svc=None):
         wl.finish()
     finally:
         wl.kill()
+    # pinning its registry of holds needs a writable /sys/fs/bpf, which ProtectKernelTunables= (a
+    # read-only /sys) does not give: it says so, once, and traces all the same
+    unpinned = d.stderr.count("the registry of holds is not pinned")
+    assert unpinned == (1 if "ProtectKernelTunables" in sb.on else unpinned) and unpinned <= 1, d.stderr
+    stop_post = last(sb.svc, "ExecStopPost")
+    if stop_post is not None:  # run as systemd runs it after the stop: '+', outside the sandbox
+        assert stop_post.startswith("+"), f"ExecStopPost={stop_post}: in the sandbox it cannot read the pins"
+        argv = stop_post[1:].split()
+        assert argv[0].endswith("/gpuprobed"), stop_post
+        r = subprocess.run([gp.GPUPROBED, *argv[1:]], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and r.stdout == "", f"ExecStopPost={stop_post}: {r.returncode} {r.stderr}"
     report_path = d.state / "reports" / "current" / "report.json"
     with open(report_path) as f:
         report = json.load(f)
@@ -1051,6 +1063,8 @@ def test_systemd_runs_the_unit_transiently(tmp_path, refdir):
         if key in ("ExecStart", "ExecReload", "Restart", "RestartSec"):
             continue  # the command is given below; a failure must fail the test, not restart
         for v in (values or [""]):
+            if key == "ExecStopPost":
+                v = v.replace("@SBINDIR@/gpuprobed", gp.GPUPROBED)
             props += ["-p", f"{key}={name if key == 'StateDirectory' else v}"]
     unit = f"{name}.service"
 

@@ -64,9 +64,11 @@ def analyze():
 
 
 def checkable_copy(destdir, tmp_path):
-    """The installed unit with ExecStart pointing at the DESTDIR binary: verify wants it to exist."""
+    """The installed unit with ExecStart (and ExecStopPost) pointing at the DESTDIR binary: verify
+    wants it to exist."""
     text = open(destdir / UNIT).read()
     text = text.replace(f"ExecStart={PREFIX}/sbin/", f"ExecStart={destdir}{PREFIX}/sbin/")
+    text = text.replace(f"ExecStopPost=+{PREFIX}/sbin/", f"ExecStopPost=+{destdir}{PREFIX}/sbin/")
     d = tmp_path / "unit"
     d.mkdir()
     (d / "gpuprobed.service").write_text(text)
@@ -93,6 +95,8 @@ def test_unit_directives(destdir):
     unit = unit_lines(destdir / UNIT)
     assert unit["Type"] == ["notify"] and unit["NotifyAccess"] == ["main"]
     assert unit["ExecReload"] == ["/bin/kill -HUP $MAINPID"]
+    # after every stop, outside the sandbox ('+'): what a killed daemon and resumer left held
+    assert unit["ExecStopPost"] == [f"+{PREFIX}/sbin/gpuprobed --release-holds"]
     assert unit["StateDirectory"] == ["gpuprobed"] and unit["StateDirectoryMode"] == ["0750"]
     assert set(unit["CapabilityBoundingSet"][0].split()) == {
         "CAP_BPF", "CAP_PERFMON", "CAP_SYS_PTRACE", "CAP_DAC_READ_SEARCH", "CAP_SYS_RESOURCE", "CAP_KILL"}
