@@ -78,25 +78,8 @@ static u64 rd_u(struct rd *r, int n)
 	return v;
 }
 
-static u64 rd_uleb(struct rd *r)
-{
-	u64 v = 0;
-	int sh = 0;
-
-	while (r->p < r->end) {
-		u8 b = *r->p++;
-
-		if (sh < 64)
-			v |= (u64)(b & 0x7f) << sh;
-		sh += 7;
-		if (!(b & 0x80))
-			return v;
-	}
-	r->err = true;
-	return v;
-}
-
-static s64 rd_sleb(struct rd *r)
+/* A LEB128 number; sign-extended from its last byte's bit 6 when is_signed. */
+static u64 rd_leb(struct rd *r, bool is_signed)
 {
 	u64 v = 0;
 	int sh = 0;
@@ -108,13 +91,23 @@ static s64 rd_sleb(struct rd *r)
 			v |= (u64)(b & 0x7f) << sh;
 		sh += 7;
 		if (!(b & 0x80)) {
-			if (sh < 64 && (b & 0x40))
+			if (is_signed && sh < 64 && (b & 0x40))
 				v |= ~(u64)0 << sh;
-			return (s64)v;
+			return v;
 		}
 	}
 	r->err = true;
-	return (s64)v;
+	return v;
+}
+
+static u64 rd_uleb(struct rd *r)
+{
+	return rd_leb(r, false);
+}
+
+static s64 rd_sleb(struct rd *r)
+{
+	return (s64)rd_leb(r, true);
 }
 
 /* Skips n bytes, if there are. */
