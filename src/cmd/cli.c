@@ -72,6 +72,8 @@ static const char usage_text[] =
 	"                         'gpuprobed report' on any machine) to FILE (default\n"
 	"                         DIR/capture.gpz)\n"
 	"      --no-record        write no capture\n"
+	"      --sqlite FILE      at the end, export the capture into the SQLite database\n"
+	"                         FILE (replaced if it exists; docs/sql.md)\n"
 	"      --no-timeline      do not write trace.json (the timeline for Perfetto UI and\n"
 	"                         chrome://tracing: every call, stream work, flows, counters)\n"
 	"      --aggregate        count hot calls in the kernel (no stacks nor timeline)\n"
@@ -158,7 +160,7 @@ static char *join_argv(int argc, char **argv)
 
 int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 {
-	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI, OPT_NO_STACKS, OPT_MAX_STACKS, OPT_RECORD, OPT_NO_RECORD,
+	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI, OPT_NO_STACKS, OPT_MAX_STACKS, OPT_RECORD, OPT_NO_RECORD, OPT_SQLITE,
 	       OPT_NO_TIMELINE, OPT_TIMELINE_MAX, OPT_TIMELINE_SCHED, OPT_AGGREGATE, OPT_DAEMON, OPT_CONFIG,
 	       OPT_FOREGROUND, OPT_UNWIND_MB, OPT_NO_PYTHON, OPT_HOLD_MAX };
 	static const struct option longopts[] = {
@@ -177,6 +179,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 		{ "record", required_argument, NULL, OPT_RECORD },
 		{ "no-record", no_argument, NULL, OPT_NO_RECORD },
+		{ "sqlite", required_argument, NULL, OPT_SQLITE },
 		{ "no-timeline", no_argument, NULL, OPT_NO_TIMELINE },
 		{ "timeline-max-events", required_argument, NULL, OPT_TIMELINE_MAX },
 		{ "timeline-sched", no_argument, NULL, OPT_TIMELINE_SCHED },
@@ -292,6 +295,11 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		case OPT_NO_RECORD:
 			o->record = false;
 			break;
+		case OPT_SQLITE:
+			if (!*optarg)
+				return usage_error("--sqlite: empty file name%s", "");
+			o->sqlite_path = optarg;
+			break;
 		case OPT_NO_TIMELINE:
 			o->timeline = false;
 			break;
@@ -337,6 +345,8 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		o->command = &argv[optind];
 	if (!o->record && o->record_path)
 		return usage_error("--record and --no-record contradict each other%s", "");
+	if (!o->record && o->sqlite_path)
+		return usage_error("--sqlite exports the capture: it contradicts --no-record%s", "");
 	if (o->timeline_sched && !o->timeline)
 		return usage_error("--timeline-sched and --no-timeline contradict each other%s", "");
 	if (o->daemon) {
@@ -347,7 +357,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		    o->hold_max_ms != GP_DEFAULT_HOLD_MAX_MS ||
 		    o->no_uprobe_multi || !o->stacks || o->max_stacks != GP_DEFAULT_MAX_STACKS || !o->record ||
 		    o->unwind_mb != GP_DEFAULT_UNWIND_MB || !o->python ||
-		    o->record_path || !o->timeline || o->timeline_max_events != GP_DEFAULT_TIMELINE_MAX_EVENTS ||
+		    o->record_path || o->sqlite_path || !o->timeline || o->timeline_max_events != GP_DEFAULT_TIMELINE_MAX_EVENTS ||
 		    o->timeline_sched || o->aggregate)
 			return usage_error("--daemon takes its settings from the configuration file (--config)%s", "");
 		o->mode = GP_MODE_ALL;

@@ -10,6 +10,12 @@
 /* `gpuprobed report CAPTURE [-o DIR]`: every output of a session rebuilt from its capture. */
 int gp_cmd_report(int argc, char **argv);
 
+/* `gpuprobed export CAPTURE -o FILE.sqlite`: a capture as an SQLite database (docs/sql.md). */
+int gp_cmd_export(int argc, char **argv);
+
+/* `gpuprobed query CAPTURE_OR_DB 'SQL'`: SQL over a capture's export, printed. */
+int gp_cmd_query(int argc, char **argv);
+
 /* `gpuprobed replay CAPTURE ...`: the capture's GPU work re-issued, what-if changes measured. */
 int gp_cmd_replay(int argc, char **argv);
 

@@ -122,7 +122,8 @@ void gp_model_set_observer(struct gp_model *m, const struct gp_model_observer *o
 
 /* Everything the observer needs of an outermost call, from what the aggregators decided. */
 static void observe(struct gp_model *m, const struct gp_process *p, const struct gp_api_call *c,
-		    const struct gp_op *op, const struct gp_stream_fx *fx, __u64 live_before)
+		    const struct gp_op *op, const struct gp_stream_fx *fx, __u64 live_before,
+		    const struct gp_stack *stack)
 {
 	const struct gp_api_info *a = &gp_apis[c->api];
 	struct gp_call_view v = {
@@ -141,14 +142,18 @@ static void observe(struct gp_model *m, const struct gp_process *p, const struct
 		.queue_seq = fx->queue_seq,
 		.memory_changed = p->mem.total.live_bytes != live_before,
 		.device_live_bytes = p->mem.total.live_bytes,
+		.stack = stack,
+		.op_detail = op,
 	};
 
 	if (op->kind == GP_OP_COPY) {
 		v.direction = gp_dir_name(op->dir);
 		v.host_memory = gp_hostmem_name(op->hostmem);
 	}
-	if (op->kind == GP_OP_KERNEL && op->kernel)
+	if (op->kind == GP_OP_KERNEL && op->kernel) {
 		v.kernel = op->kernel->name;
+		v.kernel_row = op->kernel;
+	}
 	if (fx->sync) {
 		v.covered = p->pending.covers;
 		v.ncovered = p->pending.ncovers;
@@ -259,6 +264,7 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 	struct gp_shape_call call = {
 		.m = m, .p = p, .c = &c, .ext = ext, .ext_len = ext_len, .op = &op, .fx = &fx
 	};
+	const struct gp_stack *stack = NULL;
 	__u64 live_before;
 
 	if (!st)
@@ -294,9 +300,9 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 		st->redundant_ns += c.dur_ns;
 	}
 	if (stk)
-		gp_stacks_add(m, p, &c, &op, stk);
+		stack = gp_stacks_add(m, p, &c, &op, stk);
 	if (m->observer.call)
-		observe(m, p, &c, &op, &fx, live_before);
+		observe(m, p, &c, &op, &fx, live_before, stack);
 	m->cur_ips = NULL;
 	m->cur_nips = 0;
 	return 0;

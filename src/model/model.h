@@ -350,6 +350,10 @@ struct gp_sync_cover {
 	__u64 end_seq;
 };
 
+struct gp_kernel;
+struct gp_stack;
+struct gp_op;
+
 struct gp_call_view {
 	__u32 pid, tid;
 	enum gp_api_id api;
@@ -370,6 +374,10 @@ struct gp_call_view {
 	__u64 device_live_bytes;   /* the process's live device (+ managed) memory after the call */
 	const struct gp_sync_cover *covered; /* a synchronisation: what it waited for */
 	size_t ncovered;
+	/* the model's own rows (view.h), for sinks that key on them (the SQL export): NULL when none */
+	const struct gp_kernel *kernel_row; /* launches: its kernels[] row */
+	const struct gp_stack *stack;       /* calls with a stack: its stacks row */
+	const struct gp_op *op_detail;      /* what it did, decoded (op above is its kind's name) */
 };
 
 struct gp_model_observer {

@@ -50,9 +50,9 @@ void gp_stream_collective(struct gp_process *p, const struct gp_api_call *c, str
 void gp_pending_release(struct gp_pending *pd);
 
 /* stacks.c */
-/* A call that came with its stack. */
-void gp_stacks_add(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c, const struct gp_op *op,
-		   const struct gp_stack_view *v);
+/* A call that came with its stack; the stack's row (the overflow row when full), NULL without memory. */
+const struct gp_stack *gp_stacks_add(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c,
+				     const struct gp_op *op, const struct gp_stack_view *v);
 void gp_stacks_release(struct gp_stacks *s);
 
 /* cpu.c */

@@ -235,8 +235,8 @@ static struct gp_stack_op *op_get(struct gp_stack *k, __u16 api, const struct gp
 	return r;
 }
 
-void gp_stacks_add(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c, const struct gp_op *op,
-		   const struct gp_stack_view *v)
+const struct gp_stack *gp_stacks_add(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c,
+				     const struct gp_op *op, const struct gp_stack_view *v)
 {
 	struct gp_stack *k;
 	struct gp_stack_op *r;
@@ -246,7 +246,7 @@ void gp_stacks_add(struct gp_model *m, struct gp_process *p, const struct gp_api
 
 	k = stack_get(m, p, v, &is_new);
 	if (!k)
-		return;
+		return NULL;
 	if (is_new) {
 		set_trunc(k, v);
 		if (m->has_resolver && m->resolver.stack_seen)
@@ -260,11 +260,12 @@ void gp_stacks_add(struct gp_model *m, struct gp_process *p, const struct gp_api
 	k->host_ns += c->dur_ns;
 	r = op_get(k, c->api, op);
 	if (!r)
-		return;
+		return k;
 	r->calls++;
 	r->errors += c->ret != 0;
 	r->bytes += bytes;
 	r->host_ns += c->dur_ns;
+	return k;
 }
 
 /* ---- symbolization --------------------------------------------------------- */

@@ -42,6 +42,7 @@ struct gp_options {
 	bool python;		 /* Python frames in stacks (default; --no-python) */
 	bool record;		 /* write a capture (default; --no-record) */
 	const char *record_path; /* --record FILE; NULL: OUT_DIR/capture.gpz */
+	const char *sqlite_path; /* --sqlite FILE: the capture exported there at the end; NULL: none */
 	bool timeline;		 /* write trace.json (default; --no-timeline) */
 	unsigned long long
 		timeline_max_events; /* API calls written into it at most (--timeline-max-events) */

@@ -85,6 +85,7 @@ static int finish(struct session *s, int loop_err, enum gp_stop_reason why, int 
 	__u64 t_sym = gp_clock_ns(CLOCK_MONOTONIC);
 	size_t nstacks, naddrs = gp_model_symbolize_stacks(s->model, &nstacks);
 	int status = GP_EXIT_FAILURE;
+	bool sql_ok = true;
 
 	gp_info("symbolized %zu call stacks (%zu distinct addresses) in %.1f ms", nstacks, naddrs,
 		(double)(gp_clock_ns(CLOCK_MONOTONIC) - t_sym) / 1e6);
@@ -95,7 +96,8 @@ static int finish(struct session *s, int loop_err, enum gp_stop_reason why, int 
 				    s->procs.launched_status, s->procs.launched_signal);
 	gp_timeline_session_close(s->timeline, o->out_dir, o->timeline_max_events, s->model, NULL);
 	s->timeline = NULL;
-	gp_capture_live_close(&s->capture, s->model); /* after the model's last operation */
+	if (!gp_capture_live_close(&s->capture, s->model) && o->sqlite_path) /* after the model's last operation */
+		sql_ok = gp_session_export_sqlite(s) == 0;
 	if (s->collector.nested_calls)
 		snprintf(nested, sizeof(nested), " (and %llu inside them)",
 			 (unsigned long long)s->collector.nested_calls);
@@ -112,7 +114,7 @@ static int finish(struct session *s, int loop_err, enum gp_stop_reason why, int 
 		s->counters.estimates
 			? "; the kernel did not report some switch-ins: their off-CPU time is estimated"
 			: "");
-	if (gp_write_reports(s->model, o->out_dir) == 0 && !loop_err)
+	if (gp_write_reports(s->model, o->out_dir) == 0 && !loop_err && sql_ok)
 		status = GP_EXIT_OK;
 	if (s->targets.launched) {
 		int cmd = gp_targets_launched_status(&s->targets, status);

@@ -65,6 +65,8 @@ int gp_session_prepare(struct session *s);
 void gp_session_unwind_summary(struct session *s);
 /* The holds so far (report: session.holds), and those ended at the limit since the last call. */
 void gp_session_holds_summary(struct session *s);
+/* session_sql.c: --sqlite, the closed capture exported. 0, or -errno after a message. */
+int gp_session_export_sqlite(struct session *s);
 
 /* session_loop.c: the event loop's callbacks. */
 struct gp_loop_ops gp_session_loop_ops(struct session *s);

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * export_cmd.c — `gpuprobed export CAPTURE -o FILE.sqlite [--force]`: a
+ * capture as an SQLite database (sql/sql_export.h, docs/sql.md).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "log.h"
+#include "session/options.h"
+#include "sql/sql_export.h"
+
+static const char usage_text[] =
+	"Usage: gpuprobed export CAPTURE -o FILE.sqlite [--force] [-v]\n"
+	"\n"
+	"Write every record of a capture (DIR/capture.gpz, or --record FILE) into an SQLite\n"
+	"database: calls, transfers, allocations, NCCL calls, scheduling slices, processes,\n"
+	"threads, libraries, kernels, streams, events, stacks and their symbolized frames,\n"
+	"with indices and views that reproduce report.json's tables (api_summary is\n"
+	"cuda_api[]). The schema is docs/sql.md. Query it with `gpuprobed query` or sqlite3.\n"
+	"A capture cut short or with corrupt chunks exports what it holds; what was\n"
+	"skipped is said on stderr and in the meta table.\n"
+	"\n"
+	"  -o, --output FILE  the database to write (required)\n"
+	"      --force        replace FILE if it exists\n"
+	"  -v, --verbose      more messages\n"
+	"  -h, --help         this text\n"
+	"\n"
+	"Exit status: 0 when the database was written, 1 when the capture cannot be read,\n"
+	"FILE exists (without --force) or cannot be written, 2 on bad usage.\n";
+
+static int usage(const char *fmt, const char *arg)
+{
+	return gp_usage_error("export", fmt, arg);
+}
+
+int gp_cmd_export(int argc, char **argv)
+{
+	enum { OPT_FORCE = 256 };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct gp_sql_export_stats st;
+	const char *out = NULL;
+	bool force = false;
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":o:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!*optarg)
+				return usage("--output: empty file name%s", "");
+			out = optarg;
+			break;
+		case OPT_FORCE:
+			force = true;
+			break;
+		case 'v':
+			gp_log_level = gp_log_level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return GP_EXIT_OK;
+		case ':':
+			return usage("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage("no capture file given%s", "");
+	if (optind + 1 < argc)
+		return usage("one capture file at a time ('%s' is one too many)", argv[optind + 1]);
+	if (!out)
+		return usage("no output given (-o FILE.sqlite)%s", "");
+	if (gp_sql_export(argv[optind], out, force, &st))
+		return GP_EXIT_FAILURE;
+	gp_info("%s: %llu operations, %llu calls exported to %s", argv[optind], (unsigned long long)st.ops,
+		(unsigned long long)st.calls, out);
+	return GP_EXIT_OK;
+}

@@ -1,0 +1,612 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * sqlite_export.c — a capture into an SQLite database: the capture read
+ * the way `gpuprobed report` reads it (every operation applied to a fresh
+ * model, whose observer shows each outermost call decoded), each call
+ * record written as a row the moment the model has folded it in, inner
+ * calls with the outer call that covers them (the model's rule,
+ * nesting.c), then the model's own tables at the end (sql_model_rows.c),
+ * the indices and the views (sql_schema.c). One transaction, no journal:
+ * the file is written once, under a temporary name, and renamed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "array.h"
+#include "capture/capture_load.h"
+#include "log.h"
+#include "model/model_ops.h"
+#include "sql/sql_export.h"
+#include "sql/sql_internal.h"
+
+/* ---- helpers the files of src/sql share --------------------------------------- */
+
+int gp_sql_exec(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
+		return 0;
+	gp_err("sqlite: %s", msg ? msg : sqlite3_errmsg(db));
+	sqlite3_free(msg);
+	return -EIO;
+}
+
+sqlite3_stmt *gp_sql_prepare(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
+		gp_err("sqlite: %s (in: %s)", sqlite3_errmsg(db), sql);
+		return NULL;
+	}
+	return st;
+}
+
+int gp_sql_step(struct gp_sql_exp *x, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
+		return 0;
+	if (!x->failed) {
+		gp_err("sqlite: %s", sqlite3_errmsg(x->db));
+		x->failed = rc == SQLITE_FULL ? -ENOSPC : -EIO;
+	}
+	return x->failed;
+}
+
+void gp_sql_bind_opt(sqlite3_stmt *st, int i, bool has, __s64 v)
+{
+	if (has)
+		sqlite3_bind_int64(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+void gp_sql_bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static __u64 str_hash(const char *s)
+{
+	__u64 h = 0xcbf29ce484222325ULL; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+__s64 gp_sql_intern(struct gp_sql_exp *x, const char *s)
+{
+	__u64 h;
+	struct gp_sql_str *head, *e;
+
+	if (!s)
+		return 0;
+	h = str_hash(s);
+	head = gp_u64map_get(&x->strs, h);
+	for (e = head; e; e = e->next)
+		if (!strcmp(e->s, s))
+			return e->id;
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->s = strdup(s)))
+		goto oom;
+	e->id = ++x->next_str;
+	e->next = head;
+	if (gp_u64map_put(&x->strs, h, e))
+		goto oom;
+	sqlite3_bind_int64(x->ins_str, 1, e->id);
+	sqlite3_bind_text(x->ins_str, 2, s, -1, SQLITE_STATIC);
+	return gp_sql_step(x, x->ins_str) ? -1 : e->id;
+oom:
+	if (e)
+		free(e->s);
+	free(e);
+	x->failed = -ENOMEM;
+	return -1;
+}
+
+__s64 gp_sql_id_of(struct gp_sql_exp *x, struct gp_u64map *map, const void *row, __s64 *next)
+{
+	__s64 id = (__s64)(uintptr_t)gp_u64map_get(map, (__u64)(uintptr_t)row);
+
+	if (id)
+		return id;
+	id = ++*next;
+	if (gp_u64map_put(map, (__u64)(uintptr_t)row, (void *)(uintptr_t)id))
+		x->failed = -ENOMEM;
+	return id;
+}
+
+/* ---- rows of the records --------------------------------------------------------- */
+
+static void observed(void *ctx, const struct gp_call_view *v)
+{
+	struct gp_sql_exp *x = ctx;
+
+	x->seen = true;
+	x->v = *v;
+	x->op = v->op_detail ? *v->op_detail : (struct gp_op){ 0 };
+}
+
+static void note_error(struct gp_sql_exp *x, enum gp_api_id api, __s32 code)
+{
+	int fam = gp_apis[api].family;
+
+	for (size_t i = 0; i < x->nerrs; i++)
+		if (x->errs[i].fam == fam && x->errs[i].code == code)
+			return;
+	if (GP_ARRAY_GROW(x->errs, x->errs_cap, x->nerrs + 1, 8)) {
+		x->failed = -ENOMEM;
+		return;
+	}
+	x->errs[x->nerrs].fam = fam;
+	x->errs[x->nerrs++].code = code;
+}
+
+/* The calls row of c; the decoded columns when it is the outermost call the observer saw. */
+static __s64 call_row(struct gp_sql_exp *x, const struct gp_api_call *c, __s64 nested_in, bool decoded)
+{
+	sqlite3_stmt *st = x->ins_call;
+	const struct gp_call_view *v = &x->v;
+	__u16 parent = GP_EVF_PARENT(c->hdr.flags);
+	__s64 id = ++x->next_call;
+
+	if (c->ret)
+		note_error(x, c->api, c->ret);
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, (__s64)c->hdr.ts_ns);
+	sqlite3_bind_int64(st, 3, (__s64)(c->hdr.ts_ns + c->dur_ns));
+	sqlite3_bind_int64(st, 4, c->hdr.tgid);
+	sqlite3_bind_int64(st, 5, c->hdr.tid);
+	sqlite3_bind_int64(st, 6, c->api);
+	sqlite3_bind_int64(st, 7, c->ret);
+	gp_sql_bind_opt(st, 8, parent, parent);
+	gp_sql_bind_opt(st, 9, nested_in > 0, nested_in);
+	if (decoded) {
+		if (v->stack)
+			sqlite3_bind_int64(st, 10, gp_sql_id_of(x, &x->stack_ids, v->stack, &x->next_stack));
+		if (x->op.kind != GP_OP_OTHER)
+			sqlite3_bind_text(st, 11, v->op, -1, SQLITE_STATIC);
+		gp_sql_bind_opt(st, 12, x->op.kind == GP_OP_COPY || x->op.kind == GP_OP_MEMSET ||
+						x->op.kind == GP_OP_ALLOC || x->op.kind == GP_OP_COLL,
+				(__s64)v->bytes);
+		gp_sql_bind_opt(st, 13, v->has_stream, (__s64)v->stream);
+		if (v->kernel_row)
+			sqlite3_bind_int64(st, 15, gp_sql_id_of(x, &x->kernel_ids, v->kernel_row, &x->next_kernel));
+	}
+	{
+		const struct gp_process *p = gp_u64map_get(&x->m->by_pid, c->hdr.tgid);
+		const struct gp_thread *t = p ? gp_u64map_get(&p->threads, c->hdr.tid) : NULL;
+
+		gp_sql_bind_opt(st, 14, t && t->device >= 0, t ? t->device : 0);
+	}
+	sqlite3_bind_int64(st, 16, (__s64)c->ret_addr);
+	sqlite3_bind_int64(st, 17, (__s64)c->offcpu_ns);
+	sqlite3_bind_int64(st, 18, c->vol_switches);
+	sqlite3_bind_int64(st, 19, c->invol_switches);
+	sqlite3_bind_int64(st, 20, c->minor_faults);
+	sqlite3_bind_int64(st, 21, c->major_faults);
+	gp_sql_step(x, st);
+	return id;
+}
+
+static __u64 live_key(__u32 pid, __u64 ptr)
+{
+	return (ptr * 0x9E3779B97F4A7C15ULL) ^ pid;
+}
+
+/* What an outermost call did, in the table of its kind. */
+static void call_detail(struct gp_sql_exp *x, const struct gp_api_call *c, __s64 id)
+{
+	const struct gp_process *p = gp_u64map_get(&x->m->by_pid, c->hdr.tgid);
+	const struct gp_call_view *v = &x->v;
+	const struct gp_op *op = &x->op;
+	struct gp_nccl_layout lay;
+
+	switch (op->kind) {
+	case GP_OP_COPY: {
+		struct gp_copy_info ci = { 0 };
+		sqlite3_stmt *st = x->ins_xfer;
+
+		if (p)
+			gp_transfer_classify(p, c, &ci);
+		sqlite3_bind_int64(st, 1, id);
+		gp_sql_bind_text(st, 2, v->direction);
+		gp_sql_bind_text(st, 3, v->host_memory);
+		sqlite3_bind_int64(st, 4, !(gp_apis[c->api].attr & GP_A_ASYNC));
+		sqlite3_bind_int64(st, 5, (__s64)v->bytes);
+		sqlite3_bind_int64(st, 6, (__s64)ci.src);
+		sqlite3_bind_int64(st, 7, (__s64)ci.dst);
+		gp_sql_step(x, st);
+		break;
+	}
+	case GP_OP_ALLOC: {
+		__u64 ptr = op->alloc_kind == GP_AK_REGISTERED ? c->args[0] : c->out;
+		const struct gp_thread *t = p ? gp_u64map_get(&p->threads, c->hdr.tid) : NULL;
+		sqlite3_stmt *st = x->ins_alloc;
+
+		if (c->ret || !ptr)
+			break;
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, c->hdr.tgid);
+		sqlite3_bind_int64(st, 3, (__s64)ptr);
+		sqlite3_bind_int64(st, 4, (__s64)op->bytes);
+		sqlite3_bind_text(st, 5, gp_alloc_kind_name(op->alloc_kind), -1, SQLITE_STATIC);
+		gp_sql_bind_opt(st, 6, t && t->device >= 0, t ? t->device : 0);
+		sqlite3_bind_int64(st, 7, (__s64)c->hdr.ts_ns);
+		if (!gp_sql_step(x, st) && gp_u64map_put(&x->live, live_key(c->hdr.tgid, ptr), (void *)(uintptr_t)id))
+			x->failed = -ENOMEM;
+		break;
+	}
+	case GP_OP_FREE: {
+		__u64 key = live_key(c->hdr.tgid, c->args[0]);
+		__s64 alloc = (__s64)(uintptr_t)gp_u64map_get(&x->live, key);
+		sqlite3_stmt *st = x->free_alloc;
+
+		if (c->ret || !alloc)
+			break;
+		gp_u64map_del(&x->live, key);
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, (__s64)c->hdr.ts_ns);
+		sqlite3_bind_int64(st, 3, alloc);
+		gp_sql_step(x, st);
+		break;
+	}
+	case GP_OP_COLL:
+		if (gp_nccl_layout(c->api, &lay)) {
+			sqlite3_stmt *st = x->ins_nccl;
+			const char *dt = lay.dtype >= 0 ? gp_nccl_dtype_name((int)c->args[lay.dtype]) : NULL;
+
+			sqlite3_bind_int64(st, 1, id);
+			sqlite3_bind_int64(st, 2, c->hdr.tgid);
+			sqlite3_bind_int64(st, 3, (__s64)c->args[lay.comm]);
+			sqlite3_bind_text(st, 4, gp_nccl_op_name(lay.op), -1, SQLITE_STATIC);
+			gp_sql_bind_text(st, 5, dt);
+			gp_sql_bind_opt(st, 6, lay.count >= 0, lay.count >= 0 ? (__s64)c->args[lay.count] : 0);
+			sqlite3_bind_int64(st, 7, (__s64)v->bytes);
+			gp_sql_bind_opt(st, 8, lay.root_or_peer >= 0,
+					lay.root_or_peer >= 0 ? (__s32)c->args[lay.root_or_peer] : 0);
+			gp_sql_bind_opt(st, 9, v->has_stream, (__s64)v->stream);
+			gp_sql_step(x, st);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * An outermost call returned: the inner calls of its thread waiting for it
+ * are its own when it covers them, left out otherwise (an earlier outer call
+ * that never returned), as the model decides (nesting.c).
+ */
+static void outer_returned(struct gp_sql_exp *x, const struct gp_api_call *c)
+{
+	__u64 end = c->hdr.ts_ns + c->dur_ns;
+	size_t kept = 0, mine = 0;
+	__s64 outer;
+
+	for (size_t i = 0; i < x->nwaiting; i++) {
+		const struct gp_api_call *w = &x->waiting[i].c;
+
+		if (w->hdr.tgid != c->hdr.tgid || w->hdr.tid != c->hdr.tid)
+			continue;
+		if (w->hdr.ts_ns >= c->hdr.ts_ns && w->hdr.ts_ns + w->dur_ns <= end)
+			mine++;
+		else
+			call_row(x, w, 0, false); /* left out with its outer call, which never returned */
+	}
+	outer = x->next_call + 1 + (__s64)mine; /* its inner calls' rows come first, in the model's order */
+	for (size_t i = 0; i < x->nwaiting; i++) {
+		const struct gp_api_call *w = &x->waiting[i].c;
+
+		if (w->hdr.tgid != c->hdr.tgid || w->hdr.tid != c->hdr.tid)
+			x->waiting[kept++] = x->waiting[i];
+		else if (w->hdr.ts_ns >= c->hdr.ts_ns && w->hdr.ts_ns + w->dur_ns <= end)
+			call_row(x, w, outer, false);
+	}
+	x->nwaiting = kept;
+}
+
+static void call_record(struct gp_sql_exp *x, const void *data)
+{
+	struct gp_api_call c;
+	__u16 parent;
+
+	memcpy(&c, data, sizeof(c));
+	parent = GP_EVF_PARENT(c.hdr.flags);
+	if (parent && !(c.hdr.flags & GP_EVF_PARENT_COUNTED)) {
+		if (GP_ARRAY_GROW(x->waiting, x->waiting_cap, x->nwaiting + 1, 64)) {
+			x->failed = -ENOMEM;
+			return;
+		}
+		x->waiting[x->nwaiting++].c = c;
+		return;
+	}
+	if (parent) { /* its outer call was counted in the kernel: no record of it will come */
+		call_row(x, &c, 0, false);
+		return;
+	}
+	__s64 id;
+
+	outer_returned(x, &c);
+	id = call_row(x, &c, 0, x->seen);
+	if (x->seen)
+		call_detail(x, &c, id);
+}
+
+static void slice_row(struct gp_sql_exp *x, const void *data)
+{
+	static const char *const left[] = { [GP_SL_BLOCKED] = "blocked", [GP_SL_PREEMPTED] = "preempted",
+					    [GP_SL_EXITED] = "exited" };
+	struct gp_sched_slice sl;
+	sqlite3_stmt *st = x->ins_slice;
+
+	memcpy(&sl, data, sizeof(sl));
+	sqlite3_bind_int64(st, 1, sl.hdr.tgid);
+	sqlite3_bind_int64(st, 2, sl.hdr.tid);
+	sqlite3_bind_int64(st, 3, (__s64)sl.hdr.ts_ns);
+	sqlite3_bind_int64(st, 4, (__s64)sl.end_ns);
+	sqlite3_bind_int64(st, 5, sl.cpu);
+	sqlite3_bind_text(st, 6, left[sl.left], -1, SQLITE_STATIC); /* 1..3: the model validated it */
+	sqlite3_bind_int64(st, 7, sl.minor_faults);
+	sqlite3_bind_int64(st, 8, sl.major_faults);
+	sqlite3_bind_int64(st, 9, sl.oncpu_threads_start);
+	sqlite3_bind_int64(st, 10, sl.oncpu_threads_end);
+	gp_sql_step(x, st);
+}
+
+/* After the model took an ingest operation (it validated the record): its rows. */
+static void record_rows(struct gp_sql_exp *x, const void *data)
+{
+	struct gp_event_hdr h;
+
+	memcpy(&h, data, sizeof(h));
+	if (gp_event_is_call(h.type))
+		call_record(x, data);
+	else if (h.type == GP_EV_SCHED_SLICE)
+		slice_row(x, data);
+	/* thread accounts: the threads table, from the model */
+}
+
+/* ---- the export ---------------------------------------------------------------------- */
+
+static const char *const statements[] = {
+	"INSERT INTO calls VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
+	" ?17, ?18, ?19, ?20, ?21)",
+	"INSERT INTO transfers VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	"INSERT INTO allocations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, NULL)",
+	"UPDATE allocations SET free_call_id = ?1, freed_ns = ?2 WHERE call_id = ?3",
+	"INSERT INTO nccl_calls VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	"INSERT INTO sched_slices VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+	"INSERT INTO strings VALUES (?1, ?2)",
+};
+
+static int open_db(struct gp_sql_exp *x, const char *path)
+{
+	sqlite3_stmt **st[] = { &x->ins_call, &x->ins_xfer, &x->ins_alloc, &x->free_alloc,
+				&x->ins_nccl, &x->ins_slice, &x->ins_str };
+
+	if (sqlite3_open_v2(path, &x->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		gp_err("%s: %s", path, x->db ? sqlite3_errmsg(x->db) : "cannot open");
+		return -EIO;
+	}
+	/* a file written once: no journal, no syncs until the end, a large cache */
+	if (gp_sql_exec(x->db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
+			       " PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -65536;"
+			       " PRAGMA temp_store = MEMORY;") ||
+	    gp_sql_schema_create(x->db) || gp_sql_exec(x->db, "BEGIN"))
+		return -EIO;
+	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++)
+		if (!(*st[i] = gp_sql_prepare(x->db, statements[i])))
+			return -EIO;
+	return 0;
+}
+
+static void free_str(void *v)
+{
+	struct gp_sql_str *e = v, *next;
+
+	for (; e; e = next) {
+		next = e->next;
+		free(e->s);
+		free(e);
+	}
+}
+
+static void close_db(struct gp_sql_exp *x)
+{
+	sqlite3_stmt *st[] = { x->ins_call, x->ins_xfer, x->ins_alloc, x->free_alloc,
+			       x->ins_nccl, x->ins_slice, x->ins_str };
+
+	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++)
+		sqlite3_finalize(st[i]); /* NULL is a no-op */
+	x->ins_call = x->ins_xfer = x->ins_alloc = x->free_alloc = x->ins_nccl = x->ins_slice = x->ins_str = NULL;
+	if (x->db)
+		sqlite3_close(x->db);
+	x->db = NULL;
+	gp_u64map_clear(&x->strs, free_str);
+	gp_u64map_clear(&x->kernel_ids, NULL);
+	gp_u64map_clear(&x->stack_ids, NULL);
+	gp_u64map_clear(&x->live, NULL);
+	free(x->waiting);
+	free(x->errs);
+	x->waiting = NULL;
+	x->errs = NULL;
+}
+
+/* Reads the capture through the model, writing each record's rows; what could not be read said. */
+static int export_records(struct gp_sql_exp *x, struct gp_capture_reader *r, struct gp_model *m,
+			  struct gp_answers *as, const char *cap_path, struct gp_sql_export_stats *st)
+{
+	const struct gp_capture_stats *cs;
+	const void *data;
+	unsigned op;
+	size_t len;
+	int rc;
+
+	while ((rc = gp_capture_next(r, &op, &data, &len)) > 0 && !x->failed) {
+		x->seen = false;
+		if (gp_capture_apply(m, as, op, data, len) < 0) {
+			st->malformed++;
+			continue;
+		}
+		/* a record the model refused (malformed_records) writes no row either */
+		if (op == GP_MOP_INGEST && len >= sizeof(struct gp_event_hdr) &&
+		    !(len < sizeof(struct gp_api_call) && gp_event_is_call(((const struct gp_event_hdr *)data)->type)))
+			record_rows(x, data);
+	}
+	for (size_t i = 0; i < x->nwaiting; i++) /* inner calls whose outer call never returned */
+		call_row(x, &x->waiting[i].c, 0, false);
+	x->nwaiting = 0;
+	cs = gp_capture_stats(r);
+	if (rc < 0)
+		gp_err("%s: %s (exporting what was read before it)", cap_path, strerror(-rc));
+	if (!cs->complete)
+		gp_warn("%s: %s (exported what it holds)", cap_path, cs->cut);
+	if (cs->corrupt_chunks)
+		gp_warn("%s: %llu corrupt chunk%s skipped: %s", cap_path, (unsigned long long)cs->corrupt_chunks,
+			cs->corrupt_chunks == 1 ? "" : "s", cs->corruption);
+	if (st->malformed)
+		gp_warn("%s: %llu operations did not decode and were skipped", cap_path,
+			(unsigned long long)st->malformed);
+	st->ops = cs->ops;
+	st->corrupt_chunks = cs->corrupt_chunks;
+	st->complete = cs->complete;
+	st->calls = (__u64)x->next_call;
+	return x->failed;
+}
+
+static int write_meta(struct gp_sql_exp *x, const struct gp_capture_reader *r, const char *cap_path,
+		      const struct gp_sql_export_stats *st)
+{
+	const struct gp_cap_header *h = gp_capture_header(r);
+	const struct gp_capture_stats *cs = gp_capture_stats(r);
+	sqlite3_stmt *ins = gp_sql_prepare(x->db, "INSERT INTO meta VALUES (?1, ?2)");
+	struct stat sb;
+	char text[64];
+	struct {
+		const char *key;
+		const char *text;
+		__s64 num;
+	} rows[] = {
+		{ "schema_version", NULL, 1 },
+		{ "capture_file", cap_path, 0 },
+		{ "capture_bytes", NULL, stat(cap_path, &sb) ? -1 : (__s64)sb.st_size },
+		{ "capture_mtime_ns", NULL, (__s64)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec },
+		{ "tool_version", h->tool_version, 0 },
+		{ "hostname", h->hostname, 0 },
+		{ "kernel_release", h->kernel_release, 0 },
+		{ "start_mono_ns", NULL, (__s64)h->start_mono_ns },
+		{ "start_realtime_ns", NULL, (__s64)h->start_realtime_ns },
+		{ "complete", NULL, cs->complete },
+		{ "cut", cs->complete ? NULL : cs->cut, 0 },
+		{ "operations", NULL, (__s64)cs->ops },
+		{ "corrupt_chunks", NULL, (__s64)cs->corrupt_chunks },
+		{ "corruption", cs->corrupt_chunks ? cs->corruption : NULL, 0 },
+		{ "malformed_operations", NULL, (__s64)st->malformed },
+		{ "exported_by", text, 0 },
+	};
+
+	snprintf(text, sizeof(text), "gpuprobed %s", GP_VERSION);
+	if (!ins)
+		return -EIO;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		sqlite3_bind_text(ins, 1, rows[i].key, -1, SQLITE_STATIC);
+		if (rows[i].text)
+			sqlite3_bind_text(ins, 2, rows[i].text, (int)strnlen(rows[i].text, 256), SQLITE_STATIC);
+		else if (!strcmp(rows[i].key, "cut") || !strcmp(rows[i].key, "corruption"))
+			sqlite3_bind_null(ins, 2);
+		else
+			sqlite3_bind_int64(ins, 2, rows[i].num);
+		gp_sql_step(x, ins);
+	}
+	sqlite3_finalize(ins);
+	return x->failed;
+}
+
+int gp_sql_export(const char *cap_path, const char *out_path, bool force, struct gp_sql_export_stats *st)
+{
+	struct gp_sql_exp x = { .failed = 0 };
+	struct gp_capture_reader *r;
+	struct gp_answers *as = NULL;
+	struct gp_model *m = NULL;
+	struct gp_resolver resolver;
+	char errmsg[4200], *tmp = NULL;
+	int fd, err = -ENOMEM;
+
+	*st = (struct gp_sql_export_stats){ 0 };
+	if (!force && access(out_path, F_OK) == 0) {
+		gp_err("%s exists (--force replaces it)", out_path);
+		return -EEXIST;
+	}
+	r = gp_capture_open(cap_path, errmsg, sizeof(errmsg));
+	if (!r) {
+		gp_err("%s", errmsg);
+		return -EINVAL;
+	}
+	if (asprintf(&tmp, "%s.tmp.XXXXXX", out_path) < 0) {
+		tmp = NULL;
+		goto out;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		err = -errno;
+		gp_err("%s: %s", tmp, strerror(errno));
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
+	close(fd);
+	as = gp_answers_new();
+	resolver = gp_answers_resolver(as);
+	m = as ? gp_model_new(&resolver) : NULL;
+	if (!m)
+		goto out;
+	x.m = m;
+	gp_model_set_observer(m, &(struct gp_model_observer){ .ctx = &x, .call = observed });
+	if ((err = open_db(&x, tmp)) || (err = export_records(&x, r, m, as, cap_path, st)))
+		goto out;
+	gp_model_set_observer(m, NULL);
+	gp_capture_finish(m, r, cap_path); /* the stacks named, as the report names them */
+	if ((err = gp_sql_model_rows(&x)) || (err = write_meta(&x, r, cap_path, st)) ||
+	    (err = gp_sql_schema_finish(x.db)) || (err = gp_sql_exec(x.db, "COMMIT")))
+		goto out;
+	close_db(&x);
+	if (!force && access(out_path, F_OK) == 0) { /* made meanwhile: not ours to replace */
+		gp_err("%s exists (--force replaces it)", out_path);
+		err = -EEXIST;
+		goto out;
+	}
+	if (chmod(tmp, 0644) || rename(tmp, out_path)) {
+		err = -errno;
+		gp_err("%s: %s", out_path, strerror(errno));
+		goto out;
+	}
+	free(tmp);
+	tmp = NULL;
+out:
+	close_db(&x);
+	if (tmp) {
+		unlink(tmp);
+		free(tmp);
+	}
+	gp_model_free(m);
+	gp_answers_free(as);
+	gp_capture_close(r);
+	return err;
+}

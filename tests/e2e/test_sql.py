@@ -1,0 +1,255 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""SQL over a capture (docs/sql.md): `gpuprobed export CAPTURE -o FILE.sqlite`, `--sqlite FILE` on a
+live session, `gpuprobed query CAPTURE_OR_DB 'SQL'`.
+
+References: the views are read with the sqlite3 command-line tool (not gpuprobed's own reader) and
+must equal report.json's tables of the same session exactly; the rows must equal the workload's own
+accounting (calls per API, successful copies, allocations and their frees, NCCL collectives). A damaged
+capture exports what it holds and says what it skipped; an existing file is not replaced without
+--force; a bad statement gets SQLite's own message and exit status 1."""
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+import gp
+
+
+def sql(db, query):
+    """Rows of query over db, as the sqlite3 command-line tool gives them (-json)."""
+    out = subprocess.run(["sqlite3", "-json", str(db), query], capture_output=True, text=True, check=True).stdout
+    return json.loads(out) if out.strip() else []
+
+
+def check_views_equal_report(db, report):
+    """api_summary = cuda_api[], transfer_summary = transfers[] (but the size histogram),
+    memset_summary = memsets[], for every process of the report."""
+    assert report["processes"]
+    for proc in report["processes"]:
+        pid = proc["pid"]
+        rows = sql(db, f"SELECT * FROM api_summary WHERE pid = {pid}")
+        for r in rows:
+            del r["pid"]
+            r["error_codes"] = json.loads(r["error_codes"])
+            r["implemented_by"] = json.loads(r["implemented_by"])
+        assert rows == proc["cuda_api"], f"pid {pid}: api_summary != cuda_api[]"
+        rows = sql(db, f"SELECT * FROM transfer_summary WHERE pid = {pid}")
+        for r in rows:
+            del r["pid"]
+            r["sync"] = bool(r["sync"])
+        assert rows == [{k: v for k, v in t.items() if k != "size_histogram"} for t in proc["transfers"]]
+        rows = sql(db, f"SELECT * FROM memset_summary WHERE pid = {pid}")
+        for r in rows:
+            del r["pid"]
+            r["sync"] = bool(r["sync"])
+        assert rows == proc["memsets"]
+
+
+def check_rows_equal_workload(db, ref, pid):
+    """Row counts against the workload's own accounting (tests/workloads/wl.h)."""
+    calls = {r["api"]: r for r in sql(db, "SELECT a.name AS api, COUNT(*) AS calls, SUM(c.result != 0) AS errors"
+                                          f" FROM calls c JOIN apis a ON a.id = c.api WHERE c.pid = {pid}"
+                                          " AND c.parent_api IS NULL GROUP BY a.name")}
+    assert {k: (v["calls"], v["errors"]) for k, v in calls.items()} == \
+        {k: (v["calls"], v["errors"]) for k, v in ref["cuda_api"].items()}
+    # successful copies, by (direction, host memory, sync)
+    rows = sql(db, "SELECT x.direction, x.host_memory, x.sync, COUNT(*) AS calls, SUM(x.bytes) AS bytes"
+                   f" FROM transfers x JOIN calls c ON c.id = x.call_id WHERE c.pid = {pid} AND c.result = 0"
+                   " GROUP BY 1, 2, 3")
+    assert {(r["direction"], r["host_memory"], bool(r["sync"])): (r["calls"], r["bytes"]) for r in rows} == \
+        {(t["direction"], t["host_memory"], t["sync"]): (t["calls"], t["bytes"]) for t in ref["transfers"]}
+    # allocations and what their frees released
+    mem = ref["memory"]
+    rows = {r["kind"]: r for r in sql(db, "SELECT kind, COUNT(*) AS n, SUM(bytes) AS bytes,"
+                                          " SUM(CASE WHEN free_call_id IS NOT NULL THEN bytes END) AS freed,"
+                                          " SUM(free_call_id IS NOT NULL) AS frees,"
+                                          f" SUM(freed_ns >= start_ns) AS ordered FROM allocations WHERE pid = {pid}"
+                                          " GROUP BY kind")}
+    for kind, want in (("device", mem["device"]), ("managed", mem["managed"]), ("pinned", mem["pinned_host"])):
+        got = rows.get(kind, {"n": 0, "bytes": None, "freed": None, "frees": 0, "ordered": 0})
+        assert (got["n"], got["bytes"] or 0) == (want["alloc_calls"], want["alloc_bytes"]), kind
+        assert (got["freed"] or 0) == want["freed_bytes"], kind
+        assert got["ordered"] == got["frees"], f"{kind}: a free before its allocation"
+
+
+@pytest.fixture(scope="module")
+def basic_run(tmp_path_factory):
+    """basic_ops traced with --sqlite: (report, reference, out dir)."""
+    tmp = tmp_path_factory.mktemp("sql")
+    live = tmp / "live.sqlite"
+    report, ref, _ = gp.trace(tmp, "basic_ops", tracer_args=("--sqlite", str(live)))
+    return report, ref, tmp / "out", live
+
+
+def test_live_and_exported_equal_report_and_workload(basic_run, tmp_path):
+    report, ref, out, live = basic_run
+    db = tmp_path / "c.sqlite"
+    rc, _, err = gp.run_gpuprobed(["export", str(out / "capture.gpz"), "-o", str(db)])
+    assert rc == 0, err
+    for path in (live, db):
+        check_views_equal_report(path, report)
+        check_rows_equal_workload(path, ref, ref["pid"])
+    proc = gp.process(report, ref["pid"])
+    # every record is a row: the outermost calls and those inside them
+    n = sql(db, "SELECT COUNT(*) AS n, SUM(parent_api IS NULL) AS outer, SUM(nested_in IS NOT NULL) AS inner"
+                " FROM calls")[0]
+    nested = sum(r["calls"] for r in proc["nested_api"])
+    assert (n["outer"], n["inner"]) == (proc["api_calls"], nested)
+    assert n["n"] == n["outer"] + nested + proc["nested_left_out"]
+    # an inner call lies inside the call it is nested in, on the same thread, and names its API
+    bad = sql(db, "SELECT i.id FROM calls i JOIN calls o ON o.id = i.nested_in WHERE i.tid != o.tid"
+                  " OR i.start_ns < o.start_ns OR i.end_ns > o.end_ns OR i.parent_api != o.api")
+    assert not bad
+    # kernels: launches per named kernel, as the workload counted them
+    rows = sql(db, "SELECT kernel AS name, COUNT(*) AS n FROM calls_named WHERE op = 'kernel' AND result = 0"
+                   " AND kernel IS NOT NULL GROUP BY kernel")
+    assert {r["name"]: r["n"] for r in rows} == ref["kernels"]
+    # the stacks are the report's, their frames symbolized
+    assert sql(db, "SELECT COUNT(*) AS n FROM stacks")[0]["n"] == len(proc["stacks"]["stacks"])
+    leaf = sql(db, "SELECT DISTINCT f.function FROM calls c JOIN stack_frames s ON s.stack_id = c.stack_id"
+                   " AND s.depth = 0 JOIN frames_named f ON f.id = s.frame_id WHERE c.op = 'kernel'")
+    assert leaf and all(r["function"] for r in leaf)
+    meta = {r["key"]: r["value"] for r in sql(db, "SELECT * FROM meta")}
+    assert (meta["complete"], meta["corrupt_chunks"], meta["capture_file"]) == (1, 0, str(out / "capture.gpz"))
+
+
+def test_query_formats_cache_and_errors(basic_run, tmp_path):
+    report, ref, out, _ = basic_run
+    cap = tmp_path / "capture.gpz"
+    shutil.copy2(out / "capture.gpz", cap)
+    q = "SELECT name, calls, errors FROM api_summary ORDER BY name"
+    want = [(r["name"], r["calls"], r["errors"]) for r in sorted(gp.process(report, ref["pid"])["cuda_api"],
+                                                                  key=lambda r: r["name"])]
+    rc, table, err = gp.run_gpuprobed(["query", str(cap), q])
+    assert rc == 0, err
+    cache = tmp_path / "capture.gpz.sqlite"
+    assert cache.exists(), "the first query exports beside the capture"
+    lines = table.splitlines()
+    assert lines[0].split() == ["name", "calls", "errors"] and set(lines[1]) == {"-", " "}
+    assert [tuple(int(v) if v.isdigit() else v for v in line.split()) for line in lines[2:]] == want
+    # the cache is used again while the capture is unchanged
+    made = cache.stat().st_mtime_ns
+    rc, csv, err = gp.run_gpuprobed(["query", str(cap), q, "--csv"])
+    assert rc == 0, err
+    assert cache.stat().st_mtime_ns == made
+    assert csv.splitlines()[0] == "name,calls,errors"
+    assert [tuple(int(v) if v.isdigit() else v for v in line.split(",")) for line in csv.splitlines()[1:]] == want
+    rc, js, err = gp.run_gpuprobed(["query", str(cache), q, "--json"])
+    assert rc == 0, err
+    assert [(r["name"], r["calls"], r["errors"]) for r in json.loads(js)] == want
+    # a bad statement: SQLite's own message, exit 1
+    rc, outp, err = gp.run_gpuprobed(["query", str(cache), "SELECT * FROM no_such_table"])
+    assert rc == 1 and "no such table: no_such_table" in err and not outp
+    rc, _, err = gp.run_gpuprobed(["query", str(cache), "SELEC 1"])
+    assert rc == 1 and 'near "SELEC": syntax error' in err
+    # the database is opened read-only
+    rc, _, err = gp.run_gpuprobed(["query", str(cache), "DELETE FROM calls"])
+    assert rc == 1 and "readonly" in err
+    # an existing file is not replaced without --force
+    before = cache.read_bytes()
+    rc, _, err = gp.run_gpuprobed(["export", str(cap), "-o", str(cache)])
+    assert rc == 1 and "exists" in err and cache.read_bytes() == before
+    rc, _, err = gp.run_gpuprobed(["export", str(cap), "-o", str(cache), "--force"])
+    assert rc == 0, err
+    # bad usage
+    assert gp.run_gpuprobed(["query", str(cap)])[0] == 2
+    assert gp.run_gpuprobed(["export", str(cap)])[0] == 2
+    assert gp.run_gpuprobed(["--no-record", "--sqlite", str(tmp_path / "x.sqlite"), "--", "true"])[0] == 2
+    not_cap = tmp_path / "not.gpz"
+    not_cap.write_bytes(b"hello" * 100)
+    rc, _, err = gp.run_gpuprobed(["export", str(not_cap), "-o", str(tmp_path / "n.sqlite")])
+    assert rc == 1 and "not a gpuprobed capture" in err and not (tmp_path / "n.sqlite").exists()
+
+
+def test_nccl_collectives_equal_each_ranks_accounting(tmp_path):
+    """nccl_ranks, 2 ranks in 2 processes: each rank's collectives as rows, by operation, exact."""
+    refs_dir = tmp_path / "refs"
+    refs_dir.mkdir()
+    db = tmp_path / "n.sqlite"
+    tr = gp.Tracer(["--sqlite", str(db), "--", os.path.join(gp.WORKLOADS, "nccl_ranks"), "--ref-dir", str(refs_dir),
+                    "--ranks", "2", "--iters", "2"], tmp_path / "out", env=gp.sim_env())
+    assert tr.wait(timeout=180) == 0, tr.stderr
+    report = tr.report()
+    check_views_equal_report(db, report)
+    refs = [json.loads(p.read_text()) for p in refs_dir.glob("*.json")]
+    assert len(refs) == 2
+    for ref in refs:
+        rows = sql(db, "SELECT a.name AS api, COUNT(*) AS calls, SUM(c.result != 0) AS errors,"
+                       " SUM(n.bytes) AS bytes, MIN(n.dtype) AS dtype, COUNT(DISTINCT n.comm) AS comms, n.comm"
+                       " FROM nccl_calls n JOIN calls c ON c.id = n.call_id JOIN apis a ON a.id = c.api"
+                       f" WHERE n.pid = {ref['pid']} GROUP BY a.name")
+        want = {k: v for k, v in ref["nccl"].items() if "bytes" in v}  # the collectives
+        assert want and {r["api"]: (r["calls"], r["errors"], r["bytes"], r["dtype"]) for r in rows} == \
+            {k: (v["calls"], 0, v["bytes"], v["dtype"]) for k, v in want.items()}
+        assert {(r["comms"], r["comm"]) for r in rows} == {(1, int(ref["comm"], 16))}
+        comm = sql(db, f"SELECT comm, rank, nranks, destroyed FROM nccl_comms WHERE pid = {ref['pid']}")
+        assert comm == [{"comm": int(ref["comm"], 16), "rank": ref["rank"], "nranks": 2, "destroyed": 1}]
+
+
+@pytest.fixture(scope="module")
+def busy_capture(tmp_path_factory):
+    """bench_calls, 8,000 calls: a capture of several chunks. (report, capture path)."""
+    tmp = tmp_path_factory.mktemp("sqlbusy")
+    out = tmp / "out"
+    rc, _, err = gp.run_gpuprobed(["-o", str(out), "--no-timeline", "--", os.path.join(gp.WORKLOADS, "bench_calls"),
+                                   "--iters", "4000"], env=gp.sim_env(SIMGPU_KERNEL_US=0), timeout=120)
+    assert rc == 0, err
+    report = json.loads((out / "report.json").read_text())
+    gp.check_no_loss(report)
+    return report, out / "capture.gpz"
+
+
+def test_busy_capture_views_equal_report(busy_capture, tmp_path):
+    report, cap = busy_capture
+    db = tmp_path / "b.sqlite"
+    rc, _, err = gp.run_gpuprobed(["export", str(cap), "-o", str(db)])
+    assert rc == 0, err
+    check_views_equal_report(db, report)
+    assert sql(db, "SELECT COUNT(*) AS n FROM calls WHERE parent_api IS NULL")[0]["n"] == \
+        sum(p["api_calls"] for p in report["processes"])
+
+
+def chunk_offsets(path):
+    data = path.read_bytes()
+    off, out = 216, []
+    while off + 24 <= len(data):
+        zlen = int.from_bytes(data[off + 12:off + 16], "little")
+        out.append(off)
+        off += 24 + zlen
+    return out
+
+
+def test_damaged_capture_exports_what_it_holds(busy_capture, tmp_path):
+    report, cap = busy_capture
+    full = sum(p["api_calls"] for p in report["processes"])
+    chunks = chunk_offsets(cap)
+    assert len(chunks) >= 3, "the capture should span several chunks"
+    # cut in the middle of its second chunk
+    cut = tmp_path / "cut.gpz"
+    cut.write_bytes(cap.read_bytes()[:chunks[1] + 100])
+    db = tmp_path / "cut.sqlite"
+    rc, _, err = gp.run_gpuprobed(["export", str(cut), "-o", str(db)])
+    assert rc == 0, err
+    assert "exported what it holds" in err
+    meta = {r["key"]: r["value"] for r in sql(db, "SELECT * FROM meta")}
+    assert meta["complete"] == 0 and meta["cut"]
+    n = sql(db, "SELECT COUNT(*) AS n FROM calls WHERE parent_api IS NULL")[0]["n"]
+    assert 0 < n < full
+    # the rebuilt report of the same cut file is what the views reproduce
+    rc, _, err = gp.run_gpuprobed(["report", str(cut), "-o", str(tmp_path / "rep"), "--no-timeline"])
+    assert rc == 0, err
+    check_views_equal_report(db, json.loads((tmp_path / "rep" / "report.json").read_text()))
+    # one corrupt chunk in the middle: skipped, counted, said
+    bad = bytearray(cap.read_bytes())
+    bad[chunks[1] + 24 + 10] ^= 0xFF
+    broken = tmp_path / "broken.gpz"
+    broken.write_bytes(bytes(bad))
+    db = tmp_path / "broken.sqlite"
+    rc, _, err = gp.run_gpuprobed(["export", str(broken), "-o", str(db)])
+    assert rc == 0, err
+    assert "1 corrupt chunk skipped" in err
+    meta = {r["key"]: r["value"] for r in sql(db, "SELECT * FROM meta")}
+    assert (meta["corrupt_chunks"], meta["complete"]) == (1, 1)
+    assert 0 < sql(db, "SELECT COUNT(*) AS n FROM calls WHERE parent_api IS NULL")[0]["n"] < full
