@@ -463,6 +463,14 @@ def capture_run(args, workload, env, tmp, records):
             tj = os.path.join(rep_dir, "trace.json")
             c["trace_mb"] = os.path.getsize(tj) / 1e6 if os.path.exists(tj) else 0
         shutil.rmtree(rep_dir, ignore_errors=True)
+    # the same capture as an SQLite database (gpuprobed export): its time beside the report's, its size
+    db = os.path.join(tmp, "cap.sqlite")
+    rc, _, err, c["export_s"], c["export_rss_mib"] = run_measured(
+        [os.path.join(args.build, "gpuprobed"), "export", capture, "-o", db, "--force"], env, tmp, "cap-export")
+    if rc != 0:
+        sys.exit(f"bench: gpuprobed export exited {rc}: {err}")
+    c["sqlite_mib"] = os.path.getsize(db) / 1048576
+    os.unlink(db)
     shutil.rmtree(out_dir, ignore_errors=True)
     return c
 
@@ -1117,6 +1125,28 @@ f"+{walk:.0f} ns in `gp_api_exit` (bpf_stats), "
                      f"{'yes' if c['equal'] else '**no**'} |")
             if not c["equal"]:
                 self.warnings.append(f"the report rebuilt from a capture of {c['ops']:,} records differs from the live one")
+        L += [
+            "",
+            "The same captures as SQLite databases (`gpuprobed export CAPTURE -o FILE.sqlite`, docs/sql.md): every",
+            "record a row, the model's tables, the indices and views. Targets: the export within 2x the time of",
+            "`gpuprobed report --no-timeline` of the same capture, the file within 2x the capture's uncompressed size.",
+            "",
+            "| records | `gpuprobed export` | x report | its peak RSS | database | x capture uncompressed |",
+            "|---:|---:|---:|---:|---:|---:|",
+        ]
+        for c in caps:
+            t_ratio = c["export_s"] / c["report_s_no_tl"] if c["report_s_no_tl"] else float("inf")
+            s_ratio = c["sqlite_mib"] / c["raw_mib"] if c["raw_mib"] else float("inf")
+            L.append(f"| {c['ops']:,} | {c['export_s']:.2f} s ({1e6 * c['export_s'] / c['ops']:.2f} µs/record) | "
+                     f"{'**' if t_ratio > 2 else ''}{t_ratio:.1f}x{'**' if t_ratio > 2 else ''} | "
+                     f"{c['export_rss_mib']:.0f} MiB | {c['sqlite_mib']:.1f} MiB | "
+                     f"{'**' if s_ratio > 2 else ''}{s_ratio:.2f}x{'**' if s_ratio > 2 else ''} |")
+            if t_ratio > 2:
+                self.warnings.append(f"gpuprobed export of {c['ops']:,} records took {t_ratio:.1f}x the report's time "
+                                     "(target: 2x)")
+            if s_ratio > 2:
+                self.warnings.append(f"the database of {c['ops']:,} records is {s_ratio:.2f}x the capture's "
+                                     "uncompressed size (target: 2x)")
         self.cap_head = None
         if len(caps) >= 2:
             a, b = caps[0], caps[-1]

@@ -57,7 +57,7 @@ int gp_sql_model_rows(struct gp_sql_exp *x);
 __s64 gp_sql_intern(struct gp_sql_exp *x, const char *s); /* 0 for NULL (a NULL column), -1 on failure */
 __s64 gp_sql_id_of(struct gp_sql_exp *x, struct gp_u64map *map, const void *row, __s64 *next);
 int gp_sql_exec(sqlite3 *db, const char *sql);
-int gp_sql_step(struct gp_sql_exp *x, sqlite3_stmt *st); /* steps, resets, clears bindings */
+int gp_sql_step(struct gp_sql_exp *x, sqlite3_stmt *st); /* steps and resets: bind every parameter each time */
 void gp_sql_bind_opt(sqlite3_stmt *st, int i, bool has, __s64 v); /* v or NULL */
 void gp_sql_bind_text(sqlite3_stmt *st, int i, const char *s);    /* s or NULL */
 sqlite3_stmt *gp_sql_prepare(sqlite3 *db, const char *sql);

@@ -60,7 +60,7 @@ static const char tables[] =
 
 static const char finish[] =
 	"CREATE INDEX calls_start ON calls (start_ns);\n"
-	"CREATE INDEX calls_pid_api ON calls (pid, api);\n"
+	"CREATE INDEX calls_pid ON calls (pid, tid);\n"
 	"CREATE INDEX calls_api ON calls (api);\n"
 	"CREATE INDEX calls_kernel ON calls (kernel_id) WHERE kernel_id IS NOT NULL;\n"
 	"CREATE INDEX calls_nested_in ON calls (nested_in) WHERE nested_in IS NOT NULL;\n"

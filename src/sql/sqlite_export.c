@@ -53,8 +53,7 @@ int gp_sql_step(struct gp_sql_exp *x, sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
 
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
+	sqlite3_reset(st); /* its bindings stay: every statement binds all its parameters each time */
 	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
 		return 0;
 	if (!x->failed) {
@@ -176,6 +175,8 @@ static __s64 call_row(struct gp_sql_exp *x, const struct gp_api_call *c, __s64 n
 	sqlite3_bind_int64(st, 7, c->ret);
 	gp_sql_bind_opt(st, 8, parent, parent);
 	gp_sql_bind_opt(st, 9, nested_in > 0, nested_in);
+	for (int i = 10; i <= 15; i++)
+		sqlite3_bind_null(st, i);
 	if (decoded) {
 		if (v->stack)
 			sqlite3_bind_int64(st, 10, gp_sql_id_of(x, &x->stack_ids, v->stack, &x->next_stack));
@@ -401,7 +402,8 @@ static int open_db(struct gp_sql_exp *x, const char *path)
 	sqlite3_stmt **st[] = { &x->ins_call, &x->ins_xfer, &x->ins_alloc, &x->free_alloc,
 				&x->ins_nccl, &x->ins_slice, &x->ins_str };
 
-	if (sqlite3_open_v2(path, &x->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &x->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
 		gp_err("%s: %s", path, x->db ? sqlite3_errmsg(x->db) : "cannot open");
 		return -EIO;
 	}
