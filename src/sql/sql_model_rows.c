@@ -163,11 +163,13 @@ static void nccl_rows(struct gp_sql_exp *x, sqlite3_stmt *st, const struct gp_pr
 
 		put(st, 1, p->pid);
 		put(st, 2, (__s64)cm->handle);
-		gp_sql_bind_opt(st, 3, cm->rank >= 0, cm->rank);
-		gp_sql_bind_opt(st, 4, cm->nranks >= 0, cm->nranks);
-		gp_sql_bind_opt(st, 5, cm->device >= 0, cm->device);
-		gp_sql_bind_opt(st, 6, cm->parent, (__s64)cm->parent);
-		put(st, 7, cm->destroyed);
+		gp_sql_bind_opt(st, 3, cm->comm_id_known, (__s64)cm->comm_id);
+		gp_sql_bind_opt(st, 4, cm->rank >= 0, cm->rank);
+		gp_sql_bind_opt(st, 5, cm->nranks >= 0, cm->nranks);
+		gp_sql_bind_opt(st, 6, cm->device >= 0, cm->device);
+		gp_sql_bind_opt(st, 7, cm->parent, (__s64)cm->parent);
+		put(st, 8, cm->destroyed);
+		put(st, 9, (__s64)cm->collectives);
 		gp_sql_step(x, st);
 	}
 }
@@ -231,7 +233,7 @@ int gp_sql_model_rows(struct gp_sql_exp *x)
 	sqlite3_stmt *sr = prep(x, "INSERT INTO streams VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
 				   " ?12, ?13, ?14, ?15, ?16)");
 	sqlite3_stmt *ev = prep(x, "INSERT OR REPLACE INTO events VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-	sqlite3_stmt *nc = prep(x, "INSERT INTO nccl_comms VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+	sqlite3_stmt *nc = prep(x, "INSERT INTO nccl_comms VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
 	sqlite3_stmt *fr = prep(x, "INSERT INTO frames VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
 	sqlite3_stmt *sk = prep(x, "INSERT INTO stacks VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
 	sqlite3_stmt *sf = prep(x, "INSERT INTO stack_frames VALUES (?1, ?2, ?3)");

@@ -271,17 +271,23 @@ static void call_detail(struct gp_sql_exp *x, const struct gp_api_call *c, __s64
 		if (gp_nccl_layout(c->api, &lay)) {
 			sqlite3_stmt *st = x->ins_nccl;
 			const char *dt = lay.dtype >= 0 ? gp_nccl_dtype_name((int)c->args[lay.dtype]) : NULL;
+			const struct gp_nccl_comm *cm = p && p->nccl ? gp_u64map_get(&p->nccl->by_handle,
+										   c->args[lay.comm]) : NULL;
+			/* the model numbers a communicator's successful collectives (not Send/Recv) */
+			bool numbered = cm && !c->ret && lay.op != GP_NCCL_SEND && lay.op != GP_NCCL_RECV;
 
 			sqlite3_bind_int64(st, 1, id);
 			sqlite3_bind_int64(st, 2, c->hdr.tgid);
 			sqlite3_bind_int64(st, 3, (__s64)c->args[lay.comm]);
-			sqlite3_bind_text(st, 4, gp_nccl_op_name(lay.op), -1, SQLITE_STATIC);
-			gp_sql_bind_text(st, 5, dt);
-			gp_sql_bind_opt(st, 6, lay.count >= 0, lay.count >= 0 ? (__s64)c->args[lay.count] : 0);
-			sqlite3_bind_int64(st, 7, (__s64)v->bytes);
-			gp_sql_bind_opt(st, 8, lay.root_or_peer >= 0,
+			gp_sql_bind_opt(st, 4, cm && cm->comm_id_known, cm ? (__s64)cm->comm_id : 0);
+			gp_sql_bind_opt(st, 5, numbered, numbered ? (__s64)cm->collectives : 0);
+			sqlite3_bind_text(st, 6, gp_nccl_op_name(lay.op), -1, SQLITE_STATIC);
+			gp_sql_bind_text(st, 7, dt);
+			gp_sql_bind_opt(st, 8, lay.count >= 0, lay.count >= 0 ? (__s64)c->args[lay.count] : 0);
+			sqlite3_bind_int64(st, 9, (__s64)v->bytes);
+			gp_sql_bind_opt(st, 10, lay.root_or_peer >= 0,
 					lay.root_or_peer >= 0 ? (__s32)c->args[lay.root_or_peer] : 0);
-			gp_sql_bind_opt(st, 9, v->has_stream, (__s64)v->stream);
+			gp_sql_bind_opt(st, 11, v->has_stream, (__s64)v->stream);
 			gp_sql_step(x, st);
 		}
 		break;
@@ -392,7 +398,7 @@ static const char *const statements[] = {
 	"INSERT INTO transfers VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	"INSERT INTO allocations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, NULL)",
 	"UPDATE allocations SET free_call_id = ?1, freed_ns = ?2 WHERE call_id = ?3",
-	"INSERT INTO nccl_calls VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	"INSERT INTO nccl_calls VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
 	"INSERT INTO sched_slices VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 	"INSERT INTO strings VALUES (?1, ?2)",
 };

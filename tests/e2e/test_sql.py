@@ -186,6 +186,15 @@ def test_nccl_collectives_equal_each_ranks_accounting(tmp_path):
         assert {(r["comms"], r["comm"]) for r in rows} == {(1, int(ref["comm"], 16))}
         comm = sql(db, f"SELECT comm, rank, nranks, destroyed FROM nccl_comms WHERE pid = {ref['pid']}")
         assert comm == [{"comm": int(ref["comm"], 16), "rank": ref["rank"], "nranks": 2, "destroyed": 1}]
+    # one communicator across the ranks: the same comm_id, the same sequence numbers 1..n, each the same op
+    per_rank = [sql(db, f"SELECT comm_id, seq, op, bytes FROM nccl_calls WHERE pid = {r['pid']} AND seq IS NOT NULL"
+                        " ORDER BY seq") for r in refs]
+    ids = {row["comm_id"] for rows in per_rank for row in rows}
+    assert len(ids) == 1 and None not in ids
+    n = sum(v["calls"] for k, v in refs[0]["nccl"].items() if k in ("ncclAllReduce", "ncclAllGather",
+                                                                    "ncclReduceScatter", "ncclBroadcast"))
+    assert [row["seq"] for row in per_rank[0]] == list(range(1, n + 1))
+    assert per_rank[0] == per_rank[1]
 
 
 @pytest.fixture(scope="module")
