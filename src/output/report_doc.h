@@ -34,6 +34,8 @@ json_t *gp_doc_api(struct gp_doc *d, const struct gp_process *p);
 json_t *gp_doc_nested_api(struct gp_doc *d, const struct gp_process *p);
 json_t *gp_doc_gpu_work(struct gp_doc *d, const struct gp_process *p);
 json_t *gp_doc_nccl(struct gp_doc *d, const struct gp_process *p);
+json_t *gp_doc_nvml(struct gp_doc *d); /* report_doc_gpus.c: NVML's state */
+json_t *gp_doc_gpus(struct gp_doc *d); /* report_doc_gpus.c: the devices NVML sampled */
 json_t *gp_doc_size_histogram(struct gp_doc *d, const __u64 *hist); /* [{lo_bytes, hi_bytes, calls}] of GP_SIZE_BUCKETS */
 json_t *gp_doc_transfers(struct gp_doc *d, const struct gp_process *p);
 json_t *gp_doc_memsets(struct gp_doc *d, const struct gp_process *p);
