@@ -376,7 +376,8 @@ static void unknown_key_and_section(void **state)
 	assert_int_equal(load_text("[trace]\nstack = on\n[Trace]\nstacks = on\n[log]\nlevel = info\n", &c), -EINVAL);
 	snprintf(want, sizeof(want),
 		 "gpuprobed: %s:2: [trace] stack: unknown key (the keys of [trace]: stacks, timeline, aggregate, "
-		 "max_processes, max_stacks, ringbuf_mb, poll_ms, hold_max_ms, uprobe_multi, overhead_budget)\n"
+		 "max_processes, max_stacks, ringbuf_mb, poll_ms, hold_max_ms, nvml_interval, nvml_lib, uprobe_multi, "
+		 "overhead_budget)\n"
 		 "gpuprobed: %s:3: [Trace]: unknown section (sections: [metrics], [reports], [trace], [log])\n",
 		 path, path);
 	/* the unknown section's keys are not reported again, one line per problem */
