@@ -148,7 +148,7 @@ int gp_md_gpus(const json_t *doc, FILE *out)
 		return 0;
 	fputs("## GPU devices\n\n", out);
 	if (!strcmp(state, "off")) {
-		fputs("NVML was not sampled (--no-nvml).\n\n", out);
+		fputs("NVML was not sampled (--no-nvml, or a capture without NVML records).\n\n", out);
 		return 0;
 	}
 	if (strcmp(state, "ok")) {
