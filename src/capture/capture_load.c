@@ -182,6 +182,41 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 				       u.hold_file.max_ns))
 			return -ENOMEM;
 		break;
+	case GP_MOP_GPU_NVML:
+		UNPACK(gpu_nvml);
+		gp_model_gpu_nvml(m, u.gpu_nvml.state, u.gpu_nvml.note, u.gpu_nvml.driver,
+				  u.gpu_nvml.interval_ns, u.gpu_nvml.sampler_cpu_ns);
+		break;
+	case GP_MOP_GPU_DEVICE:
+		UNPACK(gpu_device);
+		if (gp_model_gpu_device(m, u.gpu_device.index, u.gpu_device.name, u.gpu_device.uuid,
+					u.gpu_device.memory_total))
+			return -ENOMEM;
+		break;
+	case GP_MOP_GPU_SAMPLE: {
+		struct gp_gpu_sample gs;
+
+		UNPACK(gpu_sample);
+		if (u.gpu_sample.sample.n != sizeof(gs))
+			return -EINVAL;
+		memcpy(&gs, u.gpu_sample.sample.p, sizeof(gs));
+		if (gp_model_gpu_sample(m, &gs))
+			return -ENOMEM;
+		break;
+	}
+	case GP_MOP_GPU_PROCESS:
+		UNPACK(gpu_process);
+		if (gp_model_gpu_process(m, u.gpu_process.index, u.gpu_process.pid, u.gpu_process.mono_ns,
+					 u.gpu_process.used_memory, u.gpu_process.sm_util,
+					 u.gpu_process.mem_util))
+			return -ENOMEM;
+		break;
+	case GP_MOP_GPU_ERROR:
+		UNPACK(gpu_error);
+		if (gp_model_gpu_error(m, u.gpu_error.index, u.gpu_error.call, u.gpu_error.code,
+				       u.gpu_error.text, u.gpu_error.mono_ns))
+			return -ENOMEM;
+		break;
 	case GP_MOP_HOLD_TIMEOUT:
 		UNPACK(hold_timeout);
 		if (gp_model_hold_timeout(m, u.hold_timeout.pid, u.hold_timeout.reason,

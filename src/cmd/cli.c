@@ -87,6 +87,13 @@ static const char usage_text[] =
 	"                         on-CPU slices (CPU, page faults taken, why it left),\n"
 	"                         off-CPU gaps, an on-CPU threads counter per process (a\n"
 	"                         record per context switch: large)\n"
+	"      --nvml-interval MS sample the GPUs through NVML every MS ms, 10 to 60000\n"
+	"                         (default 100): utilization, memory, clocks, power,\n"
+	"                         temperature, PCIe, throttling, per-process memory and\n"
+	"                         utilization (report.json gpus[]; docs/report-format.md)\n"
+	"      --nvml-lib PATH    the NVML library to load (default libnvidia-ml.so.1,\n"
+	"                         found as the loader finds it)\n"
+	"      --no-nvml          do not load NVML\n"
 	"      --no-uprobe-multi  one perf-event link per probed function, as on kernels\n"
 	"                         before 6.6 (slower to attach and to detach)\n"
 	"  -v, --verbose          more messages (-vv: libbpf's too)\n"
@@ -166,7 +173,8 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 {
 	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI, OPT_NO_STACKS, OPT_MAX_STACKS, OPT_RECORD, OPT_NO_RECORD, OPT_SQLITE,
 	       OPT_NO_TIMELINE, OPT_TIMELINE_MAX, OPT_TIMELINE_SCHED, OPT_AGGREGATE, OPT_DAEMON, OPT_CONFIG,
-	       OPT_FOREGROUND, OPT_UNWIND_MB, OPT_NO_PYTHON, OPT_HOLD_MAX };
+	       OPT_FOREGROUND, OPT_UNWIND_MB, OPT_NO_PYTHON, OPT_HOLD_MAX, OPT_NVML_INTERVAL, OPT_NVML_LIB,
+	       OPT_NO_NVML };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "name", required_argument, NULL, 'n' },
@@ -191,6 +199,9 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		{ "daemon", no_argument, NULL, OPT_DAEMON },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "foreground", no_argument, NULL, OPT_FOREGROUND },
+		{ "nvml-interval", required_argument, NULL, OPT_NVML_INTERVAL },
+		{ "nvml-lib", required_argument, NULL, OPT_NVML_LIB },
+		{ "no-nvml", no_argument, NULL, OPT_NO_NVML },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -211,6 +222,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 	o->record = true;
 	o->timeline = true;
 	o->timeline_max_events = GP_DEFAULT_TIMELINE_MAX_EVENTS;
+	o->nvml_interval_ms = GP_DEFAULT_NVML_MS;
 	opterr = 0; /* our own messages, one line each */
 	optind = 1;
 	/* '+': options end at the command (its own options are its own) */
@@ -330,6 +342,20 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		case OPT_FOREGROUND:
 			o->foreground = true;
 			break;
+		case OPT_NVML_INTERVAL:
+			if (!parse_uint(optarg, 60000, &v) || v < 10)
+				return usage_error("--nvml-interval: '%s' is not a number of milliseconds between 10 and 60000",
+						   optarg);
+			o->nvml_interval_ms = (unsigned)v;
+			break;
+		case OPT_NVML_LIB:
+			if (!*optarg)
+				return usage_error("--nvml-lib: empty file name%s", "");
+			o->nvml_lib = optarg;
+			break;
+		case OPT_NO_NVML:
+			o->nvml_interval_ms = 0;
+			break;
 		case 'v':
 			o->verbosity++;
 			break;
@@ -362,7 +388,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		    o->no_uprobe_multi || !o->stacks || o->max_stacks != GP_DEFAULT_MAX_STACKS || !o->record ||
 		    o->unwind_mb != GP_DEFAULT_UNWIND_MB || !o->python ||
 		    o->record_path || o->sqlite_path || !o->timeline || o->timeline_max_events != GP_DEFAULT_TIMELINE_MAX_EVENTS ||
-		    o->timeline_sched || o->aggregate)
+		    o->timeline_sched || o->aggregate || o->nvml_interval_ms != GP_DEFAULT_NVML_MS || o->nvml_lib)
 			return usage_error("--daemon takes its settings from the configuration file (--config)%s", "");
 		o->mode = GP_MODE_ALL;
 		o->command_line = join_argv(argc, argv);

@@ -305,6 +305,27 @@ static int parse_poll_ms(const char *v, struct gp_daemon_config *c, char *why)
 	return 0;
 }
 
+static int parse_nvml_interval(const char *v, struct gp_daemon_config *c, char *why)
+{
+	if (!strcmp(v, "off")) {
+		c->nvml_interval_ms = 0;
+		return 0;
+	}
+	if (!parse_range(v, 10, 60000, &c->nvml_interval_ms))
+		return why_printf(why, "'%s' is not off or a number of milliseconds between 10 and 60000", v);
+	return 0;
+}
+
+static int parse_nvml_lib(const char *v, struct gp_daemon_config *c, char *why)
+{
+	if (*v != '/')
+		return why_printf(why, "'%s' is not an absolute path (it must start with /)", v);
+	if (strlen(v) >= sizeof(c->nvml_lib))
+		return why_printf(why, "the path is longer than %zu characters", sizeof(c->nvml_lib) - 1);
+	strcpy(c->nvml_lib, v);
+	return 0;
+}
+
 static int parse_hold_max_ms(const char *v, struct gp_daemon_config *c, char *why)
 {
 	if (!parse_range(v, 1, 60000, &c->hold_max_ms))
@@ -384,6 +405,8 @@ static const struct key keys[] = {
 	{ SEC_TRACE, "ringbuf_mb", parse_ringbuf_mb, true, FIELD(ringbuf_mb), false },
 	{ SEC_TRACE, "poll_ms", parse_poll_ms, true, FIELD(poll_ms), false },
 	{ SEC_TRACE, "hold_max_ms", parse_hold_max_ms, true, FIELD(hold_max_ms), false },
+	{ SEC_TRACE, "nvml_interval", parse_nvml_interval, true, FIELD(nvml_interval_ms), false },
+	{ SEC_TRACE, "nvml_lib", parse_nvml_lib, true, FIELD(nvml_lib), false },
 	{ SEC_TRACE, "uprobe_multi", parse_uprobe_multi, true, FIELD(uprobe_multi), false },
 	{ SEC_TRACE, "overhead_budget", parse_overhead_budget, false, FIELD(overhead_budget), false },
 	{ SEC_LOG, "level", parse_log_level, false, FIELD(log_level), false },
@@ -411,6 +434,7 @@ void gp_daemon_config_defaults(struct gp_daemon_config *c)
 	c->ringbuf_mb = 16;
 	c->poll_ms = 10;
 	c->hold_max_ms = GP_DEFAULT_HOLD_MAX_MS;
+	c->nvml_interval_ms = GP_DEFAULT_NVML_MS;
 	c->uprobe_multi = true;
 	c->overhead_budget = 0;
 	c->log_level = LOG_NOTICE;

@@ -48,6 +48,8 @@ struct gp_daemon_config {
 	unsigned hold_max_ms;      /* 1..60000: a held process is continued after this long at most */
 	bool uprobe_multi;
 	double overhead_budget;    /* fraction of the traced processes' CPU time (0.01 = "1%"); 0: off */
+	unsigned nvml_interval_ms; /* 10..60000; 0: NVML off */
+	char nvml_lib[256];        /* "": libnvidia-ml.so.1 through the loader's search */
 
 	/* [log] */
 	int log_level;             /* syslog level: LOG_ERR .. LOG_DEBUG */

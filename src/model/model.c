@@ -164,6 +164,7 @@ void gp_model_free(struct gp_model *m)
 	for (size_t i = 0; i < m->session.nhold_files; i++)
 		free(m->session.hold_files[i].path);
 	free(m->session.hold_files);
+	gp_gpus_release(&m->gpus);
 	free(m->name_buf);
 	free(m->mangled_buf);
 	free(m);

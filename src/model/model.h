@@ -380,11 +380,66 @@ struct gp_call_view {
 	const struct gp_op *op_detail;      /* what it did, decoded (op above is its kind's name) */
 };
 
+/* ---- the GPU's side (NVML, src/gpu/; the tables: gpus.c, view.h) ----------------------------- */
+/*
+ * Every metric a device sample holds: enum name, report.json key, unit. A metric a call did not
+ * give is left out of the sample's valid bits (it failed: said by gp_model_gpu_error).
+ */
+#define GP_GPU_METRIC_TABLE(X) \
+	X(UTIL_GPU, "gpu_util_pct", "%") \
+	X(UTIL_MEM, "memory_util_pct", "%") \
+	X(MEM_USED, "memory_used_bytes", "bytes") \
+	X(SM_CLOCK, "sm_clock_mhz", "MHz") \
+	X(MEM_CLOCK, "memory_clock_mhz", "MHz") \
+	X(POWER, "power_mw", "mW") \
+	X(TEMP, "temperature_c", "C") \
+	X(PCIE_TX, "pcie_tx_kbps", "KB/s") \
+	X(PCIE_RX, "pcie_rx_kbps", "KB/s") \
+	X(THROTTLE, "throttle_reasons", "bits")
+
+enum gp_gpu_metric {
+#define GP_GM_ENUM(NAME, key, unit) GP_GM_##NAME,
+	GP_GPU_METRIC_TABLE(GP_GM_ENUM)
+#undef GP_GM_ENUM
+	GP_GM_N
+};
+
+const char *gp_gpu_metric_key(enum gp_gpu_metric g);
+const char *gp_gpu_metric_unit(enum gp_gpu_metric g);
+
+/* One device's sample (the capture's GPU_SAMPLE, raw: the layout is the format's). */
+struct gp_gpu_sample {
+	__u32 index;
+	__u32 valid;	  /* bit per enum gp_gpu_metric */
+	__u64 mono_ns;	  /* when it was taken */
+	__u64 window_ns;  /* since the device's previous sample (the utilizations' window) */
+	__u64 v[GP_GM_N];
+};
+
+/* What became of NVML: enum gp_nvml_state, a line for the report when it is not OK. */
+enum gp_nvml_state { GP_NVML_OFF = 0, GP_NVML_OK, GP_NVML_ABSENT, GP_NVML_FAILED };
+#define GP_NVML_UNKNOWN_UTIL (-1) /* a per-process utilization NVML did not give */
+#define GP_NVML_ERROR_GPU_IS_LOST 15 /* nvml.h's NVML_ERROR_GPU_IS_LOST */
+
+/* NVML's state; again at the end with the sampling thread's CPU time */
+void gp_model_gpu_nvml(struct gp_model *m, int state, const char *note, const char *driver, __u64 interval_ns,
+		       __u64 sampler_cpu_ns);
+int gp_model_gpu_device(struct gp_model *m, __u32 index, const char *name, const char *uuid, __u64 memory_total);
+int gp_model_gpu_sample(struct gp_model *m, const struct gp_gpu_sample *s);
+int gp_model_gpu_process(struct gp_model *m, __u32 index, __u32 pid, __u64 mono_ns, __u64 used_memory,
+			 __s32 sm_util, __s32 mem_util);
+/* A failed NVML call (index: the device, or GP_GPU_NO_DEVICE); GPU_IS_LOST marks the device lost. */
+#define GP_GPU_NO_DEVICE 0xffffffffu
+int gp_model_gpu_error(struct gp_model *m, __u32 index, const char *call, __s32 code, const char *text,
+		       __u64 mono_ns);
+
 struct gp_model_observer {
 	void *ctx;
 	void (*call)(void *ctx, const struct gp_call_view *v);
 	/* an on-CPU slice of a traced thread (--timeline-sched records; NULL: not wanted) */
 	void (*sched)(void *ctx, const struct gp_sched_slice *s);
+	/* a device's NVML sample (NULL: not wanted) */
+	void (*gpu)(void *ctx, const struct gp_gpu_sample *s);
 };
 void gp_model_set_observer(struct gp_model *m, const struct gp_model_observer *obs); /* NULL: none */
 

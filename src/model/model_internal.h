@@ -17,6 +17,7 @@ struct gp_thread *gp_process_thread_get(struct gp_process *p, __u32 tid); /* cre
 void gp_model_drop_add(struct gp_model *m, const char *name, __u64 n);
 
 /* memory.c */
+void gp_gpus_release(struct gp_gpus *g); /* gpus.c */
 void gp_memory_release(struct gp_memory *mem);
 int gp_memory_alloc(struct gp_process *p, const struct gp_api_call *c, enum gp_alloc_kind kind,
 		    __u64 ptr, __u64 bytes, __s32 device);

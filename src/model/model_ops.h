@@ -65,7 +65,13 @@
 	X(28, UNWIND, unwind) \
 	X(29, HOLDS, holds) \
 	X(30, HOLD_TIMEOUT, hold_timeout) \
-	X(31, HOLD_FILE, hold_file)
+	X(31, HOLD_FILE, hold_file) \
+	/* NVML (src/gpu/): the library's state, each device, its samples, processes, failed calls */ \
+	X(32, GPU_NVML, gpu_nvml) \
+	X(33, GPU_DEVICE, gpu_device) \
+	X(34, GPU_SAMPLE, gpu_sample) \
+	X(35, GPU_PROCESS, gpu_process) \
+	X(36, GPU_ERROR, gpu_error)
 
 #define GP_OPF_SESSION(F) F(STR, tool_version) F(STR, command_line) F(STR, mode) F(STR, hostname) \
 	F(STR, kernel_release) F(U64, start_mono_ns) F(U64, start_realtime_ns)
@@ -108,6 +114,12 @@
 #define GP_OPF_HOLD_TIMEOUT(F) F(U32, pid) F(U32, reason) F(U64, held_ns)
 #define GP_OPF_HOLD_FILE(F) F(U64, dev) F(U64, ino) F(U32, reason) F(STR, path) F(U64, holds) F(U64, total_ns) \
 	F(U64, max_ns)
+#define GP_OPF_GPU_NVML(F) F(S32, state) F(STR, note) F(STR, driver) F(U64, interval_ns) F(U64, sampler_cpu_ns)
+#define GP_OPF_GPU_DEVICE(F) F(U32, index) F(STR, name) F(STR, uuid) F(U64, memory_total)
+#define GP_OPF_GPU_SAMPLE(F) F(RAW, sample) /* struct gp_gpu_sample (model.h) */
+#define GP_OPF_GPU_PROCESS(F) F(U32, index) F(U32, pid) F(U64, mono_ns) F(U64, used_memory) F(S32, sm_util) \
+	F(S32, mem_util)
+#define GP_OPF_GPU_ERROR(F) F(U32, index) F(STR, call) F(S32, code) F(STR, text) F(U64, mono_ns)
 
 enum gp_model_op {
 #define GP_MOP_ENUM(num, NAME, name) GP_MOP_##NAME = num,

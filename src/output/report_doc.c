@@ -647,6 +647,8 @@ json_t *gp_report_doc(const struct gp_model *m)
 	gp_doc_put(&d, root, "recommendations", gp_doc_recommendations(&d));
 	gp_doc_drops(&d, root);
 	gp_doc_put(&d, root, "sampling", gp_doc_sampling(&d));
+	gp_doc_put(&d, root, "nvml", gp_doc_nvml(&d));
+	gp_doc_put(&d, root, "gpus", gp_doc_gpus(&d));
 	gp_doc_put(&d, root, "instrumentation", gp_doc_instrumentation(&d));
 	if (d.failed) {
 		json_decref(root);

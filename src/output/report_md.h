@@ -38,6 +38,9 @@ int gp_md_threads(const json_t *doc, const json_t *p, FILE *out);
 /* report_md_nccl.c: nested calls, the combined GPU work view, NCCL. 0 or -ENOMEM. */
 int gp_md_nested(const json_t *p, FILE *out);
 int gp_md_gpu_work(const json_t *p, FILE *out);
+
+/* report_md_gpus.c: "GPU devices" (NVML). 0 or -ENOMEM. */
+int gp_md_gpus(const json_t *doc, FILE *out);
 int gp_md_nccl(const json_t *p, FILE *out);
 int gp_md_communicators(const json_t *doc, FILE *out); /* the top-level communicators[] */
 

@@ -14,6 +14,7 @@
 #define GP_MAX_NAME_ARGS      8 /* = GP_MAX_NAMES (events.h) */
 #define GP_DEFAULT_MAX_STACKS 1000000
 #define GP_DEFAULT_HOLD_MAX_MS 2000 /* = holds.h's */
+#define GP_DEFAULT_NVML_MS    100 /* = GP_NVML_DEFAULT_INTERVAL_MS (gpu/nvml_sampler.h) */
 #define GP_DEFAULT_UNWIND_MB  64 /* the unwind tables' pool: PyTorch's libraries need ~40 MiB */
 #define GP_DEFAULT_TIMELINE_MAX_EVENTS \
 	5000000ULL /* = GP_TIMELINE_DEFAULT_MAX_EVENTS (output/trace_json.h) */
@@ -53,6 +54,8 @@ struct gp_options {
 		*config_path; /* --config FILE; NULL: the default path, defaults if it is missing */
 	bool foreground;      /* --foreground: plain log lines for a person, even under systemd */
 	char *command_line;   /* argv joined, for the report */
+	unsigned nvml_interval_ms; /* NVML sampled this often (--nvml-interval); 0: not at all (--no-nvml) */
+	const char *nvml_lib;      /* --nvml-lib PATH; NULL: libnvidia-ml.so.1 through the loader's search */
 };
 
 /*

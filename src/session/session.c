@@ -64,6 +64,8 @@ static __u64 stop_tracing(struct session *s)
 	gp_budget_detached(&s->budget);
 	gp_bpf_stop_scheduler(&s->bpf);
 	end_ns = gp_clock_ns(CLOCK_MONOTONIC);
+	gp_nvml_sampler_stop(s->nvml, s->model);
+	s->nvml = NULL;
 	gp_collector_drain(&s->collector);
 	gp_holds_release_all(&s->holds); /* whatever is left: a record lost, a path not taken */
 	gp_stack_sources_settle(s->sources); /* what was found of interpreters, into the model */
@@ -127,6 +129,7 @@ static int finish(struct session *s, int loop_err, enum gp_stop_reason why, int 
 
 static void cleanup(struct session *s)
 {
+	gp_nvml_sampler_stop(s->nvml, s->model); /* before the model goes */
 	gp_stack_sources_free(s->sources); /* its builder writes the BPF maps: stopped before they go */
 	gp_uprobes_release(&s->probes);
 	if (s->collector_ready)

@@ -17,6 +17,7 @@
 #include "collect/collector.h"
 #include "session/counters.h"
 #include "collect/event_loop.h"
+#include "gpu/nvml_sampler.h"
 #include "session/session.h"
 #include "session/targets.h"
 
@@ -34,6 +35,7 @@ struct session {
 	struct gp_model *model;
 	struct gp_capture_live capture; /* the capture file, if recorded */
 	struct gp_timeline *timeline;	/* trace.json, fed by the model; NULL: --no-timeline */
+	struct gp_nvml_sampler *nvml;   /* NVML's samples; NULL: none (off, absent, failed) */
 	struct gp_uprobes probes;
 	struct gp_files files;
 	struct gp_procs procs;

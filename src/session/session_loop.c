@@ -17,6 +17,7 @@ static void on_drain(void *ctx)
 	struct session *s = ctx;
 
 	gp_collector_drain(&s->collector);
+	gp_nvml_sampler_drain(s->nvml, s->model);
 	gp_files_settle(&s->files); /* after the mappings the ring held */
 	gp_stack_sources_settle(s->sources); /* after the records of processes that exited */
 	gp_budget_step(&s->budget);

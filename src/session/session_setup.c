@@ -278,5 +278,7 @@ int gp_session_prepare(struct session *s)
 		return err;
 	}
 	s->procs.loop = s->loop;
+	if (o->nvml_interval_ms) /* never fatal: NVML's absence or failure is a line of the report */
+		s->nvml = gp_nvml_sampler_start(s->model, o->nvml_lib, o->nvml_interval_ms);
 	return 0;
 }

@@ -20,7 +20,8 @@ SIMGPU_CUDA_OBJS   := $(patsubst $(SIMGPU_SRC)/%.c,$(SIMGPU_DIR)/obj/%.o,$(wildc
 SIMGPU_CUDART_STATIC_OBJS := $(filter-out %/cudart_driver.o,$(SIMGPU_CUDART_OBJS)) \
                              $(SIMGPU_DIR)/obj/cudart/cudart_driver_static.o
 SIMGPU_LIBS   := $(SIMGPU_DIR)/libsimgpu.so $(SIMGPU_DIR)/libcudart.so.13 $(SIMGPU_DIR)/libcudart.so \
-                 $(SIMGPU_DIR)/libcuda.so.1 $(SIMGPU_DIR)/libcuda.so $(SIMGPU_DIR)/libcudart_static.a
+                 $(SIMGPU_DIR)/libcuda.so.1 $(SIMGPU_DIR)/libcuda.so $(SIMGPU_DIR)/libcudart_static.a \
+                 $(SIMGPU_DIR)/libnvidia-ml.so.1 $(SIMGPU_DIR)/libnvidia-ml.so
 
 $(SIMGPU_DIR)/obj/%.o: $(SIMGPU_SRC)/%.c $(SIMGPU_HDRS)
 	@mkdir -p $(@D)
@@ -54,6 +55,20 @@ $(SIMGPU_DIR)/libcuda.so.1: $(SIMGPU_CUDA_OBJS) $(SIMGPU_SRC)/libcuda.map $(SIMG
 
 $(SIMGPU_DIR)/libcuda.so: $(SIMGPU_DIR)/libcuda.so.1
 	ln -sf libcuda.so.1 $@
+
+# NVML (libnvidia-ml.so.1): reads the board every simulated process publishes on (the GPU model's
+# gpu_board.h); it does not load the model itself. Unversioned nvml* exports like the real one.
+SIMGPU_NVML_OBJS := $(SIMGPU_DIR)/obj/nvml/nvml.o $(SIMGPU_DIR)/obj/nvml/gpu_board_map.o
+$(SIMGPU_DIR)/obj/nvml/gpu_board_map.o: $(SIMGPU_SRC)/model/gpu_board_map.c $(SIMGPU_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(SIMGPU_CFLAGS) -c $< -o $@
+
+$(SIMGPU_DIR)/libnvidia-ml.so.1: $(SIMGPU_NVML_OBJS) $(SIMGPU_SRC)/libnvidia-ml.map
+	$(CC) -shared -pthread -Wl,-soname,libnvidia-ml.so.1 -Wl,--version-script=$(SIMGPU_SRC)/libnvidia-ml.map \
+		-Wl,-z,defs -o $@ $(SIMGPU_NVML_OBJS) -lrt
+
+$(SIMGPU_DIR)/libnvidia-ml.so: $(SIMGPU_DIR)/libnvidia-ml.so.1
+	ln -sf libnvidia-ml.so.1 $@
 
 # The runtime, the driver and the GPU model in one archive, like nvcc's default -cudart static:
 # a program linked with it maps no libcudart.so / libcuda.so / libsimgpu.so; its cuda* functions

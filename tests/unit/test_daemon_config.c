@@ -145,12 +145,13 @@ static void shipped_config_is_the_defaults(void **state)
 	gp_daemon_config_defaults(&d);
 	assert_config_equal(&c, &d);
 
-	/* and it sets every key explicitly (17), rather than leaving some to the defaults */
+	/* and it sets every key explicitly (18), rather than leaving some to the defaults: all but
+	 * nvml_lib, whose default (the loader's search) is no path */
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f))
 		keys += line[0] != '#' && line[0] != ';' && line[0] != '[' && strchr(line, '=') != NULL;
 	fclose(f);
-	assert_int_equal(keys, 17);
+	assert_int_equal(keys, 18);
 }
 
 /* ---- each key's values ---------------------------------------------------- */
@@ -376,7 +377,8 @@ static void unknown_key_and_section(void **state)
 	assert_int_equal(load_text("[trace]\nstack = on\n[Trace]\nstacks = on\n[log]\nlevel = info\n", &c), -EINVAL);
 	snprintf(want, sizeof(want),
 		 "gpuprobed: %s:2: [trace] stack: unknown key (the keys of [trace]: stacks, timeline, aggregate, "
-		 "max_processes, max_stacks, ringbuf_mb, poll_ms, hold_max_ms, uprobe_multi, overhead_budget)\n"
+		 "max_processes, max_stacks, ringbuf_mb, poll_ms, hold_max_ms, nvml_interval, nvml_lib, uprobe_multi, "
+		 "overhead_budget)\n"
 		 "gpuprobed: %s:3: [Trace]: unknown section (sections: [metrics], [reports], [trace], [log])\n",
 		 path, path);
 	/* the unknown section's keys are not reported again, one line per problem */

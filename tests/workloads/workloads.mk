@@ -17,6 +17,9 @@ $(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | simg
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 $(WL_FLAGS) $< -o $@ $(WL_LINK)
 
+# nvml_phases reads the simulator's own times of its kernels (simgpu.h)
+$(BUILD)/workloads/nvml_phases: WL_LINK += -lsimgpu
+
 $(BUILD)/workloads/%: tests/workloads/%.cpp $(wildcard tests/workloads/*.h) | simgpu
 	@mkdir -p $(@D)
 	$(CXX) -std=gnu++20 $(WL_FLAGS) $< -o $@ $(WL_LINK)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
+#include "gpu_board.h"
 
 #define STACK_MAX 64
 
@@ -198,6 +199,7 @@ CU_API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 		primary[dev].dev = dev;
 		primary[dev].primary = true;
 		__atomic_add_fetch(&primary[dev].refs, 1, __ATOMIC_RELAXED);
+		sg_board_context(dev);
 		pthread_mutex_unlock(&ctx_mu);
 		*pctx = (CUcontext)&primary[dev];
 	}
@@ -259,6 +261,7 @@ static CUresult create(CUcontext *pctx, unsigned flags, CUdevice dev)
 	pthread_mutex_unlock(&ctx_mu);
 	push(c);
 	*pctx = (CUcontext)c;
+	sg_board_context(dev); /* NVML lists the process on the device from now on */
 	return CUDA_SUCCESS;
 }
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
+#include "gpu_board.h"
 #include "gpu_internal.h"
 
 #define ALIGN 512u
@@ -203,8 +204,10 @@ int sg_mem_alloc(int dev, size_t size, enum sg_mem_kind kind, unsigned flags, vo
 		} else {
 			r.base = at;
 			err = insert(&r);
-			if (!err)
+			if (!err) {
 				devs[dev].used += r.charged;
+				sg_board_mem(dev, devs[dev].used);
+			}
 		}
 	}
 	pthread_mutex_unlock(&mem_mu);
@@ -239,8 +242,10 @@ int sg_mem_free(void *p, unsigned kinds, struct sg_range *freed)
 	}
 	r = tab[i - 1];
 	remove_at(i - 1);
-	if (r.kind == SG_MEM_DEVICE || r.kind == SG_MEM_MANAGED)
+	if (r.kind == SG_MEM_DEVICE || r.kind == SG_MEM_MANAGED) {
 		devs[r.device].used -= r.charged;
+		sg_board_mem(r.device, devs[r.device].used);
+	}
 	pthread_mutex_unlock(&mem_mu);
 
 	if (r.kind == SG_MEM_PINNED)
@@ -358,6 +363,7 @@ void sg_mem_reset(int dev)
 		    !(tab[i].flags & SG_RANGE_VMM)) {
 			release_pages(tab[i].base, tab[i].charged);
 			devs[dev].used -= tab[i].charged;
+			sg_board_mem(dev, devs[dev].used);
 			remove_at(i);
 		} else {
 			i++;
@@ -379,6 +385,8 @@ int sg_mem_charge(int dev, uint64_t bytes)
 		err = SG_ENOMEM;
 	else
 		devs[dev].used += bytes;
+	if (!err)
+		sg_board_mem(dev, devs[dev].used);
 	pthread_mutex_unlock(&mem_mu);
 	return err;
 }
@@ -386,8 +394,10 @@ int sg_mem_charge(int dev, uint64_t bytes)
 void sg_mem_uncharge(int dev, uint64_t bytes)
 {
 	pthread_mutex_lock(&mem_mu);
-	if (dev >= 0 && dev < ndevs)
+	if (dev >= 0 && dev < ndevs) {
 		devs[dev].used -= bytes;
+		sg_board_mem(dev, devs[dev].used);
+	}
 	pthread_mutex_unlock(&mem_mu);
 }
 

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 
+#include "gpu_board.h"
 #include "gpu_internal.h"
 
 pthread_mutex_t sg_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -204,6 +205,47 @@ void sg_stream_put(struct sg_stream *s)
 	pthread_mutex_unlock(&sg_mu);
 }
 
+/*
+ * What the board (NVML's view) learns of an item as its worker starts it: its modelled interval as
+ * SM busy time (kernels, memsets: a real GPU runs them as kernels), as memory busy time (copies
+ * touching device memory, memsets) and a copy's bytes across PCIe, on the device that holds the
+ * device side (a copy between host memory and a device: its device; device to device: no PCIe).
+ */
+static bool on_device(const struct sg_range *r)
+{
+	return r->kind == SG_MEM_DEVICE || r->kind == SG_MEM_MANAGED || (r->flags & SG_RANGE_VMM);
+}
+
+static void board_item(const struct sg_stream *s, const struct sg_op *op)
+{
+	const struct sg_work *w = &op->w;
+	uint64_t end = op->t_start + w->dur_ns;
+	struct sg_range src, dst;
+	bool sdev, ddev;
+
+	switch (w->kind) {
+	case SG_WORK_KERNEL:
+		sg_board_busy(s->dev, SG_BUSY_SM, op->t_start, end);
+		break;
+	case SG_WORK_MEMSET:
+		sg_board_busy(s->dev, SG_BUSY_SM, op->t_start, end);
+		sg_board_busy(s->dev, SG_BUSY_MEM, op->t_start, end);
+		break;
+	case SG_WORK_COPY:
+		sg_mem_lookup(w->src, &src);
+		sg_mem_lookup(w->dst, &dst);
+		sdev = on_device(&src);
+		ddev = on_device(&dst);
+		if (sdev || ddev)
+			sg_board_busy(ddev ? dst.device : src.device, SG_BUSY_MEM, op->t_start, end);
+		if (sdev != ddev)
+			sg_board_pcie(ddev ? dst.device : src.device, sdev, (uint64_t)w->width * (w->height ? w->height : 1));
+		break;
+	default:
+		break;
+	}
+}
+
 static void *worker(void *arg)
 {
 	struct sg_stream *s = arg, **pp;
@@ -232,7 +274,10 @@ static void *worker(void *arg)
 		op->t_start = start;
 		pthread_mutex_unlock(&sg_mu);
 
+		board_item(s, op);
 		op->t_end = run_op(op);
+		if (op->w.kind == SG_WORK_HOSTFN && op->w.timed_fn) /* an NCCL item: a kernel on a GPU */
+			sg_board_busy(s->dev, SG_BUSY_SM, op->t_start, op->t_end);
 		/* the snapshot is not needed once the bytes moved (the op may outlive this) */
 		free(op->staged);
 		op->staged = NULL;
