@@ -10,6 +10,9 @@
 /* `gpuprobed report CAPTURE [-o DIR]`: every output of a session rebuilt from its capture. */
 int gp_cmd_report(int argc, char **argv);
 
+/* `gpuprobed merge CAPTURE... [-o DIR]`: the captures of several sessions (nodes) as one report. */
+int gp_cmd_merge(int argc, char **argv);
+
 /* `gpuprobed replay CAPTURE ...`: the capture's GPU work re-issued, what-if changes measured. */
 int gp_cmd_replay(int argc, char **argv);
 
