@@ -509,6 +509,12 @@ struct gp_stacks {
 struct gp_process {
 	__u32 pid;
 	char *host;             /* the host it ran on when not the session's (gpuprobed merge); NULL: the session's */
+	/*
+	 * gpuprobed merge: its times are its own host's CLOCK_MONOTONIC; plus clock_offset_ns they are
+	 * on the merged axis. own_start_ns/own_end_ns: its own session's bounds (0: the model's).
+	 */
+	__s64 clock_offset_ns;
+	__u64 own_start_ns, own_end_ns;
 	char *comm;
 	char *cmdline;
 	__u64 attach_ns;
@@ -632,6 +638,7 @@ struct gp_model {
 	bool has_resolver;
 	struct gp_model_tap tap; /* sees every operation (model_ops.c) */
 	struct gp_report_source source; /* strings owned; kind NULL: "live" without a capture */
+	const struct gp_merge_info *merge; /* gpuprobed merge: its captures and clocks (the caller's); NULL: none */
 	__u64 last_event_ns; /* the latest time an ingested record reaches */
 	struct gp_model_observer observer; /* sees every outermost call (ingest.c); call NULL: none */
 	char *name_buf;    /* resolver output buffers, GP_NAME_BUF bytes each */
@@ -696,6 +703,8 @@ struct gp_model {
 #define GP_NAME_BUF 4096
 
 /* ---- reading ------------------------------------------------------------------ */
+/* The window p was traced in, in its own clock: [its admission or the session's start, its exit or the end). */
+void gp_process_window(const struct gp_model *m, const struct gp_process *p, __u64 *from, __u64 *to);
 __u64 gp_model_drop_get(const struct gp_model *m, const char *name);
 /* Live allocations of all kinds but registrations, by address; *out is malloc'ed (NULL when none). */
 int gp_memory_live(const struct gp_process *p, const struct gp_alloc ***out, size_t *n);
