@@ -380,6 +380,7 @@ static void reload(struct daemon *d)
 	next.ringbuf_mb = d->cfg.ringbuf_mb;
 	next.poll_ms = d->cfg.poll_ms;
 	next.hold_max_ms = d->cfg.hold_max_ms;
+	next.stall_timeout_s = d->cfg.stall_timeout_s;
 	next.uprobe_multi = d->cfg.uprobe_multi;
 	memcpy(next.state_dir, d->cfg.state_dir, sizeof(next.state_dir));
 	listen_changed = next.listen_enabled != d->cfg.listen_enabled || next.listen_port != d->cfg.listen_port ||
@@ -486,6 +487,7 @@ static void session_options(struct daemon *d, const struct gp_options *cli)
 	o->ringbuf_mb = d->cfg.ringbuf_mb;
 	o->poll_ms = d->cfg.poll_ms;
 	o->hold_max_ms = d->cfg.hold_max_ms;
+	o->stall_timeout_s = d->cfg.stall_timeout_s;
 	o->verbosity = cli->verbosity;
 	o->no_uprobe_multi = !d->cfg.uprobe_multi;
 	o->stacks = d->cfg.stacks;

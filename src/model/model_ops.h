@@ -65,7 +65,9 @@
 	X(28, UNWIND, unwind) \
 	X(29, HOLDS, holds) \
 	X(30, HOLD_TIMEOUT, hold_timeout) \
-	X(31, HOLD_FILE, hold_file)
+	X(31, HOLD_FILE, hold_file) \
+	X(32, NCCL_STALL, nccl_stall) \
+	X(33, NCCL_STALL_BEHIND, nccl_stall_behind)
 
 #define GP_OPF_SESSION(F) F(STR, tool_version) F(STR, command_line) F(STR, mode) F(STR, hostname) \
 	F(STR, kernel_release) F(U64, start_mono_ns) F(U64, start_realtime_ns)
@@ -108,6 +110,10 @@
 #define GP_OPF_HOLD_TIMEOUT(F) F(U32, pid) F(U32, reason) F(U64, held_ns)
 #define GP_OPF_HOLD_FILE(F) F(U64, dev) F(U64, ino) F(U32, reason) F(STR, path) F(U64, holds) F(U64, total_ns) \
 	F(U64, max_ns)
+#define GP_OPF_NCCL_STALL(F) F(U64, comm_id) F(U64, seq) F(U32, op) F(U64, bytes) F(U64, waited_ns) F(U64, mono_ns) \
+	F(RAW, waiting) /* __s32 ranks */
+#define GP_OPF_NCCL_STALL_BEHIND(F) F(U64, comm_id) F(U64, seq) F(S32, rank) F(U32, pid) F(U64, last_seq) \
+	F(STR, state)
 
 enum gp_model_op {
 #define GP_MOP_ENUM(num, NAME, name) GP_MOP_##NAME = num,
