@@ -11,37 +11,12 @@ those two, so for collective k the tracer's lateness of rank r lies between r's 
 t1 of the others and r's t1 minus the latest t0 of the others, exactly, whatever else the machine
 runs. gpuprobed, and so the ranks it starts, run at a real-time priority (chrt --rr 1), as in
 test_recommendations_nccl.py, so that the late rank is the one the schedule makes late."""
-import glob
 import json
 import os
 import re
-import shutil
 import subprocess
 
 import gp
-
-CHRT = shutil.which("chrt")
-
-
-def job(tmp_path, args, tracer_args=()):
-    refs_dir = tmp_path / "refs"
-    refs_dir.mkdir()
-    assert CHRT, "chrt (util-linux) is needed to run gpuprobed and the ranks at a real-time priority"
-    env = gp.sim_env()
-    env.pop("SUDO_UID", None)
-    env.pop("SUDO_GID", None)
-    p = subprocess.run([CHRT, "--rr", "1", gp.GPUPROBED, "-o", str(tmp_path / "out"), *tracer_args, "--",
-                        os.path.join(gp.WORKLOADS, "nccl_ranks"), "--ref-dir", str(refs_dir), *args],
-                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180, env=env)
-    assert p.returncode == 0, f"gpuprobed exited with {p.returncode}: {p.stderr}"
-    refs = {}
-    for path in glob.glob(str(refs_dir / "*.json")):
-        with open(path) as f:
-            ref = json.load(f)
-        refs[ref["rank"]] = ref
-    with open(tmp_path / "out" / "report.json") as f:
-        report = json.load(f)
-    return report, refs, p.stderr
 
 
 def lateness_bounds(refs, seq):
@@ -74,7 +49,7 @@ def check_communicator(report, refs, collectives):
 def test_comm_id_and_last_arrival(tmp_path):
     """4 ranks, 40 AllReduces alone between synchronisations, rank 3 late by 30 ms to each."""
     iters, late_ms = 40, 30
-    report, refs, _ = job(tmp_path, ["--ranks", "4", "--iters", str(iters), "--allreduce-only",
+    report, refs, _ = gp.nccl_ranks_job(tmp_path, ["--ranks", "4", "--iters", str(iters), "--allreduce-only",
                                      "--late-rank", "3", "--late-ms", str(late_ms)])
     gp.check_no_loss(report)
     job_ = check_communicator(report, refs, iters)
@@ -102,7 +77,7 @@ def test_collectives_numbered_without_send_recv(tmp_path):
     """The whole schedule: AllReduce, AllGather, ReduceScatter, Broadcast are sequence numbers,
     the Send/Recv ring is not; no late rank."""
     iters = 3
-    report, refs, _ = job(tmp_path, ["--ranks", "3", "--iters", str(iters)])
+    report, refs, _ = gp.nccl_ranks_job(tmp_path, ["--ranks", "3", "--iters", str(iters)])
     gp.check_no_loss(report)
     job_ = check_communicator(report, refs, 4 * iters)
     assert sum(x["count"] for x in job_["last_arrival"]) == 4 * iters
