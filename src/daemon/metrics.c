@@ -409,6 +409,30 @@ static bool rank_series(const struct gp_process *p, size_t c, char id[17], char 
 	return true;
 }
 
+/* One sample per rank of each communicator: its collectives entered, or how long it has waited (now). */
+static void rank_family(struct render *r, const char *name, bool waiting, __u64 now)
+{
+	char id[17], rank[12], nranks[12];
+
+	FOR_PROCS(r, i, p, L) {
+		for (size_t c = 0; p->nccl && c < p->nccl->ncomms; c++) {
+			const struct gp_nccl_comm *cm = p->nccl->comms[c];
+
+			if (!rank_series(p, c, id, rank, nranks))
+				continue;
+			open_sample(r, name, L);
+			label(r, true, "comm_id", id);
+			label(r, true, "rank", rank);
+			label(r, true, "nranks", nranks);
+			if (waiting)
+				close_ns(r, !p->exited && cm->wait_since_ns && now > cm->wait_since_ns ?
+						    now - cm->wait_since_ns : 0);
+			else
+				close_u64(r, cm->collectives + (cm->inflight ? 1 : 0));
+		}
+	}
+}
+
 /*
  * Per rank of each communicator (the stall detector's, src/session/stalls.c): collectives entered
  * (returned, and the one in progress), and how long it has waited on its current one.
@@ -416,42 +440,15 @@ static bool rank_series(const struct gp_process *p, size_t c, char id[17], char 
 static void nccl_rank_families(struct render *r)
 {
 	struct timespec ts;
-	__u64 now;
-	char id[17], rank[12], nranks[12];
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 	family(r, "gpuprobed_nccl_collectives_entered_total", "counter",
 	       "Collectives (not Send/Recv) this rank of the communicator has entered: its last sequence number.");
-	FOR_PROCS(r, i, p, L) {
-		for (size_t c = 0; p->nccl && c < p->nccl->ncomms; c++) {
-			const struct gp_nccl_comm *cm = p->nccl->comms[c];
-
-			if (!rank_series(p, c, id, rank, nranks))
-				continue;
-			open_sample(r, "gpuprobed_nccl_collectives_entered_total", L);
-			label(r, true, "comm_id", id);
-			label(r, true, "rank", rank);
-			label(r, true, "nranks", nranks);
-			close_u64(r, cm->collectives + (cm->inflight ? 1 : 0));
-		}
-	}
+	rank_family(r, "gpuprobed_nccl_collectives_entered_total", false, 0);
 	family(r, "gpuprobed_nccl_waiting_seconds", "gauge",
 	       "How long this rank has waited on its current collective (inside the NCCL call, or blocked in a "
 	       "synchronisation awaiting it); 0 when not waiting.");
-	FOR_PROCS(r, i, p, L) {
-		for (size_t c = 0; p->nccl && c < p->nccl->ncomms; c++) {
-			const struct gp_nccl_comm *cm = p->nccl->comms[c];
-
-			if (!rank_series(p, c, id, rank, nranks))
-				continue;
-			open_sample(r, "gpuprobed_nccl_waiting_seconds", L);
-			label(r, true, "comm_id", id);
-			label(r, true, "rank", rank);
-			label(r, true, "nranks", nranks);
-			close_ns(r, !p->exited && cm->wait_since_ns && now > cm->wait_since_ns ? now - cm->wait_since_ns : 0);
-		}
-	}
+	rank_family(r, "gpuprobed_nccl_waiting_seconds", true, (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec);
 }
 
 static void cpu_families(struct render *r)
