@@ -218,6 +218,30 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 				       u.gpu_error.text, u.gpu_error.mono_ns))
 			return -ENOMEM;
 		break;
+	case GP_MOP_NCCL_STALL: {
+		const struct gp_op_nccl_stall *st = &u.nccl_stall;
+		__s32 ranks[GP_NCCL_STALL_RANKS_MAX];
+		size_t n;
+
+		UNPACK(nccl_stall);
+		if (st->waiting.n % sizeof(__s32) || st->waiting.n > sizeof(ranks))
+			return -EINVAL;
+		n = st->waiting.n / sizeof(__s32);
+		memcpy(ranks, st->waiting.p, st->waiting.n); /* unaligned in the payload */
+		if (gp_model_nccl_stall(m, st->comm_id, st->seq, st->op, st->bytes, st->waited_ns, st->mono_ns, ranks, n))
+			return -ENOMEM;
+		break;
+	}
+	case GP_MOP_NCCL_STALL_BEHIND: {
+		const struct gp_op_nccl_stall_behind *b = &u.nccl_stall_behind;
+		int err;
+
+		UNPACK(nccl_stall_behind);
+		err = gp_model_nccl_stall_behind(m, b->comm_id, b->seq, b->rank, b->pid, b->last_seq, b->state);
+		if (err)
+			return err;
+		break;
+	}
 	case GP_MOP_HOLD_TIMEOUT:
 		UNPACK(hold_timeout);
 		if (gp_model_hold_timeout(m, u.hold_timeout.pid, u.hold_timeout.reason,

@@ -133,6 +133,7 @@ void gp_model_free(struct gp_model *m)
 	for (size_t i = 0; i < m->nprocs; i++)
 		process_free(m->procs[i]);
 	free(m->procs);
+	gp_nccl_stalls_release(m);
 	for (size_t i = 0; i < m->nskipped; i++) {
 		free(m->skipped[i].comm);
 		free(m->skipped[i].reason);

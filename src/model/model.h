@@ -478,6 +478,25 @@ struct gp_model_observer {
 };
 void gp_model_set_observer(struct gp_model *m, const struct gp_model_observer *obs); /* NULL: none */
 
+/*
+ * An NCCL stall said (src/collect/stalls.c): ranks waiting[0..nwaiting) of communicator comm_id
+ * waited on collective seq (op: GP_NCCL_OP_MAX when not known; bytes 0: not known) for waited_ns at
+ * mono_ns; then each rank behind it, appended to that stall. 0, -ENOMEM or -EINVAL (no such stall).
+ */
+#define GP_NCCL_STALL_RANKS_MAX 256 /* waiting ranks a stall names at most */
+int gp_model_nccl_stall(struct gp_model *m, __u64 comm_id, __u64 seq, unsigned op, __u64 bytes, __u64 waited_ns,
+			__u64 mono_ns, const __s32 *waiting, size_t nwaiting);
+int gp_model_nccl_stall_behind(struct gp_model *m, __u64 comm_id, __u64 seq, __s32 rank, __u32 pid, __u64 last_seq,
+			       const char *state);
+/*
+ * The stall detector's live view (struct gp_nccl_comm's inflight, wait_seq, wait_since_ns; not an
+ * operation: not in the capture): gp_model_nccl_live_clear forgets the last look, then each
+ * communicator (pid, handle) seen busy is set (a wait keeps the earliest since).
+ */
+void gp_model_nccl_live_clear(struct gp_model *m);
+void gp_model_nccl_live(struct gp_model *m, __u32 pid, __u64 handle, bool inflight, __u64 wait_seq,
+			__u64 wait_since_ns);
+
 /* Sinks (src/output/). Each returns 0 or -errno. */
 
 #endif /* GP_MODEL_H */

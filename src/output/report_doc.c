@@ -646,6 +646,7 @@ json_t *gp_report_doc(const struct gp_model *m)
 	gp_doc_put(&d, root, "processes", gp_doc_processes(&d));
 	gp_doc_put(&d, root, "communicators", gp_doc_communicators(&d));
 	gp_doc_put(&d, root, "merge", gp_doc_merge(&d));
+	gp_doc_put(&d, root, "stalls", gp_doc_stalls(&d));
 	gp_doc_put(&d, root, "skipped", gp_doc_skipped(&d));
 	gp_doc_put(&d, root, "summary", gp_doc_summary(&d, json_object_get(root, "processes")));
 	gp_doc_put(&d, root, "recommendations", gp_doc_recommendations(&d));
