@@ -188,6 +188,19 @@ int gp_api_enter(struct pt_regs *ctx)
 			f->args[6] = (__u32)st3[1];
 			f->args[7] = st3[2];
 		}
+	} else if (ck & GP_CK_NCCL_ID) {
+		/* the ncclUniqueId by value: hashed here, while it is on the caller's stack */
+		__u64 id[GP_NCCL_UNIQUE_ID_BYTES / 8];
+		__u64 h = GP_NCCL_ID_SEED;
+
+		if (bpf_probe_read_user(id, sizeof(id), (void *)(sp + 8))) {
+			f->flags |= GP_EVF_ARGS_PARTIAL;
+			count(&drops, GP_DROP_ARG_READ);
+		} else {
+			for (int i = 0; i < GP_NCCL_UNIQUE_ID_BYTES / 8; i++)
+				h = gp_nccl_id_mix(h, id[i]);
+			f->args[6] = h;
+		}
 	} else if (ck & GP_CK_DEREF2) {
 		if (bpf_probe_read_user(&f->args[6], 2 * sizeof(__u64), (void *)f->args[2])) {
 			f->flags |= GP_EVF_ARGS_PARTIAL;

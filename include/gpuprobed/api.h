@@ -144,7 +144,7 @@ enum gp_queues {
 	   communicator matter) ---- */ \
 	/* (ncclComm_t *out, int nranks, ncclUniqueId id (128 bytes on the stack), int rank (rdx) \
 	   [, ncclConfig_t *config]); out read at return */ \
-	X(NCCL_INIT_RANK,      GP_CK_OUT_AT(0),                    GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   nccl_init_rank) \
+	X(NCCL_INIT_RANK,      GP_CK_OUT_AT(0) | GP_CK_NCCL_ID,    GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   nccl_init_rank) \
 	/* (ncclComm_t *comms, int ndev, const int *devlist); the extension holds comms[0..ndev) \
 	   (u64 each) then devlist[0..ndev) (s32 each, when not NULL) */ \
 	X(NCCL_INIT_ALL,       GP_CK_NCCL_ALL,                     GP_SLOT_NONE,     0, 0, 0, GP_Q_NONE,   nccl_init_all) \

@@ -435,7 +435,8 @@ _Static_assert(sizeof(struct gp_hold) == 48, "gp_hold layout");
  * program serves every API:  bits 0..15 api id, 16..31 probe index,
  * 32..63 flags (a __u32): bits 0..15 of it, GP_CK_* of api.h's shape table,
  * tell the programs what to read beyond registers; bits 16..17 say how the
- * session counts the call; bits 18..31 are free.
+ * session counts the call; bit 18 is GP_CK_NCCL_ID (a shape flag that did
+ * not fit in 0..15); bits 19..31 are free.
  */
 #define GP_CK_STACK2     (1u << 0) /* args[6..7] = the two u64 at [sp+8], [sp+16] */
 #define GP_CK_LAUNCH_CFG (1u << 1) /* args[3..7] = 40 bytes of *(cudaLaunchConfig_t / CUlaunchConfig *)args[0] */
@@ -462,6 +463,20 @@ _Static_assert(sizeof(struct gp_hold) == 48, "gp_hold layout");
  * off by that detach is counted as duty_cut, not as a missed return.
  */
 #define GP_CK_GATED      (1u << 17)
+/*
+ * ncclCommInitRank[Config]: the 128-byte ncclUniqueId passed by value (in
+ * memory, at [sp+8] at entry) is hashed at entry into args[6]
+ * (gp_nccl_id_hash: the same on every rank and node that got the id).
+ */
+#define GP_CK_NCCL_ID    (1u << 18)
+#define GP_NCCL_UNIQUE_ID_BYTES 128
+/* One step of the id's hash, word by word (little-endian u64), from GP_NCCL_ID_SEED; BPF and userspace alike. */
+#define GP_NCCL_ID_SEED 0xcbf29ce484222325ULL
+static inline __u64 gp_nccl_id_mix(__u64 h, __u64 word)
+{
+	h = (h ^ word) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
+}
 #define GP_CK_OUT_AT(slot) (GP_CK_OUT | ((slot) << GP_CK_OUT_SLOT_SHIFT))
 #define GP_CK_STR_AT(slot) (GP_CK_STR | ((slot) << GP_CK_STR_SLOT_SHIFT))
 #define GP_CK_OUT_SLOT(f)  (((f) >> GP_CK_OUT_SLOT_SHIFT) & 7)

@@ -11,6 +11,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -327,34 +329,64 @@ static void memory_families(struct render *r)
 
 enum nccl_field { NC_CALLS, NC_BYTES, NC_SECONDS };
 
+/* The comm_id label of a communicator: its 16 hex digits, "" (absent) when not known. */
+static void comm_id_label(const struct gp_nccl_comm *cm, char id[17])
+{
+	id[0] = 0;
+	if (cm->comm_id_known)
+		snprintf(id, 17, "%016" PRIx64, (uint64_t)cm->comm_id);
+}
+
+static bool same_comm_id(const struct gp_nccl_comm *a, const struct gp_nccl_comm *b)
+{
+	return a->comm_id_known == b->comm_id_known && (!a->comm_id_known || a->comm_id == b->comm_id);
+}
+
 static void nccl_family(struct render *r, const char *name, enum nccl_field fld, const char *help)
 {
 	family(r, name, "counter", help);
 	FOR_PROCS(r, i, p, L) {
-		__u64 sum[GP_NCCL_OP_MAX][3] = { { 0 } };
-
 		if (!p->nccl)
 			continue;
-		/* over communicators and dtypes: handles are not labels */
-		for (size_t c = 0; c < p->nccl->ncomms; c++)
-			for (size_t k = 0; k < p->nccl->comms[c]->nrows; k++) {
-				const struct gp_nccl_row *row = p->nccl->comms[c]->rows[k];
+		/* by comm_id (handles are not labels): communicators without one are summed together */
+		for (size_t c = 0; c < p->nccl->ncomms; c++) {
+			const struct gp_nccl_comm *cm = p->nccl->comms[c];
+			__u64 sum[GP_NCCL_OP_MAX][3] = { { 0 } };
+			char id[17];
+			bool first = true;
 
-				if ((unsigned)row->op >= GP_NCCL_OP_MAX)
+			for (size_t e = 0; e < c && first; e++)
+				first = !same_comm_id(p->nccl->comms[e], cm);
+			if (!first)
+				continue; /* summed with the earlier one */
+			for (size_t e = c; e < p->nccl->ncomms; e++) {
+				const struct gp_nccl_comm *ce = p->nccl->comms[e];
+
+				if (!same_comm_id(ce, cm))
 					continue;
-				sum[row->op][NC_CALLS] += row->calls;
-				sum[row->op][NC_BYTES] += row->bytes;
-				sum[row->op][NC_SECONDS] += row->host_ns;
+				for (size_t k = 0; k < ce->nrows; k++) {
+					const struct gp_nccl_row *row = ce->rows[k];
+
+					if ((unsigned)row->op >= GP_NCCL_OP_MAX)
+						continue;
+					sum[row->op][NC_CALLS] += row->calls;
+					sum[row->op][NC_BYTES] += row->bytes;
+					sum[row->op][NC_SECONDS] += row->host_ns;
+				}
 			}
-		for (int op = 0; op < GP_NCCL_OP_MAX; op++) {
-			if (!sum[op][NC_CALLS])
-				continue;
-			open_sample(r, name, L);
-			label(r, true, "op", gp_nccl_op_name(op));
-			if (fld == NC_SECONDS)
-				close_ns(r, sum[op][fld]);
-			else
-				close_u64(r, sum[op][fld]);
+			comm_id_label(cm, id);
+			for (int op = 0; op < GP_NCCL_OP_MAX; op++) {
+				if (!sum[op][NC_CALLS])
+					continue;
+				open_sample(r, name, L);
+				label(r, true, "op", gp_nccl_op_name(op));
+				if (id[0])
+					label(r, true, "comm_id", id);
+				if (fld == NC_SECONDS)
+					close_ns(r, sum[op][fld]);
+				else
+					close_u64(r, sum[op][fld]);
+			}
 		}
 	}
 }

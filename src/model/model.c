@@ -121,6 +121,7 @@ static void process_free(struct gp_process *p)
 	gp_u64map_clear(&p->streams, free);
 	gp_u64map_clear(&p->threads, thread_free);
 	free(p->comm);
+	free(p->host);
 	free(p->cmdline);
 	free(p);
 }

@@ -41,12 +41,14 @@ void gp_driver_release(struct gp_process *p);
 
 /* nccl.c */
 void gp_nccl_release(struct gp_process *p);
+/* A synchronisation that awaited collective seq (1-based) of comm returned at ns (the first one counts). */
+void gp_nccl_released(struct gp_nccl_comm *comm, __u64 seq, __u64 ns);
 
 /* streams.c */
 struct gp_stream *gp_stream_get(struct gp_process *p, __u64 key); /* creates it; NULL on ENOMEM */
-/* A collective queued on its stream (its row in nccl.c). */
+/* A collective queued on its stream (its row in nccl.c; comm's collective seq, 0: a Send/Recv). */
 void gp_stream_collective(struct gp_process *p, const struct gp_api_call *c, struct gp_nccl_row *row, __u64 bytes,
-			  struct gp_stream_fx *fx);
+			  struct gp_nccl_comm *comm, __u64 seq, struct gp_stream_fx *fx);
 void gp_pending_release(struct gp_pending *pd);
 
 /* stacks.c */

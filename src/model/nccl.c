@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "model/model_internal.h"
 
 static struct gp_nccl *nccl_of(struct gp_process *p)
@@ -104,7 +105,8 @@ static void init_all(struct gp_process *p, const struct gp_api_call *c, const ch
 	}
 }
 
-static struct gp_nccl_row *collective(struct gp_process *p, const struct gp_api_call *c, __u64 *bytes_out)
+static struct gp_nccl_row *collective(struct gp_process *p, const struct gp_api_call *c, __u64 *bytes_out,
+				      struct gp_nccl_comm **comm_out)
 {
 	struct gp_nccl_layout l;
 	struct gp_nccl_comm *cm;
@@ -114,6 +116,7 @@ static struct gp_nccl_row *collective(struct gp_process *p, const struct gp_api_
 	if (!gp_nccl_layout(c->api, &l))
 		return NULL;
 	cm = comm_get(p, partial && l.comm >= 6 ? 0 : c->args[l.comm]);
+	*comm_out = cm;
 	r = cm ? row_get(cm, l.op, (int)(__s32)c->args[l.dtype]) : NULL;
 	if (!r)
 		return NULL;
@@ -149,6 +152,48 @@ static struct gp_nccl_row *collective(struct gp_process *p, const struct gp_api_
 	return r;
 }
 
+/* A string's bytes into the id hash, 8 at a time (the last word zero-padded). */
+static __u64 mix_str(__u64 h, const char *str)
+{
+	size_t n = str ? strlen(str) : 0;
+
+	for (size_t i = 0; i < n; i += 8) {
+		__u64 w = 0;
+
+		memcpy(&w, str + i, n - i < 8 ? n - i : 8);
+		h = gp_nccl_id_mix(h, w);
+	}
+	return gp_nccl_id_mix(h, n);
+}
+
+/*
+ * A successful collective (not Send/Recv: those pair ranks, not the whole communicator) is the
+ * communicator's next sequence number, the same operation on every rank; its entry is this rank's
+ * arrival, joined across ranks by comm_id (src/model/nccl_jobs.c).
+ */
+static __u64 sequenced(struct gp_nccl_comm *cm, const struct gp_api_call *c, enum gp_nccl_op op, __u64 bytes)
+{
+	__u64 seq;
+
+	if (op == GP_NCCL_SEND || op == GP_NCCL_RECV)
+		return 0;
+	seq = ++cm->collectives;
+	cm->last_op = op;
+	cm->last_bytes = bytes;
+	cm->last_entry_ns = c->hdr.ts_ns;
+	/* the first GP_NCCL_ARRIVALS_MAX, in order; from the first that cannot be kept on, none */
+	if (seq == cm->narrivals + 1 && seq <= GP_NCCL_ARRIVALS_MAX &&
+	    !GP_ARRAY_GROW(cm->arrivals, cm->arrivals_cap, seq, 256))
+		cm->arrivals[cm->narrivals++] = (struct gp_nccl_arrival){ .entry_ns = c->hdr.ts_ns };
+	return seq;
+}
+
+void gp_nccl_released(struct gp_nccl_comm *cm, __u64 seq, __u64 ns)
+{
+	if (seq <= cm->narrivals && !cm->arrivals[seq - 1].release_ns)
+		cm->arrivals[seq - 1].release_ns = ns;
+}
+
 /* Whether the out pointer of a successful call was read. */
 static bool out_read(const struct gp_api_call *c)
 {
@@ -161,15 +206,32 @@ void gp_shape_nccl_init_rank(struct gp_shape_call *x)
 	const struct gp_api_call *c = x->c;
 	struct gp_nccl_comm *cm;
 
-	if (nccl_of(x->p) && out_read(c) && (cm = comm_get(x->p, c->out)))
-		created(cm, c, (__s32)c->args[2], (__s32)c->args[1],
-			thread_device(x->p, c->hdr.tid));
+	if (!nccl_of(x->p) || !out_read(c) || !(cm = comm_get(x->p, c->out)))
+		return;
+	created(cm, c, (__s32)c->args[2], (__s32)c->args[1], thread_device(x->p, c->hdr.tid));
+	/*
+	 * The id's hash (GP_CK_NCCL_ID): every rank got the same id. Not when it could not be read, nor
+	 * 0: a capture recorded before gpuprobed read ids (a hash of 0 is as likely as any other value).
+	 */
+	cm->comm_id_known = !(c->hdr.flags & GP_EVF_ARGS_PARTIAL) && c->args[6];
+	cm->comm_id = cm->comm_id_known ? c->args[6] : 0;
 }
 
 void gp_shape_nccl_init_all(struct gp_shape_call *x)
 {
-	if (nccl_of(x->p) && !x->c->ret && x->ext)
-		init_all(x->p, x->c, x->ext, x->ext_len);
+	struct gp_nccl *n = nccl_of(x->p);
+	size_t first = n ? n->ncomms : 0;
+	/* one clique in one process: unique to it (host, pid, the call's time), shared by its ranks */
+	__u64 id = gp_nccl_id_mix(gp_nccl_id_mix(mix_str(GP_NCCL_ID_SEED, x->m->session.hostname), x->p->pid),
+				  x->c->hdr.ts_ns);
+
+	if (!n || x->c->ret || !x->ext)
+		return;
+	init_all(x->p, x->c, x->ext, x->ext_len);
+	for (size_t i = first; i < n->ncomms; i++) {
+		n->comms[i]->comm_id_known = true;
+		n->comms[i]->comm_id = id;
+	}
 }
 
 /* (comm, color, key, ncclComm_t *newcomm, config); NULL for NCCL_SPLIT_NOCOLOR */
@@ -179,13 +241,27 @@ void gp_shape_nccl_split(struct gp_shape_call *x)
 	struct gp_nccl *n = nccl_of(x->p);
 	struct gp_nccl_comm *cm, *parent;
 
-	if (!n || !out_read(c) || !c->out || !(cm = comm_get(x->p, c->out)))
+	__u64 k;
+
+	if (!n || c->ret)
+		return;
+	/* the k-th split of a communicator is the same call on every rank (NCCL requires it) */
+	parent = gp_u64map_get(&n->by_handle, c->args[0]);
+	if (parent && parent->destroyed)
+		parent = NULL;
+	k = parent ? parent->splits++ : 0;
+	if (!out_read(c) || !c->out || !(cm = comm_get(x->p, c->out)))
 		return;
 	created(cm, c, -1, -1, -1);
 	cm->parent = c->args[0];
-	parent = gp_u64map_get(&n->by_handle, c->args[0]);
-	if (parent)
-		cm->device = parent->device;
+	if (!parent)
+		return;
+	cm->device = parent->device;
+	/* its members agree: the parent's id, which split, and the colour they share */
+	cm->comm_id_known = parent->comm_id_known;
+	if (cm->comm_id_known)
+		cm->comm_id = gp_nccl_id_mix(gp_nccl_id_mix(gp_nccl_id_mix(GP_NCCL_ID_SEED, parent->comm_id), k),
+					     (__u32)c->args[1]);
 }
 
 /* (comm): ncclCommDestroy, ncclCommAbort */
@@ -219,17 +295,18 @@ void gp_shape_nccl_coll(struct gp_shape_call *x)
 {
 	struct gp_process *p = x->p;
 	const struct gp_api_call *c = x->c;
+	struct gp_nccl_comm *cm = NULL;
 	struct gp_nccl_row *row;
 	__u64 bytes = 0;
 
-	if (!nccl_of(p) || !(row = collective(p, c, &bytes)))
+	if (!nccl_of(p) || !(row = collective(p, c, &bytes, &cm)))
 		return;
 	*x->op = (struct gp_op){
 		.kind = GP_OP_COLL, .nccl_op = row->op, .dtype = row->dtype, .bytes = bytes
 	};
 	if (c->ret)
 		return;
-	gp_stream_collective(p, c, row, bytes, x->fx);
+	gp_stream_collective(p, c, row, bytes, cm, sequenced(cm, c, row->op, bytes), x->fx);
 	p->work[GP_FAM_NCCL].collectives++;
 	p->work[GP_FAM_NCCL].collective_bytes += bytes;
 	p->work[GP_FAM_NCCL].host_ns += c->dur_ns;
@@ -258,6 +335,7 @@ void gp_nccl_release(struct gp_process *p)
 		for (size_t k = 0; k < n->comms[i]->nrows; k++)
 			free(n->comms[i]->rows[k]);
 		free(n->comms[i]->rows);
+		free(n->comms[i]->arrivals);
 		free(n->comms[i]);
 	}
 	free(n->comms);

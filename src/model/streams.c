@@ -106,8 +106,9 @@ static struct gp_pending_work *pending_of(struct gp_process *p, __u64 key)
 	return w;
 }
 
-static void queued(struct gp_process *p, const struct gp_stream *s, const struct gp_api_call *c,
-		   enum gp_work_kind kind, struct gp_nccl_row *row, __u64 bytes, struct gp_stream_fx *fx)
+static void queued_coll(struct gp_process *p, const struct gp_stream *s, const struct gp_api_call *c,
+			enum gp_work_kind kind, struct gp_nccl_row *row, __u64 bytes, struct gp_nccl_comm *comm,
+			__u64 seq, struct gp_stream_fx *fx)
 {
 	struct gp_pending_work *w = pending_of(p, s->key);
 
@@ -119,7 +120,15 @@ static void queued(struct gp_process *p, const struct gp_stream *s, const struct
 	w->ts_ns = c->hdr.ts_ns;
 	w->coll = row;
 	w->coll_bytes = bytes;
+	w->coll_comm = comm;
+	w->coll_seq = seq;
 	w->ops_since_sync++;
+}
+
+static void queued(struct gp_process *p, const struct gp_stream *s, const struct gp_api_call *c,
+		   enum gp_work_kind kind, struct gp_nccl_row *row, __u64 bytes, struct gp_stream_fx *fx)
+{
+	queued_coll(p, s, c, kind, row, bytes, NULL, 0, fx);
 }
 
 /* The observer's view of a synchronisation: it covered the items of w not covered yet. */
@@ -145,6 +154,8 @@ static void waited(struct gp_process *p, struct gp_pending_work *w, const struct
 		return;
 	pd->blocked_ns[w->kind] += c->dur_ns;
 	pd->blocked_calls[w->kind]++;
+	if (w->kind == GP_WORK_COLL && w->coll_comm && w->coll_seq)
+		gp_nccl_released(w->coll_comm, w->coll_seq, c->hdr.ts_ns + c->dur_ns);
 	if (w->kind == GP_WORK_COLL && w->coll) {
 		w->coll->blocked_calls++;
 		w->coll->blocked_ns += c->dur_ns;
@@ -156,6 +167,7 @@ static void waited(struct gp_process *p, struct gp_pending_work *w, const struct
 	}
 	w->kind = GP_WORK_NONE;
 	w->coll = NULL;
+	w->coll_comm = NULL;
 	w->ops_since_sync = 0;
 }
 
@@ -183,6 +195,7 @@ static void waited_all(struct gp_process *p, const struct gp_api_call *c)
 		covered(p, w);
 		w->kind = GP_WORK_NONE;
 		w->coll = NULL;
+		w->coll_comm = NULL;
 		w->ops_since_sync = 0;
 	}
 	free(ws);
@@ -228,7 +241,7 @@ static struct gp_stream *fx_stream(struct gp_process *p, const struct gp_api_cal
 }
 
 void gp_stream_collective(struct gp_process *p, const struct gp_api_call *c, struct gp_nccl_row *row, __u64 bytes,
-			  struct gp_stream_fx *fx)
+			  struct gp_nccl_comm *comm, __u64 seq, struct gp_stream_fx *fx)
 {
 	struct gp_stream *s = fx_stream(p, c, fx);
 
@@ -236,7 +249,7 @@ void gp_stream_collective(struct gp_process *p, const struct gp_api_call *c, str
 		return;
 	s->collectives++;
 	s->collective_bytes += bytes;
-	queued(p, s, c, GP_WORK_COLL, row, bytes, fx);
+	queued_coll(p, s, c, GP_WORK_COLL, row, bytes, comm, seq, fx);
 }
 
 void gp_shape_stream_create(struct gp_shape_call *x)

@@ -218,6 +218,8 @@ struct gp_pending_work {
 	__u32 ops_since_sync; /* work items queued on the stream since its last synchronisation */
 	struct gp_nccl_row *coll; /* GP_WORK_COLL: its (communicator, op) row */
 	__u64 coll_bytes;
+	struct gp_nccl_comm *coll_comm; /* GP_WORK_COLL: its communicator and sequence number (0: none) */
+	__u64 coll_seq;
 	/* work items numbered per stream from 0: [synced_seq, queued_seq) not yet covered by a synchronisation */
 	__u64 queued_seq;
 	__u64 synced_seq;
@@ -257,12 +259,35 @@ struct gp_nccl_row {          /* one (communicator, op, dtype) */
 	unsigned npeers;
 };
 
+/* One collective of a communicator as this rank saw it (its sequence number is its index + 1). */
+struct gp_nccl_arrival {
+	__u64 entry_ns;   /* the call's entry (CLOCK_MONOTONIC of this rank's host) */
+	__u64 release_ns; /* the return of the first synchronisation that awaited it; 0: none seen */
+};
+
+/* At most this many collectives of one communicator are remembered per rank (16 MiB); later ones are counted. */
+#define GP_NCCL_ARRIVALS_MAX (1u << 20)
+
 struct gp_nccl_comm {
 	__u64 handle;
 	__s32 rank, nranks, device; /* -1: not known */
 	__u64 init_api;             /* how it was created (enum gp_api_id), 0: before attach */
 	__u64 parent;               /* ncclCommSplit: the communicator it was split from */
 	bool destroyed;
+	/*
+	 * The same on every rank and node (docs/report-format.md, "comm_id"): from the ncclUniqueId
+	 * (ncclCommInitRank), the parent's id and the split (ncclCommSplit), or the process
+	 * (ncclCommInitAll). Not known for a communicator created before attach.
+	 */
+	bool comm_id_known;
+	__u64 comm_id;
+	__u64 splits;               /* successful ncclCommSplit calls on it: numbers its children */
+	/* collectives (not Send/Recv) that returned ncclSuccess: the k-th is sequence number k on every rank */
+	__u64 collectives;
+	enum gp_nccl_op last_op;    /* the latest of them (collectives > 0) */
+	__u64 last_bytes, last_entry_ns;
+	struct gp_nccl_arrival *arrivals; /* [seq - 1] for seq <= narrivals (at most GP_NCCL_ARRIVALS_MAX) */
+	size_t narrivals, arrivals_cap;
 	struct gp_nccl_row **rows;
 	size_t nrows;
 };
@@ -483,6 +508,7 @@ struct gp_stacks {
 /* ---- process ------------------------------------------------------------ */
 struct gp_process {
 	__u32 pid;
+	char *host;             /* the host it ran on when not the session's (gpuprobed merge); NULL: the session's */
 	char *comm;
 	char *cmdline;
 	__u64 attach_ns;

@@ -641,6 +641,7 @@ json_t *gp_report_doc(const struct gp_model *m)
 	gp_doc_put(&d, root, "source", gp_doc_source(&d));
 	gp_doc_put(&d, root, "session", gp_doc_session(&d));
 	gp_doc_put(&d, root, "processes", gp_doc_processes(&d));
+	gp_doc_put(&d, root, "communicators", gp_doc_communicators(&d));
 	gp_doc_put(&d, root, "skipped", gp_doc_skipped(&d));
 	gp_doc_put(&d, root, "summary", gp_doc_summary(&d, json_object_get(root, "processes")));
 	gp_doc_put(&d, root, "recommendations", gp_doc_recommendations(&d));

@@ -34,6 +34,9 @@ json_t *gp_doc_api(struct gp_doc *d, const struct gp_process *p);
 json_t *gp_doc_nested_api(struct gp_doc *d, const struct gp_process *p);
 json_t *gp_doc_gpu_work(struct gp_doc *d, const struct gp_process *p);
 json_t *gp_doc_nccl(struct gp_doc *d, const struct gp_process *p);
+json_t *gp_doc_comm_id(const struct gp_nccl_comm *cm);   /* 16 hex digits, or null */
+json_t *gp_doc_communicators(struct gp_doc *d);           /* the top-level communicators[] */
+const char *gp_doc_host(const struct gp_model *m, const struct gp_process *p);
 json_t *gp_doc_size_histogram(struct gp_doc *d, const __u64 *hist); /* [{lo_bytes, hi_bytes, calls}] of GP_SIZE_BUCKETS */
 json_t *gp_doc_transfers(struct gp_doc *d, const struct gp_process *p);
 json_t *gp_doc_memsets(struct gp_doc *d, const struct gp_process *p);

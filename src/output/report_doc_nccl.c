@@ -7,8 +7,11 @@
  * host-side bandwidths, and the communication/computation ratio. Every
  * number's exact meaning is in docs/report-format.md ("gpu_work", "nccl").
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "model/nccl_jobs.h"
 #include "output/report_doc.h"
 
 static json_t *layer_work(struct gp_doc *d, const struct gp_layer_work *w)
@@ -90,9 +93,78 @@ static json_t *nccl_row(struct gp_doc *d, const struct gp_nccl_comm *cm, const s
 	return o;
 }
 
+
 static json_t *s32_or_null(__s32 v)
 {
 	return v >= 0 ? gp_j_s64(v) : json_null();
+}
+
+json_t *gp_doc_comm_id(const struct gp_nccl_comm *cm)
+{
+	char id[17];
+
+	if (!cm->comm_id_known)
+		return json_null();
+	snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t)cm->comm_id);
+	return gp_j_str(id);
+}
+
+const char *gp_doc_host(const struct gp_model *m, const struct gp_process *p)
+{
+	return p->host ? p->host : m->session.hostname;
+}
+
+/* The top-level communicators[]: each comm_id with the ranks this report holds (nccl_jobs.c). */
+static json_t *job(struct gp_doc *d, const struct gp_nccl_job *j)
+{
+	json_t *o = gp_doc_obj_new(d), *ranks = gp_doc_arr_new(d), *last = gp_doc_arr_new(d);
+
+	gp_doc_put(d, o, "comm_id", gp_doc_comm_id(j->ranks[0].c));
+	gp_doc_put(d, o, "nranks", s32_or_null(j->nranks));
+	for (size_t i = 0; i < j->ntraced; i++) {
+		const struct gp_nccl_job_rank *r = &j->ranks[i];
+		json_t *x = gp_doc_obj_new(d);
+
+		gp_doc_put(d, x, "rank", gp_j_s64(r->rank));
+		gp_doc_put(d, x, "host", gp_j_str(gp_doc_host(d->m, r->p)));
+		gp_doc_put(d, x, "pid", gp_j_u64(r->p->pid));
+		gp_doc_put(d, x, "collectives", gp_j_u64(r->c->collectives));
+		gp_doc_push(d, ranks, x);
+		if (!j->complete)
+			continue;
+		x = gp_doc_obj_new(d);
+		gp_doc_put(d, x, "rank", gp_j_s64(r->rank));
+		gp_doc_put(d, x, "count", gp_j_u64(r->last));
+		gp_doc_put(d, x, "mean_late_ns", r->last ? gp_j_u64((r->late_sum_ns + r->last / 2) / r->last) : json_null());
+		gp_doc_push(d, last, x);
+	}
+	gp_doc_put(d, o, "ranks", ranks);
+	gp_doc_put(d, o, "traced_ranks", gp_j_u64(j->ntraced));
+	gp_doc_put(d, o, "duplicate_ranks", gp_j_u64(j->duplicates));
+	gp_doc_put(d, o, "collectives", gp_j_u64(j->collectives));
+	gp_doc_put(d, o, "compared", gp_j_u64(j->compared));
+	if (j->complete) {
+		gp_doc_put(d, o, "last_arrival", last);
+	} else {
+		json_decref(last);
+		gp_doc_put(d, o, "last_arrival", json_null());
+	}
+	return o;
+}
+
+json_t *gp_doc_communicators(struct gp_doc *d)
+{
+	struct gp_nccl_jobs jobs;
+	json_t *arr = gp_doc_arr_new(d);
+
+	if (gp_nccl_jobs_build(d->m, &jobs)) {
+		d->failed = true;
+		return arr;
+	}
+	for (size_t i = 0; i < jobs.n; i++)
+		gp_doc_push(d, arr, job(d, &jobs.v[i]));
+	gp_nccl_jobs_free(&jobs);
+	return arr;
 }
 
 json_t *gp_doc_nccl(struct gp_doc *d, const struct gp_process *p)
@@ -108,6 +180,8 @@ json_t *gp_doc_nccl(struct gp_doc *d, const struct gp_process *p)
 		json_t *c = gp_doc_obj_new(d), *ops = gp_doc_arr_new(d);
 
 		gp_doc_put(d, c, "handle", gp_j_hex(cm->handle));
+		gp_doc_put(d, c, "comm_id", gp_doc_comm_id(cm));
+		gp_doc_put(d, c, "collectives", gp_j_u64(cm->collectives));
 		gp_doc_put(d, c, "rank", s32_or_null(cm->rank));
 		gp_doc_put(d, c, "nranks", s32_or_null(cm->nranks));
 		gp_doc_put(d, c, "device", s32_or_null(cm->device));

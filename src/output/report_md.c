@@ -400,8 +400,9 @@ int gp_report_md_render(const json_t *doc, FILE *out)
 	session_header(doc, out);
 	{
 		int e1 = summary(doc, out), e2 = skipped(doc, out), e3 = gp_md_recommendations(doc, out);
+		int e4 = gp_md_communicators(doc, out);
 
-		err = e1 ? e1 : e2 ? e2 : e3;
+		err = e1 ? e1 : e2 ? e2 : e3 ? e3 : e4;
 	}
 	json_array_foreach(json_object_get(doc, "processes"), i, proc) {
 		int e = gp_md_process(doc, proc, out);

@@ -39,6 +39,7 @@ int gp_md_threads(const json_t *doc, const json_t *p, FILE *out);
 int gp_md_nested(const json_t *p, FILE *out);
 int gp_md_gpu_work(const json_t *p, FILE *out);
 int gp_md_nccl(const json_t *p, FILE *out);
+int gp_md_communicators(const json_t *doc, FILE *out); /* the top-level communicators[] */
 
 /* report_md_stacks.c: who launches what, from the call stacks. 0 or -ENOMEM. */
 int gp_md_stacks(const json_t *p, FILE *out);

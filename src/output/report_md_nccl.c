@@ -141,11 +141,14 @@ int gp_md_nccl(const json_t *p, FILE *out)
 		const json_t *ops = json_object_get(c, "ops"), *o;
 		size_t k;
 
-		fprintf(out, "Communicator %s: rank %s of %s, device %s%s%s%s\n\n", gp_md_str(c, "handle"),
+		fprintf(out, "Communicator %s%s%s%s: rank %s of %s, device %s%s%s%s, %s collectives\n\n", gp_md_str(c, "handle"),
+			json_is_string(json_object_get(c, "comm_id")) ? " (comm_id `" : "",
+			json_is_string(json_object_get(c, "comm_id")) ? gp_md_str(c, "comm_id") : "",
+			json_is_string(json_object_get(c, "comm_id")) ? "`)" : "",
 			s32_text(r1, c, "rank"), s32_text(r2, c, "nranks"), s32_text(r3, c, "device"),
 			json_is_string(json_object_get(c, "created_by")) ? ", created by " : ", created before attach",
 			json_is_string(json_object_get(c, "created_by")) ? gp_md_str(c, "created_by") : "",
-			gp_md_bool(c, "destroyed") ? ", destroyed" : "");
+			gp_md_bool(c, "destroyed") ? ", destroyed" : "", gp_md_n(n, c, "collectives"));
 		if (!json_array_size(ops))
 			continue;
 
@@ -180,5 +183,56 @@ int gp_md_nccl(const json_t *p, FILE *out)
 	      "algbw/busbw use collectives that were alone on their stream between two synchronisations "
 	      "(queued → synchronisation return), so they are lower bounds. docs/report-format.md says what "
 	      "each can and cannot mean.\n\n", out);
+	return err;
+}
+
+/* The top-level communicators[] with more than one traced rank: who entered the collectives last. */
+int gp_md_communicators(const json_t *doc, FILE *out)
+{
+	static const char *const head[] = { "Rank", "Host", "PID", "Collectives", "Entered last", "Mean lateness (ns)" };
+	const json_t *c, *r;
+	size_t i, k;
+	int err = 0;
+	bool any = false;
+	char n[32], a[32];
+
+	json_array_foreach(json_object_get(doc, "communicators"), i, c) {
+		const json_t *last = json_object_get(c, "last_arrival");
+
+		if (gp_md_int(c, "traced_ranks") < 2)
+			continue;
+		if (!any)
+			fputs("## NCCL communicators across ranks\n\n", out);
+		any = true;
+		fprintf(out, "Communicator `%s`: %s of %s ranks traced, ", gp_md_str(c, "comm_id"),
+			gp_md_n(n, c, "traced_ranks"), s32_text(a, c, "nranks"));
+		if (json_is_array(last))
+			fprintf(out, "%s collectives entered by all of them compared.\n\n", gp_md_n(n, c, "compared"));
+		else
+			fputs("so who entered last cannot be told.\n\n", out);
+
+		struct gp_md_table *t = gp_md_table_new(6, head, "rlrrrr");
+
+		json_array_foreach(json_object_get(c, "ranks"), k, r) {
+			const json_t *l = json_array_get(last, k);
+
+			if (!t)
+				break;
+			gp_md_table_cell(t, "%s", gp_md_n(n, r, "rank"));
+			gp_md_table_cell(t, "%s", gp_md_str(r, "host"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, r, "pid"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, r, "collectives"));
+			gp_md_table_cell(t, "%s", l ? gp_md_n(n, l, "count") : "—");
+			gp_md_table_cell(t, "%s", l && json_is_integer(json_object_get(l, "mean_late_ns")) ? gp_md_n(a, l, "mean_late_ns") : "—");
+		}
+		int e = gp_md_flush_table(t, out);
+
+		err = err ? err : e;
+		fputc('\n', out);
+	}
+	if (any)
+		fputs("A rank entered a collective last when its call came after every other rank's; its lateness is "
+		      "how long after the rank before it (host clocks; across hosts, as aligned by `gpuprobed merge`).\n\n",
+		      out);
 	return err;
 }

@@ -5,10 +5,12 @@ A workload (tests/workloads) starts with --wait: it prints "READY <pid>" and blo
 until it reads a line, so gpuprobed attaches to an already-running process; then it
 does its traced work, writes its own reference (--ref) and prints "DONE".
 """
+import glob
 import json
 import os
 import secrets
 import select
+import shutil
 import signal
 import subprocess
 import time
@@ -726,15 +728,6 @@ def check_folded_files(out_dir, report, stack_key=None):
                              f"weights differ {[(k, got[k], lines[k]) for k in got if k in lines and got[k] != lines[k]][:5]}"
 
 
-def build_id(path):
-    """The GNU build ID of an ELF file, in hex ("" without one)."""
-    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True, check=True).stdout
-    for line in out.splitlines():
-        if "Build ID:" in line:
-            return line.split("Build ID:")[1].strip()
-    return ""
-
-
 # ---- merged stacks: native frames and the Python frames they ran (frames[].kind) ---------------
 
 # How a stack may end early (stacks[].truncated), with the causes the unwind tables add.
@@ -817,3 +810,28 @@ class ScriptWorkload(Workload):
     def __init__(self, interpreter, script, tmp_path, args=(), env=None, hold=False, wait=True):
         name = f"{os.path.basename(script)}-{os.path.basename(interpreter)}"
         self._start([interpreter, script], name, f"{interpreter} {script}", 60, tmp_path, args, env, hold, wait)
+
+
+def nccl_ranks_job(tmp_path, args, tracer_args=()):
+    """gpuprobed [tracer_args] -- nccl_ranks --ref-dir DIR ARGS at a real-time priority (chrt --rr 1: which
+    rank is late must be the schedule's doing, not the machine's other load): (report, {rank: its
+    reference}, stderr). The ranks run as root, as gpuprobed (it would run them as the sudo user)."""
+    chrt = shutil.which("chrt")
+    refs_dir = tmp_path / "refs"
+    refs_dir.mkdir()
+    assert chrt, "chrt (util-linux) is needed to run gpuprobed and the ranks at a real-time priority"
+    env = sim_env()
+    env.pop("SUDO_UID", None)
+    env.pop("SUDO_GID", None)
+    p = subprocess.run([chrt, "--rr", "1", GPUPROBED, "-o", str(tmp_path / "out"), *tracer_args, "--",
+                        os.path.join(WORKLOADS, "nccl_ranks"), "--ref-dir", str(refs_dir), *args],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180, env=env)
+    assert p.returncode == 0, f"gpuprobed exited with {p.returncode}: {p.stderr}"
+    refs = {}
+    for path in glob.glob(str(refs_dir / "*.json")):
+        with open(path) as f:
+            ref = json.load(f)
+        refs[ref["rank"]] = ref
+    with open(tmp_path / "out" / "report.json") as f:
+        report = json.load(f)
+    return report, refs, p.stderr

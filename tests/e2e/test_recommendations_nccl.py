@@ -17,41 +17,20 @@ gpuprobed, and so the ranks it starts, run at a real-time priority (chrt --rr 1)
 like a straggler must not depend on which rank the machine's other load happens to delay, nor on how
 long a busy machine keeps the tracer from letting a rank go on after it mapped a CUDA library. Each
 job runs once."""
-import glob
 import json
-import os
-import shutil
-import subprocess
 from types import SimpleNamespace
 
 import gp
 
 STEPS = 5  # nccl_ranks: collectives/point-to-point steps per iteration, each preceded by the late sleep
-CHRT = shutil.which("chrt")
 
 
 def job(tmp_path, args):
-    refs_dir = tmp_path / "refs"
-    refs_dir.mkdir()
-    assert CHRT, "chrt (util-linux) is needed to run gpuprobed and the ranks at a real-time priority"
-    env = gp.sim_env()
-    env.pop("SUDO_UID", None)  # the ranks run as root, as gpuprobed (it would run them as the sudo user)
-    env.pop("SUDO_GID", None)
-    p = subprocess.run([CHRT, "--rr", "1", gp.GPUPROBED, "-o", str(tmp_path / "out"), "--",
-                        os.path.join(gp.WORKLOADS, "nccl_ranks"), "--ref-dir", str(refs_dir), *args],
-                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180, env=env)
-    assert p.returncode == 0, f"gpuprobed exited with {p.returncode}: {p.stderr}"
-    ranks = {}
-    for path in glob.glob(str(refs_dir / "*.json")):
-        with open(path) as f:
-            ref = json.load(f)
-        ranks[ref["rank"]] = ref
+    report, ranks, stderr = gp.nccl_ranks_job(tmp_path, args)
     with open(tmp_path / "out" / "trace.json") as f:
         events = json.load(f)["traceEvents"]
-    with open(tmp_path / "out" / "report.json") as f:
-        report = json.load(f)
     # every rank's communicator was seen (what gpuprobed could not trace, if not, says why)
-    warnings = [line for line in p.stderr.splitlines() if "not traced" in line or "attach" in line]
+    warnings = [line for line in stderr.splitlines() if "not traced" in line or "attach" in line]
     seen = {r: len(gp.process(report, ref["pid"])["nccl"]["communicators"]) for r, ref in ranks.items()}
     assert len(ranks) == 4 and set(seen.values()) == {1}, (seen, warnings)
     return SimpleNamespace(report=report, refs=ranks, events=events)

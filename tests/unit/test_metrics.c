@@ -81,13 +81,15 @@ static int teardown_proc(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-static struct gp_api_call nccl_init(__u64 comm, int nranks)
+/* ncclCommInitRank(out, nranks, id, rank 0): args[6] = the id's hash (GP_CK_NCCL_ID) */
+static struct gp_api_call nccl_init(__u64 comm, int nranks, __u64 id_hash)
 {
 	struct gp_api_call c = rec(GP_API_NCCL_COMM_INIT_RANK, T_PID, T_TID, 100, 1000, 0);
 
 	c.args[0] = 0x7ffc0000;
 	c.args[1] = (__u64)nranks;
 	c.args[2] = 0;
+	c.args[6] = id_hash;
 	c.out = comm;
 	c.hdr.flags = GP_EVF_OUT_VALID;
 	return c;
@@ -131,9 +133,9 @@ static struct gp_model *metrics_model(void)
 	c = rec_memcpy(GP_API_CUDA_MEMCPY, DEV + 4096, DEV, 4096, GP_MEMCPY_DTOD, 0, 3000, 0);
 	feed(m, &c);
 	/* NCCL: AllReduce over two communicators and two dtypes; one AllGather */
-	c = nccl_init(COMM1, 4);
+	c = nccl_init(COMM1, 4, 0x1111222233334444ULL);
 	feed(m, &c);
-	c = nccl_init(COMM2, 2);
+	c = nccl_init(COMM2, 2, 0xaaaabbbbccccddddULL);
 	feed(m, &c);
 	c = all_reduce(COMM1, 1 << 20, 7); /* float32: 4 MiB */
 	feed(m, &c);
@@ -229,12 +231,17 @@ static void per_process_samples(void **state)
 	ASSERT_LINE(t, "gpuprobed_device_memory_bytes{" P "} 1048576");
 	ASSERT_LINE(t, "gpuprobed_device_memory_peak_bytes{" P "} 1052672");
 
-	/* AllReduce: 4 MiB + 4000 + 1024 over two communicators and two dtypes */
-	ASSERT_LINE(t, "gpuprobed_nccl_calls_total{" P ",op=\"AllReduce\"} 3");
-	ASSERT_LINE(t, "gpuprobed_nccl_bytes_total{" P ",op=\"AllReduce\"} 4199328");
-	ASSERT_LINE(t, "gpuprobed_nccl_seconds_total{" P ",op=\"AllReduce\"} 0.000000060");
-	ASSERT_LINE(t, "gpuprobed_nccl_calls_total{" P ",op=\"AllGather\"} 1");
-	ASSERT_LINE(t, "gpuprobed_nccl_bytes_total{" P ",op=\"AllGather\"} 16000");
+	/* AllReduce: 4 MiB + 4000 (two dtypes) on one communicator, 1024 on the other: by comm_id */
+#define C1 ",comm_id=\"1111222233334444\""
+#define C2 ",comm_id=\"aaaabbbbccccdddd\""
+	ASSERT_LINE(t, "gpuprobed_nccl_calls_total{" P ",op=\"AllReduce\"" C1 "} 2");
+	ASSERT_LINE(t, "gpuprobed_nccl_bytes_total{" P ",op=\"AllReduce\"" C1 "} 4198304");
+	ASSERT_LINE(t, "gpuprobed_nccl_seconds_total{" P ",op=\"AllReduce\"" C1 "} 0.000000040");
+	ASSERT_LINE(t, "gpuprobed_nccl_calls_total{" P ",op=\"AllReduce\"" C2 "} 1");
+	ASSERT_LINE(t, "gpuprobed_nccl_bytes_total{" P ",op=\"AllReduce\"" C2 "} 1024");
+	ASSERT_LINE(t, "gpuprobed_nccl_calls_total{" P ",op=\"AllGather\"" C1 "} 1");
+	ASSERT_LINE(t, "gpuprobed_nccl_bytes_total{" P ",op=\"AllGather\"" C1 "} 16000");
+	assert_int_equal(count(t, "gpuprobed_nccl_calls_total{"), 3);
 	assert_null(strstr(t, "0x5555")); /* no communicator handle anywhere */
 
 	ASSERT_LINE(t, "gpuprobed_process_exited{" P "} 0");

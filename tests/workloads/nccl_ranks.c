@@ -20,6 +20,11 @@
  *   --ref-dir DIR    each rank writes DIR/<its pid>.json (the launcher none)
  *   --wait, --hold   wl.h's handshakes, made by the launcher before it forks
  *                    (READY <pid> / wait for stdin to close after DONE)
+ *   --gate FILE      each rank waits (off-CPU, polling) until FILE exists before its first
+ *                    CUDA call: tracers attached by pid (RANK lines) see its whole life
+ *   --stall-rank K   rank K sleeps D ms (--stall-ms, nanosleep) right before its N-th
+ *   --stall-at N     collective (--stall-at, 1-based; AllReduce, AllGather, ReduceScatter,
+ *   --stall-ms D     Broadcast count, Send/Recv do not): the others wait in that collective
  *
  * The launcher calls ncclGetUniqueId (no CUDA call: it creates the shared
  * memory rendezvous), prints "RANK <pid> <rank>" for each rank it forks (in
@@ -79,6 +84,9 @@
  *   "model_end_ns_per_iter": [the modelled end of the iteration's last work item, the one
  *            its synchronisation waits for (CLOCK_MONOTONIC; the simulator's simgpu_op_last(),
  *            looked up with dlsym)], or null on libraries without it,
+ *   "collective_clock_ns": [[t0, t1] for each successful collective (not Send/Recv) in call
+ *            order: CLOCK_MONOTONIC just before the call and just after it returned; the k-th is
+ *            the communicator's sequence number k on every rank],
  *
  * A tracer's probes on a call see it inside the rank's clock around it (t0 before the entry
  * probe, t1 after the return probe) and around the simulator's clock inside it (read after the
@@ -126,7 +134,12 @@ struct simgpu_call_clock {
 static int (*call_clock)(struct simgpu_call_clock *);
 static bool allreduce_only;
 static double late_ms, scale = 1.0;
-static const char *ref_dir;
+static const char *ref_dir, *gate;
+static int stall_rank = -1, stall_at;
+static double stall_ms;
+/* this rank's collectives: the clock around each (collective_clock_ns) */
+static unsigned long long (*coll_clock)[2];
+static int ncoll, coll_cap;
 
 static unsigned long long now_ns(void)
 {
@@ -215,7 +228,7 @@ static ncclResult_t nc_count(const char *name, ncclResult_t e, unsigned long lon
 }
 
 /* The call, timed by the rank's own clock around it and the simulator's inside it, then counted. */
-static unsigned long long last_call_t0;
+static unsigned long long last_call_t0, last_call_t1;
 #define NC_TIMED(fn, dtype, count, bytes, ...)                                            \
 	({                                                                                \
 		unsigned long long t0_, t1_;                                              \
@@ -226,10 +239,37 @@ static unsigned long long last_call_t0;
 		ncclResult_t e_ = fn(__VA_ARGS__);                                        \
                                                                                           \
 		t1_ = now_ns();                                                           \
+		last_call_t1 = t1_;                                                       \
 		nc_count(#fn, e_, t1_ - t0_, in_ns(), dtype, count, bytes);               \
 	})
 #define NC(fn, ...) NC_TIMED(fn, NULL, 0, 0, __VA_ARGS__)
 #define NC_DATA(fn, dtype, count, bytes, ...) NC_TIMED(fn, dtype, count, bytes, __VA_ARGS__)
+
+/* Before each collective: the stalled rank's sleep before its --stall-at-th. */
+static void before_coll(int rank)
+{
+	if (rank == stall_rank && ncoll + 1 == stall_at)
+		usleep((useconds_t)(stall_ms * 1000.0));
+}
+
+/* After it: its clock, when it succeeded (a failed one is no sequence number). */
+static ncclResult_t coll_done(ncclResult_t e)
+{
+	if (e != ncclSuccess)
+		return e;
+	if (ncoll == coll_cap) {
+		coll_cap = coll_cap ? 2 * coll_cap : 64;
+		coll_clock = realloc(coll_clock, (size_t)coll_cap * sizeof(*coll_clock));
+		if (!coll_clock)
+			wl_die("out of memory");
+	}
+	coll_clock[ncoll][0] = last_call_t0;
+	coll_clock[ncoll][1] = last_call_t1;
+	ncoll++;
+	return e;
+}
+#define NC_COLL(rank, fn, dtype, count, bytes, ...) \
+	({ before_coll(rank); coll_done(NC_DATA(fn, dtype, count, bytes, __VA_ARGS__)); })
 
 /* ---- a rank ------------------------------------------------------------------------------------ */
 static size_t scaled(unsigned long long base)
@@ -354,7 +394,10 @@ static void write_ref(int rank, int dev, ncclComm_t comm, cudaStream_t s, unsign
 	} else {
 		fputs("],\n  \"model_end_ns_per_iter\": null", f);
 	}
-	fputs("\n}\n", f);
+	fputs(",\n  \"collective_clock_ns\": [", f);
+	for (int i = 0; i < ncoll; i++)
+		fprintf(f, "%s[%llu, %llu]", i ? ", " : "", coll_clock[i][0], coll_clock[i][1]);
+	fputs("]\n}\n", f);
 	if (fclose(f))
 		wl_die("cannot write %s: %s", path, strerror(errno));
 	free(buf);
@@ -380,6 +423,8 @@ static int run_rank(int rank, const ncclUniqueId *id)
 
 	if (!host || !want || !per_iter)
 		wl_die("out of memory");
+	while (gate && access(gate, F_OK))
+		usleep(1000);
 	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) /* untraced API: not in the reference */
 		ndev = 1;
 	dev = rank % ndev;
@@ -406,26 +451,26 @@ static int run_rank(int rank, const ncclUniqueId *id)
 		others_at_sync(rank, it);
 		if (allreduce_only) { /* one collective alone between two synchronisations */
 			late(rank);
-			failed |= NC_DATA(ncclAllReduce, "float32", ar_n, 4ull * ar_n, send, recv, ar_n, ncclFloat32,
+			failed |= NC_COLL(rank, ncclAllReduce, "float32", ar_n, 4ull * ar_n, send, recv, ar_n, ncclFloat32,
 					  ncclSum, comm, s) != ncclSuccess;
 			first_t0 = last_call_t0;
 			goto sync;
 		}
 		late(rank);
-		failed |= NC_DATA(ncclAllReduce, "float32", ar_n, 4ull * ar_n, send, recv, ar_n, ncclFloat32, ncclSum,
+		failed |= NC_COLL(rank, ncclAllReduce, "float32", ar_n, 4ull * ar_n, send, recv, ar_n, ncclFloat32, ncclSum,
 				  comm, s) != ncclSuccess;
 		first_t0 = last_call_t0;
 		launch(s, recv);
 		late(rank);
-		failed |= NC_DATA(ncclAllGather, "float32", ag_n, 4ull * ag_n * (unsigned)R, send, recv, ag_n,
+		failed |= NC_COLL(rank, ncclAllGather, "float32", ag_n, 4ull * ag_n * (unsigned)R, send, recv, ag_n,
 				  ncclFloat32, comm, s) != ncclSuccess;
 		launch(s, recv);
 		late(rank);
-		failed |= NC_DATA(ncclReduceScatter, "int32", rs_n, 4ull * rs_n * (unsigned)R, send, recv, rs_n,
+		failed |= NC_COLL(rank, ncclReduceScatter, "int32", rs_n, 4ull * rs_n * (unsigned)R, send, recv, rs_n,
 				  ncclInt32, ncclSum, comm, s) != ncclSuccess;
 		launch(s, recv);
 		late(rank);
-		failed |= NC_DATA(ncclBroadcast, "uint8", bc_n, bc_n, send, recv, bc_n, ncclUint8, 0, comm, s) !=
+		failed |= NC_COLL(rank, ncclBroadcast, "uint8", bc_n, bc_n, send, recv, bc_n, ncclUint8, 0, comm, s) !=
 			  ncclSuccess;
 		launch(s, recv);
 		late(rank);
@@ -521,10 +566,21 @@ int main(int argc, char **argv)
 			ref_dir = argv[++i];
 		else if (!strcmp(argv[i], "--allreduce-only"))
 			allreduce_only = true;
+		else if (!strcmp(argv[i], "--gate") && i + 1 < argc)
+			gate = argv[++i];
+		else if (!strcmp(argv[i], "--stall-rank") && i + 1 < argc)
+			stall_rank = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--stall-at") && i + 1 < argc)
+			stall_at = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--stall-ms") && i + 1 < argc)
+			stall_ms = atof(argv[++i]);
 		else if (strcmp(argv[i], "--wait") && strcmp(argv[i], "--hold"))
 			wl_die("usage: nccl_ranks [--ranks R] [--iters I] [--late-rank K --late-ms D] "
-			       "[--sizes-scale F] [--allreduce-only] [--ref-dir DIR] [--wait] [--hold]");
+			       "[--sizes-scale F] [--allreduce-only] [--ref-dir DIR] [--wait] [--hold] [--gate FILE] "
+			       "[--stall-rank K --stall-at N --stall-ms D]");
 	}
+	if (stall_rank >= nranks || (stall_rank >= 0 && (stall_at < 1 || !(stall_ms > 0))))
+		wl_die("bad --stall-rank, --stall-at or --stall-ms");
 	if (nranks < 1 || nranks > MAX_RANKS)
 		wl_die("--ranks must be 1..%d", MAX_RANKS);
 	if (iters < 0 || !(scale > 0) || late_ms < 0 || late_rank >= nranks)
