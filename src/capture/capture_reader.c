@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <zlib.h>
-#include <zstd.h>
 
 #include "capture/capture_reader.h"
 #include "model/model_ops.h"
@@ -29,7 +28,6 @@ struct gp_capture_reader {
 	size_t raw_len, pos;  /* the inflated chunk being read, and where */
 	__u64 next_seq;       /* the chunk expected next */
 	__u64 offset;         /* file offset of the next byte to read */
-	ZSTD_DCtx *zctx;      /* for zstd chunks, made at the first */
 	bool done;
 };
 
@@ -139,18 +137,14 @@ void gp_capture_close(struct gp_capture_reader *r)
 		fclose(r->f);
 	free(r->raw);
 	free(r->z);
-	ZSTD_freeDCtx(r->zctx);
 	free(r);
 }
 
 static bool chunk_header_ok(const struct gp_cap_chunk *h)
 {
-	size_t bound = h->magic == GP_CAP_CHUNK_ZSTD ? ZSTD_compressBound(h->raw_len)
-						     : compressBound(h->raw_len);
-
-	return (h->magic == GP_CAP_CHUNK_MAGIC || h->magic == GP_CAP_CHUNK_ZSTD) &&
+	return h->magic == GP_CAP_CHUNK_MAGIC &&
 	       h->hdr_crc == (__u32)crc32(0, (const Bytef *)h, offsetof(struct gp_cap_chunk, hdr_crc)) &&
-	       h->raw_len && h->raw_len <= RAW_MAX && h->zlen && h->zlen <= bound;
+	       h->raw_len && h->raw_len <= RAW_MAX && h->zlen && h->zlen <= compressBound(h->raw_len);
 }
 
 static int grow(unsigned char **buf, size_t *cap, size_t need)
@@ -242,29 +236,6 @@ static void chunks_lost_before(struct gp_capture_reader *r, __u32 seq, bool resy
 		r->next_seq = seq;
 }
 
-/* Inflates chunk h's data (r->z) into r->raw (room for h->raw_len), by its kind; 0 or -EINVAL. */
-static int inflate_chunk(struct gp_capture_reader *r, const struct gp_cap_chunk *h, size_t *raw_len)
-{
-	if (h->magic == GP_CAP_CHUNK_ZSTD) {
-		size_t n;
-
-		if (!r->zctx && !(r->zctx = ZSTD_createDCtx()))
-			return -EINVAL;
-		n = ZSTD_decompressDCtx(r->zctx, r->raw, h->raw_len, r->z, h->zlen);
-		if (ZSTD_isError(n))
-			return -EINVAL;
-		*raw_len = n;
-		return 0;
-	}
-
-	uLongf n = h->raw_len;
-
-	if (uncompress(r->raw, &n, r->z, h->zlen) != Z_OK)
-		return -EINVAL;
-	*raw_len = n;
-	return 0;
-}
-
 /* Reads the next good chunk into r->raw. 1, 0 at the end of the file, -errno. */
 static int next_chunk(struct gp_capture_reader *r)
 {
@@ -310,10 +281,11 @@ static int next_chunk(struct gp_capture_reader *r)
 			return 0;
 		}
 
-		size_t raw_len = h.raw_len;
+		uLongf raw_len = h.raw_len;
 
-		if (h.data_crc != (__u32)crc32(0, r->z, h.zlen) || inflate_chunk(r, &h, &raw_len) ||
-		    raw_len != h.raw_len || !ops_ok(r->raw, raw_len)) {
+		if (h.data_crc != (__u32)crc32(0, r->z, h.zlen) ||
+		    uncompress(r->raw, &raw_len, r->z, h.zlen) != Z_OK || raw_len != h.raw_len ||
+		    !ops_ok(r->raw, raw_len)) {
 			r->st.corrupt_chunks++;
 			set_corrupt(r, "chunk %u (byte %llu) is corrupt: skipped, the chunks after it are kept", h.seq,
 				(unsigned long long)at);
