@@ -341,3 +341,40 @@ int BPF_PROG(gp_sched_fork, struct task_struct *parent, struct task_struct *chil
 		count(&drops, GP_DROP_THREAD_TABLE_FULL);
 	return 0;
 }
+
+/*
+ * The traced calls in progress on every thread of the traced processes, read
+ * by userspace through an iterator (src/attach/bpf_objects.c,
+ * gp_bpf_inflight): one gp_inflight per frame, outermost first. Nothing is
+ * added to the probes: the frames are the entry probe's own, in task
+ * storage. A frame is read while its thread may be changing it; the stall
+ * detector only trusts a call seen twice with the same entry time.
+ */
+SEC("iter/task")
+int gp_inflight_iter(struct bpf_iter__task *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *task = ctx->task;
+	struct gp_task_state *st;
+	struct gp_inflight r = {};
+	__u32 depth;
+
+	if (!task || !traced(task->tgid))
+		return 0;
+	st = bpf_task_storage_get(&task_state, task, 0, 0);
+	if (!st)
+		return 0;
+	depth = st->depth;
+	r.tgid = task->tgid;
+	r.tid = task->pid;
+	for (__u32 i = 0; i < GP_MAX_DEPTH && i < depth; i++) {
+		struct gp_frame *f = frame_at(st, i);
+
+		r.api = GP_COOKIE_API(f->cookie);
+		r.depth = i;
+		r.ts_ns = f->ts;
+		__builtin_memcpy(r.args, f->args, sizeof(r.args));
+		bpf_seq_write(seq, &r, sizeof(r));
+	}
+	return 0;
+}

@@ -559,4 +559,21 @@ _Static_assert(sizeof(struct gp_api_agg) == 112 + 4 * GP_AGG_HIST_BUCKETS, "gp_a
 /* Maximum traced calls nested on one thread (runtime -> driver -> ...). */
 #define GP_MAX_DEPTH 4
 
+/*
+ * One traced call in progress (entered, not returned) on a thread of a
+ * traced process: what the task iterator gp_inflight_iter (bpf/sched.bpf.c)
+ * writes for every frame in task storage, outermost first. The stall
+ * detector (src/collect/stalls.c) reads them; the probes are not involved.
+ */
+struct gp_inflight {
+	__u32 tgid, tid;
+	__u16 api;   /* enum gp_api_id */
+	__u16 depth; /* 0: outermost */
+	__u32 pad;
+	__u64 ts_ns; /* entry */
+	__u64 args[GP_MAX_ARGS];
+};
+
+_Static_assert(sizeof(struct gp_inflight) == 88, "gp_inflight layout");
+
 #endif /* GPUPROBED_EVENTS_H */

@@ -19,6 +19,7 @@
 #include "sched.skel.h"
 
 #include "attach/bpf_objects.h"
+#include "array.h"
 #include "attach/uprobe_multi.h"
 #include "gpuprobed/events.h"
 #include "log.h"
@@ -94,6 +95,8 @@ static int load_followers(struct gp_bpf *b, const struct gp_bpf_opts *o)
 		return err;
 	}
 	b->sched->rodata->sched_slices = o->sched_slices;
+	/* an iterator, attached at its first read (gp_bpf_inflight) */
+	bpf_program__set_autoattach(b->sched->progs.gp_inflight_iter, false);
 	err = share_maps(b->sched->obj, owner);
 	if (!err)
 		err = share_maps(b->procs->obj, owner);
@@ -203,8 +206,46 @@ void gp_bpf_gate(struct gp_bpf *b, bool open)
 	__atomic_store_n(&b->api->bss->gate_closed, open ? 0 : 1, __ATOMIC_SEQ_CST);
 }
 
+long gp_bpf_inflight(struct gp_bpf *b, struct gp_inflight **v, size_t *cap)
+{
+	size_t bytes = 0;
+	int fd, err = 0;
+
+	if (!b->inflight) {
+		b->inflight = bpf_program__attach_iter(b->sched->progs.gp_inflight_iter, NULL);
+		if (!b->inflight)
+			return -errno;
+	}
+	fd = bpf_iter_create(bpf_link__fd(b->inflight));
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t got;
+
+		if (GP_ARRAY_GROW(*v, *cap, bytes / sizeof(**v) + 64, 64)) {
+			err = -ENOMEM;
+			break;
+		}
+		got = read(fd, (char *)*v + bytes, *cap * sizeof(**v) - bytes);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			err = -errno;
+			break;
+		}
+		if (!got)
+			break;
+		bytes += (size_t)got;
+	}
+	close(fd);
+	if (!err && bytes % sizeof(**v))
+		err = -EIO;
+	return err ? err : (long)(bytes / sizeof(**v));
+}
+
 void gp_bpf_release(struct gp_bpf *b)
 {
+	bpf_link__destroy(b->inflight);
 	procs_bpf__destroy(b->procs);
 	sched_bpf__destroy(b->sched);
 	gpu_api_bpf__destroy(b->api);

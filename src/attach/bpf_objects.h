@@ -23,7 +23,10 @@ struct gp_bpf {
 	struct sched_bpf *sched; /* CPU accounts and fork admission */
 	struct procs_bpf *procs; /* exec/mmap admission and holds */
 	bool multi;		 /* the API programs attach through uprobe_multi links */
+	struct bpf_link *inflight; /* the task iterator of calls in progress (made at its first read) */
 };
+
+struct gp_inflight;
 
 struct gp_bpf_opts {
 	unsigned ringbuf_mb;  /* the ring buffer's size (a power of two) */
@@ -58,6 +61,13 @@ void gp_bpf_stop_scheduler(struct gp_bpf *b);
 
 /* The overhead budget's gate (gpu_api.bpf.c "gate_closed"): hot probes count only while open. */
 void gp_bpf_gate(struct gp_bpf *b, bool open);
+
+/*
+ * The traced calls in progress on every traced thread now (gp_inflight_iter,
+ * sched.bpf.c), into *v (grown as needed, *cap its room); their number, or
+ * -errno (the iterator could not be made or read).
+ */
+long gp_bpf_inflight(struct gp_bpf *b, struct gp_inflight **v, size_t *cap);
 
 void gp_bpf_release(
 	struct gp_bpf *b); /* detaches and frees what was loaded; a zeroed gp_bpf is fine */

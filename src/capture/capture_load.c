@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "capture/capture_load.h"
+#include "log.h"
 #include "model/model_ops.h"
 
 /*
@@ -217,6 +218,30 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 				       u.gpu_error.text, u.gpu_error.mono_ns))
 			return -ENOMEM;
 		break;
+	case GP_MOP_NCCL_STALL: {
+		const struct gp_op_nccl_stall *st = &u.nccl_stall;
+		__s32 ranks[GP_NCCL_STALL_RANKS_MAX];
+		size_t n;
+
+		UNPACK(nccl_stall);
+		if (st->waiting.n % sizeof(__s32) || st->waiting.n > sizeof(ranks))
+			return -EINVAL;
+		n = st->waiting.n / sizeof(__s32);
+		memcpy(ranks, st->waiting.p, st->waiting.n); /* unaligned in the payload */
+		if (gp_model_nccl_stall(m, st->comm_id, st->seq, st->op, st->bytes, st->waited_ns, st->mono_ns, ranks, n))
+			return -ENOMEM;
+		break;
+	}
+	case GP_MOP_NCCL_STALL_BEHIND: {
+		const struct gp_op_nccl_stall_behind *b = &u.nccl_stall_behind;
+		int err;
+
+		UNPACK(nccl_stall_behind);
+		err = gp_model_nccl_stall_behind(m, b->comm_id, b->seq, b->rank, b->pid, b->last_seq, b->state);
+		if (err)
+			return err;
+		break;
+	}
 	case GP_MOP_HOLD_TIMEOUT:
 		UNPACK(hold_timeout);
 		if (gp_model_hold_timeout(m, u.hold_timeout.pid, u.hold_timeout.reason,
@@ -290,4 +315,27 @@ void gp_capture_finish(struct gp_model *m, const struct gp_capture_reader *r, co
 				       .corrupt_chunks = cs->corrupt_chunks, .complete = cs->complete,
 				       .cut = cs->complete ? NULL : cs->cut,
 				       .corruption = cs->corrupt_chunks ? cs->corruption : NULL });
+}
+
+int gp_capture_load_said(struct gp_capture_reader *r, const char *path, struct gp_model *m, struct gp_answers *as)
+{
+	struct gp_capture_load_stats ls;
+	const struct gp_capture_stats *cs;
+	int rc = gp_capture_load(r, m, as, &ls);
+
+	cs = gp_capture_stats(r);
+	if (rc < 0)
+		gp_err("%s: %s (reporting what was read before it)", path, strerror(-rc));
+	if (!cs->complete)
+		gp_warn("%s: %s", path, cs->cut);
+	if (cs->corrupt_chunks)
+		gp_warn("%s: %llu corrupt chunk%s skipped: %s", path, (unsigned long long)cs->corrupt_chunks,
+			cs->corrupt_chunks == 1 ? "" : "s", cs->corruption);
+	if (ls.malformed)
+		gp_warn("%s: %llu operations did not decode and were skipped", path, (unsigned long long)ls.malformed);
+	gp_capture_finish(m, r, path);
+	gp_info("%s: %llu operations in %llu chunks (%llu applied, %llu resolver answers)", path,
+		(unsigned long long)cs->ops, (unsigned long long)cs->chunks, (unsigned long long)ls.applied,
+		(unsigned long long)ls.answers);
+	return rc;
 }

@@ -35,4 +35,11 @@ int gp_capture_load(struct gp_capture_reader *r, struct gp_model *m, struct gp_a
  */
 void gp_capture_finish(struct gp_model *m, const struct gp_capture_reader *r, const char *path);
 
+/*
+ * gp_capture_load and gp_capture_finish, with what a command says on
+ * stderr about the file (an I/O error, a cut, corrupt chunks, operations
+ * that did not decode). 0, or -errno (what was read is in m).
+ */
+int gp_capture_load_said(struct gp_capture_reader *r, const char *path, struct gp_model *m, struct gp_answers *as);
+
 #endif /* GP_CAPTURE_LOAD_H */

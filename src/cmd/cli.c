@@ -20,6 +20,7 @@ static const char usage_text[] =
 	"       gpuprobed report CAPTURE [-o DIR]\n"
 	"       gpuprobed export CAPTURE -o FILE.sqlite [--force]\n"
 	"       gpuprobed query CAPTURE_OR_DB 'SQL' [--csv | --json]\n"
+	"       gpuprobed merge CAPTURE... [-o DIR]\n"
 	"       gpuprobed replay CAPTURE [--pid PID] [--speed X] [--what-if WHAT[,WHAT...]]\n"
 	"                        [--kernel-times FILE] [--dry-run] [-o DIR]\n"
 	"       gpuprobed --release-holds\n"
@@ -94,6 +95,12 @@ static const char usage_text[] =
 	"      --nvml-lib PATH    the NVML library to load (default libnvidia-ml.so.1,\n"
 	"                         found as the loader finds it)\n"
 	"      --no-nvml          do not load NVML\n"
+	"      --stall-timeout SEC\n"
+	"                         when ranks of an NCCL communicator have waited on a\n"
+	"                         collective for SEC seconds (decimals allowed; default\n"
+	"                         60, 0: off) while a rank traced here has not entered\n"
+	"                         it, say which rank and what it is doing (one line on\n"
+	"                         stderr; report.json \"stalls\")\n"
 	"      --no-uprobe-multi  one perf-event link per probed function, as on kernels\n"
 	"                         before 6.6 (slower to attach and to detach)\n"
 	"  -v, --verbose          more messages (-vv: libbpf's too)\n"
@@ -116,6 +123,9 @@ static const char usage_text[] =
 	"(report.json equal to the live one but for \"source\"), into -o DIR.\n"
 	"'gpuprobed export' writes it as an SQLite database, 'gpuprobed query' runs SQL\n"
 	"over it (docs/sql.md; each has --help).\n"
+	"'gpuprobed merge CAPTURE...' writes one report of several sessions' captures (one\n"
+	"per node): every process with its host, NCCL communicators joined across them,\n"
+	"their clocks aligned (report.json \"merge\").\n"
 	"\n"
 	"Needs root (CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE). Exit status: 0 on success,\n"
 	"1 on a runtime failure, 2 on bad usage; with -- COMMAND, the command's status\n"
@@ -174,7 +184,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI, OPT_NO_STACKS, OPT_MAX_STACKS, OPT_RECORD, OPT_NO_RECORD, OPT_SQLITE,
 	       OPT_NO_TIMELINE, OPT_TIMELINE_MAX, OPT_TIMELINE_SCHED, OPT_AGGREGATE, OPT_DAEMON, OPT_CONFIG,
 	       OPT_FOREGROUND, OPT_UNWIND_MB, OPT_NO_PYTHON, OPT_HOLD_MAX, OPT_NVML_INTERVAL, OPT_NVML_LIB,
-	       OPT_NO_NVML };
+	       OPT_NO_NVML, OPT_STALL_TIMEOUT };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "name", required_argument, NULL, 'n' },
@@ -184,6 +194,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF },
 		{ "poll-ms", required_argument, NULL, OPT_POLL },
 		{ "hold-max-ms", required_argument, NULL, OPT_HOLD_MAX },
+		{ "stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT },
 		{ "no-uprobe-multi", no_argument, NULL, OPT_NO_MULTI },
 		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
 		{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
@@ -215,6 +226,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 	o->ringbuf_mb = 16;
 	o->poll_ms = 10;
 	o->hold_max_ms = GP_DEFAULT_HOLD_MAX_MS;
+	o->stall_timeout_s = GP_DEFAULT_STALL_TIMEOUT_S;
 	o->stacks = true;
 	o->max_stacks = GP_DEFAULT_MAX_STACKS;
 	o->unwind_mb = GP_DEFAULT_UNWIND_MB;
@@ -282,6 +294,11 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 				return usage_error("--hold-max-ms: '%s' is not a number of milliseconds between 1 and 60000",
 						   optarg);
 			o->hold_max_ms = (unsigned)v;
+			break;
+		case OPT_STALL_TIMEOUT:
+			if (gp_parse_stall_timeout(optarg, &o->stall_timeout_s))
+				return usage_error("--stall-timeout: '%s' is not a number of seconds between 0 (off) "
+						   "and 86400", optarg);
 			break;
 		case OPT_NO_MULTI:
 			o->no_uprobe_multi = true;
@@ -384,7 +401,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		if (o->npids || o->nnames || o->all || o->command)
 			return usage_error("--daemon traces every CUDA process: give no target%s", "");
 		if (o->duration_s || strcmp(o->out_dir, "./profile_output") || o->ringbuf_mb != 16 || o->poll_ms != 10 ||
-		    o->hold_max_ms != GP_DEFAULT_HOLD_MAX_MS ||
+		    o->hold_max_ms != GP_DEFAULT_HOLD_MAX_MS || o->stall_timeout_s != GP_DEFAULT_STALL_TIMEOUT_S ||
 		    o->no_uprobe_multi || !o->stacks || o->max_stacks != GP_DEFAULT_MAX_STACKS || !o->record ||
 		    o->unwind_mb != GP_DEFAULT_UNWIND_MB || !o->python ||
 		    o->record_path || o->sqlite_path || !o->timeline || o->timeline_max_events != GP_DEFAULT_TIMELINE_MAX_EVENTS ||

@@ -15,6 +15,8 @@ int gp_cmd_export(int argc, char **argv);
 
 /* `gpuprobed query CAPTURE_OR_DB 'SQL'`: SQL over a capture's export, printed. */
 int gp_cmd_query(int argc, char **argv);
+/* `gpuprobed merge CAPTURE... [-o DIR]`: the captures of several sessions (nodes) as one report. */
+int gp_cmd_merge(int argc, char **argv);
 
 /* `gpuprobed replay CAPTURE ...`: the capture's GPU work re-issued, what-if changes measured. */
 int gp_cmd_replay(int argc, char **argv);

@@ -19,6 +19,8 @@ int main(int argc, char **argv)
 		return gp_cmd_export(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "query"))
 		return gp_cmd_query(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "merge"))
+		return gp_cmd_merge(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "replay"))
 		return gp_cmd_replay(argc - 1, argv + 1);
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)

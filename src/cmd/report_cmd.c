@@ -61,14 +61,12 @@ int gp_cmd_report(int argc, char **argv)
 	struct gp_capture_reader *r = NULL;
 	struct gp_answers *as = NULL;
 	struct gp_model *m = NULL;
-	struct gp_capture_load_stats ls;
-	const struct gp_capture_stats *cs;
 	struct gp_resolver resolver;
 	__u64 max_events = GP_TIMELINE_DEFAULT_MAX_EVENTS;
 	struct gp_timeline *tl = NULL;
 	bool timeline = true;
 	char errmsg[4200], *end;
-	int c, rc, status = GP_EXIT_FAILURE;
+	int c, status = GP_EXIT_FAILURE;
 
 	opterr = 0;
 	optind = 1;
@@ -121,21 +119,7 @@ int gp_cmd_report(int argc, char **argv)
 	}
 	if (timeline)
 		tl = gp_timeline_session_open(out_dir, max_events, m);
-	rc = gp_capture_load(r, m, as, &ls);
-	cs = gp_capture_stats(r);
-	if (rc < 0)
-		gp_err("%s: %s (reporting what was read before it)", path, strerror(-rc));
-	if (!cs->complete)
-		gp_warn("%s: %s", path, cs->cut);
-	if (cs->corrupt_chunks)
-		gp_warn("%s: %llu corrupt chunk%s skipped: %s", path, (unsigned long long)cs->corrupt_chunks,
-			cs->corrupt_chunks == 1 ? "" : "s", cs->corruption);
-	if (ls.malformed)
-		gp_warn("%s: %llu operations did not decode and were skipped", path, (unsigned long long)ls.malformed);
-	gp_capture_finish(m, r, path);
-	gp_info("%s: %llu operations in %llu chunks (%llu applied, %llu resolver answers)", path,
-		(unsigned long long)cs->ops, (unsigned long long)cs->chunks, (unsigned long long)ls.applied,
-		(unsigned long long)ls.answers);
+	gp_capture_load_said(r, path, m, as);
 	gp_timeline_session_close(tl, out_dir, max_events, m, NULL); /* its loss counters before the reports */
 	tl = NULL;
 	if (gp_write_reports(m, out_dir) == 0)

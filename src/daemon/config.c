@@ -333,6 +333,13 @@ static int parse_hold_max_ms(const char *v, struct gp_daemon_config *c, char *wh
 	return 0;
 }
 
+static int parse_stall_timeout(const char *v, struct gp_daemon_config *c, char *why)
+{
+	if (gp_parse_stall_timeout(v, &c->stall_timeout_s))
+		return why_printf(why, "'%s' is not a number of seconds between 0 (off) and 86400", v);
+	return 0;
+}
+
 static int parse_overhead_budget(const char *v, struct gp_daemon_config *c, char *why)
 {
 	const char *p = v;
@@ -407,6 +414,7 @@ static const struct key keys[] = {
 	{ SEC_TRACE, "hold_max_ms", parse_hold_max_ms, true, FIELD(hold_max_ms), false },
 	{ SEC_TRACE, "nvml_interval", parse_nvml_interval, true, FIELD(nvml_interval_ms), false },
 	{ SEC_TRACE, "nvml_lib", parse_nvml_lib, true, FIELD(nvml_lib), false },
+	{ SEC_TRACE, "stall_timeout", parse_stall_timeout, true, FIELD(stall_timeout_s), false },
 	{ SEC_TRACE, "uprobe_multi", parse_uprobe_multi, true, FIELD(uprobe_multi), false },
 	{ SEC_TRACE, "overhead_budget", parse_overhead_budget, false, FIELD(overhead_budget), false },
 	{ SEC_LOG, "level", parse_log_level, false, FIELD(log_level), false },
@@ -435,6 +443,7 @@ void gp_daemon_config_defaults(struct gp_daemon_config *c)
 	c->poll_ms = 10;
 	c->hold_max_ms = GP_DEFAULT_HOLD_MAX_MS;
 	c->nvml_interval_ms = GP_DEFAULT_NVML_MS;
+	c->stall_timeout_s = GP_DEFAULT_STALL_TIMEOUT_S;
 	c->uprobe_multi = true;
 	c->overhead_budget = 0;
 	c->log_level = LOG_NOTICE;

@@ -46,6 +46,7 @@ struct gp_daemon_config {
 	unsigned ringbuf_mb;       /* power of two */
 	unsigned poll_ms;          /* 1..1000 */
 	unsigned hold_max_ms;      /* 1..60000: a held process is continued after this long at most */
+	double stall_timeout_s;    /* 0..86400: an NCCL stall is said after this long; 0: off */
 	bool uprobe_multi;
 	double overhead_budget;    /* fraction of the traced processes' CPU time (0.01 = "1%"); 0: off */
 	unsigned nvml_interval_ms; /* 10..60000; 0: NVML off */

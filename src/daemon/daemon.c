@@ -382,6 +382,7 @@ static void reload(struct daemon *d)
 	next.hold_max_ms = d->cfg.hold_max_ms;
 	next.nvml_interval_ms = d->cfg.nvml_interval_ms;
 	memcpy(next.nvml_lib, d->cfg.nvml_lib, sizeof(next.nvml_lib));
+	next.stall_timeout_s = d->cfg.stall_timeout_s;
 	next.uprobe_multi = d->cfg.uprobe_multi;
 	memcpy(next.state_dir, d->cfg.state_dir, sizeof(next.state_dir));
 	listen_changed = next.listen_enabled != d->cfg.listen_enabled || next.listen_port != d->cfg.listen_port ||
@@ -490,6 +491,7 @@ static void session_options(struct daemon *d, const struct gp_options *cli)
 	o->hold_max_ms = d->cfg.hold_max_ms;
 	o->nvml_interval_ms = d->cfg.nvml_interval_ms;
 	o->nvml_lib = d->cfg.nvml_lib[0] ? d->cfg.nvml_lib : NULL;
+	o->stall_timeout_s = d->cfg.stall_timeout_s;
 	o->verbosity = cli->verbosity;
 	o->no_uprobe_multi = !d->cfg.uprobe_multi;
 	o->stacks = d->cfg.stacks;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/metrics.h"
@@ -393,6 +394,65 @@ static void nccl_family(struct render *r, const char *name, enum nccl_field fld,
 	}
 }
 
+/* A communicator's series of its own (comm_id, rank): known id and rank, the first of its process. */
+static bool rank_series(const struct gp_process *p, size_t c, char id[17], char rank[12], char nranks[12])
+{
+	const struct gp_nccl_comm *cm = p->nccl->comms[c];
+
+	if (!cm->comm_id_known || cm->rank < 0)
+		return false;
+	for (size_t e = 0; e < c; e++)
+		if (p->nccl->comms[e]->comm_id_known && p->nccl->comms[e]->comm_id == cm->comm_id &&
+		    p->nccl->comms[e]->rank == cm->rank)
+			return false;
+	comm_id_label(cm, id);
+	snprintf(rank, 12, "%d", cm->rank);
+	snprintf(nranks, 12, "%d", cm->nranks);
+	return true;
+}
+
+/* One sample per rank of each communicator: its collectives entered, or how long it has waited (now). */
+static void rank_family(struct render *r, const char *name, bool waiting, __u64 now)
+{
+	char id[17], rank[12], nranks[12];
+
+	FOR_PROCS(r, i, p, L) {
+		for (size_t c = 0; p->nccl && c < p->nccl->ncomms; c++) {
+			const struct gp_nccl_comm *cm = p->nccl->comms[c];
+
+			if (!rank_series(p, c, id, rank, nranks))
+				continue;
+			open_sample(r, name, L);
+			label(r, true, "comm_id", id);
+			label(r, true, "rank", rank);
+			label(r, true, "nranks", nranks);
+			if (waiting)
+				close_ns(r, !p->exited && cm->wait_since_ns && now > cm->wait_since_ns ?
+						    now - cm->wait_since_ns : 0);
+			else
+				close_u64(r, cm->collectives + (cm->inflight ? 1 : 0));
+		}
+	}
+}
+
+/*
+ * Per rank of each communicator (the stall detector's, src/session/stalls.c): collectives entered
+ * (returned, and the one in progress), and how long it has waited on its current one.
+ */
+static void nccl_rank_families(struct render *r)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	family(r, "gpuprobed_nccl_collectives_entered_total", "counter",
+	       "Collectives (not Send/Recv) this rank of the communicator has entered: its last sequence number.");
+	rank_family(r, "gpuprobed_nccl_collectives_entered_total", false, 0);
+	family(r, "gpuprobed_nccl_waiting_seconds", "gauge",
+	       "How long this rank has waited on its current collective (inside the NCCL call, or blocked in a "
+	       "synchronisation awaiting it); 0 when not waiting.");
+	rank_family(r, "gpuprobed_nccl_waiting_seconds", true, (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec);
+}
+
 static void cpu_families(struct render *r)
 {
 	long hz = sysconf(_SC_CLK_TCK);
@@ -488,6 +548,7 @@ static void process_families(struct render *r)
 		    "Bytes of those calls as nccl-tests counts them (the message size), by operation.");
 	nccl_family(r, "gpuprobed_nccl_seconds_total", NC_SECONDS,
 		    "Host-observed time inside those calls (enqueueing, not the collective's GPU time).");
+	nccl_rank_families(r);
 	cpu_families(r);
 	family(r, "gpuprobed_process_exited", "gauge", "1 when the traced process has exited (its series stay for the grace period), else 0.");
 	FOR_PROCS(r, i, p, L) {

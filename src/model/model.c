@@ -133,6 +133,7 @@ void gp_model_free(struct gp_model *m)
 	for (size_t i = 0; i < m->nprocs; i++)
 		process_free(m->procs[i]);
 	free(m->procs);
+	gp_nccl_stalls_release(m);
 	for (size_t i = 0; i < m->nskipped; i++) {
 		free(m->skipped[i].comm);
 		free(m->skipped[i].reason);
@@ -663,4 +664,47 @@ __u64 gp_model_drop_get(const struct gp_model *m, const char *name)
 	const struct gp_drop *d = drop_find(m, name);
 
 	return d ? d->count : 0;
+}
+
+void gp_process_window(const struct gp_model *m, const struct gp_process *p, __u64 *from, __u64 *to)
+{
+	__u64 start = p->own_start_ns ? p->own_start_ns : m->session.start_mono_ns;
+	__u64 end = p->own_end_ns ? p->own_end_ns : m->session.end_mono_ns;
+
+	*from = p->attach_ns > start ? p->attach_ns : start;
+	*to = p->exited ? p->exit_ns : end;
+}
+
+int gp_model_adopt(struct gp_model *m, struct gp_model *src, const char *host, __s64 clock_offset_ns)
+{
+	if (GP_ARRAY_GROW(m->procs, m->procs_cap, m->nprocs + src->nprocs, 8))
+		return -ENOMEM;
+	for (size_t i = 0; i < src->nprocs; i++)
+		if (!src->procs[i]->host && !(src->procs[i]->host = strdup(host)))
+			return -ENOMEM;
+	/* the merged model is only read: its by_pid stays empty, as pids of different hosts may be equal */
+	for (size_t i = 0; i < src->nprocs; i++) {
+		struct gp_process *p = src->procs[i];
+
+		p->clock_offset_ns = clock_offset_ns;
+		p->own_start_ns = src->session.start_mono_ns;
+		p->own_end_ns = src->session.end_mono_ns ? src->session.end_mono_ns : src->last_event_ns;
+		m->procs[m->nprocs++] = p;
+	}
+	m->nstacks += src->nstacks;
+	src->nprocs = 0;
+	gp_u64map_clear(&src->by_pid, NULL);
+	for (size_t i = 0; i < src->nskipped; i++)
+		if (gp_model_skipped_add(m, src->skipped[i].pid, src->skipped[i].comm, src->skipped[i].reason))
+			return -ENOMEM;
+	for (size_t i = 0; i < src->ndrops; i++)
+		gp_model_drop_add(m, src->drops[i].name, src->drops[i].count);
+	if (src->stacks_on && !m->stacks_on)
+		gp_model_set_stacks(m, true, src->max_stacks);
+	return 0;
+}
+
+void gp_model_set_merge(struct gp_model *m, const struct gp_merge_info *merge)
+{
+	m->merge = merge;
 }

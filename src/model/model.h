@@ -336,6 +336,41 @@ struct gp_report_source {
 void gp_model_set_source(struct gp_model *m, const struct gp_report_source *src);
 
 /*
+ * gpuprobed merge: the captures a model was merged from, and how their
+ * clocks were put on one axis (the first capture's CLOCK_MONOTONIC): a
+ * capture's time plus its offset_ns is the merged axis' (docs/report-format.md
+ * "merge"). Owned by the caller, who keeps it until the reports are written.
+ */
+struct gp_merge_capture {
+	const char *path, *host;
+	__u64 ops, chunks, corrupt_chunks, processes;
+	bool complete;
+	const char *cut, *corruption; /* as struct gp_report_source's; NULL: none */
+	/* its clock */
+	const char *method;       /* "reference", "collectives", "realtime" (the recorded relation only), "none" */
+	__s64 offset_ns;          /* used: merged = its CLOCK_MONOTONIC + offset_ns */
+	__s64 uncertainty_ns;     /* collectives: half the spread of the middle 80 % of their estimates; -1: unknown */
+	bool realtime_known;      /* it recorded CLOCK_REALTIME - CLOCK_MONOTONIC at its start */
+	__s64 realtime_offset_ns; /* the offset that relation gives (realtime_known) */
+	__u64 collectives;        /* collectives whose releases estimated the offset */
+	size_t aligned_to;        /* the capture they were compared with (collectives) */
+	__u64 comm_id;            /* the communicator they were collectives of */
+	bool bounded;             /* causal bounds found: the offset cannot lie outside [lo_ns, hi_ns] */
+	__s64 lo_ns, hi_ns;
+};
+
+struct gp_merge_info {
+	const struct gp_merge_capture *captures;
+	size_t ncaptures;
+	const char *const *notes; /* what a reader must know: unrelated jobs, old captures, ... */
+	size_t nnotes;
+};
+
+/* The merged processes and loss counters of src moved into m (src keeps none), on host, at clock offset. */
+int gp_model_adopt(struct gp_model *m, struct gp_model *src, const char *host, __s64 clock_offset_ns);
+void gp_model_set_merge(struct gp_model *m, const struct gp_merge_info *merge);
+
+/*
  * Observer: sees every outermost traced call (made outside any other traced
  * call) right after the model folded it in, decoded; the timeline
  * (output/trace_json.h) is one. Calls made inside another traced call (the
@@ -442,6 +477,25 @@ struct gp_model_observer {
 	void (*gpu)(void *ctx, const struct gp_gpu_sample *s);
 };
 void gp_model_set_observer(struct gp_model *m, const struct gp_model_observer *obs); /* NULL: none */
+
+/*
+ * An NCCL stall said (src/collect/stalls.c): ranks waiting[0..nwaiting) of communicator comm_id
+ * waited on collective seq (op: GP_NCCL_OP_MAX when not known; bytes 0: not known) for waited_ns at
+ * mono_ns; then each rank behind it, appended to that stall. 0, -ENOMEM or -EINVAL (no such stall).
+ */
+#define GP_NCCL_STALL_RANKS_MAX 256 /* waiting ranks a stall names at most */
+int gp_model_nccl_stall(struct gp_model *m, __u64 comm_id, __u64 seq, unsigned op, __u64 bytes, __u64 waited_ns,
+			__u64 mono_ns, const __s32 *waiting, size_t nwaiting);
+int gp_model_nccl_stall_behind(struct gp_model *m, __u64 comm_id, __u64 seq, __s32 rank, __u32 pid, __u64 last_seq,
+			       const char *state);
+/*
+ * The stall detector's live view (struct gp_nccl_comm's inflight, wait_seq, wait_since_ns; not an
+ * operation: not in the capture): gp_model_nccl_live_clear forgets the last look, then each
+ * communicator (pid, handle) seen busy is set (a wait keeps the earliest since).
+ */
+void gp_model_nccl_live_clear(struct gp_model *m);
+void gp_model_nccl_live(struct gp_model *m, __u32 pid, __u64 handle, bool inflight, __u64 wait_seq,
+			__u64 wait_since_ns);
 
 /* Sinks (src/output/). Each returns 0 or -errno. */
 

@@ -42,6 +42,7 @@ void gp_driver_release(struct gp_process *p);
 
 /* nccl.c */
 void gp_nccl_release(struct gp_process *p);
+void gp_nccl_stalls_release(struct gp_model *m);
 /* A synchronisation that awaited collective seq (1-based) of comm returned at ns (the first one counts). */
 void gp_nccl_released(struct gp_nccl_comm *comm, __u64 seq, __u64 ns);
 

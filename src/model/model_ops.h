@@ -71,7 +71,10 @@
 	X(33, GPU_DEVICE, gpu_device) \
 	X(34, GPU_SAMPLE, gpu_sample) \
 	X(35, GPU_PROCESS, gpu_process) \
-	X(36, GPU_ERROR, gpu_error)
+	X(36, GPU_ERROR, gpu_error) \
+	/* NCCL stalls said live (src/session/stalls.c) */ \
+	X(37, NCCL_STALL, nccl_stall) \
+	X(38, NCCL_STALL_BEHIND, nccl_stall_behind)
 
 #define GP_OPF_SESSION(F) F(STR, tool_version) F(STR, command_line) F(STR, mode) F(STR, hostname) \
 	F(STR, kernel_release) F(U64, start_mono_ns) F(U64, start_realtime_ns)
@@ -120,6 +123,10 @@
 #define GP_OPF_GPU_PROCESS(F) F(U32, index) F(U32, pid) F(U64, mono_ns) F(U64, used_memory) F(S32, sm_util) \
 	F(S32, mem_util)
 #define GP_OPF_GPU_ERROR(F) F(U32, index) F(STR, call) F(S32, code) F(STR, text) F(U64, mono_ns)
+#define GP_OPF_NCCL_STALL(F) F(U64, comm_id) F(U64, seq) F(U32, op) F(U64, bytes) F(U64, waited_ns) F(U64, mono_ns) \
+	F(RAW, waiting) /* __s32 ranks */
+#define GP_OPF_NCCL_STALL_BEHIND(F) F(U64, comm_id) F(U64, seq) F(S32, rank) F(U32, pid) F(U64, last_seq) \
+	F(STR, state)
 
 enum gp_model_op {
 #define GP_MOP_ENUM(num, NAME, name) GP_MOP_##NAME = num,

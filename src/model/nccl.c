@@ -10,6 +10,7 @@
  * synchronisations that waited for it add their blocked time (streams.c).
  * Every NCCL shape's handler (shapes.h) is here.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -181,6 +182,7 @@ static __u64 sequenced(struct gp_nccl_comm *cm, const struct gp_api_call *c, enu
 	cm->last_op = op;
 	cm->last_bytes = bytes;
 	cm->last_entry_ns = c->hdr.ts_ns;
+	cm->last_tid = c->hdr.tid;
 	/* the first GP_NCCL_ARRIVALS_MAX, in order; from the first that cannot be kept on, none */
 	if (seq == cm->narrivals + 1 && seq <= GP_NCCL_ARRIVALS_MAX &&
 	    !GP_ARRAY_GROW(cm->arrivals, cm->arrivals_cap, seq, 256))
@@ -342,4 +344,92 @@ void gp_nccl_release(struct gp_process *p)
 	gp_u64map_clear(&n->by_handle, NULL);
 	free(n);
 	p->nccl = NULL;
+}
+
+/* ---- stalls (said by src/collect/stalls.c) ----------------------------------------------- */
+
+int gp_model_nccl_stall(struct gp_model *m, __u64 comm_id, __u64 seq, unsigned op, __u64 bytes, __u64 waited_ns,
+			__u64 mono_ns, const __s32 *waiting, size_t nwaiting)
+{
+	struct gp_nccl_stall *st;
+
+	if (nwaiting > GP_NCCL_STALL_RANKS_MAX)
+		return -EINVAL;
+	if (GP_ARRAY_GROW(m->stalls, m->stalls_cap, m->nstalls + 1, 4))
+		return -ENOMEM;
+	st = &m->stalls[m->nstalls];
+	*st = (struct gp_nccl_stall){ .comm_id = comm_id, .seq = seq, .op = op < GP_NCCL_OP_MAX ? op : GP_NCCL_OP_MAX,
+				      .bytes = bytes, .waited_ns = waited_ns, .mono_ns = mono_ns };
+	st->waiting = malloc((nwaiting ? nwaiting : 1) * sizeof(*st->waiting));
+	if (!st->waiting)
+		return -ENOMEM;
+	memcpy(st->waiting, waiting, nwaiting * sizeof(*waiting));
+	st->nwaiting = nwaiting;
+	gp_model_tap_nccl_stall(m, &(struct gp_op_nccl_stall){
+		.comm_id = comm_id, .seq = seq, .op = op, .bytes = bytes, .waited_ns = waited_ns, .mono_ns = mono_ns,
+		.waiting = { .p = waiting, .n = nwaiting * sizeof(*waiting) } });
+	m->nstalls++;
+	return 0;
+}
+
+int gp_model_nccl_stall_behind(struct gp_model *m, __u64 comm_id, __u64 seq, __s32 rank, __u32 pid, __u64 last_seq,
+			       const char *state)
+{
+	struct gp_nccl_stall *st = m->nstalls ? &m->stalls[m->nstalls - 1] : NULL;
+	struct gp_nccl_stall_behind *v;
+	char *s;
+
+	if (!st || st->comm_id != comm_id || st->seq != seq)
+		return -EINVAL;
+	v = realloc(st->behind, (st->nbehind + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	st->behind = v;
+	s = strdup(state ? state : "");
+	if (!s)
+		return -ENOMEM;
+	gp_model_tap_nccl_stall_behind(m, &(struct gp_op_nccl_stall_behind){
+		.comm_id = comm_id, .seq = seq, .rank = rank, .pid = pid, .last_seq = last_seq, .state = s });
+	v[st->nbehind++] = (struct gp_nccl_stall_behind){ .rank = rank, .pid = pid, .last_seq = last_seq, .state = s };
+	return 0;
+}
+
+void gp_nccl_stalls_release(struct gp_model *m)
+{
+	for (size_t i = 0; i < m->nstalls; i++) {
+		for (size_t k = 0; k < m->stalls[i].nbehind; k++)
+			free(m->stalls[i].behind[k].state);
+		free(m->stalls[i].behind);
+		free(m->stalls[i].waiting);
+	}
+	free(m->stalls);
+	m->stalls = NULL;
+	m->nstalls = m->stalls_cap = 0;
+}
+
+void gp_model_nccl_live_clear(struct gp_model *m)
+{
+	for (size_t i = 0; i < m->nprocs; i++) {
+		struct gp_nccl *n = m->procs[i]->nccl;
+
+		for (size_t k = 0; n && k < n->ncomms; k++) {
+			n->comms[k]->inflight = false;
+			n->comms[k]->wait_seq = n->comms[k]->wait_since_ns = 0;
+		}
+	}
+}
+
+void gp_model_nccl_live(struct gp_model *m, __u32 pid, __u64 handle, bool inflight, __u64 wait_seq,
+			__u64 wait_since_ns)
+{
+	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
+	struct gp_nccl_comm *cm = p && p->nccl ? gp_u64map_get(&p->nccl->by_handle, handle) : NULL;
+
+	if (!cm || cm->destroyed)
+		return;
+	cm->inflight |= inflight;
+	if (wait_seq && (!cm->wait_since_ns || wait_since_ns < cm->wait_since_ns)) {
+		cm->wait_seq = wait_seq;
+		cm->wait_since_ns = wait_since_ns;
+	}
 }

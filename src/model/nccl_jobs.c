@@ -52,6 +52,12 @@ static int join(struct gp_nccl_job *j, const struct gp_process *p, const struct 
 	return 0;
 }
 
+/* Rank r's entry into collective s on the merged axis (its host's clock plus its offset: gpuprobed merge). */
+static __u64 entry_ns(const struct gp_nccl_job_rank *r, __u64 s)
+{
+	return r->c->arrivals[s].entry_ns + (__u64)r->p->clock_offset_ns;
+}
+
 /* With every rank traced: who entered each collective all of them were seen at last. */
 static void compare(struct gp_nccl_job *j)
 {
@@ -69,13 +75,13 @@ static void compare(struct gp_nccl_job *j)
 		size_t who = 0;
 
 		for (size_t r = 1; r < j->ntraced; r++)
-			if (j->ranks[r].c->arrivals[s].entry_ns > j->ranks[who].c->arrivals[s].entry_ns)
+			if (entry_ns(&j->ranks[r], s) > entry_ns(&j->ranks[who], s))
 				who = r;
 		for (size_t r = 0; r < j->ntraced; r++)
-			if (r != who && j->ranks[r].c->arrivals[s].entry_ns > before)
-				before = j->ranks[r].c->arrivals[s].entry_ns;
+			if (r != who && entry_ns(&j->ranks[r], s) > before)
+				before = entry_ns(&j->ranks[r], s);
 		j->ranks[who].last++;
-		j->ranks[who].late_sum_ns += j->ranks[who].c->arrivals[s].entry_ns - before;
+		j->ranks[who].late_sum_ns += entry_ns(&j->ranks[who], s) - before;
 	}
 }
 

@@ -28,6 +28,7 @@
  * other call queued, by its shape's "queues".
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "array.h"
 #include "model/model_internal.h"
@@ -372,4 +373,59 @@ void gp_stream_work(struct gp_process *p, const struct gp_api_call *c, struct gp
 	case GP_Q_NONE:
 		return;
 	}
+}
+
+/* The work a synchronisation in progress awaits (read only: the rule of waited(), waited_all()). */
+static const struct gp_pending_work *awaited(const struct gp_process *p, enum gp_api_id api, __u32 tid,
+					     const __u64 *args)
+{
+	struct gp_api_call c = { .hdr.tid = tid, .api = api };
+	const struct gp_pending_work *latest = NULL;
+	const __u64 *k;
+	__u64 key;
+
+	memcpy(c.args, args, sizeof(c.args));
+	switch (gp_apis[api].shape) {
+	case GP_SHAPE_STREAM_SYNC:
+		return gp_call_stream_key(&c, &key) ? gp_u64map_get(&p->pending.by_stream, key) : NULL;
+	case GP_SHAPE_EVENT_SYNC:
+		k = gp_u64map_get(&p->pending.by_event, args[0]);
+		return k ? gp_u64map_get(&p->pending.by_stream, *k) : NULL;
+	case GP_SHAPE_DEVICE_SYNC:
+		for (size_t i = 0; i < p->pending.by_stream.cap; i++) {
+			const struct gp_pending_work *w = p->pending.by_stream.slots[i].val;
+
+			if (w && w->kind != GP_WORK_NONE && (!latest || w->ts_ns > latest->ts_ns))
+				latest = w;
+		}
+		return latest;
+	default:
+		return NULL;
+	}
+}
+
+bool gp_inflight_collective(const struct gp_process *p, enum gp_api_id api, __u32 tid, const __u64 *args,
+			    const struct gp_nccl_comm **comm, __u64 *seq)
+{
+	const struct gp_pending_work *w;
+	struct gp_nccl_layout l;
+
+	if ((unsigned)api >= GP_API_MAX || !api)
+		return false;
+	if (gp_nccl_layout(api, &l)) {
+		const struct gp_nccl_comm *cm = p->nccl ? gp_u64map_get(&p->nccl->by_handle, args[l.comm]) : NULL;
+
+		if (!cm || cm->destroyed || l.op == GP_NCCL_SEND || l.op == GP_NCCL_RECV)
+			return false;
+		*comm = cm;
+		*seq = cm->collectives + 1;
+		return true;
+	}
+	if (!(gp_apis[api].attr & GP_A_SYNC_CALL) || !(w = awaited(p, api, tid, args)))
+		return false;
+	if (w->kind != GP_WORK_COLL || !w->coll_comm || !w->coll_seq)
+		return false;
+	*comm = w->coll_comm;
+	*seq = w->coll_seq;
+	return true;
 }

@@ -288,8 +288,36 @@ struct gp_nccl_comm {
 	__u64 last_bytes, last_entry_ns;
 	struct gp_nccl_arrival *arrivals; /* [seq - 1] for seq <= narrivals (at most GP_NCCL_ARRIVALS_MAX) */
 	size_t narrivals, arrivals_cap;
+	__u32 last_tid;             /* the thread of the latest collective (collectives > 0) */
 	struct gp_nccl_row **rows;
 	size_t nrows;
+	/*
+	 * Live only (the stall detector's last look at the calls in progress, src/collect/stalls.c;
+	 * not in the capture: a capture has no present): a collective call on it entered and not
+	 * returned, and the collective this rank waits on (inside that call, or blocked in a
+	 * synchronisation whose awaited work is it) since wait_since_ns (0: not waiting).
+	 */
+	bool inflight;
+	__u64 wait_seq, wait_since_ns;
+};
+
+/* A stall (src/collect/stalls.c): ranks waited on collective seq longer than the timeout for others. */
+struct gp_nccl_stall_behind {
+	__s32 rank;
+	__u32 pid;
+	__u64 last_seq; /* the last collective it had entered */
+	char *state;    /* what it was doing then */
+};
+struct gp_nccl_stall {
+	__u64 comm_id, seq;
+	enum gp_nccl_op op; /* GP_NCCL_OP_MAX: not known */
+	__u64 bytes;        /* 0: not known */
+	__u64 waited_ns;    /* the longest wait of the waiting ranks when it was said */
+	__u64 mono_ns;      /* when it was said (CLOCK_MONOTONIC) */
+	__s32 *waiting;     /* ranks, ascending */
+	size_t nwaiting;
+	struct gp_nccl_stall_behind *behind; /* by rank */
+	size_t nbehind;
 };
 
 struct gp_nccl {
@@ -509,6 +537,12 @@ struct gp_stacks {
 struct gp_process {
 	__u32 pid;
 	char *host;             /* the host it ran on when not the session's (gpuprobed merge); NULL: the session's */
+	/*
+	 * gpuprobed merge: its times are its own host's CLOCK_MONOTONIC; plus clock_offset_ns they are
+	 * on the merged axis. own_start_ns/own_end_ns: its own session's bounds (0: the model's).
+	 */
+	__s64 clock_offset_ns;
+	__u64 own_start_ns, own_end_ns;
 	char *comm;
 	char *cmdline;
 	__u64 attach_ns;
@@ -634,6 +668,7 @@ struct gp_model {
 	bool has_resolver;
 	struct gp_model_tap tap; /* sees every operation (model_ops.c) */
 	struct gp_report_source source; /* strings owned; kind NULL: "live" without a capture */
+	const struct gp_merge_info *merge; /* gpuprobed merge: its captures and clocks (the caller's); NULL: none */
 	__u64 last_event_ns; /* the latest time an ingested record reaches */
 	struct gp_model_observer observer; /* sees every outermost call (ingest.c); call NULL: none */
 	char *name_buf;    /* resolver output buffers, GP_NAME_BUF bytes each */
@@ -693,11 +728,16 @@ struct gp_model {
 	size_t max_stacks;     /* distinct stacks kept, all processes together */
 	size_t nstacks;
 	struct gp_gpus gpus;   /* NVML's view of the devices (gpus.c) */
+
+	struct gp_nccl_stall *stalls; /* NCCL stalls in the order they were said */
+	size_t nstalls, stalls_cap;
 };
 
 #define GP_NAME_BUF 4096
 
 /* ---- reading ------------------------------------------------------------------ */
+/* The window p was traced in, in its own clock: [its admission or the session's start, its exit or the end). */
+void gp_process_window(const struct gp_model *m, const struct gp_process *p, __u64 *from, __u64 *to);
 __u64 gp_model_drop_get(const struct gp_model *m, const char *name);
 /* Live allocations of all kinds but registrations, by address; *out is malloc'ed (NULL when none). */
 int gp_memory_live(const struct gp_process *p, const struct gp_alloc ***out, size_t *n);
@@ -716,6 +756,14 @@ const char *gp_driver_function_name(const struct gp_process *p, __u64 handle); /
 __u64 gp_stream_key(__u64 handle, bool per_thread_variant, __u32 tid);
 /* The stream key a call names (its default stream when it takes none); false when unreadable. */
 bool gp_call_stream_key(const struct gp_api_call *c, __u64 *key);
+/*
+ * A call in progress on thread tid of p (api, its entry arguments): the collective it waits on, as
+ * *comm and *seq, when it is a collective call (seq: the communicator's next one) or a
+ * synchronisation whose awaited work (the rule of "what a synchronisation waited for") is one;
+ * false otherwise. Read only.
+ */
+bool gp_inflight_collective(const struct gp_process *p, enum gp_api_id api, __u32 tid, const __u64 *args,
+			    const struct gp_nccl_comm **comm, __u64 *seq);
 /* Totals over the process's thread accounts, and the verdict; [from, to) is its traced window. */
 void gp_cpu_summarize(const struct gp_process *p, __u64 from, __u64 to, struct gp_cpu_summary *s);
 const char *gp_verdict_kind(enum gp_verdict v);

@@ -186,8 +186,9 @@ json_t *gp_doc_recommendations(struct gp_doc *d)
 		return NULL;
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct gp_process *p = m->procs[i];
-		__u64 from = p->attach_ns > m->session.start_mono_ns ? p->attach_ns : m->session.start_mono_ns;
-		__u64 to = p->exited ? p->exit_ns : m->session.end_mono_ns;
+		__u64 from, to;
+
+		gp_process_window(m, p, &from, &to);
 		struct gp_advice a = { .d = d, .p = p, .wall_ns = from && to > from ? to - from : 0, .out = all };
 
 		gp_advice_rules(&a);

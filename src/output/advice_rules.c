@@ -629,8 +629,9 @@ static void straggler_of_size(struct gp_doc *d, json_t *out, struct rank_of *ran
 		goto out; /* its peers did not wait for it much more than it waited for them */
 	{
 		const struct gp_process *p = by_rank[slow].p;
-		__u64 from = p->attach_ns > m->session.start_mono_ns ? p->attach_ns : m->session.start_mono_ns;
-		__u64 to = p->exited ? p->exit_ns : m->session.end_mono_ns;
+		__u64 from, to;
+
+		gp_process_window(m, p, &from, &to);
 		struct gp_advice a = { .d = d, .p = p, .wall_ns = from && to > from ? to - from : 0, .out = out };
 		struct gp_finding f = { .id = "nccl-straggler", .estimate = "model",
 					.action = "Find what delays this rank before its collectives (its own CPU work, "

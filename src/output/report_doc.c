@@ -339,13 +339,13 @@ static json_t *gp_doc_python(struct gp_doc *d, const struct gp_process *p)
 static json_t *gp_doc_process(struct gp_doc *d, const struct gp_process *p)
 {
 	json_t *o = gp_doc_obj_new(d);
-	__u64 from = p->attach_ns > d->m->session.start_mono_ns ? p->attach_ns : d->m->session.start_mono_ns;
-	__u64 to = p->exited ? p->exit_ns : d->m->session.end_mono_ns;
-	__u64 errors = 0;
+	__u64 from, to, errors = 0;
 
+	gp_process_window(d->m, p, &from, &to);
 	for (unsigned i = 0; i < GP_API_MAX; i++)
 		errors += p->api[i] ? p->api[i]->errors : 0;
 	gp_doc_put(d, o, "pid", gp_j_u64(p->pid));
+	gp_doc_put(d, o, "host", gp_j_str(gp_doc_host(d->m, p)));
 	gp_doc_put(d, o, "comm", gp_j_str(p->comm));
 	gp_doc_put(d, o, "cmdline", gp_j_str(p->cmdline));
 	gp_doc_put(d, o, "exited", json_boolean(p->exited));
@@ -367,15 +367,18 @@ static json_t *gp_doc_process(struct gp_doc *d, const struct gp_process *p)
 	return o;
 }
 
-/* pid, then attach time, then creation order (a pid reused after an exit) */
+/* pid, then host (gpuprobed merge), then attach time, then creation order (a pid reused after an exit) */
 static int cmp_proc(const void *a, const void *b, void *ctx)
 {
 	struct gp_process *const *procs = ctx;
 	size_t i = *(const size_t *)a, j = *(const size_t *)b;
 	const struct gp_process *x = procs[i], *y = procs[j];
+	int h;
 
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
+	if ((h = strcmp(x->host ? x->host : "", y->host ? y->host : "")))
+		return h;
 	if (x->attach_ns != y->attach_ns)
 		return x->attach_ns < y->attach_ns ? -1 : 1;
 	return (i > j) - (i < j);
@@ -642,6 +645,8 @@ json_t *gp_report_doc(const struct gp_model *m)
 	gp_doc_put(&d, root, "session", gp_doc_session(&d));
 	gp_doc_put(&d, root, "processes", gp_doc_processes(&d));
 	gp_doc_put(&d, root, "communicators", gp_doc_communicators(&d));
+	gp_doc_put(&d, root, "merge", gp_doc_merge(&d));
+	gp_doc_put(&d, root, "stalls", gp_doc_stalls(&d));
 	gp_doc_put(&d, root, "skipped", gp_doc_skipped(&d));
 	gp_doc_put(&d, root, "summary", gp_doc_summary(&d, json_object_get(root, "processes")));
 	gp_doc_put(&d, root, "recommendations", gp_doc_recommendations(&d));

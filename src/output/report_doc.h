@@ -36,6 +36,8 @@ json_t *gp_doc_gpu_work(struct gp_doc *d, const struct gp_process *p);
 json_t *gp_doc_nccl(struct gp_doc *d, const struct gp_process *p);
 json_t *gp_doc_comm_id(const struct gp_nccl_comm *cm);   /* 16 hex digits, or null */
 json_t *gp_doc_communicators(struct gp_doc *d);           /* the top-level communicators[] */
+json_t *gp_doc_merge(struct gp_doc *d);                   /* gpuprobed merge's "merge"; null otherwise */
+json_t *gp_doc_stalls(struct gp_doc *d);                  /* the top-level stalls[] */
 const char *gp_doc_host(const struct gp_model *m, const struct gp_process *p);
 json_t *gp_doc_nvml(struct gp_doc *d); /* report_doc_gpus.c: NVML's state */
 json_t *gp_doc_gpus(struct gp_doc *d); /* report_doc_gpus.c: the devices NVML sampled */

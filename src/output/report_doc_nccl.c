@@ -202,3 +202,40 @@ json_t *gp_doc_nccl(struct gp_doc *d, const struct gp_process *p)
 	gp_doc_put(d, o, "comm_compute_ratio", compute_ns ? gp_j_real2((double)comm_ns / (double)compute_ns) : json_null());
 	return o;
 }
+
+/* The top-level stalls[]: NCCL stalls said while tracing (src/session/stalls.c). */
+json_t *gp_doc_stalls(struct gp_doc *d)
+{
+	json_t *arr = gp_doc_arr_new(d);
+
+	for (size_t i = 0; i < d->m->nstalls; i++) {
+		const struct gp_nccl_stall *st = &d->m->stalls[i];
+		json_t *o = gp_doc_obj_new(d), *waiting = gp_doc_arr_new(d), *behind = gp_doc_arr_new(d);
+		char id[17];
+
+		snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t)st->comm_id);
+		gp_doc_put(d, o, "comm_id", gp_j_str(id));
+		gp_doc_put(d, o, "seq", gp_j_u64(st->seq));
+		gp_doc_put(d, o, "op", st->op < GP_NCCL_OP_MAX ? gp_j_str(gp_nccl_op_name(st->op)) : json_null());
+		gp_doc_put(d, o, "bytes", st->bytes ? gp_j_u64(st->bytes) : json_null());
+		for (size_t k = 0; k < st->nwaiting; k++)
+			gp_doc_push(d, waiting, json_integer(st->waiting[k]));
+		gp_doc_put(d, o, "waiting", waiting);
+		for (size_t k = 0; k < st->nbehind; k++) {
+			const struct gp_nccl_stall_behind *b = &st->behind[k];
+			json_t *r = gp_doc_obj_new(d);
+
+			gp_doc_put(d, r, "rank", json_integer(b->rank));
+			gp_doc_put(d, r, "pid", gp_j_u64(b->pid));
+			gp_doc_put(d, r, "last_seq", gp_j_u64(b->last_seq));
+			gp_doc_put(d, r, "state", gp_j_str(b->state));
+			gp_doc_push(d, behind, r);
+		}
+		gp_doc_put(d, o, "behind", behind);
+		gp_doc_put(d, o, "waited_ns", gp_j_u64(st->waited_ns));
+		gp_doc_put(d, o, "at_ns", gp_j_u64(st->mono_ns >= d->m->session.start_mono_ns
+							   ? st->mono_ns - d->m->session.start_mono_ns : 0));
+		gp_doc_push(d, arr, o);
+	}
+	return arr;
+}

@@ -400,9 +400,10 @@ int gp_report_md_render(const json_t *doc, FILE *out)
 	session_header(doc, out);
 	{
 		int e1 = summary(doc, out), e2 = skipped(doc, out), e3 = gp_md_recommendations(doc, out);
-		int e4 = gp_md_communicators(doc, out), e5 = gp_md_gpus(doc, out);
+		int e4 = gp_md_merge(doc, out), e5 = gp_md_communicators(doc, out), e6 = gp_md_stalls(doc, out);
+		int e7 = gp_md_gpus(doc, out);
 
-		err = e1 ? e1 : e2 ? e2 : e3 ? e3 : e4 ? e4 : e5;
+		err = e1 ? e1 : e2 ? e2 : e3 ? e3 : e4 ? e4 : e5 ? e5 : e6 ? e6 : e7;
 	}
 	json_array_foreach(json_object_get(doc, "processes"), i, proc) {
 		int e = gp_md_process(doc, proc, out);

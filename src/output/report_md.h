@@ -21,6 +21,9 @@ void gp_md_rel_time(char *buf, size_t len, const json_t *doc, json_int_t mono_ns
 /* Prints and frees t; -ENOMEM when t is NULL or failed. */
 int gp_md_flush_table(struct gp_md_table *t, FILE *out);
 
+/* report_md_merge.c: gpuprobed merge's captures and clocks (nothing without "merge"). 0 or -ENOMEM. */
+int gp_md_merge(const json_t *doc, FILE *out);
+
 /* One process: its header, then every section of the registry (report_sections.h). 0 or -ENOMEM. */
 int gp_md_process(const json_t *doc, const json_t *proc, FILE *out);
 
@@ -43,6 +46,7 @@ int gp_md_gpu_work(const json_t *p, FILE *out);
 int gp_md_gpus(const json_t *doc, FILE *out);
 int gp_md_nccl(const json_t *p, FILE *out);
 int gp_md_communicators(const json_t *doc, FILE *out); /* the top-level communicators[] */
+int gp_md_stalls(const json_t *doc, FILE *out);        /* the top-level stalls[] */
 
 /* report_md_stacks.c: who launches what, from the call stacks. 0 or -ENOMEM. */
 int gp_md_stacks(const json_t *p, FILE *out);

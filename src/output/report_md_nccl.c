@@ -236,3 +236,50 @@ int gp_md_communicators(const json_t *doc, FILE *out)
 		      out);
 	return err;
 }
+
+/* The top-level stalls[]: who made the others wait, and what it was doing. */
+int gp_md_stalls(const json_t *doc, FILE *out)
+{
+	static const char *const head[] = { "Late rank", "PID", "Last entered", "What it was doing" };
+	const json_t *s, *w, *b;
+	size_t i, k;
+	int err = 0;
+	char n[32];
+
+	if (!json_array_size(json_object_get(doc, "stalls")))
+		return 0;
+	fputs("## NCCL stalls\n\n", out);
+	json_array_foreach(json_object_get(doc, "stalls"), i, s) {
+		double waited = (double)json_integer_value(json_object_get(s, "waited_ns")) / 1e9;
+
+		fprintf(out, "Communicator `%s`, collective #%s (%s", gp_md_str(s, "comm_id"), gp_md_n(n, s, "seq"),
+			json_is_string(json_object_get(s, "op")) ? gp_md_str(s, "op") : "operation not known");
+		if (json_is_integer(json_object_get(s, "bytes")))
+			fprintf(out, ", %s bytes", gp_md_n(n, s, "bytes"));
+		fputs("): rank", out);
+		if (json_array_size(json_object_get(s, "waiting")) > 1)
+			fputc('s', out);
+		json_array_foreach(json_object_get(s, "waiting"), k, w)
+			fprintf(out, "%s%lld", k ? "," : " ", (long long)json_integer_value(w));
+		fprintf(out, " had waited %.1f s when it was said, for:\n\n", waited);
+
+		struct gp_md_table *t = gp_md_table_new(4, head, "rrrl");
+
+		json_array_foreach(json_object_get(s, "behind"), k, b) {
+			if (!t)
+				break;
+			gp_md_table_cell(t, "%s", gp_md_n(n, b, "rank"));
+			gp_md_table_cell(t, "%s", gp_md_n(n, b, "pid"));
+			gp_md_table_cell(t, "#%s", gp_md_n(n, b, "last_seq"));
+			gp_md_table_cell(t, "%s", gp_md_str(b, "state"));
+		}
+		int e = gp_md_flush_table(t, out);
+
+		err = err ? err : e;
+		fputc('\n', out);
+	}
+	fputs("A stall is said when ranks of a communicator have waited on a collective (inside the NCCL call, or "
+	      "blocked in a synchronisation awaiting it) longer than `--stall-timeout` while a rank traced here had "
+	      "not entered it; what that rank was doing is from that moment.\n\n", out);
+	return err;
+}

@@ -50,6 +50,8 @@ static int header(const json_t *doc, const json_t *p, FILE *out)
 
 	fprintf(out, "## Process %lld — %s\n\n", (long long)gp_md_int(p, "pid"),
 		*gp_md_str(p, "comm") ? gp_md_str(p, "comm") : "(name unknown)");
+	if (json_is_object(json_object_get(doc, "merge"))) /* gpuprobed merge: hosts differ */
+		fprintf(out, "- Host: %s\n", gp_md_str(p, "host"));
 	if (*gp_md_str(p, "cmdline"))
 		fprintf(out, "- Command line: `%s`\n", gp_md_str(p, "cmdline"));
 	origin_lines(p, out);

@@ -894,12 +894,47 @@ static void other_data(struct gp_timeline *tl, const struct gp_model *m)
 	put(tl, "}}\n");
 }
 
+/* Each NCCL stall said (m->stalls): a global instant when it was said, on the late rank's process. */
+static void stall_markers(struct gp_timeline *tl, const struct gp_model *m)
+{
+	for (size_t i = 0; i < m->nstalls; i++) {
+		const struct gp_nccl_stall *st = &m->stalls[i];
+		char text[96];
+
+		ev_open(tl, "i", st->nbehind ? st->behind[0].pid : 0, st->nbehind ? st->behind[0].pid : 0, st->mono_ns);
+		snprintf(text, sizeof(text), "NCCL stall: collective #%llu (%s)", (unsigned long long)st->seq,
+			 st->op < GP_NCCL_OP_MAX ? gp_nccl_op_name(st->op) : "operation not known");
+		put(tl, ",\"s\":\"g\",\"cat\":\"nccl_stall\",\"name\":");
+		put_str(tl, text);
+		snprintf(text, sizeof(text), "%016llx", (unsigned long long)st->comm_id);
+		put(tl, ",\"args\":{\"comm_id\":");
+		put_str(tl, text);
+		put(tl, ",\"waited_ns\":");
+		put_u64(tl, st->waited_ns);
+		put(tl, ",\"waiting\":[");
+		for (size_t k = 0; k < st->nwaiting; k++) {
+			snprintf(text, sizeof(text), "%s%d", k ? "," : "", st->waiting[k]);
+			put(tl, text);
+		}
+		put(tl, "],\"behind\":[");
+		for (size_t k = 0; k < st->nbehind; k++) {
+			snprintf(text, sizeof(text), "%s{\"rank\":%d,\"pid\":%u,\"last_seq\":%llu,\"state\":", k ? "," : "",
+				 st->behind[k].rank, st->behind[k].pid, (unsigned long long)st->behind[k].last_seq);
+			put(tl, text);
+			put_str(tl, st->behind[k].state);
+			put(tl, "}");
+		}
+		put(tl, "]}}");
+	}
+}
+
 int gp_timeline_close(struct gp_timeline *tl, const struct gp_model *m, struct gp_timeline_counts *counts)
 {
 	int err = 0;
 
 	if (!tl)
 		return 0;
+	stall_markers(tl, m);
 	for (size_t i = 0; i < tl->procs.cap; i++)
 		if (tl->procs.slots[i].val)
 			finish_proc(tl, m, tl->procs.slots[i].val);

@@ -7,7 +7,10 @@
 #ifndef GP_SESSION_OPTIONS_H
 #define GP_SESSION_OPTIONS_H
 
+#include <errno.h>
+#include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <sys/types.h>
 
 #define GP_MAX_PIDS	      64
@@ -15,6 +18,8 @@
 #define GP_DEFAULT_MAX_STACKS 1000000
 #define GP_DEFAULT_HOLD_MAX_MS 2000 /* = holds.h's */
 #define GP_DEFAULT_NVML_MS    100 /* = GP_NVML_DEFAULT_INTERVAL_MS (gpu/nvml_sampler.h) */
+#define GP_DEFAULT_STALL_TIMEOUT_S 60 /* NCCL stall detection (--stall-timeout) */
+#define GP_MAX_STALL_TIMEOUT_S 86400
 #define GP_DEFAULT_UNWIND_MB  64 /* the unwind tables' pool: PyTorch's libraries need ~40 MiB */
 #define GP_DEFAULT_TIMELINE_MAX_EVENTS \
 	5000000ULL /* = GP_TIMELINE_DEFAULT_MAX_EVENTS (output/trace_json.h) */
@@ -49,6 +54,7 @@ struct gp_options {
 		timeline_max_events; /* API calls written into it at most (--timeline-max-events) */
 	bool timeline_sched; /* on-CPU slices of traced threads in it too (--timeline-sched) */
 	bool aggregate; /* hot calls counted in kernel maps, not one record each (--aggregate) */
+	double stall_timeout_s; /* an NCCL stall is said after this long (--stall-timeout; 0: off) */
 	bool daemon;	/* --daemon: always on, configured by config_path (src/daemon/) */
 	const char
 		*config_path; /* --config FILE; NULL: the default path, defaults if it is missing */
@@ -69,6 +75,20 @@ enum {
 	GP_EXIT_CANNOT_RUN = 126,
 	GP_EXIT_NOT_FOUND = 127
 };
+
+/* --stall-timeout and the daemon's stall_timeout: seconds, decimals allowed, 0 (off) to 86400. 0 or -EINVAL. */
+static inline int gp_parse_stall_timeout(const char *s, double *out)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(d) || d < 0 || d > GP_MAX_STALL_TIMEOUT_S)
+		return -EINVAL;
+	*out = d;
+	return 0;
+}
 
 static inline const char *gp_mode_name(enum gp_mode m) /* "pid", "name", "launch", "all" */
 {

@@ -135,6 +135,7 @@ static void cleanup(struct session *s)
 	if (s->collector_ready)
 		gp_collector_release(&s->collector);
 	gp_loop_free(s->loop);
+	gp_stalls_release(&s->stalls);
 	gp_bpf_release(&s->bpf);
 	gp_procs_release(&s->procs);
 	gp_holds_free(&s->holds);

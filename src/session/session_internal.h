@@ -19,6 +19,7 @@
 #include "collect/event_loop.h"
 #include "gpu/nvml_sampler.h"
 #include "session/session.h"
+#include "session/stalls.h"
 #include "session/targets.h"
 
 /* Keys (process, thread, API, enclosing API) the kernel aggregates at most; beyond, calls go as records. */
@@ -43,6 +44,7 @@ struct session {
 	struct gp_targets targets;
 	struct gp_counters counters;
 	struct gp_budget budget; /* the aggregates' reads and the overhead budget */
+	struct gp_stalls stalls; /* NCCL stall detection (--stall-timeout) */
 	struct gp_collector collector;
 	bool collector_ready;
 	struct gp_loop *loop;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * session_loop.c — what a session does when the event loop calls: drain the
- * ring and settle files, read aggregates and counters, let the hooks tick;
+ * ring and settle files, look for NCCL stalls, read aggregates and counters, let the hooks tick;
  * a process exited; a signal (relayed to a launched command once); whether
  * the session is done.
  */
@@ -18,6 +18,8 @@ static void on_drain(void *ctx)
 
 	gp_collector_drain(&s->collector);
 	gp_nvml_sampler_drain(s->nvml, s->model);
+	/* after the drain: the model holds every call that returned before the look */
+	gp_stalls_step(&s->stalls, s->model, gp_clock_ns(CLOCK_MONOTONIC));
 	gp_files_settle(&s->files); /* after the mappings the ring held */
 	gp_stack_sources_settle(s->sources); /* after the records of processes that exited */
 	gp_budget_step(&s->budget);

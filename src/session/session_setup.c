@@ -270,6 +270,7 @@ int gp_session_prepare(struct session *s)
 	s->collector.continue_held = gp_session_continue_held;
 	s->collector.proc_ctx = s;
 	s->collector_ready = true;
+	gp_stalls_init(&s->stalls, &s->bpf, s->sym, o->stall_timeout_s);
 	s->loop = gp_loop_new(o->duration_s, o->poll_ms, ring_buffer__epoll_fd(s->collector.rb),
 			      &ops);
 	if (!s->loop) {

@@ -102,6 +102,7 @@ static void assert_config_equal(const struct gp_daemon_config *a, const struct g
 	assert_int_equal(a->ringbuf_mb, b->ringbuf_mb);
 	assert_int_equal(a->poll_ms, b->poll_ms);
 	assert_int_equal(a->hold_max_ms, b->hold_max_ms);
+	assert_true(a->stall_timeout_s == b->stall_timeout_s);
 	assert_int_equal(a->uprobe_multi, b->uprobe_multi);
 	assert_true(a->overhead_budget == b->overhead_budget);
 	assert_int_equal(a->log_level, b->log_level);
@@ -145,13 +146,13 @@ static void shipped_config_is_the_defaults(void **state)
 	gp_daemon_config_defaults(&d);
 	assert_config_equal(&c, &d);
 
-	/* and it sets every key explicitly (18), rather than leaving some to the defaults: all but
+	/* and it sets every key explicitly (19), rather than leaving some to the defaults: all but
 	 * nvml_lib, whose default (the loader's search) is no path */
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f))
 		keys += line[0] != '#' && line[0] != ';' && line[0] != '[' && strchr(line, '=') != NULL;
 	fclose(f);
-	assert_int_equal(keys, 18);
+	assert_int_equal(keys, 19);
 }
 
 /* ---- each key's values ---------------------------------------------------- */
@@ -193,6 +194,8 @@ static void poll_1(struct gp_daemon_config *c) { c->poll_ms = 1; }
 static void poll_1000(struct gp_daemon_config *c) { c->poll_ms = 1000; }
 static void hold_1(struct gp_daemon_config *c) { c->hold_max_ms = 1; }
 static void hold_60000(struct gp_daemon_config *c) { c->hold_max_ms = 60000; }
+static void stall_off(struct gp_daemon_config *c) { c->stall_timeout_s = 0; }
+static void stall_2_5(struct gp_daemon_config *c) { c->stall_timeout_s = 2.5; }
 static void budget_off(struct gp_daemon_config *c) { c->overhead_budget = 0; }
 static void budget_1(struct gp_daemon_config *c) { c->overhead_budget = 0.01; }
 static void budget_half(struct gp_daemon_config *c) { c->overhead_budget = 0.5 / 100; }
@@ -248,6 +251,8 @@ static const struct good goods[] = {
 	{ "trace", "poll_ms", "1000", poll_1000 },
 	{ "trace", "hold_max_ms", "1", hold_1 },
 	{ "trace", "hold_max_ms", "60000", hold_60000 },
+	{ "trace", "stall_timeout", "0", stall_off },
+	{ "trace", "stall_timeout", "2.5", stall_2_5 },
 	{ "trace", "overhead_budget", "off", budget_off },
 	{ "trace", "overhead_budget", "Off", budget_off },
 	{ "trace", "overhead_budget", "1%", budget_1 },
@@ -328,6 +333,9 @@ static const struct bad bads[] = {
 	{ "trace", "poll_ms", "10 ms", "'10 ms' is not a number of milliseconds between 1 and 1000" },
 	{ "trace", "hold_max_ms", "0", "'0' is not a number of milliseconds between 1 and 60000" },
 	{ "trace", "hold_max_ms", "60001", "'60001' is not a number of milliseconds between 1 and 60000" },
+	{ "trace", "stall_timeout", "-1", "'-1' is not a number of seconds between 0 (off) and 86400" },
+	{ "trace", "stall_timeout", "86401", "'86401' is not a number of seconds between 0 (off) and 86400" },
+	{ "trace", "stall_timeout", "1m", "'1m' is not a number of seconds between 0 (off) and 86400" },
 	{ "trace", "overhead_budget", "0%", "'0%' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
 	{ "trace", "overhead_budget", "0.0%", "'0.0%' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
 	{ "trace", "overhead_budget", "100.1%", "'100.1%' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
@@ -377,7 +385,7 @@ static void unknown_key_and_section(void **state)
 	assert_int_equal(load_text("[trace]\nstack = on\n[Trace]\nstacks = on\n[log]\nlevel = info\n", &c), -EINVAL);
 	snprintf(want, sizeof(want),
 		 "gpuprobed: %s:2: [trace] stack: unknown key (the keys of [trace]: stacks, timeline, aggregate, "
-		 "max_processes, max_stacks, ringbuf_mb, poll_ms, hold_max_ms, nvml_interval, nvml_lib, uprobe_multi, "
+		 "max_processes, max_stacks, ringbuf_mb, poll_ms, hold_max_ms, nvml_interval, nvml_lib, stall_timeout, uprobe_multi, "
 		 "overhead_budget)\n"
 		 "gpuprobed: %s:3: [Trace]: unknown section (sections: [metrics], [reports], [trace], [log])\n",
 		 path, path);
