@@ -305,10 +305,9 @@ static __always_inline __u32 log2_bucket(__u64 v)
  * full (the caller then writes the record). Only this thread writes its
  * keys (see api_agg): plain adds.
  */
-static __always_inline bool aggregate(const struct gp_frame *f, __u16 api, __u16 parent_api, __u64 now,
-				      __s32 ret, __u64 min_flt, __u64 maj_flt)
+static __always_inline bool aggregate(const struct gp_frame *f, __u64 pid_tgid, __u16 api, __u16 parent_api,
+				      __u64 now, __s32 ret, __u64 min_flt, __u64 maj_flt)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct gp_api_agg_key k = { .tgid = pid_tgid >> 32, .tid = (__u32)pid_tgid, .api = api,
 				    .parent_api = parent_api };
 	struct gp_api_agg *v = bpf_map_lookup_elem(&api_agg, &k);
@@ -360,6 +359,7 @@ int gp_api_exit(struct pt_regs *ctx)
 	__u64 entry_sp = ctx->sp - 8;
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 min_flt = task->min_flt, maj_flt = task->maj_flt;
+	__u64 pid_tgid = bpf_get_current_pid_tgid(); /* once: the gate, the record, the aggregate's key */
 	struct gp_task_state *st;
 	struct gp_api_call *rec = NULL;
 	struct gp_api_call_ext *ext = NULL;
@@ -370,7 +370,7 @@ int gp_api_exit(struct pt_regs *ctx)
 	__u32 depth;
 	__u32 ck;
 
-	if (closing || !tgid_traced())
+	if (closing || !traced(pid_tgid >> 32))
 		return 0;
 	count(&probe_hits, 2 * (__u32)GP_COOKIE_PROBE(cookie) + 1);
 
@@ -424,8 +424,8 @@ int gp_api_exit(struct pt_regs *ctx)
 		return 0;
 	}
 	if (ck & GP_CK_AGG) {
-		if (aggregate(f, GP_COOKIE_API(cookie), parent_api, now, (ck & GP_CK_VOID) ? 0 : (__s32)ctx->ax,
-			      min_flt, maj_flt))
+		if (aggregate(f, pid_tgid, GP_COOKIE_API(cookie), parent_api, now,
+			      (ck & GP_CK_VOID) ? 0 : (__s32)ctx->ax, min_flt, maj_flt))
 			return 0;
 		count(&drops, GP_DROP_AGG_TABLE_FULL); /* not lost: it goes as a record */
 	}
@@ -446,12 +446,8 @@ int gp_api_exit(struct pt_regs *ctx)
 	}
 	rec->hdr.type = ext ? GP_EV_API_CALL_EXT : GP_EV_API_CALL;
 	rec->hdr.size = ext ? sizeof(*ext) : sizeof(*rec);
-	{
-		__u64 pid_tgid = bpf_get_current_pid_tgid();
-
-		rec->hdr.tgid = pid_tgid >> 32;
-		rec->hdr.tid = (__u32)pid_tgid;
-	}
+	rec->hdr.tgid = pid_tgid >> 32;
+	rec->hdr.tid = (__u32)pid_tgid;
 	rec->hdr.flags = f->flags | parent_flags | ((__u32)parent_api << GP_EVF_PARENT_SHIFT);
 	rec->hdr.ts_ns = f->ts;
 	rec->dur_ns = now - f->ts;

@@ -80,8 +80,9 @@ struct tl_proc {
 };
 
 struct gp_timeline {
-	FILE *out;
+	FILE *out;      /* unbuffered: buf is the buffer */
 	char *buf;
+	size_t len;     /* bytes in buf */
 	char path[PATH_MAX], tmp[PATH_MAX];
 	__u64 max_events;
 	__u64 calls, kept, events;
@@ -97,9 +98,49 @@ struct gp_timeline {
 
 /* ---- formatting ----------------------------------------------------------- */
 
-static void put(struct gp_timeline *tl, const char *s)
+/*
+ * The text goes into tl->buf by hand and to the file in TL_BUF_BYTES writes:
+ * stdio's per-call locking-free paths still cost a function call, a length
+ * and a bounds check per token (a third of the reader's time per record).
+ */
+static void flush_buf(struct gp_timeline *tl)
 {
-	fputs_unlocked(s, tl->out);
+	if (tl->len)
+		fwrite_unlocked(tl->buf, 1, tl->len, tl->out);
+	tl->len = 0;
+}
+
+/* Room for n more bytes at tl->buf + tl->len; n <= TL_ROOM_MAX. */
+#define TL_ROOM_MAX 64
+static inline __attribute__((always_inline)) char *room(struct gp_timeline *tl, size_t n)
+{
+	if (tl->len + n > TL_BUF_BYTES)
+		flush_buf(tl);
+	return tl->buf + tl->len;
+}
+
+static inline __attribute__((always_inline)) void put_n(struct gp_timeline *tl, const char *s,
+							 size_t n)
+{
+	if (n > TL_ROOM_MAX) {
+		flush_buf(tl);
+		fwrite_unlocked(s, 1, n, tl->out);
+		return;
+	}
+	memcpy(room(tl, n), s, n);
+	tl->len += n;
+}
+
+/* strlen of a literal folds at compile time once this is inlined */
+static inline __attribute__((always_inline)) void put(struct gp_timeline *tl, const char *s)
+{
+	put_n(tl, s, strlen(s));
+}
+
+static inline __attribute__((always_inline)) void put_c(struct gp_timeline *tl, char c)
+{
+	*room(tl, 1) = c;
+	tl->len++;
 }
 
 static void put_u64(struct gp_timeline *tl, __u64 v)
@@ -109,13 +150,13 @@ static void put_u64(struct gp_timeline *tl, __u64 v)
 	do
 		*--p = (char)('0' + v % 10);
 	while (v /= 10);
-	fwrite_unlocked(p, 1, (size_t)(b + sizeof(b) - p), tl->out);
+	put_n(tl, p, (size_t)(b + sizeof(b) - p));
 }
 
 static void put_s64(struct gp_timeline *tl, __s64 v)
 {
 	if (v < 0) {
-		putc_unlocked('-', tl->out);
+		put_c(tl, '-');
 		put_u64(tl, -(__u64)v);
 	} else {
 		put_u64(tl, (__u64)v);
@@ -127,17 +168,21 @@ static void put_us(struct gp_timeline *tl, __u64 ns)
 {
 	unsigned frac = (unsigned)(ns % 1000);
 
+	char *p;
+
 	put_u64(tl, ns / 1000);
-	putc_unlocked('.', tl->out);
-	putc_unlocked((char)('0' + frac / 100), tl->out);
-	putc_unlocked((char)('0' + frac / 10 % 10), tl->out);
-	putc_unlocked((char)('0' + frac % 10), tl->out);
+	p = room(tl, 4);
+	p[0] = '.';
+	p[1] = (char)('0' + frac / 100);
+	p[2] = (char)('0' + frac / 10 % 10);
+	p[3] = (char)('0' + frac % 10);
+	tl->len += 4;
 }
 
 /* A JSON string: quotes, backslashes escaped; bytes that are not valid UTF-8 or control become U+FFFD. */
 static void put_str(struct gp_timeline *tl, const char *s)
 {
-	putc_unlocked('"', tl->out);
+	put_c(tl, '"');
 	while (*s) {
 		size_t n = gp_text_char_len(s);
 
@@ -147,19 +192,25 @@ static void put_str(struct gp_timeline *tl, const char *s)
 			continue;
 		}
 		if (*s == '"' || *s == '\\')
-			putc_unlocked('\\', tl->out);
-		fwrite_unlocked(s, 1, n, tl->out);
+			put_c(tl, '\\');
+		put_n(tl, s, n);
 		s += n;
 	}
-	putc_unlocked('"', tl->out);
+	put_c(tl, '"');
 }
 
 static void put_hex(struct gp_timeline *tl, __u64 v)
 {
-	char b[24];
+	char b[24], *p = b + sizeof(b);
 
-	snprintf(b, sizeof(b), "\"0x%llx\"", (unsigned long long)v);
-	put(tl, b);
+	*--p = '"';
+	do
+		*--p = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	*--p = 'x';
+	*--p = '0';
+	*--p = '"';
+	put_n(tl, p, (size_t)(b + sizeof(b) - p));
 }
 
 /* Opens an event: {"ph":PH,"pid":..,"tid":..,"ts":.. (the caller goes on with ,"name":... and closes it). */
@@ -244,7 +295,7 @@ static void call_slice(struct gp_timeline *tl, const struct gp_call_view *v)
 	if (v->ret && v->error) {
 		put(tl, ",\"error\":\"");
 		put(tl, v->error);
-		putc_unlocked('"', tl->out);
+		put_c(tl, '"');
 	}
 	if (v->bytes) {
 		put(tl, ",\"bytes\":");
@@ -255,14 +306,14 @@ static void call_slice(struct gp_timeline *tl, const struct gp_call_view *v)
 		put(tl, v->direction);
 		put(tl, "\",\"host_memory\":\"");
 		put(tl, v->host_memory);
-		putc_unlocked('"', tl->out);
+		put_c(tl, '"');
 	}
 	if (v->has_stream) {
 		put(tl, ",\"stream\":");
 		if (v->stream & GP_STREAM_KEY_PER_THREAD) { /* the key, not a handle: say which thread's */
 			put(tl, "\"per-thread default, tid ");
 			put_u64(tl, v->stream & 0xffffffffu);
-			putc_unlocked('"', tl->out);
+			put_c(tl, '"');
 		} else {
 			put_hex(tl, v->stream);
 		}
@@ -290,11 +341,11 @@ static void queued(struct gp_timeline *tl, struct tl_proc *tp, const struct gp_c
 	else if (v->direction) {
 		put(tl, "\"copy ");
 		put(tl, v->direction);
-		putc_unlocked('"', tl->out);
+		put_c(tl, '"');
 	} else {
-		putc_unlocked('"', tl->out);
+		put_c(tl, '"');
 		put(tl, v->op);
-		putc_unlocked('"', tl->out);
+		put_c(tl, '"');
 	}
 	put(tl, ",\"args\":{\"api\":\"");
 	put(tl, gp_apis[v->api].symbol);
@@ -311,7 +362,7 @@ static void queued(struct gp_timeline *tl, struct tl_proc *tp, const struct gp_c
 	ev_open(tl, "s", v->pid, v->tid, v->ts_ns);
 	put(tl, ",\"cat\":\"queue\",\"name\":\"waited for by\",\"id\":");
 	put_u64(tl, s->flow_base + v->queue_seq);
-	putc_unlocked('}', tl->out);
+	put_c(tl, '}');
 
 	if (!s->window_open) {
 		s->window_open = true;
@@ -334,7 +385,7 @@ static void finish_flows(struct gp_timeline *tl, struct tl_stream *s, __u64 end,
 		ev_open(tl, "f", pid, tid, ts);
 		put(tl, ",\"bp\":\"e\",\"cat\":\"queue\",\"name\":\"waited for by\",\"id\":");
 		put_u64(tl, s->flow_base + s->finished);
-		putc_unlocked('}', tl->out);
+		put_c(tl, '}');
 	}
 }
 
@@ -358,7 +409,7 @@ static void close_window(struct gp_timeline *tl, __u32 pid, struct tl_stream *s,
 	if (by) {
 		put(tl, ",\"synchronised_by\":\"");
 		put(tl, by);
-		putc_unlocked('"', tl->out);
+		put_c(tl, '"');
 	}
 	put(tl, "}}");
 	s->window_open = false;
@@ -641,7 +692,7 @@ static void on_sched(void *ctx, const struct gp_sched_slice *sl)
 	put_u64(tl, sl->cpu);
 	put(tl, ",\"left\":\"");
 	put(tl, left_names[sl->left]);
-	putc_unlocked('"', tl->out);
+	put_c(tl, '"');
 	if (sl->hdr.flags & GP_SSF_FAULTS_UNKNOWN) {
 		put(tl, ",\"page_faults\":\"unknown\"");
 	} else {
@@ -702,7 +753,7 @@ struct gp_timeline *gp_timeline_open(const char *dir, const struct gp_timeline_o
 		errno = e;
 		return NULL;
 	}
-	setvbuf(tl->out, tl->buf, _IOFBF, TL_BUF_BYTES);
+	setvbuf(tl->out, NULL, _IONBF, 0);
 	put(tl, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
 	return tl;
 }
@@ -945,6 +996,7 @@ int gp_timeline_close(struct gp_timeline *tl, const struct gp_model *m, struct g
 						       .left_out = tl->calls - tl->kept, .events = tl->events,
 						       .slices = tl->slices,
 						       .slices_left_out = tl->slices - tl->slices_kept };
+	flush_buf(tl);
 	if (fflush(tl->out) || ferror(tl->out))
 		err = -(errno ? errno : EIO);
 	else if (tl->failed)
