@@ -32,6 +32,7 @@ library under test) and runs it again when that was more than --max-foreign of a
 7. Attach time for a process with ~300 mapped libraries (many_libs).
 8. Unwind tables: build time and peak memory on the largest ELF files here (scripts/bench_unwind.py).
 9. Call stacks by kind of walk: frame pointers, unwind tables, Python frames (scripts/bench_stack_kinds.py).
+10. The NVML sampling thread's CPU at --nvml-interval 100 (scripts/bench_nvml.py).
 Writes docs/performance.md (or --out; and prints it), with the targets met or missed and why;
 everything in that file from the line ANALYSIS_MARKER on is kept as it is (hand-written analysis).
 --quick: a short smoke run (1 rep, fewer calls, fewer configurations in 3, smaller 5) -- not for the page.
@@ -50,6 +51,7 @@ import sys
 import tempfile
 import time
 
+import bench_nvml
 import bench_stack_kinds
 import bench_unwind
 
@@ -1310,13 +1312,14 @@ f"+{walk:.0f} ns in `gp_api_exit` (bpf_stats), "
 
     # -- the page --------------------------------------------------------------------------------------
     def write(self, samples, gp_info, bpf, pair, sweep, walk_end, tp, rates, callers, modes, sym, caps, attach, pp,
-              unwind, kinds):
+              unwind, kinds, nvml):
         args = self.args
         body = (self.per_call(samples, gp_info, bpf, pair, sweep, walk_end) + [""] + self.throughput(tp) + [""]
                 + self.event_rate(rates, callers, modes) + [""] + self.distinct(sym) + [""] + self.capture(caps)
                 + [""] + self.untraced_cost(pp) + [""] + self.attach(attach) + [""]
                 + bench_unwind.markdown(unwind).split("\n") + [""]
-                + bench_stack_kinds.markdown(kinds).split("\n"))
+                + bench_stack_kinds.markdown(kinds).split("\n") + [""]
+                + bench_nvml.markdown(nvml).split("\n"))
         st = self.steady
         if st.kept:
             self.warnings.append(f"{len(st.kept)} measurement{'s' if len(st.kept) > 1 else ''} ran while the machine "
@@ -1638,11 +1641,13 @@ def main():
         unwind = bench_unwind.measure(args.build, reps=args.reps, quick=args.quick, log=log)
         # 9. call stacks by kind of walk
         kinds = bench_stack_kinds.measure(args.build, reps=min(args.reps, 3), quick=args.quick, log=log)
+        # 10. the NVML sampling thread
+        nvml = bench_nvml.measure(args.build, reps=min(args.reps, 3), quick=args.quick, log=log)
     elapsed = time.monotonic() - t_start
 
     page = Page(args, target, lib, warnings, steady, elapsed)
     text = page.write(samples, gp_info, bpf, pair, sweep, walk_end, tp, rates, rate_callers, rate_modes, sym, caps,
-                      attach, pp, unwind, kinds)
+                      attach, pp, unwind, kinds, nvml)
     kept = ""
     if os.path.exists(args.out):
         with open(args.out) as f:

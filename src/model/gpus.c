@@ -153,6 +153,7 @@ int gp_model_gpu_sample(struct gp_model *m, const struct gp_gpu_sample *s)
 			st->max = v;
 		st->n++;
 		st->last = v;
+		st->last_ns = s->mono_ns;
 		st->sum += (double)v;
 		st->wsum += (double)v * (double)s->window_ns;
 		st->wt += (double)s->window_ns;
@@ -194,6 +195,9 @@ int gp_model_gpu_process(struct gp_model *m, __u32 index, __u32 pid, __u64 mono_
 		r->mem_max = used_memory;
 	if (sm_util != GP_NVML_UNKNOWN_UTIL && mem_util != GP_NVML_UNKNOWN_UTIL) {
 		r->util_samples++;
+		r->sm_last = (__u64)sm_util;
+		r->mem_util_last = (__u64)mem_util;
+		r->util_last_ns = mono_ns;
 		r->sm_sum += (__u64)sm_util;
 		r->mem_util_sum += (__u64)mem_util;
 		if ((__u64)sm_util > r->sm_max)

@@ -612,6 +612,7 @@ struct gp_drop {
 /* ---- the GPU's side (gpus.c): NVML's devices, sampled ---------------------- */
 struct gp_gpu_stat {
 	__u64 n, min, max, last;
+	__u64 last_ns;             /* the time of the sample that gave last */
 	double sum;                /* of the values: the plain mean */
 	double wsum, wt;           /* weighted by each sample's window: the time mean */
 };
@@ -624,6 +625,7 @@ struct gp_gpu_proc_row {
 	__u64 mem_last, mem_max;   /* device memory NVML says it holds */
 	__u64 util_samples;
 	__u64 sm_sum, sm_max, mem_util_sum, mem_util_max;
+	__u64 sm_last, mem_util_last, util_last_ns; /* the latest utilization NVML gave, and when */
 };
 
 struct gp_gpu_error_row {

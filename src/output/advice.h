@@ -27,6 +27,8 @@
 #define GP_ADVICE_FAULTS_MIN      1000
 #define GP_ADVICE_FAULT_NS        1000ull   /* cost of one minor fault */
 #define GP_ADVICE_FAIL_MIN        2
+#define GP_ADVICE_GPU_IDLE_SHARE  0.50      /* gpu-idle-host-busy: the GPU busy less than half the time ... */
+#define GP_ADVICE_HOST_BUSY_SHARE 0.50      /* ... while the host-side work took at least half of it */
 
 /* Which calls of a stack a finding is about (its call sites). */
 typedef bool (*gp_advice_site_fn)(const struct gp_stack_op *r);

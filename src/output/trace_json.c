@@ -13,7 +13,10 @@
  * that covered the item. Nothing here is a GPU timestamp. With scheduling
  * records (--timeline-sched), one more track per thread (a synthetic tid):
  * its on-CPU slices and the off-CPU gaps between them, with counters of the
- * process's on-CPU threads and the thread's page faults.
+ * process's on-CPU threads and the thread's page faults. With NVML
+ * samples, one counter track per device (a synthetic pid): its
+ * utilizations, memory used, clocks, power, temperature, PCIe throughput
+ * and throttle reasons, each sample's values at the sample's time.
  */
 #include <errno.h>
 #include <limits.h>
@@ -29,6 +32,8 @@
 
 #define TL_STREAM_TID_BASE 0x40000000u /* above every pid_max: stream tracks never meet real tids */
 #define TL_SCHED_TID_BASE  0x60000000u /* the scheduling tracks of threads (--timeline-sched) */
+#define TL_GPU_PID_BASE    0x70000000u /* the NVML counter tracks of devices: above every pid_max */
+#define TL_MAX_GPUS        64          /* devices with a track; samples of others are counted only */
 #define TL_COPY_SAMPLE_NS  1000000ULL  /* the copied-bytes counter: at most one sample per ms */
 #define TL_COPY_BUCKET_NS  10000000ULL /* the bytes-per-interval counter: 10 ms intervals */
 #define TL_BUF_BYTES       (1u << 20)
@@ -86,6 +91,9 @@ struct gp_timeline {
 	struct gp_u64map procs; /* pid -> struct tl_proc */
 	struct tl_proc *last;   /* the previous call's process */
 	bool failed;            /* out of memory for a track: the file would lie, so it is not kept */
+	__u32 gpus[TL_MAX_GPUS]; /* devices with a counter track, in the order of their first sample */
+	__u32 ngpus;
+	__u64 gpu_samples, gpu_samples_kept;
 };
 
 /* ---- formatting ----------------------------------------------------------- */
@@ -544,6 +552,73 @@ static void on_call(void *ctx, const struct gp_call_view *v)
 		copied(tl, tp, v);
 }
 
+/* ---- NVML samples ------------------------------------------------------------ */
+
+/*
+ * Each metric's counter and series: metrics that share a counter are next to
+ * each other in GP_GPU_METRIC_TABLE and go into one event (one track in
+ * Perfetto, a series per argument). Names carry the unit of the values.
+ */
+static const struct {
+	const char *counter, *series;
+} gpu_counters[GP_GM_N] = {
+	[GP_GM_UTIL_GPU] = { "utilization (%)", "gpu" },
+	[GP_GM_UTIL_MEM] = { "utilization (%)", "memory" },
+	[GP_GM_MEM_USED] = { "memory used (bytes)", "used" },
+	[GP_GM_SM_CLOCK] = { "clocks (MHz)", "sm" },
+	[GP_GM_MEM_CLOCK] = { "clocks (MHz)", "memory" },
+	[GP_GM_POWER] = { "power (mW)", "power" },
+	[GP_GM_TEMP] = { "temperature (C)", "gpu" },
+	[GP_GM_PCIE_TX] = { "PCIe throughput (KB/s)", "tx" },
+	[GP_GM_PCIE_RX] = { "PCIe throughput (KB/s)", "rx" },
+	[GP_GM_THROTTLE] = { "throttle reasons (bits)", "reasons" },
+};
+
+static bool gpu_track(struct gp_timeline *tl, __u32 index)
+{
+	for (__u32 i = 0; i < tl->ngpus; i++)
+		if (tl->gpus[i] == index)
+			return true;
+	if (tl->ngpus == TL_MAX_GPUS)
+		return false;
+	tl->gpus[tl->ngpus++] = index;
+	return true;
+}
+
+/* A device's sample: one counter event per group of its metrics NVML gave, at the sample's time. */
+static void on_gpu(void *ctx, const struct gp_gpu_sample *s)
+{
+	struct gp_timeline *tl = ctx;
+	__u32 pid = TL_GPU_PID_BASE + s->index;
+
+	tl->gpu_samples++;
+	if (tl->gpu_samples_kept >= tl->max_events || !gpu_track(tl, s->index))
+		return;
+	tl->gpu_samples_kept++;
+	for (int g = 0; g < GP_GM_N;) {
+		const char *name = gpu_counters[g].counter;
+		bool first = true;
+
+		for (; g < GP_GM_N && !strcmp(gpu_counters[g].counter, name); g++) {
+			if (!(s->valid & (1u << g)))
+				continue;
+			if (first) {
+				ev_open(tl, "C", pid, pid, s->mono_ns);
+				put(tl, ",\"name\":\"");
+				put(tl, name);
+				put(tl, "\",\"args\":{");
+			}
+			put(tl, first ? "\"" : ",\"");
+			put(tl, gpu_counters[g].series);
+			put(tl, "\":");
+			put_u64(tl, s->v[g]);
+			first = false;
+		}
+		if (!first)
+			put(tl, "}}");
+	}
+}
+
 /* ---- scheduling (--timeline-sched) ------------------------------------------------ */
 
 static struct tl_sched *sched_of(struct tl_proc *tp, __u32 tid)
@@ -685,7 +760,7 @@ struct gp_timeline *gp_timeline_open(const char *dir, const struct gp_timeline_o
 
 struct gp_model_observer gp_timeline_observer(struct gp_timeline *tl)
 {
-	return (struct gp_model_observer){ .ctx = tl, .call = on_call, .sched = on_sched };
+	return (struct gp_model_observer){ .ctx = tl, .call = on_call, .sched = on_sched, .gpu = on_gpu };
 }
 
 static void release(struct gp_timeline *tl)
@@ -820,6 +895,25 @@ static void finish_proc(struct gp_timeline *tl, const struct gp_model *m, struct
 	}
 }
 
+/* The devices' counter tracks: named after the device, listed before the processes. */
+static void finish_gpus(struct gp_timeline *tl, const struct gp_model *m)
+{
+	char label[160];
+
+	for (__u32 i = 0; i < tl->ngpus; i++) {
+		const struct gp_gpu_device *d = gp_gpu_device_of(m, tl->gpus[i]);
+		__u32 pid = TL_GPU_PID_BASE + tl->gpus[i];
+
+		snprintf(label, sizeof(label), "GPU %u: %s (NVML samples)", tl->gpus[i],
+			 d && d->name ? d->name : "unnamed device");
+		meta_name(tl, "process_name", pid, 0, label);
+		ev_open(tl, "M", pid, 0, 0);
+		put(tl, ",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":");
+		put_s64(tl, -1000 + (__s64)i);
+		put(tl, "}}");
+	}
+}
+
 static void other_data(struct gp_timeline *tl, const struct gp_model *m)
 {
 	put(tl, "\n],\"otherData\":{\"tool\":\"gpuprobed\",\"version\":");
@@ -840,6 +934,10 @@ static void other_data(struct gp_timeline *tl, const struct gp_model *m)
 	put_u64(tl, tl->slices_kept);
 	put(tl, ",\"sched_slices_left_out\":");
 	put_u64(tl, tl->slices - tl->slices_kept);
+	put(tl, ",\"gpu_samples\":");
+	put_u64(tl, tl->gpu_samples);
+	put(tl, ",\"gpu_samples_left_out\":");
+	put_u64(tl, tl->gpu_samples - tl->gpu_samples_kept);
 	put(tl, ",\"session_start_mono_ns\":");
 	put_u64(tl, m->session.start_mono_ns);
 	put(tl, ",\"session_start_realtime_ns\":");
@@ -891,6 +989,7 @@ int gp_timeline_close(struct gp_timeline *tl, const struct gp_model *m, struct g
 	for (size_t i = 0; i < tl->procs.cap; i++)
 		if (tl->procs.slots[i].val)
 			finish_proc(tl, m, tl->procs.slots[i].val);
+	finish_gpus(tl, m);
 	other_data(tl, m);
 	if (counts)
 		*counts = (struct gp_timeline_counts){ .calls = tl->calls, .kept = tl->kept,

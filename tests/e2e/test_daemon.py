@@ -47,7 +47,7 @@ def wait_until(cond, timeout=30, step=0.1):
 class Daemon:
     """gpuprobed --daemon --config FILE --foreground, with its own state directory and port."""
 
-    def __init__(self, tmp_path, **settings):
+    def __init__(self, tmp_path, env=None, **settings):
         self.tmp = tmp_path
         self.port = free_port()
         self.state = tmp_path / "state"
@@ -63,7 +63,7 @@ class Daemon:
         self.write_conf()
         self.proc = subprocess.Popen([gp.GPUPROBED, "--daemon", "--config", str(self.conf), "--foreground"],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
+                                     text=True, env=env)
         self.held = gp.track(self.proc)
         self.err = gp.LineReader(self.proc.stderr)
         self.stderr = ""
@@ -120,8 +120,8 @@ def daemon_factory(tmp_path):
         pytest.skip("curl is not installed (make deps installs it): the tests scrape with it")
     made = []
 
-    def make(**settings):
-        d = Daemon(tmp_path, **settings)
+    def make(env=None, **settings):
+        d = Daemon(tmp_path, env=env, **settings)
         made.append(d)
         return d
     yield make
@@ -446,3 +446,54 @@ def test_overhead_budget_needs_the_aggregated_mode(tmp_path):
                        text=True, timeout=30)
     assert p.returncode == 1
     assert f"{conf}: [trace] overhead_budget needs aggregate = on, stacks = off and timeline = off" in p.stderr
+
+
+def test_nvml_gauges_are_the_simulated_devices_and_processes(daemon_factory, tmp_path):
+    """DCGM-style gauges of the latest NVML sample: device memory exact (the workload's allocations
+    plus the simulator's context), the fixed clocks/power/temperature, per-process rows only while
+    NVML lists the process."""
+    import test_nvml
+    env = test_nvml.nvml_env()  # its own board: NVML sees this test's processes only
+    d = daemon_factory(env=env, trace__nvml_lib=test_nvml.NVML_LIB, trace__nvml_interval=50)
+    ready = tmp_path / "ready"
+    ready.mkdir()
+    wl = subprocess.Popen([test_nvml.PHASES, "--alloc-mb", "24", "--barrier", str(ready), "--peers", "1",
+                           "--hold-ms", "30000"], env=env)
+    try:
+        pid = str(wl.pid)
+        want = 24 * test_nvml.MIB + test_nvml.CTX_MB * test_nvml.MIB
+        assert wait_until(lambda: any(ready.iterdir()), timeout=60), "nvml_phases did not allocate"
+
+        def listed():
+            s = parse(d.scrape())
+            got = series(s, "gpuprobed_gpu_process_fb_used_bytes", pid=pid)
+            return s if got and got[0][1] == want else None
+        first = wait_until(listed, timeout=60)
+        assert first, "NVML never listed the workload with its memory"
+        n0 = one(first, "gpuprobed_gpu_samples_total", gpu=0)
+        # a sample taken wholly after the one that saw all of it: device and process alike
+        s = wait_until(lambda: (lambda s: s if one(s, "gpuprobed_gpu_samples_total", gpu=0) > n0 else None)(
+            parse(d.scrape())), timeout=60)
+        assert s, "no NVML sample after the first"
+        (lab, used), = series(s, "gpuprobed_gpu_process_fb_used_bytes", pid=pid)
+        assert used == want and lab["comm"] == "nvml_phases" and lab["gpu"] == "0"
+        assert lab["model_name"] == "NVIDIA H100 80GB HBM3 (simgpu)" and lab["uuid"].startswith("GPU-")
+        assert one(s, "gpuprobed_gpu_fb_used_bytes", gpu=0) == want
+        assert one(s, "gpuprobed_gpu_sm_clock_mhz", gpu=0) == 1980
+        assert one(s, "gpuprobed_gpu_mem_clock_mhz", gpu=0) == 2619
+        assert one(s, "gpuprobed_gpu_power_usage_watts", gpu=0) == 350.0
+        assert one(s, "gpuprobed_gpu_temp_celsius", gpu=0) == 45
+        assert one(s, "gpuprobed_gpu_util", gpu=0) == 0  # it holds memory, runs no kernel
+        assert one(s, "gpuprobed_gpu_lost", gpu=0) == 0 and one(s, "gpuprobed_nvml_up") == 1
+        assert one(s, "gpuprobed_gpu_fb_total_bytes", gpu=0) >= want
+        if PROMTOOL:
+            p = subprocess.run([PROMTOOL, "check", "metrics"], input=d.scrape(), capture_output=True, text=True,
+                               timeout=60)
+            assert p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(), p.stdout + p.stderr
+    finally:
+        wl.kill()
+        wl.wait()
+    # gone from NVML's list: its rows go with it, the device's memory back to nothing
+    assert wait_until(lambda: not series(parse(d.scrape()), "gpuprobed_gpu_process_fb_used_bytes", pid=pid),
+                      timeout=60), "the killed workload's row stayed"
+    assert wait_until(lambda: one(parse(d.scrape()), "gpuprobed_gpu_fb_used_bytes", gpu=0) == 0, timeout=60)

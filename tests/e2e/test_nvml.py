@@ -160,3 +160,96 @@ def test_the_capture_reproduces_the_gpus(tmp_path):
     with open(os.path.join(out, "report.json")) as f:
         again = json.load(f)
     assert again["gpus"] == report["gpus"] and again["nvml"] == report["nvml"]
+
+
+def gpu_counters(out_dir, index):
+    """trace.json's counter track of device index: (track name, {counter: [(ts_ns, {series: value})]})."""
+    with open(os.path.join(out_dir, "trace.json")) as f:
+        events = json.load(f)["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    (pid,) = [p for p, n in names.items() if n.startswith(f"GPU {index}: ")]
+    counters = {}
+    for e in events:
+        if e["ph"] == "C" and e["pid"] == pid:
+            # ts: microseconds with three decimals, exactly the sample's nanoseconds
+            counters.setdefault(e["name"], []).append((round(float(e["ts"]) * 1000), e["args"]))
+    return names[pid], counters
+
+
+# the report's metric -> trace.json's (counter, series)
+TRACKS = {"gpu_util_pct": ("utilization (%)", "gpu"), "memory_util_pct": ("utilization (%)", "memory"),
+          "memory_used_bytes": ("memory used (bytes)", "used"), "sm_clock_mhz": ("clocks (MHz)", "sm"),
+          "memory_clock_mhz": ("clocks (MHz)", "memory"), "power_mw": ("power (mW)", "power"),
+          "temperature_c": ("temperature (C)", "gpu"), "pcie_tx_kbps": ("PCIe throughput (KB/s)", "tx"),
+          "pcie_rx_kbps": ("PCIe throughput (KB/s)", "rx"),
+          "throttle_reasons": ("throttle reasons (bits)", "reasons")}
+
+
+def test_trace_json_counter_tracks_hold_every_sample(tmp_path):
+    report, _, _, tr = run(tmp_path, phases(tmp_path, "--alloc-mb", 8, "--copy-mb", 8, "--phases", 2,
+                                            "--busy-ms", 200, "--idle-ms", 200, "--hold-ms", 200),
+                           nvml_env(SIMGPU_NVML_FAIL="nvmlDeviceGetTemperature=3"))
+    (gpu,) = report["gpus"]
+    name, counters = gpu_counters(tr.out_dir, 0)
+    assert name == f"GPU 0: {gpu['name']} (NVML samples)"
+    assert "temperature (C)" not in counters  # the call failed every time: no track, no made-up value
+    for key, (counter, series) in TRACKS.items():
+        m = gpu["metrics"][key]
+        if m is None:
+            assert key == "temperature_c"
+            continue
+        pts = [(ts, args[series]) for ts, args in counters[counter]]
+        assert len(pts) == m["samples"] == gpu["samples"], key
+        assert pts[-1][0] == gpu["last_mono_ns"] and pts[0][0] == gpu["first_mono_ns"], key
+        values = [v for _, v in pts]
+        assert (min(values), max(values), values[-1]) == (m["min"], m["max"], m["last"]), key
+        # the report's time-weighted mean, from the counter's own points: each weighs its window
+        prev, wsum = gpu["window_start_mono_ns"], 0
+        for ts, v in pts:
+            wsum += v * (ts - prev)
+            prev = ts
+        assert abs(wsum / gpu["window_ns"] - m["avg"]) <= 0.005 + 1e-9 * abs(m["avg"]), key
+    assert max(v for _, v in ((ts, a["used"]) for ts, a in counters["memory used (bytes)"])) == \
+        gpu["metrics"]["memory_used_bytes"]["max"]
+
+
+def finding(report, pid, rule):
+    got = [f for f in report["recommendations"] if f["pid"] == pid and f["id"] == rule]
+    assert len(got) <= 1
+    return got[0] if got else None
+
+
+def test_gpu_idle_while_the_host_copies_pageable_memory_is_a_finding(tmp_path):
+    report, md, refs, _ = run(tmp_path, phases(tmp_path, "--alloc-mb", 4, "--phases", 1, "--busy-ms", 100,
+                                               "--pageable-ms", 900), nvml_env(), args=("--no-stacks",))
+    (ref,) = refs.values()
+    assert ref["pageable_copies"] > 0
+    f = finding(report, ref["pid"], "gpu-idle-host-busy")
+    assert f is not None, [r["id"] for r in report["recommendations"]]
+    ev = f["evidence"]
+    (gpu,) = report["gpus"]
+    proc = gp.process(report, ref["pid"])
+    # the host side: exactly the report's own pageable copy time
+    pageable = sum(t["total_ns"] for t in proc["transfers"] if t["host_memory"] == "pageable")
+    assert ev["pageable_copy_ns"] == pageable
+    assert ev["host_share"] >= 0.5 and ev["gpu_busy_share"] < 0.5
+    # the GPU side: busy time = the time-weighted utilization over the sampled windows
+    assert ev["gpu_util_avg"] == gpu["metrics"]["gpu_util_pct"]["avg"]
+    # (the report rounds the mean to 2 decimals: 0.005 points of the window)
+    assert abs(ev["gpu_busy_ns"] - ev["gpu_util_avg"] / 100 * gpu["window_ns"]) <= 0.00005 * gpu["window_ns"] + 1
+    # and that is the kernels' modelled busy time within the 2 points the samples allow
+    want = busy_share(ref["kernels"], gpu["window_start_mono_ns"], gpu["last_mono_ns"]) * gpu["window_ns"]
+    assert abs(ev["gpu_busy_ns"] - want) <= 0.02 * gpu["window_ns"]
+    assert f["impact_ns"] == min(ev["host_side_ns"], ev["process_wall_ns"] - ev["gpu_busy_ns"])
+    assert f["estimate"] == "upper_bound" and f["title"].startswith("GPU 0 busy ")
+    assert "in pageable copies" in f["title"]
+    assert "gpu-idle-host-busy" in md or f["title"] in md
+
+
+def test_a_gpu_bound_run_is_not_a_gpu_idle_finding(tmp_path):
+    report, _, refs, _ = run(tmp_path, phases(tmp_path, "--alloc-mb", 4, "--phases", 1, "--busy-ms", 900),
+                             nvml_env(), args=("--no-stacks",))
+    (ref,) = refs.values()
+    assert finding(report, ref["pid"], "gpu-idle-host-busy") is None
+    (gpu,) = report["gpus"]
+    assert gpu["metrics"]["gpu_util_pct"]["avg"] >= 50

@@ -82,14 +82,15 @@ CASES = {
 }
 
 RULES = ("pageable-copies", "sync-copies", "sync-wait", "redundant-sync", "small-copies", "launch-bound",
-         "alloc-churn", "cpu-feeding", "faults-in-calls", "nccl-straggler", "failing-calls", "leak")
+         "alloc-churn", "cpu-feeding", "faults-in-calls", "nccl-straggler", "failing-calls", "leak",
+         "gpu-idle-host-busy")
 FIELDS = ("id", "pid", "comm", "title", "impact_ns", "impact_share", "estimate", "method", "evidence",
           "call_sites", "action")
 # The spec's estimate kind of each rule (leak's is not stated: any of the three).
 ESTIMATE = {"pageable-copies": "model", "sync-copies": "upper_bound", "sync-wait": "upper_bound",
             "redundant-sync": "exact", "small-copies": "model", "launch-bound": "model", "alloc-churn": "model",
             "cpu-feeding": "upper_bound", "faults-in-calls": "model", "nccl-straggler": "model",
-            "failing-calls": "exact"}
+            "failing-calls": "exact", "gpu-idle-host-busy": "upper_bound"}
 EVIDENCE = {
     "pageable-copies": ("directions",),
     "sync-copies": ("calls", "bytes", "host_ns", "outside_ns"),
@@ -103,6 +104,9 @@ EVIDENCE = {
     "nccl-straggler": ("rank", "nranks", "peers_blocked_avg_ns", "ranks"),
     "failing-calls": ("api", "calls", "errors", "error_host_ns", "codes"),
     "leak": ("allocations", "bytes", "by_kind"),
+    "gpu-idle-host-busy": ("gpu", "gpu_util_avg", "gpu_samples", "gpu_window_ns", "gpu_busy_ns", "process_wall_ns",
+                           "gpu_busy_share", "pageable_copy_ns", "alloc_free_ns", "cpu_outside_calls_ns",
+                           "host_side_ns", "threads_span_ns", "host_share"),
 }
 DIRECTION_FIELDS = ("direction", "calls", "bytes", "host_ns", "pageable_gbps", "pinned_gbps", "ratio", "ratio_source")
 ROW_FIELDS = ("direction", "host_memory", "sync", "calls", "bytes", "host_ns", "reference_gbps", "reference_source")

@@ -5,7 +5,10 @@
  * transfers by direction and host memory, device memory live and peak,
  * NCCL sums per op over communicators and dtypes, drops, probes; label
  * escaping; job_id and the kernel's CPU counters from a fake /proc; a
- * reused pid rendered once; and promtool's verdict on the whole page.
+ * reused pid rendered once; NVML's gauges (the latest sample's values in
+ * base units, absent when that sample lacked them, a lost device's only
+ * its flag, processes only while listed); and promtool's verdict on the
+ * whole page.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -376,12 +379,105 @@ static void daemon_samples(void **state)
 	gp_model_free(m);
 }
 
+/* Two devices, 0 sampled twice (its second sample without power), 1 lost; two processes on 0. */
+static void feed_gpus(struct gp_model *m)
+{
+	struct gp_gpu_sample s = { .index = 0, .mono_ns = 1000000000, .window_ns = 100000000 };
+
+	gp_model_gpu_nvml(m, GP_NVML_OK, NULL, "580.65", 100000000, 0);
+	assert_int_equal(gp_model_gpu_device(m, 0, "NVIDIA \"H100\"", "GPU-0000", 80ULL << 30), 0);
+	assert_int_equal(gp_model_gpu_device(m, 1, "NVIDIA H100", "GPU-1111", 80ULL << 30), 0);
+	for (int g = 0; g < GP_GM_N; g++) {
+		s.v[g] = 10 + (__u64)g;
+		s.valid |= 1u << g;
+	}
+	s.v[GP_GM_POWER] = 123456; /* mW */
+	s.v[GP_GM_PCIE_RX] = 3;    /* KB/s */
+	assert_int_equal(gp_model_gpu_sample(m, &s), 0);
+	assert_int_equal(gp_model_gpu_process(m, 0, T_PID, s.mono_ns, 5ULL << 20, 7, 8), 0);
+	assert_int_equal(gp_model_gpu_process(m, 0, OTHER_PID, s.mono_ns, 1ULL << 20, 1, 2), 0);
+	s.mono_ns += 100000000;
+	s.valid &= ~(1u << GP_GM_POWER);
+	s.v[GP_GM_UTIL_GPU] = 55;
+	assert_int_equal(gp_model_gpu_sample(m, &s), 0);
+	/* the other process is no longer listed; this one's utilization NVML did not give */
+	assert_int_equal(gp_model_gpu_process(m, 0, T_PID, s.mono_ns, 6ULL << 20, GP_NVML_UNKNOWN_UTIL,
+					      GP_NVML_UNKNOWN_UTIL), 0);
+	s.index = 1;
+	assert_int_equal(gp_model_gpu_sample(m, &s), 0);
+	assert_int_equal(gp_model_gpu_error(m, 1, "nvmlDeviceGetUtilizationRates", GP_NVML_ERROR_GPU_IS_LOST,
+					    "GPU is lost", s.mono_ns + 1), 0);
+	assert_int_equal(gp_model_gpu_error(m, 0, "nvmlDeviceGetPowerUsage", 3, "Not Supported", s.mono_ns), 0);
+}
+
+#define G0 "gpu=\"0\",uuid=\"GPU-0000\",model_name=\"NVIDIA \\\"H100\\\"\""
+#define G1 "gpu=\"1\",uuid=\"GPU-1111\",model_name=\"NVIDIA H100\""
+
+static void gpu_gauges(void **state)
+{
+	struct gp_model *m = metrics_model();
+	char *t;
+
+	t = render(m, GP_JOB_NONE, NULL, NULL);
+	ASSERT_LINE(t, "gpuprobed_nvml_up 0"); /* never started: off */
+	assert_null(strstr(t, "\ngpuprobed_gpu_util{"));
+	free(t);
+	feed_gpus(m);
+	t = render(m, GP_JOB_NONE, NULL, NULL);
+	ASSERT_LINE(t, "gpuprobed_nvml_up 1");
+	ASSERT_LINE(t, "gpuprobed_gpu_util{" G0 "} 55"); /* the latest sample's */
+	ASSERT_LINE(t, "gpuprobed_gpu_mem_copy_util{" G0 "} 11");
+	ASSERT_LINE(t, "gpuprobed_gpu_fb_used_bytes{" G0 "} 12");
+	ASSERT_LINE(t, "gpuprobed_gpu_sm_clock_mhz{" G0 "} 13");
+	ASSERT_LINE(t, "gpuprobed_gpu_mem_clock_mhz{" G0 "} 14");
+	assert_null(strstr(t, "\ngpuprobed_gpu_power_usage_watts{")); /* not in the latest: absent, not stale */
+	ASSERT_LINE(t, "gpuprobed_gpu_temp_celsius{" G0 "} 16");
+	ASSERT_LINE(t, "gpuprobed_gpu_pcie_tx_bytes_per_second{" G0 "} 17408"); /* 17 KB/s of 1024 B */
+	ASSERT_LINE(t, "gpuprobed_gpu_pcie_rx_bytes_per_second{" G0 "} 3072");
+	ASSERT_LINE(t, "gpuprobed_gpu_clock_throttle_reasons{" G0 "} 19");
+	ASSERT_LINE(t, "gpuprobed_gpu_fb_total_bytes{" G0 "} 85899345920");
+	ASSERT_LINE(t, "gpuprobed_gpu_samples_total{" G0 "} 2");
+	ASSERT_LINE(t, "gpuprobed_gpu_samples_total{" G1 "} 1");
+	ASSERT_LINE(t, "gpuprobed_gpu_lost{" G0 "} 0");
+	ASSERT_LINE(t, "gpuprobed_gpu_lost{" G1 "} 1");
+	assert_null(strstr(t, "gpuprobed_gpu_util{" G1)); /* lost: its flag only */
+	assert_null(strstr(t, "gpuprobed_gpu_fb_total_bytes{" G1));
+	ASSERT_LINE(t, "gpuprobed_nvml_errors_total{gpu=\"1\",call=\"nvmlDeviceGetUtilizationRates\",code=\"15\"} 1");
+	ASSERT_LINE(t, "gpuprobed_nvml_errors_total{gpu=\"0\",call=\"nvmlDeviceGetPowerUsage\",code=\"3\"} 1");
+	ASSERT_LINE(t, "gpuprobed_gpu_process_fb_used_bytes{" G0 ",pid=\"4242\",comm=\"a\\\"b\\\\c\\nd\"} 6291456");
+	/* the other process was not in the latest listing; this one's utilization was not given */
+	assert_null(strstr(t, "gpuprobed_gpu_process_fb_used_bytes{" G0 ",pid=\"5000\""));
+	assert_null(strstr(t, "\ngpuprobed_gpu_process_sm_util{"));
+	assert_null(strstr(t, "\ngpuprobed_gpu_process_mem_util{"));
+	free(t);
+	/* a later listing with utilization: the gauges follow the latest */
+	assert_int_equal(gp_model_gpu_process(m, 0, T_PID, 1300000000, 6ULL << 20, 40, 30), 0);
+	t = render(m, GP_JOB_NONE, NULL, NULL);
+	ASSERT_LINE(t, "gpuprobed_gpu_process_sm_util{" G0 ",pid=\"4242\",comm=\"a\\\"b\\\\c\\nd\"} 40");
+	ASSERT_LINE(t, "gpuprobed_gpu_process_mem_util{" G0 ",pid=\"4242\",comm=\"a\\\"b\\\\c\\nd\"} 30");
+	free(t);
+	/* power in watts, exactly */
+	{
+		struct gp_gpu_sample s = { .index = 0, .mono_ns = 1400000000, .window_ns = 200000000,
+					   .valid = 1u << GP_GM_POWER, .v[GP_GM_POWER] = 123456 };
+
+		assert_int_equal(gp_model_gpu_sample(m, &s), 0);
+	}
+	t = render(m, GP_JOB_NONE, NULL, NULL);
+	ASSERT_LINE(t, "gpuprobed_gpu_power_usage_watts{" G0 "} 123.456");
+	assert_null(strstr(t, "\ngpuprobed_gpu_util{")); /* that sample gave power only */
+	free(t);
+	gp_model_free(m);
+}
+
 /* promtool check metrics: the page parses and passes its lint without a word. */
 static void promtool_clean(void **state)
 {
 	struct gp_model *m = metrics_model();
 	struct gp_metrics_self self = { .start_realtime_ns = 1 };
 	char path[600], cmd[800], out[4096];
+
+	feed_gpus(m);
 	size_t n;
 	FILE *f, *pf;
 	char *t;
@@ -420,6 +516,7 @@ int main(void)
 		cmocka_unit_test(job_ids),
 		cmocka_unit_test(reused_pid_once),
 		cmocka_unit_test(daemon_samples),
+		cmocka_unit_test(gpu_gauges),
 		cmocka_unit_test(promtool_clean),
 	};
 

@@ -5,7 +5,9 @@
  * 1 MiB each), copies --copy-mb MiB host to device (pinned), waits at an
  * optional barrier (--barrier DIR --peers N: every peer has allocated),
  * then --phases times runs kernels back to back for --busy-ms and sleeps
- * --idle-ms, holds --hold-ms, frees. Its reference (--ref FILE, JSON): the
+ * --idle-ms, then copies 4 MiB of pageable memory host to device over and
+ * over for --pageable-ms (the host busy, the GPU's SMs idle), holds
+ * --hold-ms, frees. Its reference (--ref FILE, JSON): the
  * bytes allocated, the modelled [start, end] of every kernel (simgpu.h:
  * the simulator's own times, CLOCK_MONOTONIC), the bytes copied.
  */
@@ -54,14 +56,14 @@ static int peers_ready(const char *dir)
 
 int main(int argc, char **argv)
 {
-	double busy_ms = 0, idle_ms = 0, hold_ms = 0;
+	double busy_ms = 0, idle_ms = 0, hold_ms = 0, pageable_ms = 0;
 	int phases = 0, alloc_mb = 0, copy_mb = 0, peers = 0;
 	const char *ref = NULL, *barrier = NULL;
 	static void *ops[MAX_KERNELS];
 	static struct simgpu_times times[MAX_KERNELS];
 	void **bufs;
 	void *host = NULL, *dev_copy = NULL;
-	int nk = 0;
+	int nk = 0, pageable_copies = 0;
 	FILE *f;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
@@ -69,6 +71,8 @@ int main(int argc, char **argv)
 			busy_ms = atof(argv[i + 1]);
 		else if (!strcmp(argv[i], "--idle-ms"))
 			idle_ms = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--pageable-ms"))
+			pageable_ms = atof(argv[i + 1]);
 		else if (!strcmp(argv[i], "--hold-ms"))
 			hold_ms = atof(argv[i + 1]);
 		else if (!strcmp(argv[i], "--phases"))
@@ -121,6 +125,26 @@ int main(int argc, char **argv)
 		cudaDeviceSynchronize();
 		sleep_ms(idle_ms);
 	}
+	if (pageable_ms > 0) {
+		size_t len = 4u << 20;
+		char *src = malloc(len);
+		void *dst;
+		struct timespec t0, t;
+		cudaError_t e;
+
+		if (!src || (e = cudaMalloc(&dst, len)))
+			die("pageable buffers", src ? e : cudaErrorMemoryAllocation);
+		memset(src, 1, len);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			if ((e = cudaMemcpy(dst, src, len, cudaMemcpyHostToDevice)))
+				die("pageable cudaMemcpy", e);
+			pageable_copies++;
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while ((t.tv_sec - t0.tv_sec) * 1e3 + (t.tv_nsec - t0.tv_nsec) / 1e6 < pageable_ms);
+		cudaFree(dst);
+		free(src);
+	}
 	sleep_ms(hold_ms);
 	for (int k = 0; k < nk; k++) {
 		simgpu_op_wait(ops[k], &times[k]);
@@ -139,8 +163,9 @@ int main(int argc, char **argv)
 		f = fopen(path, "w");
 		if (!f)
 			return 1;
-		fprintf(f, "{\"pid\":%d,\"allocated_bytes\":%llu,\"copied_htod_bytes\":%llu,\"kernels\":[", (int)getpid(),
-			(unsigned long long)alloc_mb << 20, (unsigned long long)copy_mb << 20);
+		fprintf(f, "{\"pid\":%d,\"allocated_bytes\":%llu,\"copied_htod_bytes\":%llu,\"pageable_copies\":%d,\"kernels\":[",
+			(int)getpid(), (unsigned long long)alloc_mb << 20, (unsigned long long)copy_mb << 20,
+			pageable_copies);
 		for (int k = 0; k < nk; k++)
 			fprintf(f, "%s[%llu,%llu]", k ? "," : "", (unsigned long long)times[k].start_ns,
 				(unsigned long long)times[k].end_ns);
