@@ -40,6 +40,10 @@ def one_run(build, seconds, tmp):
                         "--nvml-lib", os.path.join(build, "simgpu", "libnvidia-ml.so.1"),
                         "--nvml-interval", str(INTERVAL_MS), "--", "sh", "-c", shell],
                        env=env, capture_output=True, text=True, timeout=seconds + 120)
+    try:
+        os.unlink("/dev/shm" + env["SIMGPU_BOARD"])  # the board shm_open made
+    except FileNotFoundError:
+        pass
     if p.returncode:
         raise RuntimeError(f"gpuprobed exited with {p.returncode}: {p.stderr}")
     with open(os.path.join(out, "report.json")) as f:

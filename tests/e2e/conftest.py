@@ -31,6 +31,11 @@ def e2e_environment():
         if not os.path.exists(path):
             pytest.fail(f"{what} is not built ({path}): run make first")
     yield
+    for board in gp.BOARDS:  # shm_unlink's file
+        try:
+            os.unlink("/dev/shm" + board)
+        except FileNotFoundError:
+            pass
     check_nothing_left(set(), gp.TRACKED, "the end-to-end tests")
 
 

@@ -64,10 +64,28 @@ class LineReader:
         return b"".join(chunks).decode(errors="replace")
 
 
+# The simulated NVML's boards (SIMGPU_BOARD: shared memory where every simulated process says what
+# it holds) this test run made; removed at its end (conftest.py).
+BOARDS = []
+
+
+def new_board(prefix="gp-test"):
+    """A board of its own: the simulated "machine" of one test, which no other process publishes to."""
+    name = f"/{prefix}-{secrets.token_hex(6)}"
+    BOARDS.append(name)
+    return name
+
+
+# The board of every other test: this run's, so that what NVML reports (a gpuprobed run with the
+# simulated libraries on its library path loads the simulated NVML) never depends on other runs.
+RUN_BOARD = new_board("gp-e2e")
+
+
 def sim_env(**knobs):
     """Environment that runs a workload against the simulated GPU."""
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = SIMGPU
+    env["SIMGPU_BOARD"] = RUN_BOARD
     env.update({k: str(v) for k, v in knobs.items()})
     return env
 

@@ -12,7 +12,6 @@ points of the kernels' busy share of the same windows (a sample is a whole perce
 import glob
 import json
 import os
-import secrets
 
 import gp
 
@@ -23,7 +22,7 @@ CTX_MB = 48
 
 
 def nvml_env(**knobs):
-    return gp.sim_env(SIMGPU_BOARD="/gp-test-" + secrets.token_hex(6), SIMGPU_NVML_CTX_MB=CTX_MB,
+    return gp.sim_env(SIMGPU_BOARD=gp.new_board(), SIMGPU_NVML_CTX_MB=CTX_MB,
                       SIMGPU_KERNEL_US=1000, **knobs)
 
 
