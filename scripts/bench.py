@@ -1084,7 +1084,6 @@ f"+{walk:.0f} ns in `gp_api_exit` (bpf_stats), "
                 if mode == "floor":
                     L.append(f"| floor | {k} | {rate:,.0f} | 100 % | | | | |")
                     continue
-                lost = [r["lost"] for r in rs if r["lost"]]
                 lost_txt = "; ".join(
                     f"{fmt_drops(x)} ({100 * sum(x.values()) / r['calls']:.1f} %)" for r, x in
                     ((r, r["lost"]) for r in rs if r["lost"])) or "none"
@@ -1320,6 +1319,7 @@ f"+{walk:.0f} ns in `gp_api_exit` (bpf_stats), "
                 + bench_unwind.markdown(unwind).split("\n") + [""]
                 + bench_stack_kinds.markdown(kinds).split("\n") + [""]
                 + bench_nvml.markdown(nvml).split("\n"))
+        self.targets.append(bench_nvml.target(nvml))
         st = self.steady
         if st.kept:
             self.warnings.append(f"{len(st.kept)} measurement{'s' if len(st.kept) > 1 else ''} ran while the machine "
