@@ -25,10 +25,36 @@ struct gp_sql_waiting {
 	struct gp_api_call c;
 };
 
+/* A column's value in a buffered row: NULL (zeroed), an integer or a static text. */
+enum { GP_SQL_NULL, GP_SQL_INT, GP_SQL_TEXT };
+
+struct gp_sql_val {
+	__s64 i;
+	const char *s;
+	int kind;
+};
+
+/*
+ * The rows of one table buffered and written GP_SQL_BATCH at a time by one
+ * multi-row INSERT (sql_rows.c), by the writer thread while it runs.
+ */
+#define GP_SQL_BATCH 64
+
+struct gp_sql_chunk;
+struct gp_sql_writer;
+
+struct gp_sql_rows {
+	sqlite3_stmt *one, *many; /* a row; GP_SQL_BATCH rows (NULL: one statement a row) */
+	int ncols, cap;           /* rows per chunk: GP_SQL_BATCH, or 1 */
+	struct gp_sql_chunk *cur; /* the rows being filled */
+};
+
 struct gp_sql_exp {
 	sqlite3 *db;
 	const struct gp_model *m;
-	sqlite3_stmt *ins_call, *ins_xfer, *ins_alloc, *free_alloc, *ins_nccl, *ins_slice, *ins_str;
+	sqlite3_stmt *ins_str;
+	struct gp_sql_rows calls, xfers, slices, allocs, frees, nccl;
+	struct gp_sql_writer *writer; /* writes the rows while the records are read, or NULL */
 	__s64 next_call;        /* id of the next calls row */
 	__s64 next_kernel, next_stack, next_str;
 	struct gp_u64map kernel_ids; /* struct gp_kernel * -> id */
@@ -61,5 +87,38 @@ int gp_sql_step(struct gp_sql_exp *x, sqlite3_stmt *st); /* steps and resets: bi
 void gp_sql_bind_opt(sqlite3_stmt *st, int i, bool has, __s64 v); /* v or NULL */
 void gp_sql_bind_text(sqlite3_stmt *st, int i, const char *s);    /* s or NULL */
 sqlite3_stmt *gp_sql_prepare(sqlite3 *db, const char *sql);
+
+/* sql_rows.c */
+int gp_sql_rows_init(struct gp_sql_exp *x, struct gp_sql_rows *r, const char *table, int ncols);
+int gp_sql_rows_init_stmt(struct gp_sql_exp *x, struct gp_sql_rows *r, const char *sql, int ncols);
+/* a row of NULLs to fill */
+struct gp_sql_val *gp_sql_rows_add(struct gp_sql_exp *x, struct gp_sql_rows *r);
+/* the rows written, or queued for the writer */
+int gp_sql_rows_flush(struct gp_sql_exp *x, struct gp_sql_rows *r);
+void gp_sql_rows_free(struct gp_sql_rows *r);
+/* the database is the writer thread's from start to stop; stop: every queued row written */
+int gp_sql_writer_start(struct gp_sql_exp *x);
+int gp_sql_writer_stop(struct gp_sql_exp *x); /* x->failed */
+bool gp_sql_writer_failed(const struct gp_sql_exp *x);
+
+static inline void gp_sql_int(struct gp_sql_val *v, __s64 i)
+{
+	v->kind = GP_SQL_INT;
+	v->i = i;
+}
+
+static inline void gp_sql_opt(struct gp_sql_val *v, bool has, __s64 i) /* i or NULL */
+{
+	if (has)
+		gp_sql_int(v, i);
+}
+
+static inline void gp_sql_text(struct gp_sql_val *v, const char *s) /* static s or NULL */
+{
+	if (s) {
+		v->kind = GP_SQL_TEXT;
+		v->s = s;
+	}
+}
 
 #endif /* GP_SQL_INTERNAL_H */
