@@ -304,11 +304,12 @@ void gp_shape_nccl_coll(struct gp_shape_call *x)
 	if (!nccl_of(p) || !(row = collective(p, c, &bytes, &cm)))
 		return;
 	*x->op = (struct gp_op){
-		.kind = GP_OP_COLL, .nccl_op = row->op, .dtype = row->dtype, .bytes = bytes
+		.kind = GP_OP_COLL, .nccl_op = row->op, .dtype = row->dtype, .bytes = bytes, .comm = cm
 	};
 	if (c->ret)
 		return;
-	gp_stream_collective(p, c, row, bytes, cm, sequenced(cm, c, row->op, bytes), x->fx);
+	x->op->seq = sequenced(cm, c, row->op, bytes);
+	gp_stream_collective(p, c, row, bytes, cm, x->op->seq, x->fx);
 	p->work[GP_FAM_NCCL].collectives++;
 	p->work[GP_FAM_NCCL].collective_bytes += bytes;
 	p->work[GP_FAM_NCCL].host_ns += c->dur_ns;

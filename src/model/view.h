@@ -433,6 +433,8 @@ struct gp_op {
 	__u8 dir, hostmem;             /* copies: enum gp_dir, enum gp_hostmem */
 	__u8 alloc_kind;               /* allocations and frees: enum gp_alloc_kind */
 	__s16 nccl_op, dtype;          /* collectives */
+	const struct gp_nccl_comm *comm; /* collectives: its communicator (NULL: not known) */
+	__u64 seq;                     /* and its sequence number there (0: a Send/Recv, or it failed) */
 	const struct gp_kernel *kernel; /* launches */
 	__u64 bytes;                   /* what this call moved, set, allocated or reduced */
 };

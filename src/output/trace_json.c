@@ -322,6 +322,22 @@ static void call_slice(struct gp_timeline *tl, const struct gp_call_view *v)
 		put(tl, ",\"kernel\":");
 		put_str(tl, v->kernel);
 	}
+	if (v->op_detail && v->op_detail->kind == GP_OP_COLL && v->op_detail->comm) {
+		const struct gp_nccl_comm *cm = v->op_detail->comm;
+
+		if (cm->comm_id_known) {
+			char id[17];
+
+			snprintf(id, sizeof(id), "%016llx", (unsigned long long)cm->comm_id);
+			put(tl, ",\"comm_id\":\"");
+			put(tl, id);
+			put_c(tl, '"');
+		}
+		if (v->op_detail->seq) {
+			put(tl, ",\"seq\":");
+			put_u64(tl, v->op_detail->seq);
+		}
+	}
 	put(tl, "}}");
 }
 

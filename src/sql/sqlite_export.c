@@ -273,16 +273,15 @@ static void call_detail(struct gp_sql_exp *x, const struct gp_api_call *c, __s64
 		if (gp_nccl_layout(c->api, &lay)) {
 			struct gp_sql_val *r = gp_sql_rows_add(x, &x->nccl);
 			const char *dt = lay.dtype >= 0 ? gp_nccl_dtype_name((int)c->args[lay.dtype]) : NULL;
-			const struct gp_nccl_comm *cm = p && p->nccl ? gp_u64map_get(&p->nccl->by_handle,
-										   c->args[lay.comm]) : NULL;
-			/* the model numbers a communicator's successful collectives (not Send/Recv) */
-			bool numbered = cm && !c->ret && lay.op != GP_NCCL_SEND && lay.op != GP_NCCL_RECV;
+			/* the model's communicator and sequence number (successful collectives, not Send/Recv) */
+			const struct gp_nccl_comm *cm = v->op_detail ? v->op_detail->comm : NULL;
+			bool numbered = v->op_detail && v->op_detail->seq;
 
 			gp_sql_int(&r[0], id);
 			gp_sql_int(&r[1], c->hdr.tgid);
 			gp_sql_int(&r[2], (__s64)c->args[lay.comm]);
 			gp_sql_opt(&r[3], cm && cm->comm_id_known, cm ? (__s64)cm->comm_id : 0);
-			gp_sql_opt(&r[4], numbered, numbered ? (__s64)cm->collectives : 0);
+			gp_sql_opt(&r[4], numbered, numbered ? (__s64)v->op_detail->seq : 0);
 			gp_sql_text(&r[5], gp_nccl_op_name(lay.op));
 			gp_sql_text(&r[6], dt);
 			gp_sql_opt(&r[7], lay.count >= 0, lay.count >= 0 ? (__s64)c->args[lay.count] : 0);

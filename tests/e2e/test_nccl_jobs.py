@@ -71,6 +71,14 @@ def test_comm_id_and_last_arrival(tmp_path):
     assert abs(last[3]["mean_late_ns"] - late_ms * 1e6) <= 0.2 * late_ms * 1e6, last[3]
     md = (tmp_path / "out" / "report.md").read_text()
     assert f"Communicator `{job_['comm_id']}`: 4 of 4 ranks traced, {iters} collectives" in md
+    # trace.json: each rank's collective slices carry the comm_id and their sequence numbers, in order
+    with open(tmp_path / "out" / "trace.json") as f:
+        events = json.load(f)["traceEvents"]
+    for r, ref in refs.items():
+        slices = sorted((e for e in events if e.get("ph") == "X" and e.get("pid") == ref["pid"]
+                         and e.get("name") == "ncclAllReduce"), key=lambda e: e["ts"])
+        assert [(e["args"].get("comm_id"), e["args"].get("seq")) for e in slices] == \
+            [(job_["comm_id"], k) for k in range(1, iters + 1)], r
 
 
 def test_collectives_numbered_without_send_recv(tmp_path):
