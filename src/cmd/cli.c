@@ -446,3 +446,28 @@ void gp_cli_release(struct gp_options *o)
 	free(o->command_text);
 	o->command_line = o->command_text = NULL;
 }
+
+int gp_cmd_common_option(int c, const char *subcommand, const char *help, char **argv)
+{
+	switch (c) {
+	case 'v':
+		gp_log_level = gp_log_level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
+		return GP_CMD_GO_ON;
+	case 'h':
+		fputs(help, stdout);
+		return GP_EXIT_OK;
+	case ':':
+		return gp_usage_error(subcommand, "option '%s' needs a value", argv[optind - 1]);
+	default:
+		return gp_usage_error(subcommand, "unknown option '%s'", argv[optind - 1]);
+	}
+}
+
+int gp_cmd_one_capture(int argc, char **argv, const char *subcommand)
+{
+	if (optind >= argc)
+		return gp_usage_error(subcommand, "no capture file given%s", "");
+	if (optind + 1 < argc)
+		return gp_usage_error(subcommand, "one capture file at a time ('%s' is one too many)", argv[optind + 1]);
+	return GP_CMD_GO_ON;
+}

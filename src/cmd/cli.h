@@ -11,6 +11,19 @@
  */
 int gp_usage_error(const char *subcommand, const char *fmt, const char *arg);
 
+/* What the subcommands' helpers return to let the caller go on. */
+#define GP_CMD_GO_ON (-1)
+
+/*
+ * An option every subcommand takes alike, from its getopt_long loop ("...vh" with a leading ':'):
+ * -v (more logging: GP_CMD_GO_ON), -h (help on stdout: GP_EXIT_OK), a missing value or an
+ * unknown option (the usage error).
+ */
+int gp_cmd_common_option(int c, const char *subcommand, const char *help, char **argv);
+
+/* After the options: exactly one operand, the capture file (GP_CMD_GO_ON), or the usage error. */
+int gp_cmd_one_capture(int argc, char **argv, const char *subcommand);
+
 /*
  * Parses argv into o. Returns -1 to go on, or an exit status: 0 after
  * --help/--version, GP_EXIT_USAGE after printing one message on bad usage.

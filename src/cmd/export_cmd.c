@@ -65,22 +65,16 @@ int gp_cmd_export(int argc, char **argv)
 		case OPT_FORCE:
 			force = true;
 			break;
-		case 'v':
-			gp_log_level = gp_log_level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return GP_EXIT_OK;
-		case ':':
-			return usage("option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage("unknown option '%s'", argv[optind - 1]);
+		default: {
+			int rc = gp_cmd_common_option(c, "export", usage_text, argv);
+
+			if (rc != GP_CMD_GO_ON)
+				return rc;
+		}
 		}
 	}
-	if (optind >= argc)
-		return usage("no capture file given%s", "");
-	if (optind + 1 < argc)
-		return usage("one capture file at a time ('%s' is one too many)", argv[optind + 1]);
+	if ((c = gp_cmd_one_capture(argc, argv, "export")) != GP_CMD_GO_ON)
+		return c;
 	if (!out)
 		return usage("no output given (-o FILE.sqlite)%s", "");
 	if (gp_sql_export(argv[optind], out, force, &st))

@@ -66,16 +66,12 @@ int gp_cmd_query(int argc, char **argv)
 				return usage("--csv and --json: one output format%s", "");
 			fmt = c == OPT_CSV ? GP_SQL_CSV : GP_SQL_JSON;
 			break;
-		case 'v':
-			gp_log_level = gp_log_level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return GP_EXIT_OK;
-		case ':':
-			return usage("option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage("unknown option '%s'", argv[optind - 1]);
+		default: {
+			int rc = gp_cmd_common_option(c, "query", usage_text, argv);
+
+			if (rc != GP_CMD_GO_ON)
+				return rc;
+		}
 		}
 	}
 	if (optind >= argc)

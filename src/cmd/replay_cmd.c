@@ -125,22 +125,16 @@ static int parse(int argc, char **argv, struct replay_opts *o)
 				return usage("--output: empty directory name%s", "");
 			o->out_dir = optarg;
 			break;
-		case 'v':
-			gp_log_level = gp_log_level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return GP_EXIT_OK;
-		case ':':
-			return usage("option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage("unknown option '%s'", argv[optind - 1]);
+		default: {
+			int rc = gp_cmd_common_option(c, "replay", usage_text, argv);
+
+			if (rc != GP_CMD_GO_ON)
+				return rc;
+		}
 		}
 	}
-	if (optind >= argc)
-		return usage("no capture file given%s", "");
-	if (optind + 1 < argc)
-		return usage("one capture file at a time ('%s' is one too many)", argv[optind + 1]);
+	if ((c = gp_cmd_one_capture(argc, argv, "replay")) != GP_CMD_GO_ON)
+		return c;
 	if (o->dry_run && o->what)
 		return usage("--dry-run issues nothing: --what-if needs a replay%s", "");
 	if (o->rounds && !o->what)

@@ -86,22 +86,16 @@ int gp_cmd_report(int argc, char **argv)
 			if (errno || *end || !*optarg || *optarg == '-' || !max_events)
 				return usage("--timeline-max-events: '%s' is not a positive number", optarg);
 			break;
-		case 'v':
-			gp_log_level = gp_log_level < LOG_INFO ? LOG_INFO : LOG_DEBUG;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return GP_EXIT_OK;
-		case ':':
-			return usage("option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage("unknown option '%s'", argv[optind - 1]);
+		default: {
+			int rc = gp_cmd_common_option(c, "report", usage_text, argv);
+
+			if (rc != GP_CMD_GO_ON)
+				return rc;
+		}
 		}
 	}
-	if (optind >= argc)
-		return usage("no capture file given%s", "");
-	if (optind + 1 < argc)
-		return usage("one capture file at a time ('%s' is one too many)", argv[optind + 1]);
+	if ((c = gp_cmd_one_capture(argc, argv, "report")) != GP_CMD_GO_ON)
+		return c;
 	path = argv[optind];
 	r = gp_capture_open(path, errmsg, sizeof(errmsg));
 	if (!r) {
