@@ -20,7 +20,7 @@ import time
 import pytest
 
 import gp
-from test_daemon import CURL, PROMTOOL, Daemon, parse, series, wait_until
+from test_daemon import CURL, PROMETHEUS, PROMTOOL, Daemon, free_port, parse, series, wait_until
 
 CHRT = shutil.which("chrt")
 TIMEOUT_S = 3
@@ -146,7 +146,20 @@ def test_daemon_metrics_name_the_lagging_rank_and_the_rule_fires(tmp_path):
     if not PROMTOOL:
         pytest.skip("promtool (Debian's prometheus package) is not installed: make deps installs it")
     d = Daemon(tmp_path, trace__stall_timeout=TIMEOUT_S)
+    prom = None
+    rules = tmp_path / "rules.yml"
+    rules.write_text(documented_rule(TIMEOUT_S))
     try:
+        if PROMETHEUS:  # the real Prometheus scrapes the daemon and evaluates the rule during the stall
+            prom_port = free_port()
+            cfg = tmp_path / "prometheus.yml"
+            cfg.write_text("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                           f"rule_files: ['{rules}']\n"
+                           "scrape_configs:\n  - job_name: gpuprobed\n"
+                           f"    static_configs:\n      - targets: ['127.0.0.1:{d.port}']\n")
+            prom = subprocess.Popen([PROMETHEUS, f"--config.file={cfg}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                                     f"--web.listen-address=127.0.0.1:{prom_port}"],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         refs_dir = tmp_path / "refs"
         refs_dir.mkdir()
         wl = subprocess.Popen([os.path.join(gp.WORKLOADS, "nccl_ranks"), "--ref-dir", str(refs_dir), *STALL_ARGS],
@@ -182,6 +195,18 @@ def test_daemon_metrics_name_the_lagging_rank_and_the_rule_fires(tmp_path):
         # later in the same stall (it lasts 12 s): the waits have grown past the rule's threshold
         second = wait_until(past_timeout, timeout=30, step=0.2)
         assert second, "the stall ended before the waits grew past the timeout (it lasts 12 s)"
+        if prom:
+            def firing():
+                p = subprocess.run([CURL, "-sS", "--max-time", "5", f"http://127.0.0.1:{prom_port}/api/v1/alerts"],
+                                   capture_output=True, text=True, timeout=30)
+                if p.returncode:
+                    return None
+                alerts = json.loads(p.stdout).get("data", {}).get("alerts", [])
+                return [a["labels"] for a in alerts if a["labels"].get("alertname") == "NcclRankBehind"
+                        and a["state"] == "firing"] or None
+            fired = wait_until(firing, timeout=20, step=0.5)
+            assert fired, "the real Prometheus did not fire NcclRankBehind during the stall"
+            assert [(a["rank"], a["pid"]) for a in fired] == [("2", second[0]["2"][1]["pid"])], fired
         assert wl.wait(timeout=60) == 0, wl.stderr.read()
         refs = refs_of(refs_dir)
         for r in ("0", "1", "3"):
@@ -191,8 +216,6 @@ def test_daemon_metrics_name_the_lagging_rank_and_the_rule_fires(tmp_path):
             assert first[0][str(r)][1]["pid"] == str(ref["pid"]) and first[0][str(r)][1]["nranks"] == "4"
         d.wait_line(f"for rank 2 (pid {refs[2]['pid']}), which entered #20 last")
         # the documented rule over these series (two nodes' worth: ranks 0-1 one instance, 2-3 another)
-        rules = tmp_path / "rules.yml"
-        rules.write_text(documented_rule(TIMEOUT_S))
         inputs, expected = [], None
         for name, idx in (("gpuprobed_nccl_collectives_entered_total", 0), ("gpuprobed_nccl_waiting_seconds", 1)):
             for r in ("0", "1", "2", "3"):
@@ -222,5 +245,11 @@ tests:
         p = subprocess.run([PROMTOOL, "test", "rules", str(test)], capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, f"promtool test rules:\n{p.stdout}\n{p.stderr}\n{test.read_text()}"
     finally:
+        if prom:
+            prom.terminate()
+            try:
+                prom.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                prom.kill()
         d.stop()
 
