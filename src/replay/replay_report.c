@@ -58,6 +58,25 @@ static void stream_times(const struct gp_rprocess *p, const struct gp_replay_res
  * time its calls took and how late they were issued after its first one:
  * replayed = the think times (divided by the speed) + late + calls.
  */
+/* The thread's replayed calls' time by their original API: {"cudaMemcpy": ns, ...} (res replayed). */
+static json_t *calls_by_api(const struct gp_rprocess *p, const struct gp_replay_result *res, size_t t)
+{
+	const struct gp_rthread *th = &p->threads[t];
+	__u64 ns[GP_API_MAX] = { 0 };
+	json_t *o = json_object();
+
+	for (size_t k = 0; k < th->nops; k++) {
+		size_t i = th->ops[k];
+
+		if (!res->dropped[i] && res->end_ns[i] && p->ops[i].api < GP_API_MAX)
+			ns[p->ops[i].api] += res->end_ns[i] - res->start_ns[i];
+	}
+	for (size_t a = 0; o && a < GP_API_MAX; a++)
+		if (ns[a])
+			json_object_set_new(o, gp_apis[a].symbol, json_integer((json_int_t)ns[a]));
+	return o;
+}
+
 static void thread_times(const struct gp_rprocess *p, const struct gp_replay_result *res, size_t t, __u64 *orig,
 			 __u64 *start, __u64 *replayed, __u64 *late, __u64 *calls)
 {
@@ -160,6 +179,7 @@ static json_t *process_json(const struct gp_replay_outcome *o)
 			json_object_set_new(jt, "replayed_ns", json_integer((json_int_t)rep));
 			json_object_set_new(jt, "late_ns", json_integer((json_int_t)late));
 			json_object_set_new(jt, "calls_ns", json_integer((json_int_t)calls));
+			json_object_set_new(jt, "calls_ns_by_api", calls_by_api(p, base, t));
 		}
 		json_array_append_new(threads, jt);
 	}
@@ -200,11 +220,12 @@ static json_t *process_json(const struct gp_replay_outcome *o)
 			__u64 orig, start, rep, late, calls;
 
 			thread_times(p, &o->changed, t, &orig, &start, &rep, &late, &calls);
-			json_array_append_new(wt, json_pack("{s:I, s:I, s:I, s:I, s:I}", "tid",
+			json_array_append_new(wt, json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "tid",
 							    (json_int_t)p->threads[t].tid, "start_ns",
 							    (json_int_t)start, "replayed_ns", (json_int_t)rep,
 							    "late_ns", (json_int_t)late, "calls_ns",
-							    (json_int_t)calls));
+							    (json_int_t)calls, "calls_ns_by_api",
+							    calls_by_api(p, &o->changed, t)));
 		}
 		json_object_set_new(w, "threads", wt);
 		gp_whatif_name(o->what, names, sizeof(names));
