@@ -15,6 +15,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,21 +107,10 @@ static void live_waits(struct gp_stalls *st, struct gp_model *m, unsigned char *
 
 /* ---- what the late rank is doing ---------------------------------------------------------- */
 
-static const char *syscall_name(long nr)
+/* The system call's name (libseccomp knows every architecture's table); malloc'ed, NULL when unknown. */
+static char *syscall_name(long nr)
 {
-	/* x86-64 numbers of the calls a thread is usually found blocked in */
-	static const struct { long nr; const char *name; } names[] = {
-		{ 0, "read" }, { 1, "write" }, { 7, "poll" }, { 16, "ioctl" }, { 23, "select" },
-		{ 24, "sched_yield" }, { 34, "pause" }, { 35, "nanosleep" }, { 43, "accept" }, { 45, "recvfrom" },
-		{ 47, "recvmsg" }, { 61, "wait4" }, { 202, "futex" }, { 230, "clock_nanosleep" },
-		{ 232, "epoll_wait" }, { 270, "pselect6" }, { 271, "ppoll" }, { 281, "epoll_pwait" },
-		{ 288, "accept4" }, { 441, "epoll_pwait2" },
-	};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (names[i].nr == nr)
-			return names[i].name;
-	return NULL;
+	return nr >= 0 && nr <= INT_MAX ? seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, (int)nr) : NULL;
 }
 
 static int read_small(const char *path, char *buf, size_t len)
@@ -142,7 +133,8 @@ static void describe(struct gp_stalls *st, __u32 pid, __u32 tid, __u64 now, char
 {
 	const struct gp_inflight *f = tid ? call_of(st, tid) : NULL;
 	char path[96], stat[512], sc[256], wchan[128] = "";
-	const char *state = "?", *p, *name;
+	const char *state = "?", *p;
+	char *name;
 	struct gp_sym_result sym;
 	unsigned long long pc = 0;
 	char where[256] = "";
@@ -183,12 +175,13 @@ static void describe(struct gp_stalls *st, __u32 pid, __u32 tid, __u64 now, char
 		snprintf(out, len, "running (state R) outside any traced call");
 		return;
 	}
-	name = nr >= 0 ? syscall_name(nr) : NULL;
+	name = syscall_name(nr);
 	if (nr >= 0)
 		n = name ? snprintf(out, len, "%s in %s", *state == 'D' ? "blocked" : "sleeping", name)
 			 : snprintf(out, len, "%s in system call %ld", *state == 'D' ? "blocked" : "sleeping", nr);
 	else
 		n = snprintf(out, len, "off-CPU");
+	free(name);
 	if (n > 0 && (size_t)n < len)
 		snprintf(out + n, len - (size_t)n, " (state %c%s%s)%s", *state, wchan[0] ? ", wchan " : "", wchan, where);
 }
