@@ -40,13 +40,19 @@ void gp_uprobes_init(struct gp_uprobes *u, struct bpf_program *enter_prog,
  */
 static int probes_lock(void)
 {
+	static bool said;
 	int fd = open("/sys/fs/bpf", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (fd < 0)
-		return -1;
-	while (flock(fd, LOCK_EX) && errno == EINTR)
-		;
-	return fd;
+	if (fd >= 0) {
+		while (flock(fd, LOCK_EX) && errno == EINTR)
+			;
+		return fd;
+	}
+	if (!said)
+		gp_info("/sys/fs/bpf: %s: probes are placed without taking turns with other gpuprobed instances",
+			strerror(errno));
+	said = true;
+	return -1;
 }
 
 static void probes_unlock(int fd)
