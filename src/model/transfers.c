@@ -152,6 +152,14 @@ __u64 gp_transfer_bytes(const struct gp_api_call *c)
 	return decode_copy(c).bytes;
 }
 
+void gp_copy_endpoints(const struct gp_api_call *c, __u64 *src, __u64 *dst)
+{
+	struct copy_args ca = decode_copy(c);
+
+	*src = ca.src;
+	*dst = ca.dst;
+}
+
 void gp_transfer_classify(const struct gp_process *p, const struct gp_api_call *c, struct gp_copy_info *out)
 {
 	struct copy_args ca = decode_copy(c);

@@ -751,6 +751,8 @@ struct gp_copy_info {
 	enum gp_hostmem hostmem;
 };
 void gp_transfer_classify(const struct gp_process *p, const struct gp_api_call *c, struct gp_copy_info *out);
+/* A copy's source and destination addresses alone (what classifying one costs beyond them: host_memory). */
+void gp_copy_endpoints(const struct gp_api_call *c, __u64 *src, __u64 *dst);
 __u64 gp_transfer_bytes(const struct gp_api_call *c); /* bytes a copy or memset call names */
 /* Why k has no name, in words for reports; NULL when it has one. */
 const char *gp_kernel_unresolved_reason(const struct gp_process *p, const struct gp_kernel *k);

@@ -19,14 +19,20 @@ struct gp_sql_export_stats {
 	bool complete;        /* the capture's end was read */
 };
 
+struct gp_sql_export_opts {
+	bool force;   /* replace an existing file */
+	bool indices; /* the lookup indices of calls too (by process and thread, API, kernel, outer call) */
+};
+
 /*
  * Exports the capture at cap_path into out_path, written beside it under a
  * temporary name and renamed at the end (an interrupted export leaves no
- * half file). An existing out_path is replaced only with force. What the
+ * half file). An existing out_path is replaced only with o->force. What the
  * capture lacks (cut, corrupt chunks, operations that do not decode) is said
  * on stderr and in the database's meta table. 0, -EEXIST (out_path exists,
  * no force), or -errno after a message.
  */
-int gp_sql_export(const char *cap_path, const char *out_path, bool force, struct gp_sql_export_stats *st);
+int gp_sql_export(const char *cap_path, const char *out_path, const struct gp_sql_export_opts *o,
+		  struct gp_sql_export_stats *st);
 
 #endif /* GP_SQL_EXPORT_H */

@@ -29,8 +29,10 @@ struct gp_sql_waiting {
 enum { GP_SQL_NULL, GP_SQL_INT, GP_SQL_TEXT };
 
 struct gp_sql_val {
-	__s64 i;
-	const char *s;
+	union {
+		__s64 i;
+		const char *s;
+	};
 	int kind;
 };
 
@@ -46,14 +48,22 @@ struct gp_sql_writer;
 struct gp_sql_rows {
 	sqlite3_stmt *one, *many; /* a row; GP_SQL_BATCH rows (NULL: one statement a row) */
 	int ncols, cap;           /* rows per chunk: GP_SQL_BATCH, or 1 */
+	/*
+	 * Column 1 is the table's INTEGER PRIMARY KEY, its value kept in the row
+	 * but bound as NULL: SQLite gives the next rowid, which appends without
+	 * the search that a given one costs, and which is that value because the
+	 * rows are written in its order (checked after each chunk).
+	 */
+	bool auto_id;
 	struct gp_sql_chunk *cur; /* the rows being filled */
+	struct gp_sql_val *bound; /* what many's parameters hold now (the writer's) */
 };
 
 struct gp_sql_exp {
 	sqlite3 *db;
 	const struct gp_model *m;
 	sqlite3_stmt *ins_str;
-	struct gp_sql_rows calls, xfers, slices, allocs, frees, nccl;
+	struct gp_sql_rows calls, cpu, xfers, slices, allocs, frees, nccl; /* cpu: call_cpu */
 	struct gp_sql_writer *writer; /* writes the rows while the records are read, or NULL */
 	__s64 next_call;        /* id of the next calls row */
 	__s64 next_kernel, next_stack, next_str;
@@ -73,8 +83,8 @@ struct gp_sql_exp {
 };
 
 /* sql_schema.c */
-int gp_sql_schema_create(sqlite3 *db);   /* tables */
-int gp_sql_schema_finish(sqlite3 *db);   /* indices, views */
+int gp_sql_schema_create(sqlite3 *db);   /* tables, the time index */
+int gp_sql_schema_finish(sqlite3 *db, bool lookup); /* the other indices (lookup: calls' too), views */
 
 /* sql_model_rows.c: the tables written from the model at the capture's end */
 int gp_sql_model_rows(struct gp_sql_exp *x);

@@ -302,7 +302,8 @@ int gp_sql_cached_export(const char *cap_path, char **db_path)
 	if (access(*db_path, F_OK) == 0 && cache_current(*db_path, &sb))
 		return 0;
 	gp_info("exporting %s to %s", cap_path, *db_path);
-	err = gp_sql_export(cap_path, *db_path, true, &es);
+	/* a cache is for querying: every index */
+	err = gp_sql_export(cap_path, *db_path, &(struct gp_sql_export_opts){ .force = true, .indices = true }, &es);
 	if (err) {
 		free(*db_path);
 		*db_path = NULL;

@@ -2,7 +2,8 @@
 /*
  * sql_rows.c — the export's rows on their way into SQLite: buffered per
  * table, GP_SQL_BATCH rows written by one multi-row INSERT (one step for
- * many rows instead of a step and a reset each), and, while the records are
+ * many rows instead of a step and a reset each) whose parameters are bound
+ * only where they change from the batch before, and, while the records are
  * read, written by a thread of their own: the capture read and the model
  * fed on one CPU, SQLite's B-trees on the other (docs/sql.md, Cost).
  */
@@ -17,7 +18,7 @@
 
 /* Rows of one table on their way: r's statements, n rows of r->ncols values. */
 struct gp_sql_chunk {
-	const struct gp_sql_rows *r;
+	struct gp_sql_rows *r;
 	int n;
 	struct gp_sql_val v[];
 };
@@ -32,6 +33,7 @@ struct gp_sql_writer {
 	struct gp_sql_chunk *q[GP_SQL_QUEUE];
 	unsigned head, count;
 	bool done;
+	bool reader_waits; /* for room: woken when the queue is half empty, not at each chunk */
 	int failed; /* the writer's first error, as -errno: the reader stops reading */
 };
 
@@ -63,12 +65,15 @@ int gp_sql_rows_init(struct gp_sql_exp *x, struct gp_sql_rows *r, const char *ta
 	char *one = insert_sql(table, ncols, 1), *many = insert_sql(table, ncols, GP_SQL_BATCH);
 
 	*r = (struct gp_sql_rows){ .ncols = ncols, .cap = GP_SQL_BATCH };
-	if (one && many && (r->one = gp_sql_prepare(x->db, one)))
+	r->bound = malloc((size_t)GP_SQL_BATCH * ncols * sizeof(*r->bound));
+	if (one && many && r->bound && (r->one = gp_sql_prepare(x->db, one)))
 		r->many = gp_sql_prepare(x->db, many);
 	free(one);
 	free(many);
-	if (!one || !many)
+	if (!one || !many || !r->bound)
 		return -ENOMEM;
+	for (int i = 0; i < GP_SQL_BATCH * ncols; i++) /* a statement's parameters start NULL */
+		r->bound[i] = (struct gp_sql_val){ .kind = GP_SQL_NULL };
 	return r->many ? 0 : -EIO;
 }
 
@@ -83,6 +88,7 @@ void gp_sql_rows_free(struct gp_sql_rows *r)
 {
 	sqlite3_finalize(r->one); /* NULL is a no-op */
 	sqlite3_finalize(r->many);
+	free(r->bound);
 	free(r->cur);
 	*r = (struct gp_sql_rows){ 0 };
 }
@@ -112,18 +118,37 @@ static int step(sqlite3 *db, sqlite3_stmt *st)
 /* The chunk's rows into the database: the batch's statement when full, else one per row. */
 static int write_chunk(sqlite3 *db, const struct gp_sql_chunk *k)
 {
-	const struct gp_sql_rows *r = k->r;
+	struct gp_sql_rows *r = k->r;
+	__s64 last_id = k->v[(k->n - 1) * r->ncols].i;
 	int err = 0;
 
 	if (k->n == GP_SQL_BATCH && r->many) {
-		for (int i = 0; i < k->n * r->ncols; i++)
-			bind_val(r->many, i + 1, &k->v[i]);
-		return step(db, r->many);
+		/*
+		 * A binding outlives the step: a parameter already holding the value
+		 * (the same process, thread, API, result, NULLs... as the same row of
+		 * the batch before) is left as it is, most of them.
+		 */
+		for (int i = 0; i < k->n * r->ncols; i++) {
+			const struct gp_sql_val *v = &k->v[i];
+			struct gp_sql_val *b = &r->bound[i];
+
+			if (v->kind == b->kind && (v->kind == GP_SQL_NULL || v->i == b->i)) /* i: s's bits too */
+				continue;
+			bind_val(r->many, i + 1, v);
+			*b = *v;
+		}
+		err = step(db, r->many);
+	} else {
+		for (int n = 0; n < k->n && !err; n++) {
+			for (int c = 0; c < r->ncols; c++)
+				bind_val(r->one, c + 1, &k->v[n * r->ncols + c]);
+			err = step(db, r->one);
+		}
 	}
-	for (int n = 0; n < k->n && !err; n++) {
-		for (int c = 0; c < r->ncols; c++)
-			bind_val(r->one, c + 1, &k->v[n * r->ncols + c]);
-		err = step(db, r->one);
+	if (!err && r->auto_id && sqlite3_last_insert_rowid(db) != last_id) {
+		gp_err("sqlite: row %lld written as %lld (rows out of order)", (long long)last_id,
+		       (long long)sqlite3_last_insert_rowid(db));
+		err = -EIO;
 	}
 	return err;
 }
@@ -145,7 +170,11 @@ static void *writer_main(void *arg)
 		k = w->q[w->head];
 		w->head = (w->head + 1) % GP_SQL_QUEUE;
 		w->count--;
-		pthread_cond_signal(&w->room);
+		/* a wakeup a chunk had both threads switching ~50,000 times a million records */
+		if (w->reader_waits && w->count <= GP_SQL_QUEUE / 2) {
+			w->reader_waits = false;
+			pthread_cond_signal(&w->room);
+		}
 		pthread_mutex_unlock(&w->lock);
 		/* after an error the queue is drained, not written: the reader stops soon */
 		if (!__atomic_load_n(&w->failed, __ATOMIC_RELAXED))
@@ -221,8 +250,10 @@ int gp_sql_rows_flush(struct gp_sql_exp *x, struct gp_sql_rows *r)
 		return x->failed;
 	}
 	pthread_mutex_lock(&w->lock);
-	while (w->count == GP_SQL_QUEUE)
+	while (w->count == GP_SQL_QUEUE) {
+		w->reader_waits = true;
 		pthread_cond_wait(&w->room, &w->lock);
+	}
 	w->q[(w->head + w->count++) % GP_SQL_QUEUE] = k;
 	pthread_cond_signal(&w->more);
 	pthread_mutex_unlock(&w->lock);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * sql_schema.c — the SQL export's schema (docs/sql.md is its reference):
- * the tables, created before any row; the indices and the views, created
- * after the last row (an index built once over sorted data is faster than
- * one kept up to date row by row). The views reproduce report.json's tables
+ * the tables and the time index, created before any row; the other indices
+ * and the views, created after the last row (an index built once over sorted
+ * data is faster than one kept up to date row by row, unless the rows come in
+ * its order). The views reproduce report.json's tables
  * from the rows with the report's own arithmetic (docs/report-format.md),
  * so that they can be checked against it.
  */
@@ -19,9 +20,10 @@ static const char tables[] =
 	"CREATE TABLE error_names (layer TEXT, code INTEGER, name TEXT, PRIMARY KEY (layer, code)) WITHOUT ROWID;\n"
 	"CREATE TABLE calls (id INTEGER PRIMARY KEY, start_ns INTEGER, end_ns INTEGER, pid INTEGER, tid INTEGER,\n"
 	"  api INTEGER, result INTEGER, parent_api INTEGER, nested_in INTEGER, stack_id INTEGER, op TEXT,\n"
-	"  bytes INTEGER, stream INTEGER, device INTEGER, kernel_id INTEGER, ret_addr INTEGER,\n"
-	"  offcpu_ns INTEGER, vol_switches INTEGER, invol_switches INTEGER, minor_faults INTEGER,\n"
-	"  major_faults INTEGER);\n"
+	"  bytes INTEGER, stream INTEGER, device INTEGER, kernel_id INTEGER, ret_addr INTEGER);\n"
+	/* a side table, a row only where one is not 0: a narrower calls row is less SQLite work a call */
+	"CREATE TABLE call_cpu (call_id INTEGER PRIMARY KEY, offcpu_ns INTEGER, vol_switches INTEGER,\n"
+	"  invol_switches INTEGER, minor_faults INTEGER, major_faults INTEGER);\n"
 	"CREATE TABLE transfers (call_id INTEGER PRIMARY KEY, direction TEXT, host_memory TEXT, sync INTEGER,\n"
 	"  bytes INTEGER, src INTEGER, dst INTEGER);\n"
 	"CREATE TABLE allocations (call_id INTEGER PRIMARY KEY, pid INTEGER, ptr INTEGER, bytes INTEGER,\n"
@@ -58,20 +60,35 @@ static const char tables[] =
 	"CREATE TABLE stack_frames (stack_id INTEGER, depth INTEGER, frame_id INTEGER,\n"
 	"  PRIMARY KEY (stack_id, depth)) WITHOUT ROWID;\n";
 
-static const char finish[] =
-	"CREATE INDEX calls_start ON calls (start_ns);\n"
+/*
+ * The time index is kept up to date as the rows arrive: they come nearly in
+ * time order, so its entries are appended at its end, on the writer thread,
+ * for less than a sort of them afterwards would cost.
+ */
+static const char time_index[] = "CREATE INDEX calls_start ON calls (start_ns);\n";
+
+/*
+ * The lookup indices of calls (--indices, and the cache of `gpuprobed query`):
+ * each is a scan and a sort of every call, ~0.15 s a million (docs/sql.md, Cost).
+ */
+static const char lookup_indices[] =
 	"CREATE INDEX calls_pid ON calls (pid, tid);\n"
 	"CREATE INDEX calls_api ON calls (api);\n"
 	"CREATE INDEX calls_kernel ON calls (kernel_id) WHERE kernel_id IS NOT NULL;\n"
-	"CREATE INDEX calls_nested_in ON calls (nested_in) WHERE nested_in IS NOT NULL;\n"
+	"CREATE INDEX calls_nested_in ON calls (nested_in) WHERE nested_in IS NOT NULL;\n";
+
+static const char finish[] =
 	"CREATE INDEX nccl_calls_comm ON nccl_calls (comm_id, seq);\n"
 	"CREATE INDEX sched_slices_tid ON sched_slices (tid, start_ns);\n"
 	/* calls with names */
 	"CREATE VIEW calls_named AS SELECT c.id, c.start_ns, c.end_ns, c.end_ns - c.start_ns AS dur_ns,\n"
 	"  c.pid, c.tid, a.name AS api, a.layer, c.result, e.name AS error, pa.name AS parent_api,\n"
 	"  c.nested_in, c.stack_id, c.op, c.bytes, c.stream, c.device, c.kernel_id, s.text AS kernel,\n"
-	"  c.offcpu_ns, c.vol_switches, c.invol_switches, c.minor_faults, c.major_faults\n"
+	"  COALESCE(u.offcpu_ns, 0) AS offcpu_ns, COALESCE(u.vol_switches, 0) AS vol_switches,\n"
+	"  COALESCE(u.invol_switches, 0) AS invol_switches, COALESCE(u.minor_faults, 0) AS minor_faults,\n"
+	"  COALESCE(u.major_faults, 0) AS major_faults\n"
 	"  FROM calls c JOIN apis a ON a.id = c.api LEFT JOIN apis pa ON pa.id = c.parent_api\n"
+	"  LEFT JOIN call_cpu u ON u.call_id = c.id\n"
 	"  LEFT JOIN error_names e ON e.layer = a.layer AND e.code = c.result\n"
 	"  LEFT JOIN kernels k ON k.id = c.kernel_id LEFT JOIN strings s ON s.id = k.name;\n"
 	"CREATE VIEW kernels_named AS SELECT k.id, k.pid, n.text AS name, m.text AS mangled, k.resolved,\n"
@@ -90,10 +107,11 @@ static const char finish[] =
 	 */
 	"CREATE VIEW api_summary AS\n"
 	"WITH RECURSIVE sh(s) AS (SELECT 0 UNION ALL SELECT s + 1 FROM sh WHERE s < 57),\n"
-	"o AS (SELECT pid, api, end_ns - start_ns AS d, result, offcpu_ns, vol_switches, invol_switches,\n"
-	"        minor_faults, major_faults,\n"
-	"        ROW_NUMBER() OVER (PARTITION BY pid, api ORDER BY end_ns - start_ns) AS rk\n"
-	"      FROM calls WHERE parent_api IS NULL),\n"
+	"o AS (SELECT c.pid, c.api, c.end_ns - c.start_ns AS d, c.result, COALESCE(u.offcpu_ns, 0) AS offcpu_ns,\n"
+	"        COALESCE(u.vol_switches, 0) AS vol_switches, COALESCE(u.invol_switches, 0) AS invol_switches,\n"
+	"        COALESCE(u.minor_faults, 0) AS minor_faults, COALESCE(u.major_faults, 0) AS major_faults,\n"
+	"        ROW_NUMBER() OVER (PARTITION BY c.pid, c.api ORDER BY c.end_ns - c.start_ns) AS rk\n"
+	"      FROM calls c LEFT JOIN call_cpu u ON u.call_id = c.id WHERE c.parent_api IS NULL),\n"
 	"g AS (SELECT pid, api, COUNT(*) AS n, SUM(d) AS total, MIN(d) AS mn, MAX(d) AS mx,\n"
 	"        SUM(result != 0) AS errors, SUM(offcpu_ns) AS offcpu, SUM(vol_switches) AS vol,\n"
 	"        SUM(invol_switches) AS invol, SUM(minor_faults) AS minf, SUM(major_faults) AS majf,\n"
@@ -161,10 +179,12 @@ static const char finish[] =
 
 int gp_sql_schema_create(sqlite3 *db)
 {
-	return gp_sql_exec(db, tables);
+	return gp_sql_exec(db, tables) || gp_sql_exec(db, time_index) ? -EIO : 0;
 }
 
-int gp_sql_schema_finish(sqlite3 *db)
+int gp_sql_schema_finish(sqlite3 *db, bool lookup)
 {
+	if (lookup && gp_sql_exec(db, lookup_indices))
+		return -EIO;
 	return gp_sql_exec(db, finish);
 }

@@ -7,9 +7,11 @@ must equal report.json's tables of the same session exactly; the rows must equal
 accounting (calls per API, successful copies, allocations and their frees, NCCL collectives). A damaged
 capture exports what it holds and says what it skipped; an existing file is not replaced without
 --force; a bad statement gets SQLite's own message and exit status 1."""
+import contextlib
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 
 import pytest
@@ -113,6 +115,20 @@ def test_live_and_exported_equal_report_and_workload(basic_run, tmp_path):
     assert leaf and all(r["function"] for r in leaf)
     meta = {r["key"]: r["value"] for r in sql(db, "SELECT * FROM meta")}
     assert (meta["complete"], meta["corrupt_chunks"], meta["capture_file"]) == (1, 0, str(out / "capture.gpz"))
+    # ids are 1..n in the order of the rows (SQLite gives them: the export checks they are its own)
+    assert sql(db, "SELECT MIN(id) AS lo, MAX(id) AS hi, COUNT(*) AS n FROM calls")[0] == \
+        {"lo": 1, "hi": n["n"], "n": n["n"]}
+    # call_cpu holds a row exactly where a call has a CPU or fault count, and they add up to cuda_api[]'s
+    assert not sql(db, "SELECT call_id FROM call_cpu WHERE offcpu_ns = 0 AND vol_switches = 0"
+                       " AND invol_switches = 0 AND minor_faults = 0 AND major_faults = 0")
+    keys = ("offcpu_ns", "voluntary_switches", "involuntary_switches", "minor_faults", "major_faults")
+    want = {r["name"]: tuple(r[k] for k in keys) for r in proc["cuda_api"] if any(r[k] for k in keys)}
+    assert want, "basic_ops' calls should fault or switch somewhere (what makes this check able to fail)"
+    rows = sql(db, "SELECT a.name, SUM(u.offcpu_ns) AS o, SUM(u.vol_switches) AS v, SUM(u.invol_switches) AS i,"
+                   " SUM(u.minor_faults) AS mi, SUM(u.major_faults) AS ma FROM call_cpu u"
+                   " JOIN calls c ON c.id = u.call_id JOIN apis a ON a.id = c.api"
+                   f" WHERE c.parent_api IS NULL AND c.pid = {ref['pid']} GROUP BY a.name")
+    assert {r["name"]: (r["o"], r["v"], r["i"], r["mi"], r["ma"]) for r in rows} == want
 
 
 def test_query_formats_cache_and_errors(basic_run, tmp_path):
@@ -161,6 +177,47 @@ def test_query_formats_cache_and_errors(basic_run, tmp_path):
     not_cap.write_bytes(b"hello" * 100)
     rc, _, err = gp.run_gpuprobed(["export", str(not_cap), "-o", str(tmp_path / "n.sqlite")])
     assert rc == 1 and "not a gpuprobed capture" in err and not (tmp_path / "n.sqlite").exists()
+
+
+def indices(db):
+    return {r["name"] for r in sql(db, "SELECT name FROM sqlite_master WHERE type = 'index'"
+                                       " AND name NOT LIKE 'sqlite_autoindex%'")}
+
+
+def plan(db, query):
+    """SQLite's plan for query (the sqlite3 tool prints it as a tree, not in -json)."""
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as c:
+        return " | ".join(r[3] for r in c.execute("EXPLAIN QUERY PLAN " + query))
+
+
+def test_indices_by_default_with_indices_and_in_querys_cache(basic_run, tmp_path):
+    """export: calls by time (kept as the rows arrive); --indices and query's cache: by process and
+    thread, API, kernel and outer call too. SQLite's planner is what says an index serves a query."""
+    report, ref, out, _ = basic_run
+    cap = tmp_path / "capture.gpz"
+    shutil.copy2(out / "capture.gpz", cap)
+    base = {"calls_start", "nccl_calls_comm", "sched_slices_tid"}
+    lookup = {"calls_pid", "calls_api", "calls_kernel", "calls_nested_in"}
+    plain, full = tmp_path / "plain.sqlite", tmp_path / "full.sqlite"
+    assert gp.run_gpuprobed(["export", str(cap), "-o", str(plain)])[0] == 0
+    assert gp.run_gpuprobed(["export", str(cap), "-o", str(full), "--indices"])[0] == 0
+    assert indices(plain) == base
+    assert indices(full) == base | lookup
+    rc, _, err = gp.run_gpuprobed(["query", str(cap), "SELECT 1"])
+    assert rc == 0, err
+    assert indices(tmp_path / "capture.gpz.sqlite") == base | lookup
+    window = "SELECT COUNT(*) FROM calls WHERE start_ns BETWEEN 1 AND 2"
+    for db in (plain, full):
+        assert "USING COVERING INDEX calls_start" in plan(db, window) or "USING INDEX calls_start" in plan(db, window)
+    assert "calls_api" not in plan(plain, "SELECT * FROM calls WHERE api = 3")
+    assert "USING INDEX calls_api" in plan(full, "SELECT * FROM calls WHERE api = 3")
+    assert "calls_kernel" in plan(full, "SELECT * FROM calls WHERE kernel_id = 1")
+    assert "calls_pid" in plan(full, f"SELECT * FROM calls WHERE pid = {ref['pid']} AND tid = {ref['pid']}")
+    # the same rows and views either way
+    for db in (plain, full):
+        check_views_equal_report(db, report)
+    assert sql(plain, "SELECT COUNT(*) AS n, SUM(start_ns) AS s FROM calls") == \
+        sql(full, "SELECT COUNT(*) AS n, SUM(start_ns) AS s FROM calls")
 
 
 def test_nccl_collectives_equal_each_ranks_accounting(tmp_path):
