@@ -21,7 +21,7 @@ struct gp_sql_export_stats {
 
 struct gp_sql_export_opts {
 	bool force;   /* replace an existing file */
-	bool indices; /* the lookup indices of calls too (by process and thread, API, kernel, outer call) */
+	bool indices; /* index calls by time, process and thread, API, kernel, outer call */
 };
 
 /*

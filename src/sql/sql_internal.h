@@ -56,7 +56,7 @@ struct gp_sql_rows {
 	 */
 	bool auto_id;
 	struct gp_sql_chunk *cur; /* the rows being filled */
-	struct gp_sql_val *bound; /* what many's parameters hold now (the writer's) */
+	struct gp_sql_val *prev;  /* the last full batch's values: what many's parameters hold once it is written */
 };
 
 struct gp_sql_exp {
@@ -83,8 +83,9 @@ struct gp_sql_exp {
 };
 
 /* sql_schema.c */
-int gp_sql_schema_create(sqlite3 *db);   /* tables, the time index */
-int gp_sql_schema_finish(sqlite3 *db, bool lookup); /* the other indices (lookup: calls' too), views */
+/* tables (indices: and the time index of calls); after the rows, the other indices and the views */
+int gp_sql_schema_create(sqlite3 *db, bool indices);
+int gp_sql_schema_finish(sqlite3 *db, bool indices);
 
 /* sql_model_rows.c: the tables written from the model at the capture's end */
 int gp_sql_model_rows(struct gp_sql_exp *x);

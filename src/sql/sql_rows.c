@@ -16,12 +16,21 @@
 #include "log.h"
 #include "sql/sql_internal.h"
 
-/* Rows of one table on their way: r's statements, n rows of r->ncols values. */
+/*
+ * Rows of one table on their way: r's statements, n rows of r->ncols values;
+ * a full batch also says which values differ from the full batch before
+ * (changed, after v: r->cap * r->ncols flags).
+ */
 struct gp_sql_chunk {
-	struct gp_sql_rows *r;
+	const struct gp_sql_rows *r;
 	int n;
 	struct gp_sql_val v[];
 };
+
+static unsigned char *changed_of(const struct gp_sql_chunk *k)
+{
+	return (unsigned char *)(k->v + (size_t)k->r->cap * k->r->ncols);
+}
 
 /* Chunks handed to the writer thread, oldest first; bounded so that the reader waits for it. */
 #define GP_SQL_QUEUE 64
@@ -65,15 +74,15 @@ int gp_sql_rows_init(struct gp_sql_exp *x, struct gp_sql_rows *r, const char *ta
 	char *one = insert_sql(table, ncols, 1), *many = insert_sql(table, ncols, GP_SQL_BATCH);
 
 	*r = (struct gp_sql_rows){ .ncols = ncols, .cap = GP_SQL_BATCH };
-	r->bound = malloc((size_t)GP_SQL_BATCH * ncols * sizeof(*r->bound));
-	if (one && many && r->bound && (r->one = gp_sql_prepare(x->db, one)))
+	r->prev = malloc((size_t)GP_SQL_BATCH * ncols * sizeof(*r->prev));
+	if (one && many && r->prev && (r->one = gp_sql_prepare(x->db, one)))
 		r->many = gp_sql_prepare(x->db, many);
 	free(one);
 	free(many);
-	if (!one || !many || !r->bound)
+	if (!one || !many || !r->prev)
 		return -ENOMEM;
 	for (int i = 0; i < GP_SQL_BATCH * ncols; i++) /* a statement's parameters start NULL */
-		r->bound[i] = (struct gp_sql_val){ .kind = GP_SQL_NULL };
+		r->prev[i] = (struct gp_sql_val){ .kind = GP_SQL_NULL };
 	return r->many ? 0 : -EIO;
 }
 
@@ -88,7 +97,7 @@ void gp_sql_rows_free(struct gp_sql_rows *r)
 {
 	sqlite3_finalize(r->one); /* NULL is a no-op */
 	sqlite3_finalize(r->many);
-	free(r->bound);
+	free(r->prev);
 	free(r->cur);
 	*r = (struct gp_sql_rows){ 0 };
 }
@@ -118,25 +127,16 @@ static int step(sqlite3 *db, sqlite3_stmt *st)
 /* The chunk's rows into the database: the batch's statement when full, else one per row. */
 static int write_chunk(sqlite3 *db, const struct gp_sql_chunk *k)
 {
-	struct gp_sql_rows *r = k->r;
+	const struct gp_sql_rows *r = k->r;
 	__s64 last_id = k->v[(k->n - 1) * r->ncols].i;
 	int err = 0;
 
 	if (k->n == GP_SQL_BATCH && r->many) {
-		/*
-		 * A binding outlives the step: a parameter already holding the value
-		 * (the same process, thread, API, result, NULLs... as the same row of
-		 * the batch before) is left as it is, most of them.
-		 */
-		for (int i = 0; i < k->n * r->ncols; i++) {
-			const struct gp_sql_val *v = &k->v[i];
-			struct gp_sql_val *b = &r->bound[i];
+		const unsigned char *changed = changed_of(k);
 
-			if (v->kind == b->kind && (v->kind == GP_SQL_NULL || v->i == b->i)) /* i: s's bits too */
-				continue;
-			bind_val(r->many, i + 1, v);
-			*b = *v;
-		}
+		for (int i = 0; i < k->n * r->ncols; i++)
+			if (changed[i])
+				bind_val(r->many, i + 1, &k->v[i]);
 		err = step(db, r->many);
 	} else {
 		for (int n = 0; n < k->n && !err; n++) {
@@ -242,6 +242,25 @@ int gp_sql_rows_flush(struct gp_sql_exp *x, struct gp_sql_rows *r)
 	if (!k || !k->n)
 		return x->failed;
 	r->cur = NULL;
+	if (k->n == GP_SQL_BATCH && r->many) {
+		/*
+		 * A binding outlives the step: a parameter already holding the value
+		 * (the same process, thread, API, result, NULLs... as the same row of
+		 * the full batch before) is left as it is, most of them. Compared
+		 * here, on the reading thread, which has time to spare; the writer
+		 * binds what changed.
+		 */
+		unsigned char *changed = changed_of(k);
+
+		for (int i = 0; i < k->n * r->ncols; i++) {
+			const struct gp_sql_val *v = &k->v[i];
+			struct gp_sql_val *p = &r->prev[i];
+
+			changed[i] = v->kind != p->kind || (v->kind != GP_SQL_NULL && v->i != p->i); /* i: s's bits too */
+			if (changed[i])
+				*p = *v;
+		}
+	}
 	if (!w) {
 		err = write_chunk(x->db, k);
 		free(k);
@@ -268,7 +287,7 @@ struct gp_sql_val *gp_sql_rows_add(struct gp_sql_exp *x, struct gp_sql_rows *r)
 	if (r->cur && r->cur->n == r->cap)
 		gp_sql_rows_flush(x, r);
 	if (!r->cur) {
-		r->cur = malloc(sizeof(*r->cur) + (size_t)r->cap * r->ncols * sizeof(r->cur->v[0]));
+		r->cur = malloc(sizeof(*r->cur) + (size_t)r->cap * r->ncols * (sizeof(r->cur->v[0]) + 1));
 		if (!r->cur) {
 			x->failed = -ENOMEM;
 			return memset(scratch, 0, sizeof(scratch));

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * sql_schema.c — the SQL export's schema (docs/sql.md is its reference):
- * the tables and the time index, created before any row; the other indices
- * and the views, created after the last row (an index built once over sorted
- * data is faster than one kept up to date row by row, unless the rows come in
- * its order). The views reproduce report.json's tables
+ * the tables (and, with the indices of calls, their time index), created
+ * before any row; the other indices and the views, created after the last
+ * row (an index built once over sorted data is faster than one kept up to
+ * date row by row, unless the rows come in its order). The views reproduce
+ * report.json's tables
  * from the rows with the report's own arithmetic (docs/report-format.md),
  * so that they can be checked against it.
  */
@@ -61,16 +62,15 @@ static const char tables[] =
 	"  PRIMARY KEY (stack_id, depth)) WITHOUT ROWID;\n";
 
 /*
+ * The indices of calls (--indices, and the cache of `gpuprobed query`; each
+ * costs about as much as the rest of the export a call: docs/sql.md, Cost).
  * The time index is kept up to date as the rows arrive: they come nearly in
  * time order, so its entries are appended at its end, on the writer thread,
- * for less than a sort of them afterwards would cost.
+ * for less than a sort of them afterwards would cost. The others are a scan
+ * and a sort of every call each, after the rows.
  */
 static const char time_index[] = "CREATE INDEX calls_start ON calls (start_ns);\n";
 
-/*
- * The lookup indices of calls (--indices, and the cache of `gpuprobed query`):
- * each is a scan and a sort of every call, ~0.15 s a million (docs/sql.md, Cost).
- */
 static const char lookup_indices[] =
 	"CREATE INDEX calls_pid ON calls (pid, tid);\n"
 	"CREATE INDEX calls_api ON calls (api);\n"
@@ -177,14 +177,14 @@ static const char finish[] =
 	"WHERE c.op = 'memset' AND c.result = 0 AND c.parent_api IS NULL\n"
 	"GROUP BY c.pid, sync ORDER BY c.pid, sync DESC;\n";
 
-int gp_sql_schema_create(sqlite3 *db)
+int gp_sql_schema_create(sqlite3 *db, bool indices)
 {
-	return gp_sql_exec(db, tables) || gp_sql_exec(db, time_index) ? -EIO : 0;
+	return gp_sql_exec(db, tables) || (indices && gp_sql_exec(db, time_index)) ? -EIO : 0;
 }
 
-int gp_sql_schema_finish(sqlite3 *db, bool lookup)
+int gp_sql_schema_finish(sqlite3 *db, bool indices)
 {
-	if (lookup && gp_sql_exec(db, lookup_indices))
+	if (indices && gp_sql_exec(db, lookup_indices))
 		return -EIO;
 	return gp_sql_exec(db, finish);
 }

@@ -394,7 +394,7 @@ static void record_rows(struct gp_sql_exp *x, const void *data)
 
 /* ---- the export ---------------------------------------------------------------------- */
 
-static int open_db(struct gp_sql_exp *x, const char *path)
+static int open_db(struct gp_sql_exp *x, const char *path, bool indices)
 {
 	int err;
 
@@ -414,7 +414,7 @@ static int open_db(struct gp_sql_exp *x, const char *path)
 	if (gp_sql_exec(x->db, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
 			       " PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -65536;"
 			       " PRAGMA temp_store = FILE;") ||
-	    gp_sql_schema_create(x->db) || gp_sql_exec(x->db, "BEGIN"))
+	    gp_sql_schema_create(x->db, indices) || gp_sql_exec(x->db, "BEGIN"))
 		return -EIO;
 	if (!(x->ins_str = gp_sql_prepare(x->db, "INSERT INTO strings VALUES (?1, ?2)")))
 		return -EIO;
@@ -622,7 +622,7 @@ int gp_sql_export(const char *cap_path, const char *out_path, const struct gp_sq
 	x.m = m;
 	gp_model_set_observer(m, &(struct gp_model_observer){ .ctx = &x, .call = observed });
 	lap(&t0);
-	if ((err = open_db(&x, tmp)) || (err = export_records(&x, r, m, as, cap_path, st)))
+	if ((err = open_db(&x, tmp, o->indices)) || (err = export_records(&x, r, m, as, cap_path, st)))
 		goto out;
 	t_rows = lap(&t0);
 	gp_model_set_observer(m, NULL);
