@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "capture/capture_reader.h"
 #include "model/model_ops.h"
@@ -28,6 +29,7 @@ struct gp_capture_reader {
 	size_t raw_len, pos;  /* the inflated chunk being read, and where */
 	__u64 next_seq;       /* the chunk expected next */
 	__u64 offset;         /* file offset of the next byte to read */
+	ZSTD_DCtx *zctx;      /* for zstd chunks, made at the first */
 	bool done;
 	z_stream zs;          /* raw inflate, kept across chunks (zs_ready: initialised) */
 	bool zs_ready;
@@ -141,14 +143,18 @@ void gp_capture_close(struct gp_capture_reader *r)
 		fclose(r->f);
 	free(r->raw);
 	free(r->z);
+	ZSTD_freeDCtx(r->zctx);
 	free(r);
 }
 
 static bool chunk_header_ok(const struct gp_cap_chunk *h)
 {
-	return h->magic == GP_CAP_CHUNK_MAGIC &&
+	size_t bound = h->magic == GP_CAP_CHUNK_ZSTD ? ZSTD_compressBound(h->raw_len)
+						     : compressBound(h->raw_len);
+
+	return (h->magic == GP_CAP_CHUNK_MAGIC || h->magic == GP_CAP_CHUNK_ZSTD) &&
 	       h->hdr_crc == (__u32)crc32(0, (const Bytef *)h, offsetof(struct gp_cap_chunk, hdr_crc)) &&
-	       h->raw_len && h->raw_len <= RAW_MAX && h->zlen && h->zlen <= compressBound(h->raw_len);
+	       h->raw_len && h->raw_len <= RAW_MAX && h->zlen && h->zlen <= bound;
 }
 
 static int grow(unsigned char **buf, size_t *cap, size_t need)
@@ -247,7 +253,7 @@ static void chunks_lost_before(struct gp_capture_reader *r, __u32 seq, bool resy
  * not computed again: the zlib header is checked and skipped, the deflate
  * data inflated raw, the trailer left unread.
  */
-static bool inflate_chunk(struct gp_capture_reader *r, size_t zlen, size_t raw_len)
+static bool inflate_zlib(struct gp_capture_reader *r, size_t zlen, size_t raw_len)
 {
 	const unsigned char *z = r->z;
 
@@ -266,6 +272,20 @@ static bool inflate_chunk(struct gp_capture_reader *r, size_t zlen, size_t raw_l
 	r->zs.next_out = r->raw;
 	r->zs.avail_out = (uInt)raw_len;
 	return inflate(&r->zs, Z_FINISH) == Z_STREAM_END && r->zs.total_out == raw_len;
+}
+
+/* Chunk h's data (r->z) decompressed by its kind into r->raw: exactly h->raw_len bytes, or false. */
+static bool inflate_chunk(struct gp_capture_reader *r, const struct gp_cap_chunk *h)
+{
+	if (h->magic == GP_CAP_CHUNK_ZSTD) {
+		size_t n;
+
+		if (!r->zctx && !(r->zctx = ZSTD_createDCtx()))
+			return false;
+		n = ZSTD_decompressDCtx(r->zctx, r->raw, h->raw_len, r->z, h->zlen);
+		return !ZSTD_isError(n) && n == h->raw_len;
+	}
+	return inflate_zlib(r, h->zlen, h->raw_len);
 }
 
 /* Reads the next good chunk into r->raw. 1, 0 at the end of the file, -errno. */
@@ -315,7 +335,7 @@ static int next_chunk(struct gp_capture_reader *r)
 
 		size_t raw_len = h.raw_len;
 
-		if (h.data_crc != (__u32)crc32(0, r->z, h.zlen) || !inflate_chunk(r, h.zlen, raw_len) ||
+		if (h.data_crc != (__u32)crc32(0, r->z, h.zlen) || !inflate_chunk(r, &h) ||
 		    !ops_ok(r->raw, raw_len)) {
 			r->st.corrupt_chunks++;
 			set_corrupt(r, "chunk %u (byte %llu) is corrupt: skipped, the chunks after it are kept", h.seq,

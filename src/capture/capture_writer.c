@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "capture/capture_writer.h"
 #include "model/model_ops.h"
@@ -42,6 +43,7 @@ struct gp_capture_writer {
 	int err;
 	unsigned char *zbuf; /* the thread's compression buffer */
 	size_t zcap;
+	ZSTD_CCtx *zctx;     /* the thread's compressor, kept across chunks */
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -66,8 +68,8 @@ static int write_all(int fd, const void *p, size_t n)
 /* Compresses and writes one chunk; 0 or -errno. Called by the thread without the lock. */
 static int write_chunk(struct gp_capture_writer *w, const struct chunk_buf *b, __u32 seq, __u64 *file_bytes)
 {
-	struct gp_cap_chunk h = { .magic = GP_CAP_CHUNK_MAGIC, .seq = seq, .raw_len = (__u32)b->len };
-	uLongf zlen = compressBound(b->len);
+	struct gp_cap_chunk h = { .magic = GP_CAP_CHUNK_ZSTD, .seq = seq, .raw_len = (__u32)b->len };
+	size_t zlen = ZSTD_compressBound(b->len);
 
 	if (zlen > w->zcap) {
 		unsigned char *z = realloc(w->zbuf, zlen);
@@ -77,8 +79,11 @@ static int write_chunk(struct gp_capture_writer *w, const struct chunk_buf *b, _
 		w->zbuf = z;
 		w->zcap = zlen;
 	}
-	/* level 1: these records compress ~5x at it, and the writer must keep up with the ring */
-	if (compress2(w->zbuf, &zlen, b->raw, b->len, 1) != Z_OK)
+	if (!w->zctx && !(w->zctx = ZSTD_createCCtx()))
+		return -ENOMEM;
+	/* level 1: keeps up with the ring, and packs these records tighter than zlib's level 1 did */
+	zlen = ZSTD_compressCCtx(w->zctx, w->zbuf, w->zcap, b->raw, b->len, 1);
+	if (ZSTD_isError(zlen))
 		return -ENOMEM;
 	h.zlen = (__u32)zlen;
 	h.data_crc = (__u32)crc32(0, w->zbuf, (uInt)zlen);
@@ -202,6 +207,7 @@ static void writer_free(struct gp_capture_writer *w)
 	for (int i = 0; i < GP_CAP_WRITER_CHUNKS; i++)
 		free(w->bufs[i].raw);
 	free(w->zbuf);
+	ZSTD_freeCCtx(w->zctx);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->work);
 	pthread_cond_destroy(&w->room);

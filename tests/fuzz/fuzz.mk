@@ -14,7 +14,7 @@ FUZZ_DIR     := $(BUILD)/fuzz
 
 FUZZ_CFLAGS := -O1 -g -std=gnu11 $(WARN) -Wno-format-zero-length -Werror -D_GNU_SOURCE -fno-omit-frame-pointer -Iinclude -Isrc \
                -DGP_VERSION='"$(VERSION)"' -fsanitize=address,undefined -fno-sanitize-recover=all
-FUZZ_LDLIBS := -lelf -lz -ljansson -liberty -lm -lpthread
+FUZZ_LDLIBS := -lelf -lz -lzstd -ljansson -liberty -lm -lpthread
 FUZZ_SRCS   := src/api.c src/log.c $(wildcard src/model/*.c src/output/*.c src/symbolize/*.c) \
                $(addprefix src/capture/,capture_load.c capture_reader.c capture_resolver.c capture_writer.c)
 FUZZ_OBJS   := $(patsubst src/%.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_SRCS))

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "records.h"
 #include "scenario.h"
@@ -468,7 +469,7 @@ static unsigned chunk_offsets(const unsigned char *file, size_t size, size_t *at
 		assert_true(n < max);
 		assert_true(off + sizeof(c) <= size);
 		memcpy(&c, file + off, sizeof(c));
-		assert_int_equal(c.magic, GP_CAP_CHUNK_MAGIC);
+		assert_true(c.magic == GP_CAP_CHUNK_ZSTD || c.magic == GP_CAP_CHUNK_MAGIC);
 		assert_int_equal(c.seq, n);
 		at[n++] = off;
 		off += sizeof(c) + c.zlen;
@@ -540,6 +541,66 @@ static void cut_at(struct small_capture *c, size_t cut)
 		assert_false(st.complete);
 		assert_string_not_equal(st.cut, "");
 	}
+}
+
+/*
+ * A version 1 capture (zlib chunks, what gpuprobed wrote before zstd) still
+ * reads: the same operations, rewritten from a version 2 file chunk by chunk.
+ */
+static void reads_version_1(void **state)
+{
+	struct gp_capture_writer_stats ws;
+	struct gp_capture_stats rs;
+	struct gp_cap_header h;
+	struct op_list l;
+	char path[PATH_MAX];
+	size_t size, at[64], out_len;
+	unsigned char *file, *out;
+	unsigned n;
+
+	temp_path(path, sizeof(path));
+	make_ops(&l, 3000, 1500, 1700, true);
+	write_ops(path, &l, &ws);
+	file = slurp(path, &size);
+	n = chunk_offsets(file, size, at, 63);
+	out = malloc(size * 4 + 65536);
+	assert_non_null(out);
+	memcpy(&h, file, sizeof(h));
+	assert_int_equal(h.version, 2);
+	h.version = 1;
+	h.header_crc = (__u32)crc32(0, (const Bytef *)&h, offsetof(struct gp_cap_header, header_crc));
+	memcpy(out, &h, sizeof(h));
+	out_len = sizeof(h);
+	for (unsigned i = 0; i < n; i++) {
+		struct gp_cap_chunk c;
+		unsigned char *raw;
+		uLongf zlen;
+
+		memcpy(&c, file + at[i], sizeof(c));
+		assert_int_equal(c.magic, GP_CAP_CHUNK_ZSTD);
+		raw = malloc(c.raw_len);
+		assert_non_null(raw);
+		assert_int_equal(ZSTD_decompress(raw, c.raw_len, file + at[i] + sizeof(c), c.zlen), c.raw_len);
+		zlen = compressBound(c.raw_len);
+		assert_int_equal(compress2(out + out_len + sizeof(c), &zlen, raw, c.raw_len, 1), Z_OK);
+		c.magic = GP_CAP_CHUNK_MAGIC;
+		c.zlen = (__u32)zlen;
+		c.data_crc = (__u32)crc32(0, out + out_len + sizeof(c), (uInt)zlen);
+		c.hdr_crc = (__u32)crc32(0, (const Bytef *)&c, offsetof(struct gp_cap_chunk, hdr_crc));
+		memcpy(out + out_len, &c, sizeof(c));
+		out_len += sizeof(c) + zlen;
+		free(raw);
+	}
+	spill(path, out, out_len);
+	read_expect(path, &l, NULL, &rs);
+	assert_true(rs.complete);
+	assert_string_equal(rs.corruption, "");
+	assert_int_equal(rs.ops, l.n);
+	assert_int_equal(rs.chunks, n);
+	free(out);
+	free(file);
+	unlink(path);
+	op_list_free(&l);
 }
 
 static void cut_anywhere(void **state)
@@ -1101,6 +1162,7 @@ int main(void)
 		cmocka_unit_test(vpack_matches_the_encoding),
 		cmocka_unit_test(unpack_rejects_invalid_encodings),
 		cmocka_unit_test(round_trip_many_chunks),
+		cmocka_unit_test(reads_version_1),
 		cmocka_unit_test(cut_anywhere),
 		cmocka_unit_test(corrupt_chunks_skipped),
 		cmocka_unit_test(not_a_capture),
