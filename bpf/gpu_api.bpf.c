@@ -164,7 +164,16 @@ int gp_api_enter(struct pt_regs *ctx)
 	f->args[7] = 0;
 
 	ck = GP_COOKIE_FLAGS(cookie);
-	if (ck & GP_CK_STACK2) {
+	if (ck & GP_CK_AGG) {
+		/*
+		 * Counted in the kernel: no record carries its arguments (a launch's
+		 * stream and shared memory are what --aggregate gives up), so the user
+		 * memory they are in is not read (~165 ns a launch here). Should the
+		 * map be full and the call go as a record after all, it says so.
+		 */
+		if (ck & (GP_CK_STACK2 | GP_CK_LAUNCH_CFG | GP_CK_CU_LAUNCH | GP_CK_NCCL_ID | GP_CK_DEREF2))
+			f->flags |= GP_EVF_ARGS_PARTIAL;
+	} else if (ck & GP_CK_STACK2) {
 		if (bpf_probe_read_user(&f->args[6], 2 * sizeof(__u64), (void *)(sp + 8))) {
 			f->flags |= GP_EVF_ARGS_PARTIAL;
 			count(&drops, GP_DROP_ARG_READ);
