@@ -18,7 +18,7 @@
  * ftrace event misses it too). Off-CPU time is wall time from switch-out to
  * switch-in; after an arrival that was not reported it is estimated as the
  * wall time since the last switch-out minus the CPU time since then, and
- * counted (switch_in_unseen).
+ * counted (switch_in_unseen); a call gets the part of it after its entry.
  *
  * A switch is voluntary or involuntary exactly as the kernel counts it: the
  * kernel increments prev->nvcsw or prev->nivcsw just before this
@@ -219,9 +219,18 @@ static __always_inline void switch_out(struct task_struct *p, bool preempt, unsi
 			a->offcpu_ns += off;
 			if (a->flags & GP_TAF_PREEMPTED)
 				a->runnable_ns += off;
+			/*
+			 * The estimate is of the time right after the last switch-out; the
+			 * call the thread is in now may have begun since (it ran meanwhile):
+			 * only the part after its entry is the call's.
+			 */
 			f = current_call(p);
-			if (f)
-				f->offcpu_ns += off;
+			if (f) {
+				__u64 off_end = a->out_ns + off, from = f->ts > a->out_ns ? f->ts : a->out_ns;
+
+				if (off_end > from)
+					f->offcpu_ns += off_end - from;
+			}
 			count(&drops, GP_DROP_SWITCH_IN_UNSEEN);
 		}
 	} else if (a->flags & GP_TAF_ON_CPU) {
