@@ -41,12 +41,16 @@ void gp_uprobes_init(struct gp_uprobes *u, struct bpf_program *enter_prog,
 static int probes_lock(void)
 {
 	static bool said;
-	int fd = open("/sys/fs/bpf", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = open("/sys/fs/bpf", O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = -1;
 
 	if (fd >= 0) {
-		while (flock(fd, LOCK_EX) && errno == EINTR)
+		while ((rc = flock(fd, LOCK_EX)) && errno == EINTR)
 			;
-		return fd;
+		if (rc == 0)
+			return fd;
+		rc = errno;
+		close(fd);
+		errno = rc;
 	}
 	if (!said)
 		gp_info("/sys/fs/bpf: %s: probes are placed without taking turns with other gpuprobed instances",

@@ -253,37 +253,40 @@ static void chunks_lost_before(struct gp_capture_reader *r, __u32 seq, bool resy
  * not computed again: the zlib header is checked and skipped, the deflate
  * data inflated raw, the trailer left unread.
  */
-static bool inflate_zlib(struct gp_capture_reader *r, size_t zlen, size_t raw_len)
+static int inflate_zlib(struct gp_capture_reader *r, size_t zlen, size_t raw_len)
 {
 	const unsigned char *z = r->z;
 
 	if (zlen < 2 + 4 || (z[0] & 0x0f) != Z_DEFLATED || (z[0] >> 4) > 7 || (z[1] & 0x20) ||
 	    ((unsigned)z[0] << 8 | z[1]) % 31)
-		return false;
+		return -EINVAL;
 	if (!r->zs_ready) {
 		if (inflateInit2(&r->zs, -15) != Z_OK)
-			return false;
+			return -ENOMEM;
 		r->zs_ready = true;
 	} else if (inflateReset(&r->zs) != Z_OK) {
-		return false;
+		return -EINVAL;
 	}
 	r->zs.next_in = (Bytef *)z + 2;
 	r->zs.avail_in = (uInt)(zlen - 2);
 	r->zs.next_out = r->raw;
 	r->zs.avail_out = (uInt)raw_len;
-	return inflate(&r->zs, Z_FINISH) == Z_STREAM_END && r->zs.total_out == raw_len;
+	return inflate(&r->zs, Z_FINISH) == Z_STREAM_END && r->zs.total_out == raw_len ? 0 : -EINVAL;
 }
 
-/* Chunk h's data (r->z) decompressed by its kind into r->raw: exactly h->raw_len bytes, or false. */
-static bool inflate_chunk(struct gp_capture_reader *r, const struct gp_cap_chunk *h)
+/*
+ * Chunk h's data (r->z) decompressed by its kind into r->raw: exactly
+ * h->raw_len bytes (0), not that (-EINVAL: a corrupt chunk), or -ENOMEM.
+ */
+static int inflate_chunk(struct gp_capture_reader *r, const struct gp_cap_chunk *h)
 {
 	if (h->magic == GP_CAP_CHUNK_ZSTD) {
 		size_t n;
 
 		if (!r->zctx && !(r->zctx = ZSTD_createDCtx()))
-			return false;
+			return -ENOMEM;
 		n = ZSTD_decompressDCtx(r->zctx, r->raw, h->raw_len, r->z, h->zlen);
-		return !ZSTD_isError(n) && n == h->raw_len;
+		return !ZSTD_isError(n) && n == h->raw_len ? 0 : -EINVAL;
 	}
 	return inflate_zlib(r, h->zlen, h->raw_len);
 }
@@ -335,8 +338,11 @@ static int next_chunk(struct gp_capture_reader *r)
 
 		size_t raw_len = h.raw_len;
 
-		if (h.data_crc != (__u32)crc32(0, r->z, h.zlen) || !inflate_chunk(r, &h) ||
-		    !ops_ok(r->raw, raw_len)) {
+		int inflated = h.data_crc == (__u32)crc32(0, r->z, h.zlen) ? inflate_chunk(r, &h) : -EINVAL;
+
+		if (inflated == -ENOMEM)
+			return -ENOMEM;
+		if (inflated || !ops_ok(r->raw, raw_len)) {
 			r->st.corrupt_chunks++;
 			set_corrupt(r, "chunk %u (byte %llu) is corrupt: skipped, the chunks after it are kept", h.seq,
 				(unsigned long long)at);

@@ -46,6 +46,7 @@ struct gp_sql_chunk;
 struct gp_sql_writer;
 
 struct gp_sql_rows {
+	const char *table;        /* for messages */
 	sqlite3_stmt *one, *many; /* a row; GP_SQL_BATCH rows (NULL: one statement a row) */
 	int ncols, cap;           /* rows per chunk: GP_SQL_BATCH, or 1 */
 	/*
@@ -101,7 +102,8 @@ sqlite3_stmt *gp_sql_prepare(sqlite3 *db, const char *sql);
 
 /* sql_rows.c */
 int gp_sql_rows_init(struct gp_sql_exp *x, struct gp_sql_rows *r, const char *table, int ncols);
-int gp_sql_rows_init_stmt(struct gp_sql_exp *x, struct gp_sql_rows *r, const char *sql, int ncols);
+int gp_sql_rows_init_stmt(struct gp_sql_exp *x, struct gp_sql_rows *r, const char *table, const char *sql,
+			  int ncols);
 /* a row of NULLs to fill */
 struct gp_sql_val *gp_sql_rows_add(struct gp_sql_exp *x, struct gp_sql_rows *r);
 /* the rows written, or queued for the writer */

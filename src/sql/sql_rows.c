@@ -73,7 +73,7 @@ int gp_sql_rows_init(struct gp_sql_exp *x, struct gp_sql_rows *r, const char *ta
 {
 	char *one = insert_sql(table, ncols, 1), *many = insert_sql(table, ncols, GP_SQL_BATCH);
 
-	*r = (struct gp_sql_rows){ .ncols = ncols, .cap = GP_SQL_BATCH };
+	*r = (struct gp_sql_rows){ .table = table, .ncols = ncols, .cap = GP_SQL_BATCH };
 	r->prev = malloc((size_t)GP_SQL_BATCH * ncols * sizeof(*r->prev));
 	if (one && many && r->prev && (r->one = gp_sql_prepare(x->db, one)))
 		r->many = gp_sql_prepare(x->db, many);
@@ -86,9 +86,9 @@ int gp_sql_rows_init(struct gp_sql_exp *x, struct gp_sql_rows *r, const char *ta
 	return r->many ? 0 : -EIO;
 }
 
-int gp_sql_rows_init_stmt(struct gp_sql_exp *x, struct gp_sql_rows *r, const char *sql, int ncols)
+int gp_sql_rows_init_stmt(struct gp_sql_exp *x, struct gp_sql_rows *r, const char *table, const char *sql, int ncols)
 {
-	*r = (struct gp_sql_rows){ .ncols = ncols, .cap = 1 };
+	*r = (struct gp_sql_rows){ .table = table, .ncols = ncols, .cap = 1 };
 	r->one = gp_sql_prepare(x->db, sql);
 	return r->one ? 0 : -EIO;
 }
@@ -112,15 +112,16 @@ static void bind_val(sqlite3_stmt *st, int i, const struct gp_sql_val *v)
 		sqlite3_bind_null(st, i);
 }
 
-/* Steps st and resets it (its bindings stay): 0 or -errno after a message. */
-static int step(sqlite3 *db, sqlite3_stmt *st)
+/* Steps st, rows of table, and resets it (its bindings stay): 0 or -errno after a message. */
+static int step(sqlite3 *db, sqlite3_stmt *st, const char *table)
 {
 	int rc = sqlite3_step(st);
 
 	sqlite3_reset(st);
 	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
 		return 0;
-	gp_err("sqlite: %s", sqlite3_errmsg(db));
+	gp_err("sqlite: writing %s rows into %s: %s", table ? table : "the", sqlite3_db_filename(db, "main"),
+	       sqlite3_errmsg(db));
 	return rc == SQLITE_FULL ? -ENOSPC : -EIO;
 }
 
@@ -137,16 +138,16 @@ static int write_chunk(sqlite3 *db, const struct gp_sql_chunk *k)
 		for (int i = 0; i < k->n * r->ncols; i++)
 			if (changed[i])
 				bind_val(r->many, i + 1, &k->v[i]);
-		err = step(db, r->many);
+		err = step(db, r->many, r->table);
 	} else {
 		for (int n = 0; n < k->n && !err; n++) {
 			for (int c = 0; c < r->ncols; c++)
 				bind_val(r->one, c + 1, &k->v[n * r->ncols + c]);
-			err = step(db, r->one);
+			err = step(db, r->one, r->table);
 		}
 	}
 	if (!err && r->auto_id && sqlite3_last_insert_rowid(db) != last_id) {
-		gp_err("sqlite: row %lld written as %lld (rows out of order)", (long long)last_id,
+		gp_err("sqlite: %s row %lld written as row %lld (rows out of order)", r->table, (long long)last_id,
 		       (long long)sqlite3_last_insert_rowid(db));
 		err = -EIO;
 	}

@@ -426,8 +426,8 @@ static int open_db(struct gp_sql_exp *x, const char *path, bool indices)
 	    (err = gp_sql_rows_init(x, &x->slices, "sched_slices", 10)) ||
 	    (err = gp_sql_rows_init(x, &x->allocs, "allocations", 9)) ||
 	    (err = gp_sql_rows_init(x, &x->nccl, "nccl_calls", 11)) ||
-	    (err = gp_sql_rows_init_stmt(x, &x->frees, "UPDATE allocations SET free_call_id = ?1, freed_ns = ?2"
-						       " WHERE call_id = ?3", 3)))
+	    (err = gp_sql_rows_init_stmt(x, &x->frees, "allocations",
+					 "UPDATE allocations SET free_call_id = ?1, freed_ns = ?2 WHERE call_id = ?3", 3)))
 		return err;
 	return 0;
 }
@@ -648,6 +648,8 @@ int gp_sql_export(const char *cap_path, const char *out_path, const struct gp_sq
 	free(tmp);
 	tmp = NULL;
 out:
+	if (err == -ENOMEM) /* the other failures said what failed where they happened */
+		gp_err("%s: out of memory exporting %s", out_path, cap_path);
 	close_db(&x);
 	if (tmp) {
 		unlink(tmp);
