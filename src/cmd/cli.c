@@ -18,7 +18,7 @@ static const char usage_text[] =
 	"       gpuprobed [OPTIONS] -- COMMAND [ARGS...]\n"
 	"       gpuprobed --daemon [--config FILE] [--foreground] [-v]\n"
 	"       gpuprobed report CAPTURE [-o DIR]\n"
-	"       gpuprobed export CAPTURE -o FILE.sqlite [--force]\n"
+	"       gpuprobed export CAPTURE -o FILE.sqlite [--force] [--indices]\n"
 	"       gpuprobed query CAPTURE_OR_DB 'SQL' [--csv | --json]\n"
 	"       gpuprobed merge CAPTURE... [-o DIR]\n"
 	"       gpuprobed replay CAPTURE [--pid PID] [--speed X] [--what-if WHAT[,WHAT...]]\n"
