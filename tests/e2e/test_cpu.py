@@ -23,6 +23,7 @@ says which.
 import collections
 import json
 import os
+import subprocess
 import time
 
 import pytest
@@ -297,6 +298,20 @@ def test_attribution_inside_gpu_calls(tmp_path):
     for (ls, le), (ss, se) in zip(launches, syncs):
         assert le < ss and se - ls >= KERNEL_NS, ((ls, le), (ss, se))
     assert api["cudaMemcpy"]["minor_faults"] >= 6 * 1024  # 6 x 4 MiB of untouched pages
+    # the same capture as SQL rows (docs/sql.md, call_cpu): each call's faults, summed per API, are the
+    # workload's own getrusage deltas around its calls, exactly
+    db = os.path.join(tr.out_dir, "c.sqlite")
+    rc, _, err = gp.run_gpuprobed(["export", os.path.join(tr.out_dir, "capture.gpz"), "-o", db])
+    assert rc == 0, err
+    rows = subprocess.run(["sqlite3", "-json", db,
+                           "SELECT a.name, SUM(u.minor_faults) AS minor_faults, SUM(u.major_faults) AS major_faults"
+                           " FROM call_cpu u JOIN calls c ON c.id = u.call_id JOIN apis a ON a.id = c.api"
+                           f" WHERE c.parent_api IS NULL AND c.tid = {ref['tid']} GROUP BY a.name"],
+                          capture_output=True, text=True, check=True).stdout
+    by_api = {r["name"]: r for r in json.loads(rows)}
+    for name in ("cudaStreamSynchronize", "cudaMemcpy"):
+        for k in ("minor_faults", "major_faults"):
+            assert (by_api.get(name, {}).get(k) or 0) == ref[name][k], (name, k, by_api.get(name), ref[name][k])
     cpu = proc["cpu"]
     assert cpu["offcpu_in_gpu_sync_ns"] == api["cudaStreamSynchronize"]["offcpu_ns"]
     assert cpu["in_gpu_calls"]["minor_faults"] >= api["cudaMemcpy"]["minor_faults"]
