@@ -35,9 +35,11 @@
  *               toolkit's nccl.h and libraries runs on the simulator, and the
  *               reverse (SKIP without the toolkit's NCCL)
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -95,18 +97,60 @@ static double (*results)[16]; /* [rank][i], shared with the ranks */
 		}                                                                                 \
 	} while (0)
 
-/* Segments of the job left in /dev/shm: named /simgpu-nccl-<creator pid>-... */
-static void check_no_segments(const pid_t *pids, int n)
+/*
+ * Segments in /dev/shm named /simgpu-nccl-<creator pid>-...: those there
+ * before a job are not its own (a process that died long ago may have had
+ * one of its ranks' pids: pids are reused), so a job is checked against what
+ * it found when it began.
+ */
+struct seg_names {
+	char (*v)[NAME_MAX + 1];
+	size_t n;
+};
+
+static struct seg_names segs_now(void)
 {
-	char cmd[256];
+	struct seg_names s = { 0 };
+	DIR *d = opendir("/dev/shm");
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, "simgpu-nccl-", 12))
+			continue;
+		s.v = realloc(s.v, (s.n + 1) * sizeof(*s.v));
+		assert_non_null(s.v);
+		snprintf(s.v[s.n++], sizeof(s.v[0]), "%s", e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return s;
+}
+
+static bool segs_have(const struct seg_names *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i], name))
+			return true;
+	return false;
+}
+
+/* No segment of the job (made by a rank or by this process since before) is left. */
+static void check_no_segments(const pid_t *pids, int n, struct seg_names *before)
+{
+	struct seg_names now = segs_now();
+	char prefix[64];
 	int i;
 
 	for (i = 0; i <= n; i++) {
-		snprintf(cmd, sizeof(cmd), "ls /dev/shm 2>/dev/null | grep -q '^simgpu-nccl-%d-'",
-			 i < n ? (int)pids[i] : (int)getpid());
-		if (system(cmd) == 0)
-			fail_msg("a segment of pid %d was left in /dev/shm", i < n ? (int)pids[i] : (int)getpid());
+		int pid = i < n ? (int)pids[i] : (int)getpid();
+
+		snprintf(prefix, sizeof(prefix), "simgpu-nccl-%d-", pid);
+		for (size_t k = 0; k < now.n; k++)
+			if (!strncmp(now.v[k], prefix, strlen(prefix)) && !segs_have(before, now.v[k]))
+				fail_msg("a segment of pid %d was left in /dev/shm: %s", pid, now.v[k]);
 	}
+	free(now.v);
+	free(before->v);
 }
 
 /* Forks n ranks running fn(rank, n) with a fresh unique id (g_id; unlinked
@@ -117,6 +161,8 @@ static int run_ranks_id(int n, int (*fn)(int rank, int n), bool uses_id)
 	pid_t pids[16];
 	int failed = 0, i, fd;
 	ncclResult_t e;
+
+	struct seg_names before = segs_now();
 
 	memset(results, 0, 16 * sizeof(*results));
 	e = ncclGetUniqueId(&g_id);
@@ -148,7 +194,9 @@ static int run_ranks_id(int n, int (*fn)(int rank, int n), bool uses_id)
 			fail_msg("segment %s left behind", g_id.internal + 8);
 	}
 	if (!failed)
-		check_no_segments(pids, n);
+		check_no_segments(pids, n, &before);
+	else
+		free(before.v);
 	return failed;
 }
 
