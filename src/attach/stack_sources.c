@@ -13,7 +13,8 @@
  *
  * Python is looked for on the caller's thread (the resolver names Python
  * frames there): at admission, then at each settle while the interpreter is
- * not up yet or its library not mapped yet, for a while.
+ * not up yet or its library not mapped yet, for a while, and at once when it is
+ * held for a CUDA library it maps (stopped, before its first traced call).
  */
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -55,14 +56,17 @@ struct py_note {
 	pid_t pid;
 	__u32 hexversion;
 	bool walked;
-	char line[320];
+	char line[640];
 };
 
 /* A process whose interpreter is looked for again. */
 struct py_pending {
 	pid_t pid;
 	__u64 since_ns, next_ns;
-	bool initializing; /* CPython is mapped, not up yet (-EAGAIN) */
+	unsigned looks;     /* looks so far */
+	unsigned early;     /* ... that found CPython not verifiable yet (-EAGAIN) */
+	char first[320];    /* why the first of those could not verify it */
+	char last[320];     /* why the latest could not: the refusal's reason if it stays so */
 };
 
 struct gp_stack_sources {
@@ -262,24 +266,41 @@ static void drop_pending(struct gp_stack_sources *ss, pid_t pid)
 		*p = ss->pending[--ss->npending];
 }
 
+/* How long until pid is looked at again: often at first (an interpreter starting), then less. */
+static __u64 look_delay(const struct py_pending *p)
+{
+	return p->looks < 50 ? PY_RETRY_NS : 10 * PY_RETRY_NS;
+}
+
 /*
  * Looks for pid's interpreter once. true: settled (found, refused, gone,
- * or not a CPython process for good); false: look again later.
+ * or not a CPython process for good); false: look again later. A look that
+ * finds CPython not verifiable yet (-EAGAIN: too early, e.g. before the loader
+ * relocated it) is never taken as a verdict: it is looked at again until it
+ * can be verified or PY_INIT_WAIT_NS have gone by, and the report says so.
  */
-static bool look_for_python(struct gp_stack_sources *ss, pid_t pid, struct py_pending *pend, __u64 now)
+static bool look_for_python(struct gp_stack_sources *ss, struct py_pending *pend, __u64 now)
 {
 	struct gp_py_probe pr;
+	pid_t pid = pend->pid;
 	int err = gp_python_probe(ss->py, pid, &pr);
+	char line[sizeof(pr.line) + sizeof(pend->first) + 96];
 
+	pend->looks++;
 	if (!err) {
+		if (pend->early)
+			snprintf(line, sizeof(line), "%s; verified at look %u, after %u too early (the first: %s)",
+				 pr.line, pend->looks, pend->early, pend->first);
+		else
+			snprintf(line, sizeof(line), "%s", pr.line);
 		err = bpf_map_update_elem(ss->py_fd, &(__u32){ (__u32)pid }, &pr.proc, BPF_ANY);
 		if (err) {
 			err = -errno;
 			gp_warn("pid %d: its Python frames are not walked: py_procs: %s", (int)pid, strerror(-err));
 			note(ss, pid, pr.hexversion, false, strerror(-err));
 		} else {
-			gp_info("pid %d: %s", (int)pid, pr.line);
-			note(ss, pid, pr.hexversion, true, pr.line);
+			gp_info("pid %d: %s", (int)pid, line);
+			note(ss, pid, pr.hexversion, true, line);
 		}
 		return true;
 	}
@@ -289,14 +310,18 @@ static bool look_for_python(struct gp_stack_sources *ss, pid_t pid, struct py_pe
 		return true;
 	}
 	if (err == -EAGAIN || err == -ENOENT) {
-		if (pend)
-			pend->initializing = err == -EAGAIN;
-		if (now - (pend ? pend->since_ns : now) < (err == -EAGAIN ? PY_INIT_WAIT_NS : PY_LOOK_NS))
-			return false;
 		if (err == -EAGAIN) {
-			gp_notice("pid %d: its Python frames are not walked: its interpreter was not up %llu s "
-				  "after it was traced", (int)pid, (unsigned long long)(PY_INIT_WAIT_NS / 1000000000ull));
-			note(ss, pid, 0, false, "CPython mapped, never initialized while looked for");
+			if (!pend->early++)
+				snprintf(pend->first, sizeof(pend->first), "%s", pr.line);
+			snprintf(pend->last, sizeof(pend->last), "%s", pr.line);
+		}
+		if (now - pend->since_ns < (pend->early ? PY_INIT_WAIT_NS : PY_LOOK_NS))
+			return false;
+		if (pend->early) {
+			snprintf(line, sizeof(line), "%s (so at %u looks over %llu s)", pend->last, pend->early,
+				 (unsigned long long)(PY_INIT_WAIT_NS / 1000000000ull));
+			gp_notice("pid %d: its Python frames are not walked: %s", (int)pid, line);
+			note(ss, pid, pr.hexversion, false, line);
 		}
 		return true;
 	}
@@ -312,12 +337,28 @@ static void python_added(struct gp_stack_sources *ss, pid_t pid, __u64 now)
 	if (!ss->py)
 		return;
 	drop_pending(ss, pid);
-	if (look_for_python(ss, pid, NULL, now))
-		return;
 	if (GP_ARRAY_GROW(ss->pending, ss->pending_cap, ss->npending + 1, 16))
-		return; /* out of memory: not looked for again */
+		return; /* out of memory: not looked for */
 	p = &ss->pending[ss->npending++];
-	*p = (struct py_pending){ .pid = pid, .since_ns = now, .next_ns = now + PY_RETRY_NS };
+	*p = (struct py_pending){ .pid = pid, .since_ns = now };
+	if (look_for_python(ss, p, now))
+		drop_pending(ss, pid);
+	else
+		p->next_ns = now + look_delay(p);
+}
+
+/* A held process still looked for: looked at now, stopped, before its first traced call can come. */
+static void python_held(struct gp_stack_sources *ss, pid_t pid)
+{
+	struct py_pending *p = ss->py ? find_pending(ss, pid) : NULL;
+	__u64 now = now_ns();
+
+	if (!p)
+		return;
+	if (look_for_python(ss, p, now))
+		drop_pending(ss, pid);
+	else
+		p->next_ns = now + look_delay(p);
 }
 
 /* ---- the interface ------------------------------------------------------------------------------ */
@@ -402,6 +443,8 @@ bool gp_stack_sources_add(struct gp_stack_sources *ss, pid_t pid, unsigned flags
 			when == GP_SS_BEFORE_RETURN);
 	if (flags & GP_SS_NEW)
 		python_added(ss, pid, now_ns());
+	else if (when == GP_SS_THEN_CONTINUE)
+		python_held(ss, pid); /* a CUDA library being mapped: its interpreter is surely up */
 	return taken && when == GP_SS_THEN_CONTINUE;
 }
 
@@ -452,11 +495,12 @@ void gp_stack_sources_settle(struct gp_stack_sources *ss)
 			i++;
 			continue;
 		}
-		p->next_ns = now + PY_RETRY_NS;
-		if (look_for_python(ss, p->pid, p, now))
+		if (look_for_python(ss, p, now)) {
 			*p = ss->pending[--ss->npending];
-		else
+		} else {
+			p->next_ns = now + look_delay(p);
 			i++;
+		}
 	}
 }
 

@@ -612,6 +612,18 @@ static int glibc_version(pid_t pid, const struct gp_map *m, unsigned *major, uns
 		goto out;                                            \
 	} while (0)
 
+/*
+ * Not verified now, but perhaps only not yet: an interpreter between creating a thread state and
+ * binding it to its thread's key, say. The caller looks again and refuses with this line only
+ * when it stays so (stack_sources.c).
+ */
+#define NOT_YET(...)                                                 \
+	do {                                                         \
+		snprintf(out->line, sizeof(out->line), __VA_ARGS__); \
+		err = -EAGAIN;                                       \
+		goto out;                                            \
+	} while (0)
+
 /* A type object's tp_name is want. */
 static bool type_named(pid_t pid, __u64 type, const char *want)
 {
@@ -922,6 +934,34 @@ int gp_python_probe(struct gp_python *py, pid_t pid, struct gp_py_probe *out)
 			       verstr, base, (unsigned long long)f->runtime_size, minor,
 			       lay.runtime_size);
 	}
+	/*
+	 * The key: the interpreter creates it at start; before that, nothing to walk. Asked before
+	 * anything that holds a pointer: until the dynamic loader has relocated the interpreter's file
+	 * (R_X86_64_RELATIVE), its type objects' tp_name read 0 or the file's addend, and a process
+	 * caught at its exec on a busy machine can be looked at then. The key is set by the
+	 * interpreter's own code, which runs only after the relocation.
+	 */
+	err = mem_read(pid, runtime + lay.rt_key_init, key_words, sizeof(key_words));
+	if (err) {
+		snprintf(out->line, sizeof(out->line),
+			 "CPython %s (%s): _PyRuntime unreadable (%s)", verstr, base,
+			 strerror(-err));
+		goto out;
+	}
+	if (key_words[0] > 1)
+		REFUSE("CPython %s (%s): the thread-state key's initialized flag reads %u: "
+		       "layout not verified",
+		       verstr, base, key_words[0]);
+	if (!key_words[0]) {
+		snprintf(out->line, sizeof(out->line), "CPython %s (%s): not initialized yet",
+			 verstr, base);
+		err = -EAGAIN;
+		goto out;
+	}
+	if (key_words[1] >= 1024) /* PTHREAD_KEYS_MAX */
+		REFUSE("CPython %s (%s): thread-state key %u is not a pthread key", verstr, base,
+		       key_words[1]);
+
 	/* the types are what their names say; PyCode_Type's tp_basicsize is the layout's */
 	err = mem_read(pid, bias + f->code_type, typehdr, sizeof(typehdr));
 	if (err) {
@@ -958,28 +998,6 @@ int gp_python_probe(struct gp_python *py, pid_t pid, struct gp_py_probe *out)
 		REFUSE("CPython %s (%s): glibc %u.%u: where its threads keep pthread keys "
 		       "is not known (known: 2.36)",
 		       verstr, base, gmaj, gmin);
-
-	/* the key: the interpreter creates it at start; before that, nothing to walk */
-	err = mem_read(pid, runtime + lay.rt_key_init, key_words, sizeof(key_words));
-	if (err) {
-		snprintf(out->line, sizeof(out->line),
-			 "CPython %s (%s): _PyRuntime unreadable (%s)", verstr, base,
-			 strerror(-err));
-		goto out;
-	}
-	if (key_words[0] > 1)
-		REFUSE("CPython %s (%s): the thread-state key's initialized flag reads %u: "
-		       "layout not verified",
-		       verstr, base, key_words[0]);
-	if (!key_words[0]) {
-		snprintf(out->line, sizeof(out->line), "CPython %s (%s): not initialized yet",
-			 verstr, base);
-		err = -EAGAIN;
-		goto out;
-	}
-	if (key_words[1] >= 1024) /* PTHREAD_KEYS_MAX */
-		REFUSE("CPython %s (%s): thread-state key %u is not a pthread key", verstr, base,
-		       key_words[1]);
 
 	out->tss_key = key_words[1];
 	*proc = (struct gp_py_proc){
@@ -1022,11 +1040,11 @@ int gp_python_probe(struct gp_python *py, pid_t pid, struct gp_py_probe *out)
 		goto out;
 	}
 	if (!lc.verified)
-		REFUSE("CPython %s (%s), glibc %u.%u: none of its %d thread states is found "
+		NOT_YET("CPython %s (%s), glibc %u.%u: none of its %d thread states is found "
 		       "through its thread's pthread key: layout not verified",
 		       verstr, base, gmaj, gmin, lc.threads);
 	if (!lc.code_ok && lc.code_bad)
-		REFUSE("CPython %s (%s): its threads' frames do not hold code objects where "
+		NOT_YET("CPython %s (%s): its threads' frames do not hold code objects where "
 		       "the layout says: not verified",
 		       verstr, base);
 

@@ -44,8 +44,9 @@ struct gp_py_probe {
 /*
  * Finds pid's interpreter (libpython3.X.so* or the executable, wherever it
  * lives), checks its layout against the running process and fills out.
- * 0; -ENOENT no CPython; -EAGAIN CPython (or its libc) not initialized yet; -ENOTSUP
- * refused (a version, layout or C library this cannot verify: out->line);
+ * 0; -ENOENT no CPython; -EAGAIN not verified yet (CPython or its libc not initialized, or
+ * its thread states not bound to their threads yet: out->line says which, the reason to give if it
+ * stays so); -ENOTSUP refused (a version, layout or C library this cannot verify: out->line);
  * -ESRCH the process is gone; other -errno. On success the process is
  * remembered for gp_python_resolve (a new probe of the same pid replaces it).
  */

@@ -23,6 +23,7 @@ import glob
 import json
 import os
 import re
+import subprocess
 
 import pytest
 
@@ -487,6 +488,73 @@ def test_python_launched(tmp_path):
     report, ref = launched(tmp_path, [find_python(debian_python), PY_SCRIPT])
     check_py_counts(report, ref)
     check_py_stacks(report, ref)
+
+
+# ---- a busy machine: the interpreter looked at before it can be verified -----------------------------
+
+LAUNCHES_BUSY = 10  # launches per Python beside the burner: 2 of 6 lost every frame before the fix
+
+
+def venv_python(tmp_path_factory):
+    """A venv (python -m venv --without-pip) over pyenv's newest libpython build, as users make one:
+    its bin/python a link to the base interpreter, sys.prefix its own."""
+    for minor in (13, 12, 11, 10):
+        base, _ = pyenv_python(minor)
+        if base:
+            break
+    else:
+        return None, f"no pyenv Python 3.10-3.13 under {PYENV_ROOT}/versions to make a venv from"
+    where = str(tmp_path_factory.mktemp("venv") / "venv")
+    p = subprocess.run([base, "-m", "venv", "--without-pip", where], capture_output=True, text=True)
+    if p.returncode:
+        return None, f"{base} -m venv: {p.stderr.strip()}"
+    return os.path.join(where, "bin", "python"), None
+
+
+@pytest.fixture(scope="module")
+def cpu_burner():
+    """A process that keeps one CPU busy for the module's tests (a GPU node's data loaders)."""
+    p = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+    yield p
+    p.kill()
+    p.wait()
+
+
+def check_py_walked(report, ref, what):
+    proc = gp.process(report, ref["pid"])
+    py = proc.get("python") or {}
+    assert py.get("frames_walked") is True, f"{what}: Python frames not walked: {py}"
+    return py
+
+
+@pytest.mark.parametrize("which", PYTHONS + [("venv", None)], ids=[p[0] for p in PYTHONS] + ["venv"])
+def test_python_frames_beside_a_cpu_burner(which, cpu_burner, tmp_path, tmp_path_factory):
+    """Each CPython launched LAUNCHES_BUSY times (gpuprobed -- python py_stacks.py) while another
+    process keeps a CPU busy, then attached by --pid once it runs: every run has every Python frame,
+    line for line, against traceback.extract_stack(), and counts exact. Caught at its exec, the
+    interpreter is looked at before the loader has relocated it (its types' names read 0 then); that
+    look must never be taken as a verdict (issue 34)."""
+    name, finder = which
+    python = find_python(finder if finder else lambda: venv_python(tmp_path_factory))
+    retried = 0
+    for i in range(LAUNCHES_BUSY):
+        run = tmp_path / f"launch{i}"
+        run.mkdir()
+        report, ref = launched(run, [python, PY_SCRIPT])
+        py = check_py_walked(report, ref, f"{name} launch {i}")
+        retried += "too early" in py["note"]
+        check_py_counts(report, ref)
+        check_py_stacks(report, ref)
+    run = tmp_path / "attached"
+    run.mkdir()
+    wl = gp.ScriptWorkload(python, PY_SCRIPT, run)
+    report, _, _ = gp.trace_workload(wl, run)
+    ref = wl.ref()
+    py = check_py_walked(report, ref, f"{name} attached")
+    assert "too early" not in py["note"], f"{name}: a running interpreter was looked at too early: {py}"
+    check_py_counts(report, ref)
+    check_py_stacks(report, ref)
+    print(f"{name}: {retried} of {LAUNCHES_BUSY} launches looked at the interpreter too early first")
 
 
 # ---- the documentation of report.json ------------------------------------------------------------
