@@ -2,7 +2,8 @@
 /*
  * advice.c — a recommendation's shape (advice.h): the threshold every
  * finding passes, its share of the wall time, the call paths behind it from
- * the process's stacks, and the ranking of all findings by impact.
+ * the process's stacks, what host time it is about, and the ranking of all
+ * findings by impact, each beside the findings it overlaps; verdicts apart.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,56 @@ const char *gp_advice_ms(char *buf, size_t len, __u64 ns)
 {
 	snprintf(buf, len, "%.3f ms", (double)ns / 1e6);
 	return buf;
+}
+
+static const char *const about_names[GP_ABOUT_MAX] = {
+	"copies", "synchronisations", "launches", "allocations", "nccl", "other-calls", "outside-calls",
+};
+
+unsigned gp_about_api(unsigned api)
+{
+	const struct gp_api_info *a = &gp_apis[api];
+
+	if (a->family == GP_FAM_NCCL)
+		return GP_ABOUT_NCCL;
+	if (a->attr & GP_A_SYNC_CALL)
+		return GP_ABOUT_SYNCS;
+	if (a->attr & GP_A_LAUNCH)
+		return GP_ABOUT_LAUNCHES;
+	switch (a->shape) {
+	case GP_SHAPE_ALLOC: case GP_SHAPE_ALLOC_ASYNC: case GP_SHAPE_FREE: case GP_SHAPE_FREE_ASYNC:
+	case GP_SHAPE_HOST_REGISTER: case GP_SHAPE_VMM_CREATE: case GP_SHAPE_VMM_RELEASE:
+	case GP_SHAPE_VMM_MAP: case GP_SHAPE_VMM_UNMAP:
+		return GP_ABOUT_ALLOCS;
+	case GP_SHAPE_MEMCPY: case GP_SHAPE_MEMCPY_2D: case GP_SHAPE_MEMCPY_PEER: case GP_SHAPE_MEMSET:
+	case GP_SHAPE_CU_MEMCPY:
+		return GP_ABOUT_COPIES;
+	default:
+		return GP_ABOUT_OTHER_CALLS;
+	}
+}
+
+static json_t *about_json(struct gp_doc *d, unsigned about)
+{
+	json_t *arr = gp_doc_arr_new(d);
+
+	for (unsigned i = 0; i < GP_ABOUT_MAX; i++)
+		if (about & (1u << i))
+			gp_doc_push(d, arr, gp_j_str(about_names[i]));
+	return arr;
+}
+
+static unsigned about_of(const json_t *f)
+{
+	const json_t *v;
+	unsigned about = 0;
+	size_t i;
+
+	json_array_foreach(json_object_get(f, "about"), i, v)
+		for (unsigned k = 0; k < GP_ABOUT_MAX; k++)
+			if (json_is_string(v) && !strcmp(json_string_value(v), about_names[k]))
+				about |= 1u << k;
+	return about;
 }
 
 struct site {
@@ -154,7 +205,8 @@ void gp_advice_emit(struct gp_advice *a, struct gp_finding *f)
 	f->evidence = NULL;
 	gp_doc_put(d, o, "call_sites", call_sites(d, p, f->site));
 	gp_doc_put(d, o, "action", gp_j_str(f->action));
-	gp_doc_push(d, a->out, o);
+	gp_doc_put(d, o, "about", about_json(d, f->about));
+	gp_doc_push(d, f->verdict && a->verdicts ? a->verdicts : a->out, o);
 }
 
 /* impact_ns descending, then id, then pid */
@@ -175,21 +227,37 @@ static int cmp_finding(const void *a, const void *b)
 	return (ix > iy) - (ix < iy);
 }
 
-json_t *gp_doc_recommendations(struct gp_doc *d)
+/* The ranks (1-based) of the ranked findings of f's process other than f whose host time meets f's. */
+static json_t *ranks_meeting(struct gp_doc *d, json_t *const *ranked, size_t n, const json_t *f)
+{
+	json_int_t pid = json_integer_value(json_object_get(f, "pid"));
+	unsigned about = about_of(f);
+	json_t *arr = gp_doc_arr_new(d);
+
+	for (size_t i = 0; i < n; i++)
+		if (ranked[i] != f && json_integer_value(json_object_get(ranked[i], "pid")) == pid &&
+		    (about_of(ranked[i]) & about))
+			gp_doc_push(d, arr, gp_j_u64(i + 1));
+	return arr;
+}
+
+json_t *gp_doc_recommendations(struct gp_doc *d, json_t **verdicts)
 {
 	const struct gp_model *m = d->m;
-	json_t *all = gp_doc_arr_new(d), *ranked;
+	json_t *all = gp_doc_arr_new(d), *ranked, *v1;
 	json_t **v;
-	size_t n;
+	size_t n, i;
 
+	*verdicts = gp_doc_arr_new(d);
 	if (!all)
 		return NULL;
-	for (size_t i = 0; i < m->nprocs; i++) {
+	for (i = 0; i < m->nprocs; i++) {
 		const struct gp_process *p = m->procs[i];
 		__u64 from, to;
 
 		gp_process_window(m, p, &from, &to);
-		struct gp_advice a = { .d = d, .p = p, .wall_ns = from && to > from ? to - from : 0, .out = all };
+		struct gp_advice a = { .d = d, .p = p, .wall_ns = from && to > from ? to - from : 0, .out = all,
+				       .verdicts = *verdicts };
 
 		gp_advice_rules(&a);
 	}
@@ -200,13 +268,17 @@ json_t *gp_doc_recommendations(struct gp_doc *d)
 		d->failed = true;
 		return all;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (i = 0; i < n; i++)
 		v[i] = json_incref(json_array_get(all, i));
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_finding);
 	ranked = gp_doc_arr_new(d);
-	for (size_t i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		gp_doc_put(d, v[i], "overlaps", ranks_meeting(d, v, n, v[i]));
 		gp_doc_push(d, ranked, v[i]);
+	}
+	json_array_foreach(*verdicts, i, v1)
+		gp_doc_put(d, v1, "explained_by", ranks_meeting(d, v, n, v1));
 	free(v);
 	json_decref(all);
 	return ranked;

@@ -30,6 +30,24 @@
 #define GP_ADVICE_GPU_IDLE_SHARE  0.50      /* gpu-idle-host-busy: the GPU busy less than half the time ... */
 #define GP_ADVICE_HOST_BUSY_SHARE 0.50      /* ... while the host-side work took at least half of it */
 
+/*
+ * What host time a finding is about (report.json "about"): two findings of one process about the
+ * same kind of time claim some of the same nanoseconds, so their savings do not add up.
+ */
+enum gp_about {
+	GP_ABOUT_COPIES = 1u << 0,      /* copy and memset calls */
+	GP_ABOUT_SYNCS = 1u << 1,       /* synchronisation calls */
+	GP_ABOUT_LAUNCHES = 1u << 2,    /* launch calls */
+	GP_ABOUT_ALLOCS = 1u << 3,      /* allocation, free and registration calls */
+	GP_ABOUT_NCCL = 1u << 4,        /* NCCL calls */
+	GP_ABOUT_OTHER_CALLS = 1u << 5, /* any other traced call */
+	GP_ABOUT_OUTSIDE = 1u << 6,     /* the calling threads' time outside traced calls */
+	GP_ABOUT_MAX = 7
+};
+
+/* The kind of host time a call of API api is. */
+unsigned gp_about_api(unsigned api);
+
 /* Which calls of a stack a finding is about (its call sites). */
 typedef bool (*gp_advice_site_fn)(const struct gp_stack_op *r);
 
@@ -43,6 +61,12 @@ struct gp_finding {
 	json_t *evidence;       /* owned until gp_advice_emit */
 	gp_advice_site_fn site; /* NULL: no call sites */
 	bool unconditional;     /* reported whatever its impact (leak, failing-calls) */
+	unsigned about;         /* enum gp_about: the host time its saving comes from */
+	/*
+	 * A state that other findings explain (gpu-idle-host-busy: the GPU waits while the host works):
+	 * reported as a verdict beside the findings that name its causes, never ranked among them.
+	 */
+	bool verdict;
 };
 
 struct gp_advice {
@@ -50,6 +74,7 @@ struct gp_advice {
 	const struct gp_process *p;
 	__u64 wall_ns;          /* the process's traced wall time; 0: unknown */
 	json_t *out;            /* the findings so far, all processes */
+	json_t *verdicts;       /* the verdicts so far (NULL: none expected) */
 };
 
 /* Reports f if it passes the threshold (takes its evidence either way). */
@@ -62,7 +87,11 @@ void gp_advice_jobs(struct gp_doc *d, json_t *out);
 /* "12.345 ms" */
 const char *gp_advice_ms(char *buf, size_t len, __u64 ns);
 
-/* report.json "recommendations": every process's findings, ranked. */
-json_t *gp_doc_recommendations(struct gp_doc *d);
+/*
+ * report.json "recommendations": every process's findings, ranked, each with the ranks of the
+ * findings it overlaps; and in *verdicts (report.json "verdicts") the states they explain, each
+ * with the ranks of the findings that name its causes.
+ */
+json_t *gp_doc_recommendations(struct gp_doc *d, json_t **verdicts);
 
 #endif /* GP_ADVICE_H */

@@ -64,7 +64,8 @@ static void rule_pageable(struct gp_advice *a)
 {
 	static const enum gp_dir dirs[] = { GP_DIR_HTOD, GP_DIR_DTOH };
 	const struct gp_process *p = a->p;
-	struct gp_finding f = { .id = "pageable-copies", .estimate = "model", .site = site_pageable,
+	struct gp_finding f = { .id = "pageable-copies", .about = GP_ABOUT_COPIES,
+				.estimate = "model", .site = site_pageable,
 				.action = "Allocate the host buffers with cudaMallocHost/cudaHostAlloc, or cudaHostRegister "
 					  "them once (PyTorch: pin_memory=True); pinned memory is copied by DMA directly." };
 	json_t *arr = gp_doc_arr_new(a->d);
@@ -124,7 +125,8 @@ static bool site_sync_copy(const struct gp_stack_op *r)
 static void rule_sync_copies(struct gp_advice *a, __u64 outside)
 {
 	const struct gp_process *p = a->p;
-	struct gp_finding f = { .id = "sync-copies", .estimate = "upper_bound", .site = site_sync_copy,
+	struct gp_finding f = { .id = "sync-copies", .about = GP_ABOUT_COPIES | GP_ABOUT_OUTSIDE,
+				.estimate = "upper_bound", .site = site_sync_copy,
 				.action = "Use cudaMemcpyAsync on a stream (from pinned memory) and synchronise only where "
 					  "the data is needed, so that the host works while the copy runs." };
 	__u64 calls = 0, bytes = 0, T = 0;
@@ -164,7 +166,8 @@ static bool site_small_copy(const struct gp_stack_op *r)
 static void rule_small_copies(struct gp_advice *a)
 {
 	const struct gp_process *p = a->p;
-	struct gp_finding f = { .id = "small-copies", .estimate = "model", .site = site_small_copy,
+	struct gp_finding f = { .id = "small-copies", .about = GP_ABOUT_COPIES,
+				.estimate = "model", .site = site_small_copy,
 				.action = "Gather small tensors into one buffer and copy it once (or use pinned, mapped "
 					  "memory the kernels read directly): each copy call pays a fixed cost." };
 	json_t *rows = gp_doc_arr_new(a->d);
@@ -255,7 +258,8 @@ static __u64 sync_time(struct gp_advice *a, bool redundant, __u64 *calls, json_t
 
 static void rule_sync_wait(struct gp_advice *a, __u64 outside)
 {
-	struct gp_finding f = { .id = "sync-wait", .estimate = "upper_bound", .site = site_sync,
+	struct gp_finding f = { .id = "sync-wait", .about = GP_ABOUT_SYNCS | GP_ABOUT_OUTSIDE,
+				.estimate = "upper_bound", .site = site_sync,
 				.action = "Overlap the host's work with the GPU's: queue the next step (prefetch the next "
 					  "batch) before waiting for this one, wait on events rather than the whole device, "
 					  "and as late as possible." };
@@ -283,7 +287,8 @@ static void rule_sync_wait(struct gp_advice *a, __u64 outside)
 
 static void rule_redundant_sync(struct gp_advice *a)
 {
-	struct gp_finding f = { .id = "redundant-sync", .estimate = "exact", .site = NULL,
+	struct gp_finding f = { .id = "redundant-sync", .about = GP_ABOUT_SYNCS,
+				.estimate = "exact", .site = NULL,
 				.action = "Remove synchronisations that follow another one (or a synchronous copy) with "
 					  "nothing queued in between: they wait for nothing." };
 	json_t *by_api;
@@ -317,7 +322,8 @@ static bool site_launch(const struct gp_stack_op *r)
 static void rule_launch_bound(struct gp_advice *a)
 {
 	const struct gp_process *p = a->p;
-	struct gp_finding f = { .id = "launch-bound", .estimate = "model", .site = site_launch,
+	struct gp_finding f = { .id = "launch-bound", .about = GP_ABOUT_LAUNCHES,
+				.estimate = "model", .site = site_launch,
 				.action = "Capture the steady-state step in a CUDA Graph (cudaStreamBeginCapture, "
 					  "torch.cuda.graphs) and launch it once per step; fuse small kernels "
 					  "(torch.compile)." };
@@ -363,7 +369,8 @@ static bool site_alloc(const struct gp_stack_op *r)
 static void rule_alloc_churn(struct gp_advice *a)
 {
 	const struct gp_process *p = a->p;
-	struct gp_finding f = { .id = "alloc-churn", .estimate = "model", .site = site_alloc,
+	struct gp_finding f = { .id = "alloc-churn", .about = GP_ABOUT_ALLOCS,
+				.estimate = "model", .site = site_alloc,
 				.action = "Allocate once and reuse the buffers (PyTorch's caching allocator does), or use "
 					  "cudaMallocAsync with a memory pool: allocation calls synchronise and are slow." };
 	__u64 A = 0, Ans = 0, F = 0, Fns = 0, peak = p->mem.blocking_peak_allocs, churn;
@@ -408,7 +415,8 @@ static void rule_alloc_churn(struct gp_advice *a)
 static void rule_cpu_feeding(struct gp_advice *a)
 {
 	const struct gp_process *p = a->p;
-	struct gp_finding f = { .id = "cpu-feeding", .estimate = "upper_bound",
+	struct gp_finding f = { .id = "cpu-feeding", .about = GP_ABOUT_OUTSIDE,
+				.estimate = "upper_bound",
 				.action = "Move data loading and preprocessing off the GPU-feeding threads (worker "
 					  "processes, DataLoader(num_workers=N, pin_memory=True)) and prefetch ahead of the "
 					  "GPU." };
@@ -464,7 +472,6 @@ static void rule_faults(struct gp_advice *a)
 
 	if (minor + major < GP_ADVICE_FAULTS_MIN)
 		return;
-	f.impact_ns = minor * GP_ADVICE_FAULT_NS + (major ? p->in_calls.offcpu_ns : 0);
 	by_api = gp_doc_arr_new(a->d);
 	for (unsigned i = 0; i < GP_API_MAX; i++) {
 		const struct gp_api_stats *st = p->api[i];
@@ -472,6 +479,11 @@ static void rule_faults(struct gp_advice *a)
 
 		if (!st || !(st->inside.minor_faults + st->inside.major_faults))
 			continue;
+		/* never more than those calls took: the off-CPU time only of the APIs that waited on the disk */
+		f.impact_ns += min_u64(st->inside.minor_faults * GP_ADVICE_FAULT_NS +
+					       (st->inside.major_faults ? st->inside.offcpu_ns : 0),
+				       st->time.sum);
+		f.about |= gp_about_api(i);
 		if (st->inside.minor_faults + st->inside.major_faults > top_faults) {
 			top_faults = st->inside.minor_faults + st->inside.major_faults;
 			top = i;
@@ -485,8 +497,11 @@ static void rule_faults(struct gp_advice *a)
 	snprintf(f.title, sizeof(f.title), "%llu page faults inside GPU calls (%llu major), %llu of them in %s",
 		 (unsigned long long)(minor + major), (unsigned long long)major, (unsigned long long)top_faults,
 		 gp_apis[top].symbol);
-	snprintf(f.method, sizeof(f.method), "%llu minor faults × 1 µs%s = %s", (unsigned long long)minor,
-		 major ? " + the off-CPU time inside calls (major faults wait for the disk)" : "", MS(t1, f.impact_ns));
+	snprintf(f.method, sizeof(f.method),
+		 "per API: the minor faults in its calls × 1 µs%s, at most the host time of its calls; summed: %s",
+		 major ? " + the off-CPU time inside its calls where they took major faults (those wait for the disk)"
+		       : "",
+		 MS(t1, f.impact_ns));
 	f.evidence = gp_doc_obj_new(a->d);
 	gp_doc_put(a->d, f.evidence, "minor_faults", gp_j_u64(minor));
 	gp_doc_put(a->d, f.evidence, "major_faults", gp_j_u64(major));
@@ -510,6 +525,7 @@ static void rule_failing_calls(struct gp_advice *a)
 
 		if (!st || st->errors < GP_ADVICE_FAIL_MIN)
 			continue;
+		f.about = gp_about_api(i);
 		f.impact_ns = st->error_ns;
 		codes = gp_doc_arr_new(a->d);
 		for (size_t j = 0; j < st->ncodes; j++) {
@@ -538,7 +554,8 @@ static void rule_failing_calls(struct gp_advice *a)
 static void rule_leak(struct gp_advice *a)
 {
 	const struct gp_process *p = a->p;
-	struct gp_finding f = { .id = "leak", .estimate = "exact", .unconditional = true,
+	struct gp_finding f = { .id = "leak", .about = 0,
+				.estimate = "exact", .unconditional = true,
 				.action = "Free what the process allocates before it exits (if it is a framework's cache, "
 					  "this is how much it kept)." };
 	const struct gp_alloc **live;
@@ -633,7 +650,8 @@ static void straggler_of_size(struct gp_doc *d, json_t *out, struct rank_of *ran
 
 		gp_process_window(m, p, &from, &to);
 		struct gp_advice a = { .d = d, .p = p, .wall_ns = from && to > from ? to - from : 0, .out = out };
-		struct gp_finding f = { .id = "nccl-straggler", .estimate = "model",
+		struct gp_finding f = { .id = "nccl-straggler", .about = GP_ABOUT_NCCL,
+					.estimate = "model",
 					.action = "Find what delays this rank before its collectives (its own CPU work, "
 						  "data loading, a slower device or link) and balance the work across ranks; "
 						  "every collective waits for the last rank to arrive." };
@@ -735,7 +753,8 @@ static void rule_gpu_idle(struct gp_advice *a)
 						  "on the CPU outside GPU calls" };
 	const struct gp_process *p = a->p;
 	const struct gp_gpu_device *dev = sole_device(a->d->m, p->pid);
-	struct gp_finding f = { .id = "gpu-idle-host-busy", .estimate = "upper_bound",
+	struct gp_finding f = { .id = "gpu-idle-host-busy", .estimate = "upper_bound", .verdict = true,
+				.about = GP_ABOUT_COPIES | GP_ABOUT_ALLOCS | GP_ABOUT_OUTSIDE,
 				.action = "Overlap the host's work with the GPU's: pinned buffers and cudaMemcpyAsync for "
 					  "the copies, allocations hoisted out of the loop, input preparation on other "
 					  "threads or processes ahead of the GPU (DataLoader workers, prefetching)." };
@@ -759,13 +778,25 @@ static void rule_gpu_idle(struct gp_advice *a)
 	for (size_t i = 0; i < n; i++) {
 		const struct gp_thread *t = ts[i];
 
+		__u64 window;
+
 		if (!t->calls || t->last_ns <= t->first_ns)
 			continue;
-		span += t->last_ns - t->first_ns;
-		if (t->cpu.known) {
+		/*
+		 * The on-CPU time is the thread's whole traced window's (before its first call too: a
+		 * program filling its buffers), so that window is the span it is a share of; its calls lie
+		 * inside it, and what is not in them bounds the on-CPU time outside them.
+		 */
+		window = t->last_ns - t->first_ns;
+		if (t->cpu.known && t->cpu.end_ns > t->cpu.start_ns) {
+			window = t->cpu.end_ns - t->cpu.start_ns;
+			if (window < t->last_ns - t->first_ns)
+				window = t->last_ns - t->first_ns;
 			cpu_known = true;
-			part[2] += sub_sat(t->cpu.oncpu_ns, sub_sat(t->host_ns, t->in_calls.offcpu_ns));
+			part[2] += min_u64(sub_sat(t->cpu.oncpu_ns, sub_sat(t->host_ns, t->in_calls.offcpu_ns)),
+					   sub_sat(window, t->host_ns));
 		}
+		span += window;
 	}
 	free(ts);
 	host = part[0] + part[1] + part[2];

@@ -649,7 +649,12 @@ json_t *gp_report_doc(const struct gp_model *m)
 	gp_doc_put(&d, root, "stalls", gp_doc_stalls(&d));
 	gp_doc_put(&d, root, "skipped", gp_doc_skipped(&d));
 	gp_doc_put(&d, root, "summary", gp_doc_summary(&d, json_object_get(root, "processes")));
-	gp_doc_put(&d, root, "recommendations", gp_doc_recommendations(&d));
+	{
+		json_t *verdicts = NULL, *recs = gp_doc_recommendations(&d, &verdicts);
+
+		gp_doc_put(&d, root, "verdicts", verdicts ? verdicts : gp_doc_arr_new(&d));
+		gp_doc_put(&d, root, "recommendations", recs);
+	}
 	gp_doc_drops(&d, root);
 	gp_doc_put(&d, root, "sampling", gp_doc_sampling(&d));
 	gp_doc_put(&d, root, "nvml", gp_doc_nvml(&d));

@@ -49,6 +49,7 @@ machine, where the workload alone takes 10 ms). So gpuprobed runs at real-time p
 the workload at 2 (advice_cases.c, main): other load shares neither. The bounds above do not rely on
 that: both clocks are read around and inside each call as it ran. A case runs once: a check that misses
 is a failure to explain, never a run to repeat."""
+import itertools
 import json
 import os
 import re
@@ -79,13 +80,19 @@ CASES = {
     "leak": dict(),
     "clean": dict(SIMGPU_KERNEL_TIMES="advice_long=20000"),
     "two-rules": dict(SIMGPU_BW_HTOD_PAGEABLE_GBPS=0.5, SIMGPU_BW_HTOD_PINNED_GBPS=2),
+    # a user's first try: 200 pageable 8 MiB copies, nothing else (~200 ms of host time)
+    "pageable-idle": dict(SIMGPU_BW_HTOD_PAGEABLE_GBPS=8),
 }
 
 RULES = ("pageable-copies", "sync-copies", "sync-wait", "redundant-sync", "small-copies", "launch-bound",
          "alloc-churn", "cpu-feeding", "faults-in-calls", "nccl-straggler", "failing-calls", "leak",
          "gpu-idle-host-busy")
 FIELDS = ("id", "pid", "comm", "title", "impact_ns", "impact_share", "estimate", "method", "evidence",
-          "call_sites", "action")
+          "call_sites", "action", "about", "overlaps")
+# Rules that describe a state other findings explain: reported in verdicts[], never ranked.
+VERDICTS = ("gpu-idle-host-busy",)
+# The kinds of host time a finding can be about (report.json "about") and the APIs of each.
+ABOUT = ("copies", "synchronisations", "launches", "allocations", "nccl", "other-calls", "outside-calls")
 # The spec's estimate kind of each rule (leak's is not stated: any of the three).
 ESTIMATE = {"pageable-copies": "model", "sync-copies": "upper_bound", "sync-wait": "upper_bound",
             "redundant-sync": "exact", "small-copies": "model", "launch-bound": "model", "alloc-churn": "model",
@@ -799,10 +806,14 @@ def test_figures_match_report_tables(runs, case):
                 row = api_row(proc, a["api"])
                 assert (a["minor_faults"], a["major_faults"]) == (row["minor_faults"], row["major_faults"]), (a, row)
             assert ev["minor_faults"] == sum(a["minor_faults"] for a in ev["by_api"]), ev
-            if ev["major_faults"] == 0:
-                assert impact == ev["minor_faults"] * 1000, (impact, ev)
-            else:
-                assert impact >= ev["minor_faults"] * 1000, (impact, ev)
+            # per API: its minor faults x 1 µs (+ its off-CPU time where it took major faults), at most the
+            # host time of its calls (a fault is not always 1 µs: never more than the calls took)
+            want = 0
+            for a in ev["by_api"]:
+                row = api_row(proc, a["api"])
+                want += min(a["minor_faults"] * 1000 + (row["offcpu_ns"] if a["major_faults"] else 0),
+                            row["total_ns"])
+            assert impact == want, (impact, want, ev)
         elif rule == "failing-calls":
             row = api_row(proc, ev["api"])
             assert (ev["calls"], ev["errors"]) == (row["calls"], row["errors"]) and ev["errors"] >= 2, (ev, row)
@@ -896,6 +907,79 @@ def test_base_accounting(runs, case):
     memory, leaks, kernels, streams, threads, probe hits, no loss)."""
     run = runs(case)
     gp.check_all(run.report, run.ref)
+
+
+def api_kind(api):
+    """The kind of host time a call of api is (docs/recommendations.md "about"), from its name."""
+    if api.startswith("nccl"):
+        return "nccl"
+    if api in SYNC_APIS:
+        return "synchronisations"
+    if api in LAUNCH_APIS:
+        return "launches"
+    if api in ALLOC_APIS + FREE_APIS or "HostRegister" in api or "HostUnregister" in api:
+        return "allocations"
+    if api.startswith(("cudaMemcpy", "cudaMemset", "cuMemcpy", "cuMemset")):
+        return "copies"
+    return "other-calls"
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_no_finding_claims_more_than_its_time(runs, case):
+    """No finding's saving exceeds the host time of the calls (or threads) it is about, on the workload's
+    own clock of those calls ("about": the kinds of its calls; "outside-calls": the thread's wall time
+    outside its calls); each finding's "overlaps" are exactly the findings of its process about some of the
+    same time, and any set of findings that do not overlap saves at most the process's traced wall time;
+    no share is above 100 %. The verdicts are not ranked, and claim no more than the process's time."""
+    run = runs(case)
+    t, traced = run.timing, run.proc["traced_ns"]
+    recs, mine = run.report["recommendations"], run.findings()
+    inside = {k: sum(c.wall for c in t.calls if api_kind(c.api) == k) for k in ABOUT}
+    first, last = min(c.t0 for c in t.calls), max(c.t1 for c in t.calls)
+    # outside the calls: before the first (a program preparing its buffers) and after the last, too
+    inside["outside-calls"] = traced - sum(c.floor for c in t.calls)
+    assert traced >= last - first, (traced, last - first)
+    for f in mine:
+        assert f["id"] not in VERDICTS, f"{f['id']} ranked among the fixes"
+        assert f["about"] and set(f["about"]) <= set(ABOUT) or f["id"] == "leak", f
+        bound = sum(inside[k] for k in f["about"])
+        assert f["impact_ns"] <= bound, \
+            f"{case}: {f['id']} saves {f['impact_ns']} ns, more than the {bound} ns of its {f['about']}"
+        assert f["impact_share"] is None or f["impact_share"] <= 1, f
+        want = [i + 1 for i, g in enumerate(recs) if g is not f and g["pid"] == f["pid"] and
+                set(g["about"]) & set(f["about"])]
+        assert f["overlaps"] == want, (f["id"], f["overlaps"], want)
+    for r in range(1, len(mine) + 1):
+        for group in itertools.combinations(mine, r):
+            if all(not set(a["about"]) & set(b["about"]) for a, b in itertools.combinations(group, 2)):
+                assert sum(f["impact_ns"] for f in group) <= traced, \
+                    f"{case}: {[f['id'] for f in group]} do not overlap but save more than the wall {traced} ns"
+    for v in run.report["verdicts"]:
+        assert v["id"] in VERDICTS, v
+        assert v["impact_ns"] <= traced and v["evidence"]["host_share"] <= 1, v
+        assert v["evidence"]["host_side_ns"] <= v["evidence"]["threads_span_ns"], v["evidence"]
+        assert all(recs[r - 1]["pid"] == v["pid"] and set(recs[r - 1]["about"]) & set(v["about"])
+                   for r in v["explained_by"]), v
+
+
+def test_pageable_idle_ranks_pinning_first(runs):
+    """200 pageable copies and no kernel: the GPU idles while the host copies. That state is the verdict
+    (report.md's opening line of the Recommendations), explained by the findings about the copies; the fix
+    ranked first is pinning."""
+    run = runs("pageable-idle")
+    mine = run.findings()
+    assert mine and mine[0]["id"] == "pageable-copies", summary(mine)
+    verdicts = [v for v in run.report["verdicts"] if v["pid"] == run.pid]
+    if not run.report.get("gpus"):
+        pytest.skip("no NVML samples in this run: no verdict to check")
+    assert [v["id"] for v in verdicts] == ["gpu-idle-host-busy"], verdicts
+    (v,) = verdicts
+    assert 1 in v["explained_by"], v["explained_by"]
+    # at most the host time of the copies and the thread's time outside them
+    assert v["impact_ns"] <= run.proc["traced_ns"]
+    head = run.md.index("## Recommendations")
+    assert run.md.index(f"**Verdict (pid {run.pid}, ", head) < run.md.index("| --", head), \
+        "report.md: the verdict does not open the Recommendations"
 
 
 def test_two_rules_order(runs):

@@ -62,6 +62,10 @@
  *   two-rules        pageable-copies' HtoD part with 16 pageable copies (large)
  *                    + 20 × 256 KiB alloc churn (small): both fire,
  *                    pageable-copies first
+ *   pageable-idle    200 sync 8 MiB HtoD copies from pageable memory and no
+ *                    kernel [HtoD pageable 8 GB/s]: the GPU idles while the
+ *                    host copies (the gpu-idle-host-busy verdict), and pinning
+ *                    is the fix ranked first (ratio assumed 0.4)
  *
  * usage: advice_cases --case NAME [wl options]
  */
@@ -919,6 +923,28 @@ NOINLINE void case_two_rules(void)
 	absent("\"small-copies\", \"launch-bound\", \"redundant-sync\", \"sync-wait\", " ABSENT_TIMELESS);
 }
 
+NOINLINE void case_pageable_idle(void)
+{
+	const size_t bytes = 8 * MiB;
+	const int n = 200;
+	char *src = malloc(bytes), *dev;
+	uint64_t ns = 0;
+
+	if (!src)
+		wl_die("out of memory");
+	memset(src, 1, bytes); /* its pages faulted in here, not inside the copies */
+	dev = dev_alloc(bytes);
+	for (int i = 0; i < n; i++)
+		ns += copy(dev, src, bytes, cudaMemcpyHostToDevice, "pageable");
+	dev_free(dev);
+	free(src);
+	number("htod", "{\"calls\": %d, \"bytes\": %llu, \"host_ns\": %llu, \"ratio\": 0.4}", n,
+	       (unsigned long long)n * bytes, (unsigned long long)ns);
+	expect("pageable-copies", NULL, ns * (1 - 0.4), "clock");
+	absent("\"small-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", \"sync-wait\", "
+	       "\"cpu-feeding\", " ABSENT_TIMELESS);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(void);
@@ -929,7 +955,7 @@ static const struct {
 	{ "alloc-churn", case_alloc_churn },         { "cpu-feeding", case_cpu_feeding },
 	{ "faults-in-calls", case_faults_in_calls }, { "failing-calls", case_failing_calls },
 	{ "leak", case_leak },                       { "clean", case_clean },
-	{ "two-rules", case_two_rules },
+	{ "two-rules", case_two_rules },             { "pageable-idle", case_pageable_idle },
 };
 
 int main(int argc, char **argv)
