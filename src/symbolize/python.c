@@ -605,24 +605,21 @@ static int glibc_version(pid_t pid, const struct gp_map *m, unsigned *major, uns
 	return err;
 }
 
-#define REFUSE(...)                                                  \
+/* out->line says why; err is code. */
+#define CONCLUDE(code, ...)                                          \
 	do {                                                         \
 		snprintf(out->line, sizeof(out->line), __VA_ARGS__); \
-		err = -ENOTSUP;                                      \
+		err = (code);                                        \
 		goto out;                                            \
 	} while (0)
 
+#define REFUSE(...) CONCLUDE(-ENOTSUP, __VA_ARGS__)
 /*
  * Not verified now, but perhaps only not yet: an interpreter between creating a thread state and
  * binding it to its thread's key, say. The caller looks again and refuses with this line only
  * when it stays so (stack_sources.c).
  */
-#define NOT_YET(...)                                                 \
-	do {                                                         \
-		snprintf(out->line, sizeof(out->line), __VA_ARGS__); \
-		err = -EAGAIN;                                       \
-		goto out;                                            \
-	} while (0)
+#define NOT_YET(...) CONCLUDE(-EAGAIN, __VA_ARGS__)
 
 /* A type object's tp_name is want. */
 static bool type_named(pid_t pid, __u64 type, const char *want)
