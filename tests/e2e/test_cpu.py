@@ -134,7 +134,9 @@ def test_cpu_accounts_match_the_kernel(tmp_path):
         # a few faults of glibc's thread start-up (the new stack and TLS) lie outside the thread's window
         assert 0 <= got["minor_faults"] - want["minor_faults"] <= 8, (w["role"], got, want)
         assert got["major_faults"] == want["major_faults"]
-        assert close(got["cpu_ns"], want["cpu_ns"], abs_ns=500_000), (w["role"], got, want)
+        # its CPU time: all of its window's, and more (its start-up and exit outside the window: ~1 ms
+        # beside the spinners here); the workers' whole lives together are checked below
+        assert got["cpu_ns"] >= want["cpu_ns"], (w["role"], got, want)
         if w["role"] == "sleeper":
             assert got["voluntary_switches"] >= 40
         if w["role"] == "toucher":
@@ -162,6 +164,13 @@ def test_cpu_accounts_match_the_kernel(tmp_path):
     assert 0 <= cpu["minor_faults"] - want["minor_faults"] <= 2 * nthreads + 8, (cpu, want)
     assert cpu["major_faults"] == want["major_faults"]
     assert close(cpu["cpu_ns"], want["cpu_ns"]), (cpu["cpu_ns"], want["cpu_ns"])
+    # the workers' whole lives, start-up and exit included: the process's CPU clock over the window less
+    # the main thread's own (the idle thread sleeps throughout). That clock misses each exiting thread's
+    # last steps (after the kernel folded its counters into the process's, as above): ~30 µs a worker
+    # seen here, bounded at 100 µs; nothing of the lives may be missing
+    lives = sum(threads[int(next(k for k in w if k != "role"))]["cpu_ns"] for w in ref["workers"])
+    process_lives = want["cpu_ns"] - ref["main_window_cpu_ns"]
+    assert 0 <= lives - process_lives <= 100_000 * len(ref["workers"]), (lives, process_lives)
     assert cpu["involuntary_switches"] >= 25, "5 spinners on fewer CPUs must be preempted"
     assert cpu["threads"] == nthreads
     assert cpu["cpu_ns"] + cpu["offcpu_ns"] <= cpu["thread_wall_ns"] * 1.05

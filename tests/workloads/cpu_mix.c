@@ -12,8 +12,10 @@
  * clock: begin_mono_ns, end_mono_ns), so that what a tracer saw can be cut to
  * the same window (the thread's start-up and exit lie outside it). The main
  * thread takes getrusage(RUSAGE_SELF) and the process CPU clock right after
- * the handshake and after joining the workers (as of known instants too). They are printed as one JSON
- * line before DONE: the reference.
+ * the handshake and after joining the workers (as of known instants too), and its own thread CPU clock
+ * just inside those reads (main_window_cpu_ns): what the process's CPU clock counted in the window less
+ * that is the workers' whole lives (the idle thread sleeps throughout), start-up and exit included.
+ * They are printed as one JSON line before DONE: the reference.
  * It maps the CUDA runtime (one cudaGetDeviceCount) so that gpuprobed attaches.
  *
  * usage: cpu_mix [--sleepers N] [--spinners N] [--spin-ms N] [--pages N] [wl options]
@@ -140,7 +142,7 @@ int main(int argc, char **argv)
 	int nsleep = 2, nspin = 5, ndev = 0, n = 0;
 	struct worker w[64];
 	struct rusage begin, end;
-	long long cpu_begin, cpu_end, mono_begin, mono_end;
+	long long cpu_begin, cpu_end, mono_begin, mono_end, main_begin, main_end;
 	pthread_t idle_th;
 
 	for (int i = 1; i < argc; i++) {
@@ -162,6 +164,7 @@ int main(int argc, char **argv)
 	wl_begin();
 	usage_at(RUSAGE_SELF, &begin, &mono_begin);
 	cpu_begin = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	main_begin = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (int i = 0; i < nsleep; i++)
 		w[n++].role = SLEEPER;
 	for (int i = 0; i < nspin; i++)
@@ -173,10 +176,12 @@ int main(int argc, char **argv)
 			wl_die("pthread_create failed");
 	for (int i = 0; i < n; i++)
 		pthread_join(w[i].th, NULL);
+	main_end = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	cpu_end = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	usage_at(RUSAGE_SELF, &end, &mono_end);
 
-	printf("{\"pid\": %d, \"main_tid\": %d, \"idle_tid\": %ld, ", (int)getpid(), (int)getpid(), idle_tid);
+	printf("{\"pid\": %d, \"main_tid\": %d, \"idle_tid\": %ld, \"main_window_cpu_ns\": %lld, ", (int)getpid(),
+	       (int)getpid(), idle_tid, main_end - main_begin);
 	print_usage("process", &begin, &end, cpu_begin, cpu_end, mono_begin, mono_end);
 	printf(", \"workers\": [");
 	for (int i = 0; i < n; i++) {
