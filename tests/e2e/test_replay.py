@@ -301,8 +301,11 @@ def test_what_if_async_copies(captured, tmp_path):
     assert w["changed_ops"] == COPIES
     thinks = captured.copy_thinks
     model = sum(thinks)  # ~27 ms
-    predicted = wall_saving(proc, w, captured.pid, model)
-    assert abs(w["saving_ns"] - predicted) <= tol, (w, model, predicted)
+    # and the host's wake-ups from the ten copies it no longer waits for (measured in the same replay: what
+    # a blocking call costs beyond the model), as much more on a busy host
+    least = wall_saving(proc, w, captured.pid, model)
+    most = wall_saving(proc, w, captured.pid, model + COPIES * wake_ns(proc))
+    assert least - tol <= w["saving_ns"] <= most + tol, (w, model, least, most)
     # the queue ends at the latest (COPIES - i) copies after copy i was queued, for some i
     queue_wait = max((COPIES - i) * PAGEABLE_COPY_NS - sum(thinks[i:]) for i in range(COPIES))
     saved, least, most = queued_copies_saved(proc, w, captured.pid, queue_wait)

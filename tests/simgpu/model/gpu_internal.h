@@ -120,6 +120,10 @@ SG_HIDDEN void sg_mem_set_flags(uintptr_t base, unsigned set, unsigned clear);
 /* Whether p lies in an address reservation (gpu_vmm.c; takes the VMM lock). */
 SG_HIDDEN bool sg_vmm_reserved(uintptr_t p);
 
+/* Staging buffers of asynchronous pageable copies (gpu_staging.c): reused, not fresh pages each copy. */
+SG_HIDDEN void *sg_staging_get(size_t bytes); /* NULL when out of memory */
+SG_HIDDEN void sg_staging_put(void *buf);     /* NULL: nothing */
+
 /* Capture (gpu_graph.c), with sg_mu held. */
 SG_HIDDEN int sg_capture_append_locked(struct sg_graph *g, const struct sg_work *w);
 SG_HIDDEN void sg_capture_invalidate_locked(struct sg_graph *g);

@@ -69,7 +69,7 @@ void sg_op_put_locked(struct sg_op *op)
 	if (!op || --op->refs)
 		return;
 	release_deps_locked(op);
-	free(op->staged);
+	sg_staging_put(op->staged);
 	free(op);
 }
 
@@ -279,7 +279,7 @@ static void *worker(void *arg)
 		if (op->w.kind == SG_WORK_HOSTFN && op->w.timed_fn) /* an NCCL item: a kernel on a GPU */
 			sg_board_busy(s->dev, SG_BUSY_SM, op->t_start, op->t_end);
 		/* the snapshot is not needed once the bytes moved (the op may outlive this) */
-		free(op->staged);
+		sg_staging_put(op->staged);
 		op->staged = NULL;
 		if (sg_log_level > 1)
 			sg_log("exec dev%d stream %p kind %d %s start %llu end %llu late_us %.1f", s->dev,
@@ -573,7 +573,7 @@ int sg_submit_locked(struct sg_stream *s, const struct sg_work *w, struct sg_op 
 
 static void *stage(const struct sg_work *w)
 {
-	void *buf = malloc(w->width * (w->height ? w->height : 1) + 1);
+	void *buf = sg_staging_get(w->width * (w->height ? w->height : 1) + 1);
 	size_t r;
 
 	if (!buf)
@@ -621,7 +621,7 @@ static int submit(struct sg_stream *s, int other_dev, const struct sg_work *w, s
 	else
 		sg_op_put_locked(op);
 	pthread_mutex_unlock(&sg_mu);
-	free(staged);
+	sg_staging_put(staged);
 	return err;
 }
 
