@@ -487,6 +487,12 @@ int gp_api_exit(struct pt_regs *ctx)
 		emit_with_stack(ctx, st, stk);
 		return 0;
 	}
+	/*
+	 * The NULL test on ext's own register: without the barrier clang tests a spilled copy of the
+	 * cookie's flags instead, and a verifier before 6.12 (6.1's) does not carry what that test
+	 * proves to the pointer read back from the stack ("R2 invalid mem access 'scalar'").
+	 */
+	asm volatile("" : "+r"(ext));
 	if (ext)
 		read_ext(ext, f, ck);
 	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
