@@ -57,7 +57,7 @@
  *                    (beside 3 good copies), cudaStreamDestroy(0) once (one
  *                    failure: below the rule's minimum)
  *   leak             device, managed and pinned allocations left at exit
- *   clean            async pinned copies and 20 ms kernels on a stream, one
+ *   clean            async pinned copies and 50 ms kernels on a stream, one
  *                    synchronisation: no rule may fire
  *   two-rules        pageable-copies' HtoD part with 16 pageable copies (large)
  *                    + 20 × 256 KiB alloc churn (small): both fire,
