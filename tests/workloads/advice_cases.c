@@ -571,25 +571,35 @@ NOINLINE double pageable_htod(int npg, int npin, size_t bytes)
 	return model;
 }
 
+/*
+ * n synchronous copies of bytes between a pageable host buffer (touched first: its faults come
+ * here, not inside the copies) and a device buffer, one way, no pinned copy beside them (the
+ * ratio assumed 0.4); the number "htod" or "dtoh"; returns their time on this program's clock.
+ */
+static uint64_t pageable_only(bool htod, int n, size_t bytes)
+{
+	char *host = malloc(bytes), *dev;
+	uint64_t ns = 0;
+
+	if (!host)
+		wl_die("out of memory");
+	memset(host, 2, bytes);
+	dev = dev_alloc(bytes);
+	for (int i = 0; i < n; i++)
+		ns += htod ? copy(dev, host, bytes, cudaMemcpyHostToDevice, "pageable")
+			   : copy(host, dev, bytes, cudaMemcpyDeviceToHost, "pageable");
+	dev_free(dev);
+	free(host);
+	number(htod ? "htod" : "dtoh", "{\"calls\": %d, \"bytes\": %llu, \"host_ns\": %llu, \"ratio\": 0.4}", n,
+	       (unsigned long long)n * bytes, (unsigned long long)ns);
+	return ns;
+}
+
 NOINLINE void case_pageable_copies(void)
 {
-	const size_t bytes = 4 * MiB;
-	const int ndtoh = 4;
-	char *dst = malloc(bytes), *dev;
-	uint64_t dtoh_ns = 0;
-	double htod;
+	double htod = pageable_htod(8, 4, 4 * MiB);
+	uint64_t dtoh_ns = pageable_only(false, 4, 4 * MiB);
 
-	if (!dst)
-		wl_die("out of memory");
-	memset(dst, 2, bytes);
-	htod = pageable_htod(8, 4, bytes);
-	dev = dev_alloc(bytes);
-	for (int i = 0; i < ndtoh; i++)
-		dtoh_ns += copy(dst, dev, bytes, cudaMemcpyDeviceToHost, "pageable");
-	dev_free(dev);
-	free(dst);
-	number("dtoh", "{\"calls\": %d, \"bytes\": %llu, \"host_ns\": %llu, \"ratio\": 0.4}", ndtoh,
-	       (unsigned long long)ndtoh * bytes, (unsigned long long)dtoh_ns);
 	/* HtoD from the model; DtoH: the assumed ratio on the program's own clock of those copies */
 	expect("pageable-copies", NULL, htod + dtoh_ns * (1 - 0.4), "model");
 	absent("\"small-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", \"sync-wait\", "
@@ -925,21 +935,8 @@ NOINLINE void case_two_rules(void)
 
 NOINLINE void case_pageable_idle(void)
 {
-	const size_t bytes = 8 * MiB;
-	const int n = 200;
-	char *src = malloc(bytes), *dev;
-	uint64_t ns = 0;
+	uint64_t ns = pageable_only(true, 200, 8 * MiB);
 
-	if (!src)
-		wl_die("out of memory");
-	memset(src, 1, bytes); /* its pages faulted in here, not inside the copies */
-	dev = dev_alloc(bytes);
-	for (int i = 0; i < n; i++)
-		ns += copy(dev, src, bytes, cudaMemcpyHostToDevice, "pageable");
-	dev_free(dev);
-	free(src);
-	number("htod", "{\"calls\": %d, \"bytes\": %llu, \"host_ns\": %llu, \"ratio\": 0.4}", n,
-	       (unsigned long long)n * bytes, (unsigned long long)ns);
 	expect("pageable-copies", NULL, ns * (1 - 0.4), "clock");
 	absent("\"small-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", \"sync-wait\", "
 	       "\"cpu-feeding\", " ABSENT_TIMELESS);
