@@ -119,20 +119,21 @@ int gp_bpf_load(struct gp_bpf *b, const struct gp_bpf_opts *o)
 
 	libbpf_set_print(libbpf_print);
 	raise_fd_limit();
+	if (!b->kernel_probed && (err = gp_kernel_features_probe(&b->kernel, o->no_uprobe_multi)))
+		return err;
+	b->kernel_probed = true;
 	b->api = gpu_api_bpf__open();
 	if (!b->api) {
 		err = -errno;
 		gp_err("open BPF object: %s", strerror(-err));
 		return err;
 	}
-	b->multi = !o->no_uprobe_multi && gp_uprobe_multi_supported();
+	b->multi = !b->kernel.replaced[GP_KF_UPROBE_MULTI];
 	if (b->multi) {
 		bpf_program__set_expected_attach_type(b->api->progs.gp_api_enter,
 						      GP_BPF_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(b->api->progs.gp_api_exit,
 						      GP_BPF_TRACE_UPROBE_MULTI);
-	} else {
-		gp_info("using one perf-event link per probe (no uprobe_multi links)");
 	}
 	err = bpf_map__set_max_entries(b->api->maps.events, (__u32)ring_bytes);
 	if (!err)
@@ -144,8 +145,8 @@ int gp_bpf_load(struct gp_bpf *b, const struct gp_bpf_opts *o)
 	if (!err)
 		err = gpu_api_bpf__load(b->api);
 	if (err) {
-		gp_err("load BPF programs: %s (this kernel needs BTF, uprobes, task storage and a BPF ring buffer; "
-		       "-v shows libbpf's reasons)",
+		gp_err("load BPF programs: %s (the kernel has every feature they use; -v shows the verifier's "
+		       "reasons)",
 		       strerror(-err));
 		return err;
 	}

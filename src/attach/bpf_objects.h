@@ -14,6 +14,8 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
+#include "attach/kernel_features.h"
+
 struct gpu_api_bpf;
 struct sched_bpf;
 struct procs_bpf;
@@ -22,6 +24,8 @@ struct gp_bpf {
 	struct gpu_api_bpf *api;
 	struct sched_bpf *sched; /* CPU accounts and fork admission */
 	struct procs_bpf *procs; /* exec/mmap admission and holds */
+	struct gp_kernel_features kernel; /* probed before the load (gp_kernel_features_probe) */
+	bool kernel_probed;
 	bool multi;		 /* the API programs attach through uprobe_multi links */
 	struct bpf_link *inflight; /* the task iterator of calls in progress (made at its first read) */
 };

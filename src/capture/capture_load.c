@@ -155,6 +155,21 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 		UNPACK(probe_cost);
 		gp_model_set_probe_cost(m, u.probe_cost.probe_hit_ns);
 		break;
+	case GP_MOP_KERNEL:
+		UNPACK(kernel);
+		if (gp_model_set_kernel(m, u.kernel.features, u.kernel.perf_event_paranoid))
+			return -ENOMEM;
+		break;
+	case GP_MOP_KERNEL_REPLACED:
+		UNPACK(kernel_replaced);
+		if (gp_model_kernel_replaced(m, u.kernel_replaced.feature, u.kernel_replaced.since,
+					     u.kernel_replaced.by, u.kernel_replaced.cost, u.kernel_replaced.by_request))
+			return -ENOMEM;
+		break;
+	case GP_MOP_PROBE_REMOVAL:
+		UNPACK(probe_removal);
+		gp_model_set_probe_removal(m, u.probe_removal.probes, u.probe_removal.ns);
+		break;
 	case GP_MOP_PROBE_CALL_COST:
 		UNPACK(probe_call_cost);
 		gp_model_set_probe_call_cost(m, u.probe_call_cost.probe_call_ns);

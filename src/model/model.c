@@ -160,6 +160,16 @@ void gp_model_free(struct gp_model *m)
 	free(m->session.mode);
 	free(m->session.hostname);
 	free(m->session.kernel_release);
+	free(m->session.kernel.features);
+	for (size_t i = 0; i < m->session.kernel.nreplaced; i++) {
+		struct gp_kernel_replaced *r = &m->session.kernel.replaced[i];
+
+		free(r->feature);
+		free(r->since);
+		free(r->by);
+		free(r->cost);
+	}
+	free(m->session.kernel.replaced);
 	free((char *)m->session.unwind.build_max_file);
 	free(m->session.timed_out);
 	for (size_t i = 0; i < m->session.nhold_files; i++)
@@ -220,6 +230,45 @@ void gp_model_set_probe_cost(struct gp_model *m, __u64 probe_hit_ns)
 {
 	gp_model_tap_probe_cost(m, &(struct gp_op_probe_cost){ .probe_hit_ns = probe_hit_ns });
 	m->session.probe_hit_ns = probe_hit_ns;
+}
+
+int gp_model_set_kernel(struct gp_model *m, const char *features, int perf_event_paranoid)
+{
+	gp_model_tap_kernel(m, &(struct gp_op_kernel){ .features = features,
+							.perf_event_paranoid = perf_event_paranoid });
+	m->session.kernel.set = true;
+	m->session.kernel.perf_event_paranoid = perf_event_paranoid;
+	return replace_str(&m->session.kernel.features, features);
+}
+
+int gp_model_kernel_replaced(struct gp_model *m, const char *feature, const char *since, const char *by,
+			     const char *cost, bool by_request)
+{
+	struct gp_kernel_replaced *r;
+
+	gp_model_tap_kernel_replaced(m, &(struct gp_op_kernel_replaced){ .feature = feature, .since = since,
+									  .by = by, .cost = cost,
+									  .by_request = by_request });
+	r = realloc(m->session.kernel.replaced, (m->session.kernel.nreplaced + 1) * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	m->session.kernel.replaced = r;
+	r += m->session.kernel.nreplaced;
+	*r = (struct gp_kernel_replaced){ .feature = feature ? strdup(feature) : NULL,
+					  .since = since ? strdup(since) : NULL,
+					  .by = by ? strdup(by) : NULL,
+					  .cost = cost ? strdup(cost) : NULL,
+					  .by_request = by_request };
+	m->session.kernel.nreplaced++;
+	return 0;
+}
+
+void gp_model_set_probe_removal(struct gp_model *m, __u64 probes, __u64 ns)
+{
+	gp_model_tap_probe_removal(m, &(struct gp_op_probe_removal){ .probes = probes, .ns = ns });
+	m->session.kernel.removal_set = true;
+	m->session.kernel.removal_probes = probes;
+	m->session.kernel.removal_ns = ns;
 }
 
 void gp_model_set_unwind(struct gp_model *m, const struct gp_unwind_summary *u)

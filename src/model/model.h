@@ -131,6 +131,18 @@ void gp_model_set_session_end(struct gp_model *m, __u64 end_mono_ns);
 void gp_model_set_probe_cost(struct gp_model *m, __u64 probe_hit_ns);
 /* What a traced call (both hits and our programs' work) costs here, measured at the start (0: not). */
 void gp_model_set_probe_call_cost(struct gp_model *m, __u64 probe_call_ns);
+/*
+ * What the kernel offers (report: session.kernel): the features used
+ * ("btf,ring_buffer,..."), kernel.perf_event_paranoid (GP_PARANOID_UNKNOWN:
+ * unknown); then each feature replaced, the oldest Linux that has it, what
+ * stands in and what that costs (strings copied).
+ */
+#define GP_PARANOID_UNKNOWN (-1000)
+int gp_model_set_kernel(struct gp_model *m, const char *features, int perf_event_paranoid);
+int gp_model_kernel_replaced(struct gp_model *m, const char *feature, const char *since, const char *by,
+			     const char *cost, bool by_request);
+/* The probes removed at the session's end (pairs), and the time their removal took. */
+void gp_model_set_probe_removal(struct gp_model *m, __u64 probes, __u64 ns);
 /* The unwind tables' state (replaces the previous one; build_max_file copied). */
 void gp_model_set_unwind(struct gp_model *m, const struct gp_unwind_summary *u);
 /* The holds so far (replaces the previous summary). */

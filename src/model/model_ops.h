@@ -74,7 +74,11 @@
 	X(36, GPU_ERROR, gpu_error) \
 	/* NCCL stalls said live (src/session/stalls.c) */ \
 	X(37, NCCL_STALL, nccl_stall) \
-	X(38, NCCL_STALL_BEHIND, nccl_stall_behind)
+	X(38, NCCL_STALL_BEHIND, nccl_stall_behind) \
+	/* what the kernel offers (src/attach/kernel_features.c), and what removing the probes cost */ \
+	X(39, KERNEL, kernel) \
+	X(40, KERNEL_REPLACED, kernel_replaced) \
+	X(41, PROBE_REMOVAL, probe_removal)
 
 #define GP_OPF_SESSION(F) F(STR, tool_version) F(STR, command_line) F(STR, mode) F(STR, hostname) \
 	F(STR, kernel_release) F(U64, start_mono_ns) F(U64, start_realtime_ns)
@@ -103,6 +107,9 @@
 #define GP_OPF_SAMPLING(F) F(RAW, sampling) /* struct gp_sampling (model.h) */
 #define GP_OPF_PROBE_COST(F) F(U64, probe_hit_ns)
 #define GP_OPF_PROBE_CALL_COST(F) F(U64, probe_call_ns)
+#define GP_OPF_KERNEL(F) F(STR, features) F(S32, perf_event_paranoid)
+#define GP_OPF_KERNEL_REPLACED(F) F(STR, feature) F(STR, since) F(STR, by) F(STR, cost) F(BOOL, by_request)
+#define GP_OPF_PROBE_REMOVAL(F) F(U64, probes) F(U64, ns)
 #define GP_OPF_PY_FRAME(F) F(U32, tgid) F(U64, code) F(U64, word) F(S32, rc) F(STR, qualname) F(STR, file) \
 	F(S32, line)
 #define GP_OPF_PROCESS_PYTHON(F) F(U32, pid) F(U32, hexversion) F(BOOL, walked) F(STR, note)

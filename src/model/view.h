@@ -699,6 +699,18 @@ struct gp_model {
 			__u64 holds, total_ns, max_ns;
 		} *hold_files;       /* in the order first seen */
 		size_t nhold_files, caphold_files;
+		struct {
+			bool set;
+			char *features;       /* the features used, "btf,ring_buffer,..." */
+			int perf_event_paranoid; /* GP_PARANOID_UNKNOWN: unknown */
+			struct gp_kernel_replaced {
+				char *feature, *since, *by, *cost;
+				bool by_request; /* an option asked (--no-uprobe-multi) */
+			} *replaced;
+			size_t nreplaced;
+			bool removal_set;
+			__u64 removal_probes, removal_ns; /* the probes removed at the end, and how long it took */
+		} kernel;
 	} session;
 
 	struct {

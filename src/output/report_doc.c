@@ -245,6 +245,49 @@ static json_t *gp_doc_holds(struct gp_doc *d)
 	return o;
 }
 
+/* session.kernel: what the kernel offered, what stood in for what it lacked, what removing the probes took */
+static json_t *gp_doc_kernel(struct gp_doc *d)
+{
+	const struct gp_model *m = d->m;
+	json_t *k = gp_doc_obj_new(d), *used = gp_doc_arr_new(d), *rep = gp_doc_arr_new(d);
+	const char *f = m->session.kernel.features ? m->session.kernel.features : "";
+
+	while (*f) {
+		size_t n = strcspn(f, ",");
+		char name[64];
+
+		snprintf(name, sizeof(name), "%.*s", (int)n, f);
+		gp_doc_push(d, used, gp_j_str(name));
+		f += n + (f[n] == ',');
+	}
+	for (size_t i = 0; i < m->session.kernel.nreplaced; i++) {
+		const struct gp_kernel_replaced *r = &m->session.kernel.replaced[i];
+		json_t *o = gp_doc_obj_new(d);
+
+		gp_doc_put(d, o, "feature", gp_j_str(r->feature));
+		gp_doc_put(d, o, "since", gp_j_str(r->since));
+		gp_doc_put(d, o, "by", gp_j_str(r->by));
+		gp_doc_put(d, o, "cost", gp_j_str(r->cost));
+		gp_doc_put(d, o, "by_request", json_boolean(r->by_request));
+		gp_doc_push(d, rep, o);
+	}
+	gp_doc_put(d, k, "release", gp_j_str(m->session.kernel_release));
+	gp_doc_put(d, k, "features_used", used);
+	gp_doc_put(d, k, "replaced", rep);
+	gp_doc_put(d, k, "perf_event_paranoid", m->session.kernel.perf_event_paranoid == GP_PARANOID_UNKNOWN ?
+							 json_null() : json_integer(m->session.kernel.perf_event_paranoid));
+	if (m->session.kernel.removal_set) {
+		json_t *r = gp_doc_obj_new(d);
+
+		gp_doc_put(d, r, "probes", gp_j_u64(m->session.kernel.removal_probes));
+		gp_doc_put(d, r, "ns", gp_j_u64(m->session.kernel.removal_ns));
+		gp_doc_put(d, k, "probe_removal", r);
+	} else {
+		gp_doc_put(d, k, "probe_removal", json_null());
+	}
+	return k;
+}
+
 static json_t *gp_doc_session(struct gp_doc *d)
 {
 	const struct gp_model *m = d->m;
@@ -270,6 +313,7 @@ static json_t *gp_doc_session(struct gp_doc *d)
 	gp_doc_put(d, s, "probe_call_ns", m->session.probe_call_ns ? gp_j_u64(m->session.probe_call_ns) : json_null());
 	gp_doc_put(d, s, "unwind", m->session.unwind_set ? gp_doc_unwind(d, &m->session.unwind) : json_null());
 	gp_doc_put(d, s, "holds", m->session.holds_set ? gp_doc_holds(d) : json_null());
+	gp_doc_put(d, s, "kernel", m->session.kernel.set ? gp_doc_kernel(d) : json_null());
 	if (m->launch.set) {
 		json_t *l = gp_doc_obj_new(d);
 

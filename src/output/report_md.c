@@ -247,6 +247,22 @@ static void source_lines(const json_t *doc, FILE *out)
 			gp_md_str(src, "corruption"));
 }
 
+/* What stood in for a feature the kernel lacks, and what removing the probes took there. */
+static void kernel_lines(const json_t *k, FILE *out)
+{
+	const json_t *r, *rem = json_object_get(k, "probe_removal");
+	size_t i;
+
+	json_array_foreach(json_object_get(k, "replaced"), i, r)
+		fprintf(out, "- Kernel: %s %s (Linux %s): %s; %s\n",
+			json_is_true(json_object_get(r, "by_request")) ? "asked not to use" : "lacks",
+			gp_md_str(r, "feature"), gp_md_str(r, "since"), gp_md_str(r, "by"), gp_md_str(r, "cost"));
+	if (json_array_size(json_object_get(k, "replaced")) && json_is_object(rem))
+		fprintf(out, "- Probes removed at the end: %lld in %.3f s\n",
+			(long long)json_integer_value(json_object_get(rem, "probes")),
+			(double)json_integer_value(json_object_get(rem, "ns")) / 1e9);
+}
+
 static void session_header(const json_t *doc, FILE *out)
 {
 	const json_t *s = json_object_get(doc, "session");
@@ -259,6 +275,7 @@ static void session_header(const json_t *doc, FILE *out)
 	launch_line(doc, out);
 	fprintf(out, "- Mode: %s\n", gp_md_str(s, "mode"));
 	fprintf(out, "- Host: %s (kernel %s)\n", gp_md_str(s, "hostname"), gp_md_str(s, "kernel_release"));
+	kernel_lines(json_object_get(s, "kernel"), out);
 	fprintf(out, "- Started: %s\n", *gp_md_str(s, "start_utc") ? gp_md_str(s, "start_utc") : "(unknown)");
 	if (json_is_integer(dur))
 		fprintf(out, "- Duration: %lld.%03lld s\n", (long long)(json_integer_value(dur) / 1000000000),

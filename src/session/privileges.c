@@ -25,6 +25,11 @@ static unsigned long long effective_caps(void)
 	return caps;
 }
 
+bool gp_has_sys_admin(void)
+{
+	return effective_caps() & (1ULL << CAP_SYS_ADMIN_);
+}
+
 int gp_check_privileges(char *missing, size_t len)
 {
 	unsigned long long caps = effective_caps();

@@ -6,6 +6,7 @@
 #ifndef GP_PRIVILEGES_H
 #define GP_PRIVILEGES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -14,5 +15,8 @@
  * what is missing written into missing (e.g. "CAP_BPF, CAP_PERFMON").
  */
 int gp_check_privileges(char *missing, size_t len);
+
+/* CAP_SYS_ADMIN is effective (perf_event_open under kernel.perf_event_paranoid 3). */
+bool gp_has_sys_admin(void);
 
 #endif

@@ -48,22 +48,31 @@ static const char *stop_text(enum gp_stop_reason why, int signo)
 
 /*
  * Tracing stops: counting first, in one store for every probe (the report
- * holds every call whole or not at all); then admitting and holding, then
- * the probes go so nothing new arrives, then what is left is taken.
+ * holds every call whole or not at all); then admitting and holding, the
+ * scheduler's records (the window ends), then the probes go so nothing new
+ * arrives, then what is left is taken.
  * Returns the end of the traced window.
  */
 static __u64 stop_tracing(struct session *s)
 {
-	__u64 end_ns;
+	__u64 end_ns, t0;
+	size_t placed = s->probes.nattached;
 
 	gp_bpf_stop_counting(&s->bpf);
 	gp_bpf_stop_admitting(&s->bpf);
 	s->procs.closing = true;
 	gp_stack_sources_stop(s->sources); /* the processes held for their tables continued */
-	gp_uprobes_detach_all(&s->probes);
-	gp_budget_detached(&s->budget);
+	/* the traced window ends where counting stopped, not after the probes' removal (seconds for
+	 * perf-event links) */
 	gp_bpf_stop_scheduler(&s->bpf);
 	end_ns = gp_clock_ns(CLOCK_MONOTONIC);
+	gp_uprobes_detach_all(&s->probes);
+	t0 = gp_clock_ns(CLOCK_MONOTONIC) - end_ns;
+	gp_model_set_probe_removal(s->model, placed, t0);
+	gp_log(t0 >= 1000000000ull ? LOG_WARNING : LOG_INFO, "removed the %zu probe%s in place in %.3f s%s", placed,
+	       placed == 1 ? "" : "s", (double)t0 / 1e9,
+	       s->bpf.multi ? "" : " (perf-event links: this kernel removes them one at a time)");
+	gp_budget_detached(&s->budget);
 	gp_nvml_sampler_stop(s->nvml, s->model);
 	s->nvml = NULL;
 	gp_collector_drain(&s->collector);
@@ -188,6 +197,12 @@ int gp_session_run_hooked(const struct gp_options *o, const struct gp_session_ho
 		if (gp_target_check_pid(o->pids[i]))
 			return GP_EXIT_FAILURE;
 	if (gp_prepare_out_dir(o->out_dir))
+		return GP_EXIT_FAILURE;
+	/* after every check of what was asked: the probe loads programs */
+	if (gp_kernel_features_probe(&s.bpf.kernel, o->no_uprobe_multi))
+		return GP_EXIT_USAGE; /* said: the feature, and the oldest Linux that has it */
+	s.bpf.kernel_probed = true;
+	if (gp_kernel_perf_events_allowed(&s.bpf.kernel, gp_has_sys_admin()))
 		return GP_EXIT_FAILURE;
 	if (gp_session_open_model(&s) || gp_session_prepare(&s))
 		goto out;

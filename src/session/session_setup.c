@@ -190,6 +190,26 @@ void gp_session_holds_summary(struct session *s)
 						       .files_left_out = st.unfiled });
 }
 
+/* What the kernel offered and what stood in for what it lacked (report: session.kernel). */
+static int kernel_to_model(struct session *s)
+{
+	const struct gp_kernel_features *kf = &s->bpf.kernel;
+	char used[256];
+	int err;
+
+	gp_kernel_features_used(kf, used, sizeof(used));
+	err = gp_model_set_kernel(s->model, used, kf->perf_event_paranoid == GP_KF_PARANOID_UNKNOWN
+							   ? GP_PARANOID_UNKNOWN : kf->perf_event_paranoid);
+	for (int f = 0; !err && f < GP_KF_N; f++)
+		if (kf->replaced[f])
+			err = gp_model_kernel_replaced(s->model, gp_kfeature_name(f), gp_kfeature_since(f),
+						       gp_kfeature_replacement(f), gp_kfeature_cost(f),
+						       kf->by_request[f]);
+	if (err)
+		gp_err("out of memory");
+	return err;
+}
+
 /* BPF, probes, aggregates and the budget, files, processes, the ring, the loop. 0, or -errno after a message. */
 int gp_session_prepare(struct session *s)
 {
@@ -206,7 +226,7 @@ int gp_session_prepare(struct session *s)
 
 	/* what an earlier gpuprobed killed together with its resumer left held */
 	gp_holds_release_dead();
-	if ((err = gp_bpf_load(&s->bpf, &bo)) ||
+	if ((err = gp_bpf_load(&s->bpf, &bo)) || (err = kernel_to_model(s)) ||
 	    (err = gp_bpf_set_scope(&s->bpf, scope_flags(o), o->names, o->nnames)))
 		return err;
 	api = s->bpf.api;

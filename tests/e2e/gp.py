@@ -13,6 +13,7 @@ import select
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 
 import stack_formats
@@ -62,6 +63,19 @@ class LineReader:
             self.eof = not chunk
             chunks.append(chunk)
         return b"".join(chunks).decode(errors="replace")
+
+
+REFUSED = None  # conftest: kernel_refusal() of this machine's kernel
+
+
+def kernel_refusal():
+    """The line gpuprobed gives where this kernel lacks a feature it needs and nothing replaces (exit 2,
+    nothing attached), or None where it runs here."""
+    with tempfile.TemporaryDirectory() as out:
+        r = subprocess.run([GPUPROBED, "-o", out, "--duration", "0.1", "--", "true"], capture_output=True,
+                           text=True, timeout=120)
+    lines = [ln for ln in r.stderr.splitlines() if "lacks" in ln and "Linux" in ln]
+    return lines[0].removeprefix("gpuprobed: ") if r.returncode == 2 and lines else None
 
 
 # The simulated NVML's boards (SIMGPU_BOARD: shared memory where every simulated process says what

@@ -108,8 +108,22 @@ def read_unit(path=UNIT_PATH):
     return out
 
 
+PARANOID_DROP_IN = os.path.join(gp.ROOT, "systemd", "perf-event-paranoid.conf")
+
+
+def perf_event_paranoid():
+    with open("/proc/sys/kernel/perf_event_paranoid") as f:
+        return int(f.read())
+
+
 def service(path=UNIT_PATH):
-    return read_unit(path).get("Service", {})
+    """The unit's [Service], with the drop-in `make install` adds where kernel.perf_event_paranoid is
+    above 2 (CAP_SYS_ADMIN for perf_event_open): the unit as it is installed on this machine."""
+    svc = read_unit(path).get("Service", {})
+    if path == UNIT_PATH and perf_event_paranoid() > 2:
+        for key, values in read_unit(PARANOID_DROP_IN).get("Service", {}).items():
+            svc.setdefault(key, []).extend(values)
+    return svc
 
 
 def last(svc, key, default=None):

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* kernel_features.c — what the running kernel offers (kernel_features.h). */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "attach/kernel_features.h"
+#include "attach/uprobe_multi.h"
+#include "log.h"
+
+static const struct {
+	const char *name, *since, *what, *replacement, *cost;
+} features[GP_KF_N] = {
+	[GP_KF_BTF] = { "btf", "5.4", "BTF type information (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF)" },
+	[GP_KF_RING_BUFFER] = { "ring_buffer", "5.8", "the BPF ring buffer (BPF_MAP_TYPE_RINGBUF)" },
+	[GP_KF_TASK_STORAGE] = { "task_storage", "5.11", "BPF task storage (BPF_MAP_TYPE_TASK_STORAGE)" },
+	[GP_KF_ATTACH_COOKIE] = { "attach_cookie", "5.15", "BPF attach cookies (bpf_get_attach_cookie)" },
+	[GP_KF_BPF_LOOP] = { "bpf_loop", "5.17", "the bpf_loop helper (the stack walks)" },
+	[GP_KF_UPROBE_MULTI] = { "uprobe_multi", "6.6", "uprobe_multi links",
+				 "one perf-event link per probe",
+				 "each probe placed and removed on its own, and removing a link waits for RCU grace "
+				 "periods under a kernel-wide lock (~50 ms a link measured: 12 s for 117 probes)" },
+};
+
+const char *gp_kfeature_name(enum gp_kfeature f)
+{
+	return features[f].name;
+}
+
+const char *gp_kfeature_since(enum gp_kfeature f)
+{
+	return features[f].since;
+}
+
+const char *gp_kfeature_replacement(enum gp_kfeature f)
+{
+	return features[f].replacement;
+}
+
+const char *gp_kfeature_cost(enum gp_kfeature f)
+{
+	return features[f].cost;
+}
+
+static int read_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int v = GP_KF_PARANOID_UNKNOWN;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = GP_KF_PARANOID_UNKNOWN;
+		fclose(f);
+	}
+	return v;
+}
+
+int gp_kernel_features_probe(struct gp_kernel_features *kf, bool no_uprobe_multi)
+{
+	struct utsname uts;
+
+	memset(kf, 0, sizeof(*kf));
+	kf->has[GP_KF_BTF] = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+	kf->has[GP_KF_RING_BUFFER] = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
+	kf->has[GP_KF_TASK_STORAGE] = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
+	kf->has[GP_KF_ATTACH_COOKIE] =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, NULL) == 1;
+	kf->has[GP_KF_BPF_LOOP] = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) == 1;
+	kf->has[GP_KF_UPROBE_MULTI] = gp_uprobe_multi_supported();
+	kf->perf_event_paranoid = read_paranoid();
+	if (uname(&uts))
+		snprintf(uts.release, sizeof(uts.release), "?");
+	for (int f = 0; f < GP_KF_N; f++) {
+		bool wanted_off = f == GP_KF_UPROBE_MULTI && no_uprobe_multi;
+
+		if (kf->has[f] && !wanted_off)
+			continue;
+		if (!features[f].replacement) {
+			gp_err("this kernel (Linux %s) lacks %s, which gpuprobed needs: Linux %s or later has it",
+			       uts.release, features[f].what, features[f].since);
+			return -EOPNOTSUPP;
+		}
+		kf->replaced[f] = true;
+		kf->by_request[f] = wanted_off;
+		if (wanted_off)
+			gp_info("%s not used (--no-%s): %s", features[f].what, "uprobe-multi", features[f].replacement);
+		else
+			gp_warn("this kernel (Linux %s) lacks %s (Linux %s): %s instead; %s", uts.release,
+				features[f].what, features[f].since, features[f].replacement, features[f].cost);
+	}
+	return 0;
+}
+
+void gp_kernel_features_used(const struct gp_kernel_features *kf, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = 0;
+	for (int f = 0; f < GP_KF_N && at < len; f++)
+		if (kf->has[f] && !kf->replaced[f])
+			at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? "," : "", features[f].name);
+}
+
+int gp_kernel_perf_events_allowed(const struct gp_kernel_features *kf, bool sys_admin)
+{
+	if (kf->perf_event_paranoid <= 2 || sys_admin)
+		return 0;
+	gp_err("kernel.perf_event_paranoid is %d here: perf_event_open, which gpuprobed's tracepoints%s use, "
+	       "needs CAP_SYS_ADMIN; grant it (the systemd unit: docs/daemon.md), or set "
+	       "kernel.perf_event_paranoid=2",
+	       kf->perf_event_paranoid, kf->replaced[GP_KF_UPROBE_MULTI] ? " and perf-event uprobes" : "");
+	return -EPERM;
+}

@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""What gpuprobed says of the kernel (report.json session.kernel), against the kernel's own answers:
+the BPF features it uses against bpftool's probe of the same kernel and the kernel's BTF (an
+uprobe_multi kernel names BPF_TRACE_UPROBE_MULTI), kernel.perf_event_paranoid against /proc/sys;
+what stands in for a feature, said once on stderr and in the report; the probes' removal timed
+within gpuprobed's own run. And least privilege: with the systemd unit's capabilities only, where
+kernel.perf_event_paranoid is above 2 (Debian's default) gpuprobed says in one line that
+perf_event_open needs CAP_SYS_ADMIN and runs nothing; with it, or where the setting is 2 or less,
+it traces exactly. These hold on every kernel: tests/kernels runs them on 5.10, 6.1, 6.12."""
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+import gp
+
+UNIT_CAPS = "-all,+bpf,+perfmon,+sys_ptrace,+dac_read_search,+sys_resource,+kill"
+
+
+def kernel_has():
+    """The features, as this kernel's own probe (bpftool) and BTF say."""
+    probe = json.loads(subprocess.run(["bpftool", "feature", "probe", "kernel", "-j"], capture_output=True,
+                                      text=True, check=True).stdout)
+    helpers = set(probe["helpers"]["kprobe_available_helpers"])
+    btf = subprocess.run(["bpftool", "btf", "dump", "file", "/sys/kernel/btf/vmlinux", "format", "raw"],
+                         capture_output=True, text=True, check=True).stdout
+    return {"btf": os.path.exists("/sys/kernel/btf/vmlinux"),
+            "ring_buffer": probe["map_types"]["have_ringbuf_map_type"],
+            "task_storage": probe["map_types"]["have_task_storage_map_type"],
+            "attach_cookie": "bpf_get_attach_cookie" in helpers,
+            "bpf_loop": "bpf_loop" in helpers,
+            "uprobe_multi": "'BPF_TRACE_UPROBE_MULTI'" in btf}
+
+
+NEEDED = {"btf": ("BTF type information", "5.4"), "ring_buffer": ("the BPF ring buffer", "5.8"),
+          "task_storage": ("BPF task storage", "5.11"), "attach_cookie": ("BPF attach cookies", "5.15"),
+          "bpf_loop": ("the bpf_loop helper", "5.17")}
+
+
+def paranoid():
+    with open("/proc/sys/kernel/perf_event_paranoid") as f:
+        return int(f.read())
+
+
+def check_kernel(report, tr, wall_s, by_request=False):
+    kernel = report["session"]["kernel"]
+    has = kernel_has()
+    assert kernel["release"] == os.uname().release
+    assert kernel["perf_event_paranoid"] == paranoid()
+    replaced = [] if has["uprobe_multi"] and not by_request else ["uprobe_multi"]
+    assert [r["feature"] for r in kernel["replaced"]] == replaced, kernel
+    assert kernel["features_used"] == [f for f, ok in has.items() if ok and f not in replaced], (kernel, has)
+    for r in kernel["replaced"]:
+        assert (r["since"], r["by"], r["by_request"]) == ("6.6", "one perf-event link per probe", by_request)
+        # said once on stderr, as the report says it
+        said = [ln for ln in tr.stderr.splitlines() if r["by"] in ln and "uprobe_multi links" in ln]
+        assert len(said) == 1, tr.stderr
+    removal = kernel["probe_removal"]
+    placed = sum(int(ln.split()[1]) for ln in tr.stderr.splitlines()
+                 if ln.startswith("gpuprobed: ") and " probes on " in ln)
+    assert 0 < removal["probes"] <= placed, (removal, tr.stderr)
+    # the traced window ends where counting stopped: the probes' removal comes after it
+    assert 0 < removal["ns"] and report["session"]["duration_ns"] + removal["ns"] < wall_s * 1e9
+
+
+def test_session_kernel_against_the_kernels_own_answers(tmp_path):
+    t0 = time.monotonic()
+    report, ref, tr = gp.trace(tmp_path, "basic_ops", tracer_args=("-v",))
+    gp.check_all(report, ref)
+    check_kernel(report, tr, time.monotonic() - t0)
+
+
+def test_perf_event_links_stand_in_when_asked(tmp_path):
+    """--no-uprobe-multi: the replacement a kernel before 6.6 gets, by request; the same answer."""
+    t0 = time.monotonic()
+    report, ref, tr = gp.trace(tmp_path, "basic_ops", tracer_args=("-v", "--no-uprobe-multi"))
+    gp.check_all(report, ref)
+    check_kernel(report, tr, time.monotonic() - t0, by_request=True)
+
+
+def run_with_caps(tmp_path, caps):
+    marker = tmp_path / "ran"
+    out = tmp_path / "out"
+    env = gp.sim_env()
+    r = subprocess.run(["setpriv", "--bounding-set", caps, "--", gp.GPUPROBED, "-o", str(out), "--",
+                        os.path.join(gp.WORKLOADS, "basic_ops"), "--ref", str(tmp_path / "ref")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    return r, out
+
+
+def test_the_units_capabilities_on_this_kernel(tmp_path):
+    r, out = run_with_caps(tmp_path, UNIT_CAPS)
+    if paranoid() > 2:
+        assert r.returncode == 1, r.stderr
+        # one line says it (before it, only what stands in for a feature this kernel lacks)
+        lines = r.stderr.strip().splitlines()
+        said = [ln for ln in lines if ln.startswith(f"gpuprobed: kernel.perf_event_paranoid is {paranoid()} here: "
+                                                    "perf_event_open") and "CAP_SYS_ADMIN" in ln]
+        assert len(said) == 1 and lines[-1] == said[0], lines
+        assert all(" instead; " in ln for ln in lines[:-1]), lines
+        assert not (tmp_path / "ref").exists(), "the command ran though gpuprobed could not trace it"
+        assert not (out / "report.json").exists()
+    else:
+        assert r.returncode == 0, r.stderr
+        ref = json.load(open(tmp_path / "ref"))
+        gp.check_all(json.load(open(out / "report.json")), ref)
+
+
+def test_the_units_capabilities_and_its_drop_in_trace_exactly(tmp_path):
+    """The unit with the drop-in make install adds where kernel.perf_event_paranoid is above 2."""
+    r, out = run_with_caps(tmp_path, UNIT_CAPS + ",+sys_admin")
+    assert r.returncode == 0, r.stderr
+    gp.check_all(json.load(open(out / "report.json")), json.load(open(tmp_path / "ref")))
+
+
+@pytest.mark.any_kernel
+def test_a_missing_feature_nothing_replaces_is_one_line_and_exit_2(tmp_path):
+    """Where the kernel lacks a feature gpuprobed needs (its own probe and BTF say which), one line names
+    the first and the oldest Linux that has it, exit 2, the command never runs; elsewhere it runs."""
+    has = kernel_has()
+    missing = [f for f in NEEDED if not has[f]]
+    ran = tmp_path / "ran"
+    r = subprocess.run([gp.GPUPROBED, "-o", str(tmp_path / "out"), "--", "sh", "-c", f"touch {ran}"],
+                       capture_output=True, text=True, timeout=300)
+    if not missing:
+        assert r.returncode == 0 and ran.exists(), r.stderr
+        assert gp.REFUSED is None
+        return
+    what, since = NEEDED[missing[0]]
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"gpuprobed: this kernel (Linux {os.uname().release}) lacks {what}"), \
+        lines
+    assert lines[0].endswith(f"which gpuprobed needs: Linux {since} or later has it"), lines
+    assert not ran.exists() and not (tmp_path / "out" / "report.json").exists()
+    assert gp.REFUSED == lines[0].removeprefix("gpuprobed: ")
