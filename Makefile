@@ -3,6 +3,8 @@
 #   make          build build/gpuprobed, the simulated GPU and the test workloads
 #   make deps     install every Debian package the build and the tests need (idempotent)
 #   make test     deps + build + unit tests + fuzz smoke + end-to-end tests (root: real BPF)
+#                 + a smoke of exact tests on Debian 12's own kernel (6.1) in a VM (tests/kernels)
+#   make test-kernels  the whole e2e suite on Linux 5.10, 6.1, 6.12 in VMs and on the host's kernel
 #   make test-busy  make test beside BUSY_CPUS (1) busy loops: the suite must hold on a busy machine
 #   make fuzz     deps + fuzz the capture reader for FUZZ_SECONDS (tests/fuzz/fuzz.mk)
 #   make demo     deps + build + trace the bundled demo workload into ./profile_output/
@@ -31,7 +33,8 @@ LDLIBS   := -lbpf -lelf -lz -lzstd -ljansson -liberty -linih -lmicrohttpd -lsyst
 DEB_PACKAGES := make gcc g++ clang libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libzstd-dev libjansson-dev \
                 libiberty-dev libcmocka-dev libclang-rt-dev python3 python3-pytest python3-jsonschema bpftrace \
                 libinih-dev libmicrohttpd-dev libsystemd-dev systemd curl prometheus python3-seccomp strace \
-                libsqlite3-dev sqlite3 libseccomp-dev python3-zstandard
+                libsqlite3-dev sqlite3 libseccomp-dev python3-zstandard \
+                qemu-system-x86 busybox-static kmod
 
 # ---- BPF: vmlinux.h -> .bpf.o -> .skel.h ---------------------------------
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
@@ -81,6 +84,7 @@ include tests/unit/unit.mk
 include tests/e2e/e2e.mk
 include tests/fuzz/fuzz.mk
 include scripts/bench.mk
+include tests/kernels/kernels.mk
 
 # ---- set-up --------------------------------------------------------------
 # Installs only what is missing; a second run does nothing.
@@ -99,6 +103,7 @@ test: deps
 	$(MAKE) unit
 	$(MAKE) fuzz-smoke
 	$(MAKE) e2e
+	$(MAKE) kernel-smoke
 
 # make test beside BUSY_CPUS shell loops that keep CPUs busy (docs/testing.md): it must pass the same.
 BUSY_CPUS ?= 1
@@ -121,6 +126,10 @@ install: $(BUILD)/gpuprobed
 	sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' systemd/gpuprobed.service > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gpuprobed.service.tmp
 	chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gpuprobed.service.tmp
 	mv -f $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gpuprobed.service.tmp $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gpuprobed.service
+	@if [ "$$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 2)" -gt 2 ]; then \
+		install -D -m 0644 systemd/perf-event-paranoid.conf $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gpuprobed.service.d/perf-event-paranoid.conf; \
+		echo "make install: kernel.perf_event_paranoid is above 2 here: the unit gets CAP_SYS_ADMIN (gpuprobed.service.d/perf-event-paranoid.conf)"; \
+	fi
 	@conf=$(DESTDIR)$(SYSCONFDIR)/gpuprobed/gpuprobed.conf; \
 	if [ -e "$$conf" ]; then \
 		install -D -m 0644 config/gpuprobed.conf "$$conf.new"; \
@@ -134,7 +143,8 @@ install: $(BUILD)/gpuprobed
 # The configuration stays (it may hold the admin's edits), like the reports in /var/lib/gpuprobed.
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/gpuprobed $(DESTDIR)$(PREFIX)/share/man/man8/gpuprobed.8 \
-	      $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gpuprobed.service
+	      $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gpuprobed.service \
+	      $(DESTDIR)$(SYSTEMD_UNIT_DIR)/gpuprobed.service.d/perf-event-paranoid.conf
 	@echo "make uninstall: left $(DESTDIR)$(SYSCONFDIR)/gpuprobed/ and /var/lib/gpuprobed/ in place"
 
 clean:

@@ -1,0 +1,45 @@
+# tests/kernels — the suite on the kernels GPU nodes run, each in a VM (docs/testing.md "Kernels").
+#   make test-kernel KERNEL=6.1        the whole e2e suite on Debian's 6.1 (5.10, 6.1, 6.12)
+#   make test-kernel KERNEL_IMAGE=bzImage [KERNEL_MODULES=.../lib/modules/REL]   on a kernel of one's own
+#   make test-kernels                  5.10, 6.1, 6.12 in VMs, then the host's kernel; a table at the end
+#   make kernel-smoke                  make test's part: a few exact tests on Debian 12's own 6.1
+# KERNEL_TESTS narrows the suite (pytest's arguments); VM_CPUS, VM_MEMORY, VM_TIMEOUT go to vm.sh.
+KERNELS        ?= 5.10 6.1 6.12
+KERNEL         ?= 6.1
+KERNEL_IMAGE   ?=
+KERNEL_MODULES ?=
+KERNEL_TESTS   ?= tests/e2e
+KERNEL_SMOKE   := tests/e2e/test_exact.py::test_every_api_once_exact \
+                  tests/e2e/test_exact.py::test_attach_to_running_process_counts_only_what_follows \
+                  tests/e2e/test_stacks_real.py::test_nofp_counts_exact \
+                  tests/e2e/test_stacks_real.py::test_nofp_stacks_equal_backtrace \
+                  tests/e2e/test_stacks_real.py::test_python_counts_exact \
+                  tests/e2e/test_stacks_real.py::test_python_frames_in_native_stacks \
+                  tests/e2e/test_lifecycle.py::test_duration_stops_by_itself
+KERNEL_DIR      = $(BUILD)/kernels/$(if $(KERNEL_IMAGE),own,$(KERNEL))
+KERNEL_PYTEST   = $(PYTHON) -m pytest -p no:cacheprovider -v -ra
+
+.PHONY: test-kernel test-kernels kernel-smoke kernel-fetch
+kernel-fetch:
+	@if [ -n "$(KERNEL_IMAGE)" ]; then tests/kernels/own_kernel.sh "$(KERNEL_IMAGE)" "$(KERNEL_MODULES)" $(KERNEL_DIR); \
+	else tests/kernels/fetch_kernel.sh $(KERNEL) $(KERNEL_DIR); fi
+
+test-kernel: deps
+	$(MAKE) all
+	$(MAKE) kernel-fetch
+	tests/kernels/vm.sh $(KERNEL_DIR) $(KERNEL_DIR)/results "$(KERNEL_PYTEST) $(KERNEL_TESTS)"
+
+kernel-smoke: all
+	$(MAKE) kernel-fetch KERNEL=6.1
+	VM_TIMEOUT=1200 tests/kernels/vm.sh $(BUILD)/kernels/6.1 $(BUILD)/kernels/6.1/smoke "$(KERNEL_PYTEST) $(KERNEL_SMOKE)"
+
+# Every kernel, whatever one of them gives; the summary line of each at the end, and the status of the worst.
+test-kernels: deps
+	$(MAKE) all
+	@rc=0; for k in $(KERNELS); do \
+		$(MAKE) --no-print-directory test-kernel KERNEL=$$k || rc=1; done; \
+	mkdir -p $(BUILD)/kernels; $(KERNEL_PYTEST) $(KERNEL_TESTS) 2>&1 | tee $(BUILD)/kernels/host.output; \
+	[ $${PIPESTATUS[0]} = 0 ] || rc=1; \
+	echo "make test-kernels:"; for k in $(KERNELS); do \
+		printf '  Linux %-6s %s\n' $$k "$$(tail -n1 $(BUILD)/kernels/$$k/results/output 2>/dev/null || echo 'no result')"; done; \
+	printf '  host %-7s %s\n' "$$(uname -r)" "$$(tail -n1 $(BUILD)/kernels/host.output)"; exit $$rc
