@@ -78,8 +78,12 @@ def test_duration_stops_by_itself(tmp_path):
         tr.wait_tracing()
         wl.release()
         wl.wait_done()
-        assert tr.wait(timeout=30) == 0, tr.stderr
-        assert 1.4 <= time.monotonic() - t0 < 15
+        assert tr.wait(timeout=60) == 0, tr.stderr
+        wall = time.monotonic() - t0
+        # the probes' removal after the stop is the kernel's time, measured in the same run: ~50 ms a
+        # perf-event link before Linux 6.6 (docs/report-format.md session.kernel.probe_removal)
+        removal = tr.report()["session"]["kernel"]["probe_removal"]["ns"] / 1e9
+        assert 1.4 <= wall < 15 + removal, (wall, removal)
         assert "duration elapsed" in tr.stderr
         gp.check_api(gp.process(tr.report(), wl.pid), wl.ref())
         wl.finish()
