@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -19,6 +20,14 @@ void gp_files_init(struct gp_files *fs, int map_fd, struct gp_uprobes *u, struct
 	fs->probes = u;
 	fs->sym = sym;
 	fs->model = model;
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
 static void file_free(struct gp_file *f)
@@ -66,7 +75,10 @@ static bool arm(struct gp_files *fs, struct gp_file *f, const char *path,
 		const struct gp_elf_syms *elf)
 {
 	size_t first;
-	int n = gp_uprobes_attach_file(fs->probes, 0, path, f->path, elf, f->family, &first);
+	int n;
+
+	gp_uprobes_wait_file(fs->probes, f->kdev, f->ino); /* its old links first: both would count */
+	n = gp_uprobes_attach_file(fs->probes, 0, path, f->path, elf, f->family, &first);
 
 	if (n < 0)
 		return false;
@@ -193,7 +205,7 @@ static void disarm(struct gp_files *fs, size_t i)
 {
 	struct gp_file *f = fs->v[i];
 
-	gp_uprobes_detach(fs->probes, f->first_probe, f->nprobes);
+	gp_uprobes_detach_file(fs->probes, f->first_probe, f->nprobes, f->kdev, f->ino);
 	gp_info("%s: last traced process gone, %zu probes removed", f->path, f->nprobes);
 	fs->disarmed_total++;
 	file_free(f);
@@ -220,6 +232,12 @@ void gp_files_settle(struct gp_files *fs)
 	for (size_t i = fs->n; i-- > 0;) {
 		struct gp_file *f = fs->v[i];
 
+		if (f->idle_since_ns && (f->nusers || now_ns() - f->idle_since_ns >= GP_FILES_LINGER_NS)) {
+			f->idle_since_ns = 0;
+			if (!f->nusers)
+				retire(fs, f); /* settled at the next drain, as any other */
+			continue;
+		}
 		if (!f->retiring)
 			continue;
 		f->retiring = false;
@@ -239,8 +257,12 @@ void gp_files_drop_user(struct gp_files *fs, __u32 tgid)
 			if (f->users[k] != tgid)
 				continue;
 			f->users[k] = f->users[--f->nusers];
-			if (!f->nusers)
+			if (f->nusers)
+				break;
+			if (fs->probes->multi || !f->armed)
 				retire(fs, f);
+			else
+				f->idle_since_ns = now_ns(); /* GP_FILES_LINGER_NS */
 			break;
 		}
 	}

@@ -33,6 +33,7 @@ struct gp_file {
 	bool armed;             /* its probes are in place */
 	bool failed;            /* could not be read or probed: kept as plain, not retried */
 	bool retiring;          /* its last user left: the kernel holds new mappers; settled at the next drain */
+	__u64 idle_since_ns;    /* perf-event probes kept after the last user left (GP_FILES_LINGER_NS); 0: none */
 	size_t first_probe, nprobes;
 	__u32 *users;           /* traced processes mapping it */
 	size_t nusers, cap_users;
@@ -48,6 +49,15 @@ struct gp_files {
 	size_t armed_total;     /* files armed during the session, for the closing line */
 	size_t disarmed_total;  /* of which: probes removed when their last user left */
 };
+
+/*
+ * With perf-event links (no uprobe_multi) a file's probes stay this long
+ * after its last traced user left: removing and placing them again takes
+ * the kernel seconds (~50 ms a link), and a process often maps the file
+ * again at once (a parent after its workers, the next step of a job).
+ * Until then a traced process that maps it is traced by them, unheld.
+ */
+#define GP_FILES_LINGER_NS (5 * 1000000000ull)
 
 void gp_files_init(struct gp_files *fs, int map_fd, struct gp_uprobes *u, struct gp_symbolizer *sym,
 		   struct gp_model *model);

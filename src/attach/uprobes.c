@@ -301,27 +301,28 @@ static void destroy_probe_links(struct gp_probe *p)
 #define DETACH_SERIAL 8 /* fewer perf-event probes than this: one after another */
 
 struct detach_share {
-	struct gp_uprobes *u;
-	size_t first, end, stride, at;
+	struct gp_probe *v;
+	size_t n, stride, at;
 };
 
 static void *detach_share_main(void *arg)
 {
 	struct detach_share *d = arg;
 
-	for (size_t i = d->first + d->at; i < d->end; i += d->stride)
-		destroy_probe_links(&d->u->v[i]);
+	for (size_t i = d->at; i < d->n; i += d->stride)
+		destroy_probe_links(&d->v[i]);
 	return NULL;
 }
 
-static void destroy_links_at_once(struct gp_uprobes *u, size_t first, size_t end)
+/* The links of the n probes of v, from threads at once (n >= DETACH_SERIAL). */
+static void destroy_links_at_once(struct gp_probe *v, size_t n)
 {
-	size_t n = end - first, nthreads = n / 2 < DETACH_THREADS ? n / 2 : DETACH_THREADS, started = 0;
+	size_t nthreads = n / 2 < DETACH_THREADS ? n / 2 : DETACH_THREADS, started = 0;
 	struct detach_share share[DETACH_THREADS];
 	pthread_t th[DETACH_THREADS];
 
 	for (size_t t = 0; t < nthreads; t++)
-		share[t] = (struct detach_share){ .u = u, .first = first, .end = end, .stride = nthreads, .at = t };
+		share[t] = (struct detach_share){ .v = v, .n = n, .stride = nthreads, .at = t };
 	while (started < nthreads && !pthread_create(&th[started], NULL, detach_share_main, &share[started]))
 		started++;
 	for (size_t t = started; t < nthreads; t++) /* the shares of threads that could not start */
@@ -343,7 +344,7 @@ static void detach_links(struct gp_uprobes *u, size_t first, size_t end)
 	if (end > u->n)
 		end = u->n;
 	if (!u->multi && first + DETACH_SERIAL <= end)
-		destroy_links_at_once(u, first, end);
+		destroy_links_at_once(u->v + first, end - first);
 	else
 		for (size_t i = first; i < end; i++)
 			destroy_probe_links(&u->v[i]);
@@ -420,11 +421,165 @@ int gp_uprobes_gate(struct gp_uprobes *u, bool open)
 	return first_err;
 }
 
-void gp_uprobes_detach(struct gp_uprobes *u, size_t first, size_t n)
-{
-	size_t end = first + n < u->n ? first + n : u->n;
+/* ---- removing a file's perf-event links in the background ------------------- */
 
-	detach_links(u, first, end);
+/*
+ * A file's last traced process is gone mid-session: removing its perf-event
+ * links takes the kernel ~50 ms each (above), 5 s for the runtime's 52
+ * pairs, and the event loop must not wait for it (a process held meanwhile
+ * for a library of its own timed out at --hold-max-ms, its first calls
+ * lost). The links go to a thread that removes them one at a time, taking
+ * the probes lock for each (an attach waits one link at most); a file is
+ * probed again only once its old links are gone (gp_uprobes_wait_file: they
+ * would count its calls twice); the session's end takes what is left.
+ */
+struct gp_reaper {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	struct gp_probe *v; /* links only: enter, exit (multi_fd -1) */
+	struct gp_reaper_key {
+		__u64 dev, ino;
+	} *keys, busy;
+	size_t n, cap;
+	bool busy_set, stop;
+};
+
+static void *reaper_main(void *arg)
+{
+	struct gp_reaper *r = arg;
+
+	pthread_mutex_lock(&r->mu);
+	for (;;) {
+		struct gp_probe p;
+		int lock;
+
+		while (!r->n && !r->stop)
+			pthread_cond_wait(&r->work, &r->mu);
+		if (!r->n)
+			break;
+		p = r->v[--r->n];
+		r->busy = r->keys[r->n];
+		r->busy_set = true;
+		pthread_mutex_unlock(&r->mu);
+		lock = probes_lock();
+		destroy_probe_links(&p);
+		probes_unlock(lock);
+		pthread_mutex_lock(&r->mu);
+		r->busy_set = false;
+		pthread_cond_broadcast(&r->done);
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+static struct gp_reaper *reaper_start(void)
+{
+	struct gp_reaper *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->work, NULL);
+	pthread_cond_init(&r->done, NULL);
+	if (pthread_create(&r->thread, NULL, reaper_main, r)) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Hands the links of [first, end) over (false: no room; they stay with the caller). */
+static bool reaper_take(struct gp_reaper *r, struct gp_probe *v, size_t first, size_t end, __u64 dev, __u64 ino)
+{
+	size_t need;
+
+	pthread_mutex_lock(&r->mu);
+	need = r->n + (end - first);
+	if (need > r->cap) {
+		size_t cap = need * 2;
+		struct gp_probe *nv = realloc(r->v, cap * sizeof(*nv));
+		struct gp_reaper_key *nk = nv ? realloc(r->keys, cap * sizeof(*nk)) : NULL;
+
+		if (nv)
+			r->v = nv;
+		if (!nk) {
+			pthread_mutex_unlock(&r->mu);
+			return false;
+		}
+		r->keys = nk;
+		r->cap = cap;
+	}
+	for (size_t i = first; i < end; i++) {
+		r->v[r->n] = (struct gp_probe){ .enter = v[i].enter, .exit = v[i].exit, .multi_fd = { -1, -1 } };
+		r->keys[r->n++] = (struct gp_reaper_key){ .dev = dev, .ino = ino };
+		v[i].enter = v[i].exit = NULL;
+	}
+	pthread_cond_signal(&r->work);
+	pthread_mutex_unlock(&r->mu);
+	return true;
+}
+
+static bool reaper_holds(const struct gp_reaper *r, __u64 dev, __u64 ino)
+{
+	if (r->busy_set && r->busy.dev == dev && r->busy.ino == ino)
+		return true;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->keys[i].dev == dev && r->keys[i].ino == ino)
+			return true;
+	return false;
+}
+
+void gp_uprobes_wait_file(struct gp_uprobes *u, __u64 dev, __u64 ino)
+{
+	struct gp_reaper *r = u->reaper;
+
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->mu);
+	while (reaper_holds(r, dev, ino))
+		pthread_cond_wait(&r->done, &r->mu);
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* What is still queued, removed here from threads at once; then the thread's last one awaited, and it ends. */
+static void reaper_finish(struct gp_uprobes *u)
+{
+	struct gp_reaper *r = u->reaper;
+	struct gp_probe *v;
+	size_t n;
+	int lock;
+
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->mu);
+	v = r->v;
+	n = r->n;
+	r->v = NULL;
+	r->n = r->cap = 0;
+	r->stop = true;
+	pthread_cond_signal(&r->work);
+	pthread_mutex_unlock(&r->mu);
+	lock = n ? probes_lock() : -1;
+	if (n >= DETACH_SERIAL)
+		destroy_links_at_once(v, n);
+	else
+		for (size_t i = 0; i < n; i++)
+			destroy_probe_links(&v[i]);
+	probes_unlock(lock);
+	pthread_join(r->thread, NULL);
+	free(v);
+	free(r->keys);
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->work);
+	pthread_cond_destroy(&r->done);
+	free(r);
+	u->reaper = NULL;
+}
+
+/* The bookkeeping of detached probes [first, end): their links are gone or handed over. */
+static void detached(struct gp_uprobes *u, size_t first, size_t end)
+{
 	for (size_t i = first; i < end; i++) {
 		struct gp_probe *p = &u->v[i];
 
@@ -437,8 +592,28 @@ void gp_uprobes_detach(struct gp_uprobes *u, size_t first, size_t n)
 	}
 }
 
+void gp_uprobes_detach_file(struct gp_uprobes *u, size_t first, size_t n, __u64 dev, __u64 ino)
+{
+	size_t end = first + n < u->n ? first + n : u->n;
+
+	if (!u->multi && first < end && !u->reaper)
+		u->reaper = reaper_start();
+	if (u->multi || first >= end || !u->reaper || !reaper_take(u->reaper, u->v, first, end, dev, ino))
+		detach_links(u, first, end); /* fast (one link per file), or no thread: here */
+	detached(u, first, end);
+}
+
+void gp_uprobes_detach(struct gp_uprobes *u, size_t first, size_t n)
+{
+	size_t end = first + n < u->n ? first + n : u->n;
+
+	detach_links(u, first, end);
+	detached(u, first, end);
+}
+
 void gp_uprobes_detach_all(struct gp_uprobes *u)
 {
+	reaper_finish(u); /* the files removed in the background, at once with the rest */
 	gp_uprobes_detach(u, 0, u->n);
 }
 

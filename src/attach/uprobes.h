@@ -46,6 +46,8 @@ struct gp_probe {
 	unsigned ngated;       /* on that first gated probe: the file's gated probes (it and the next ones) */
 };
 
+struct gp_reaper;
+
 struct gp_uprobes {
 	bool multi;            /* uprobe_multi links */
 	bool stacks;           /* GPU-work calls carry their caller's user stack (GP_CK_USTACK) */
@@ -56,6 +58,7 @@ struct gp_uprobes {
 	struct gp_probe *v;
 	size_t n, cap;
 	size_t nattached;      /* probe pairs in place now */
+	struct gp_reaper *reaper; /* removes files' perf-event links in the background (uprobes.c); NULL: none yet */
 };
 
 void gp_uprobes_init(struct gp_uprobes *u, struct bpf_program *enter_prog,
@@ -113,6 +116,15 @@ double gp_uprobes_measure_call_ns(struct gp_uprobes *u, enum gp_api_id api, unsi
 
 /* Remove the probes [first, first + n) (one file's); the records stay. */
 void gp_uprobes_detach(struct gp_uprobes *u, size_t first, size_t n);
+
+/*
+ * The same for a file whose last traced process is gone (dev/ino: the
+ * kernel's names for it): perf-event links are removed in the background
+ * (seconds for a library), uprobe_multi links here.
+ */
+void gp_uprobes_detach_file(struct gp_uprobes *u, size_t first, size_t n, __u64 dev, __u64 ino);
+/* Returns once no link of that file is left to remove in the background (before probing it again). */
+void gp_uprobes_wait_file(struct gp_uprobes *u, __u64 dev, __u64 ino);
 
 /* Remove every probe (the kernel drops the breakpoints); the records stay. */
 void gp_uprobes_detach_all(struct gp_uprobes *u);

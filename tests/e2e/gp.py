@@ -66,6 +66,15 @@ class LineReader:
 
 
 REFUSED = None  # conftest: kernel_refusal() of this machine's kernel
+# A file's perf-event probes stay this long after its last traced user left (src/attach/files.h)
+LINGER_S = 5.0
+
+
+def kernel_has_uprobe_multi():
+    """As the kernel's own BTF says: an uprobe_multi kernel names BPF_TRACE_UPROBE_MULTI."""
+    btf = subprocess.run(["bpftool", "btf", "dump", "file", "/sys/kernel/btf/vmlinux", "format", "raw"],
+                         capture_output=True, text=True, check=True).stdout
+    return "'BPF_TRACE_UPROBE_MULTI'" in btf
 
 
 def kernel_refusal():

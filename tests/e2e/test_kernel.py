@@ -24,14 +24,12 @@ def kernel_has():
     probe = json.loads(subprocess.run(["bpftool", "feature", "probe", "kernel", "-j"], capture_output=True,
                                       text=True, check=True).stdout)
     helpers = set(probe["helpers"]["kprobe_available_helpers"])
-    btf = subprocess.run(["bpftool", "btf", "dump", "file", "/sys/kernel/btf/vmlinux", "format", "raw"],
-                         capture_output=True, text=True, check=True).stdout
     return {"btf": os.path.exists("/sys/kernel/btf/vmlinux"),
             "ring_buffer": probe["map_types"]["have_ringbuf_map_type"],
             "task_storage": probe["map_types"]["have_task_storage_map_type"],
             "attach_cookie": "bpf_get_attach_cookie" in helpers,
             "bpf_loop": "bpf_loop" in helpers,
-            "uprobe_multi": "'BPF_TRACE_UPROBE_MULTI'" in btf}
+            "uprobe_multi": gp.kernel_has_uprobe_multi()}
 
 
 NEEDED = {"btf": ("BTF type information", "5.4"), "ring_buffer": ("the BPF ring buffer", "5.8"),
