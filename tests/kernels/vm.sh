@@ -41,7 +41,7 @@ echo "vm.sh: Linux $rel (${accel%% -cpu*}), results in $results"
 timeout "${VM_TIMEOUT:-7200}" qemu-system-x86_64 $accel -smp "${VM_CPUS:-2}" -m "${VM_MEMORY:-4G}" \
 	-display none -monitor none -serial stdio -no-reboot -bios /usr/share/qemu/qboot.rom \
 	-kernel "$kdir/vmlinux" -initrd "$initrd" \
-	-append "console=ttyS0 quiet panic=-1 mitigations=off gp.results=$results gp.guest=$here/guest.sh gp.modules=$moddir" \
+	-append "console=ttyS0 quiet panic=-1 mitigations=off tsc=reliable gp.results=$results gp.guest=$here/guest.sh gp.modules=$moddir" \
 	-fsdev local,id=root,path=/,security_model=passthrough,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=root,mount_tag=hostroot \
 	-fsdev local,id=res,path="$results",security_model=passthrough \
