@@ -108,6 +108,26 @@ static int proc_start_ticks(pid_t pid, __u64 *ticks)
 	return gp_holds_stat_start(buf, ticks);
 }
 
+/* pid is in the stopped state ('T' in /proc/PID/stat, after its name's last ')'). */
+static bool proc_stopped(pid_t pid)
+{
+	char path[64], buf[1024], *end;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	end = strrchr(buf, ')');
+	return end && end[1] == ' ' && end[2] == 'T';
+}
+
 /* Is pid still the process that was held? Async-signal-safe (the resumer calls it). */
 static bool still_held_one(pid_t pid, const struct gp_hold *v, long clk_tck)
 {
@@ -663,12 +683,19 @@ static int release_entries(int fd, pid_t owner, long clk_tck)
 	/* each entry deleted once looked at: the walk starts over from the first */
 	while (!bpf_map_get_next_key(fd, NULL, &cur)) {
 		k = cur;
-		if (!bpf_map_lookup_elem(fd, &k, &v) &&
-		    still_held_one((pid_t)k.tgid, &v, clk_tck) && !kill((pid_t)k.tgid, SIGCONT)) {
-			fprintf(stderr,
-				"gpuprobed: pid %u: continued (held by gpuprobed %d, gone)\n",
-				k.tgid, (int)owner);
-			n++;
+		/*
+		 * SIGCONT whatever its state (it also cancels a stop still pending), but said only for a
+		 * process that was stopped: gpuprobed killed between continuing one and deleting its entry
+		 * leaves the entry of a process that runs.
+		 */
+		if (!bpf_map_lookup_elem(fd, &k, &v) && still_held_one((pid_t)k.tgid, &v, clk_tck)) {
+			bool stopped = proc_stopped((pid_t)k.tgid);
+
+			if (!kill((pid_t)k.tgid, SIGCONT) && stopped) {
+				fprintf(stderr, "gpuprobed: pid %u: continued (held by gpuprobed %d, gone)\n",
+					k.tgid, (int)owner);
+				n++;
+			}
 		}
 		if (bpf_map_delete_elem(fd, &k) && errno != ENOENT)
 			break;
