@@ -56,9 +56,11 @@ def check_kernel(report, tr, wall_s, by_request=False):
         said = [ln for ln in tr.stderr.splitlines() if r["by"] in ln and "uprobe_multi links" in ln]
         assert len(said) == 1, tr.stderr
     removal = kernel["probe_removal"]
-    placed = sum(int(ln.split()[1]) for ln in tr.stderr.splitlines()
-                 if ln.startswith("gpuprobed: ") and " probes on " in ln)
-    assert 0 < removal["probes"] <= placed, (removal, tr.stderr)
+    # the pairs in place at the end: those placed (-v says each file's) less those removed before it
+    lines = [ln for ln in tr.stderr.splitlines() if ln.startswith("gpuprobed: ")]
+    placed = sum(int(ln.split()[1]) for ln in lines if " probes on " in ln)
+    gone = sum(int(ln.split()[-3]) for ln in lines if ln.endswith(" probes removed") and "last traced process" in ln)
+    assert removal["probes"] == placed - gone > 0, (removal, placed, gone, tr.stderr)
     # the traced window ends where counting stopped: the probes' removal comes after it
     assert 0 < removal["ns"] and report["session"]["duration_ns"] + removal["ns"] < wall_s * 1e9
 
@@ -76,6 +78,11 @@ def test_perf_event_links_stand_in_when_asked(tmp_path):
     report, ref, tr = gp.trace(tmp_path, "basic_ops", tracer_args=("-v", "--no-uprobe-multi"))
     gp.check_all(report, ref)
     check_kernel(report, tr, time.monotonic() - t0, by_request=True)
+    # report.md says the same as report.json
+    md = tr.report_md()
+    removal = report["session"]["kernel"]["probe_removal"]
+    assert "- Kernel: asked not to use uprobe_multi (Linux 6.6): one perf-event link per probe; " in md
+    assert f"- Probes removed at the end: {removal['probes']} in {removal['ns'] / 1e9:.3f} s" in md
 
 
 def run_with_caps(tmp_path, caps):
