@@ -13,6 +13,29 @@
 
 #include "gpuprobed/events.h"
 
+/*
+ * What this kernel lacks, set by userspace before the load from what it
+ * probed (src/attach/kernel_features.c): each is a read-only constant, so
+ * the verifier follows only the branch this kernel can run and never sees
+ * the other's helpers or map types (one source for every kernel, no copy
+ * per kernel). What a kernel refuses even in code that never runs — a
+ * bpf_loop callback before 5.13, a BPF_ATOMIC instruction before 5.12 — is
+ * in a program of its own instead, of which userspace loads one
+ * (gpu_api.bpf.c gp_api_exit_no_loop, sched.bpf.c gp_sched_switch_no_fetch).
+ * The stand-ins:
+ *  - no_task_btf (bpf_get_current_task_btf, 5.11): the current task as a
+ *    plain address, its fields read with bpf_probe_read_kernel;
+ *  - no_task_storage (5.11): task_state becomes a hash by thread id, its
+ *    entry checked against the thread's start time and deleted at the
+ *    thread's exit (sched.bpf.c thread_done);
+ *  - no_attach_cookie (5.15): the probe found by its address (gpu_api.bpf.c).
+ */
+#define GP_EEXIST 17 /* errno.h: a macro, not in BTF */
+
+const volatile bool no_task_btf = false;
+const volatile bool no_task_storage = false;
+const volatile bool no_attach_cookie = false;
+
 /* One traced call in progress on a thread. */
 struct gp_frame {
 	__u64 ts;          /* entry time */
@@ -55,6 +78,17 @@ struct gp_uw_cached_row {
 };
 #define GP_UW_CACHE 64 /* per thread, direct-mapped */
 
+/* Where a Python walk is (unwind.bpf.h py_step): kept in task storage, as the native walk's. */
+struct gp_py_walk_state {
+	__u64 frame; /* the next frame to read */
+	__u64 hash;  /* of the code objects written */
+	__u32 base;  /* words[] index of the first Python frame */
+	__u32 n;     /* Python frames written */
+	__s32 err;
+	__u8 status; /* enum gp_py_status */
+	__u8 pad[3];
+};
+
 struct gp_task_state {
 	__u32 depth;      /* live frames */
 	__u32 overflowed; /* entries not recorded for lack of a frame; their returns are expected */
@@ -73,16 +107,28 @@ struct gp_task_state {
 	struct gp_uw_cached_row uw_cache[GP_UW_CACHE];
 	/* the registry's time of the hold on stack_rec (GP_EVF_PY_HELD): taken back if unrecorded */
 	__u64 py_hold_ns;
+	struct gp_py_walk_state pywalk;
+	/* no_task_storage: the thread's start time (task_struct.start_time): a reused thread id starts afresh */
+	__u64 task_start;
 };
 
 _Static_assert((GP_MAX_DEPTH & (GP_MAX_DEPTH - 1)) == 0, "GP_MAX_DEPTH must be a power of two");
 
+/* A hash by thread id where the kernel has no task storage (no_task_storage: set by userspace). */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct gp_task_state);
 } task_state SEC(".maps");
+
+/* no_task_storage: what a new thread's state starts from (too big for the stack); never written. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gp_task_state);
+} task_state_zero SEC(".maps");
 
 /*
  * Per process with unwind tables: where its published mappings are (uw_maps, unwind.bpf.h). Shared:
@@ -172,6 +218,44 @@ static __always_inline struct gp_thread_key key_of(struct task_struct *t)
 	return k;
 }
 
+/* The current task: a BTF pointer, or (no_task_btf) an address to read through BPF_CORE_READ only. */
+static __always_inline struct task_struct *current_task(void)
+{
+	if (no_task_btf)
+		return (struct task_struct *)bpf_get_current_task();
+	return bpf_get_current_task_btf();
+}
+
+/*
+ * t's traced-call state (current_task() or a tracepoint's task), created
+ * when asked; NULL when it has none (or none could be made).
+ */
+static __always_inline struct gp_task_state *task_state_of(struct task_struct *t, bool create)
+{
+	struct gp_task_state *st;
+	__u64 start;
+	__u32 tid, zero = 0;
+	void *z;
+
+	if (!no_task_storage)
+		return bpf_task_storage_get(&task_state, t, 0, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	tid = BPF_CORE_READ(t, pid);
+	start = BPF_CORE_READ(t, start_time);
+	st = bpf_map_lookup_elem(&task_state, &tid);
+	if (st && st->task_start == start)
+		return st;
+	if (!create)
+		return NULL;
+	/* none yet, or a thread gone that had this id (its exit unseen): start afresh */
+	z = bpf_map_lookup_elem(&task_state_zero, &zero);
+	if (!z || bpf_map_update_elem(&task_state, &tid, z, BPF_ANY))
+		return NULL;
+	st = bpf_map_lookup_elem(&task_state, &tid);
+	if (st)
+		st->task_start = start;
+	return st;
+}
+
 static __always_inline void count_n(void *map, __u32 idx, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(map, &idx);
@@ -193,7 +277,13 @@ static __always_inline bool traced(__u32 tgid)
 	return bits && ((*bits >> (tgid & 63)) & 1);
 }
 
-/* Admits tgid from now on; false when pid_max was raised past the bitmap. */
+/*
+ * Admits tgid from now on; false when pid_max was raised past the bitmap, or
+ * when another admission of it is under way. The bit is set by an atomic add
+ * (an atomic or is BPF_ATOMIC, 5.12, and a kernel before it refuses a
+ * program that holds one, even where it never runs): only the admission
+ * that creates tgid's admit_ns entry adds it, so it is never added twice.
+ */
 static __always_inline bool admit(__u32 tgid, __u64 now)
 {
 	__u32 word = tgid >> 6;
@@ -201,19 +291,23 @@ static __always_inline bool admit(__u32 tgid, __u64 now)
 
 	if (!bits)
 		return false;
-	bpf_map_update_elem(&admit_ns, &tgid, &now, BPF_ANY);
-	__sync_fetch_and_or(bits, 1ull << (tgid & 63));
+	/* another admission's (or userspace's); a full map (the time unknown) does not stop this one */
+	if (bpf_map_update_elem(&admit_ns, &tgid, &now, BPF_NOEXIST) == -GP_EEXIST)
+		return (*bits >> (tgid & 63)) & 1;
+	if (!((*bits >> (tgid & 63)) & 1))
+		__sync_fetch_and_add(bits, 1ull << (tgid & 63));
 	return true;
 }
 
+/* A process gone whose pid comes back (sched_process_fork: one at a time for a pid). */
 static __always_inline void unadmit(__u32 tgid)
 {
 	__u32 word = tgid >> 6;
 	__u64 *bits = bpf_map_lookup_elem(&tgid_bits, &word);
 
-	if (bits)
-		__sync_fetch_and_and(bits, ~(1ull << (tgid & 63)));
 	bpf_map_delete_elem(&admit_ns, &tgid);
+	if (bits && ((*bits >> (tgid & 63)) & 1))
+		__sync_fetch_and_add(bits, -(1ull << (tgid & 63)));
 }
 
 static __always_inline struct gp_scope *session_scope(void)
@@ -242,7 +336,7 @@ static __always_inline __u32 session_self(void)
 static __always_inline bool hold_current(struct task_struct *t, __u32 reason, __u64 now,
 					 __u32 self_tgid, __u64 dev, __u64 ino)
 {
-	struct gp_hold_key k = { .tgid = t->tgid, .held_ns = now };
+	struct gp_hold_key k = { .tgid = BPF_CORE_READ(t, tgid), .held_ns = now };
 	struct gp_hold h = { .reason = reason, .owner_tgid = self_tgid, .dev = dev, .ino = ino };
 
 	/* the leader's (a thread's own differs): what /proc/PID/stat shows as the start time */
@@ -289,8 +383,8 @@ static __always_inline bool proc_event(struct task_struct *t, __u32 kind, __u32 
 	}
 	e->hdr.type = GP_EV_PROC;
 	e->hdr.size = sizeof(*e);
-	e->hdr.tgid = t->tgid;
-	e->hdr.tid = t->pid;
+	e->hdr.tgid = BPF_CORE_READ(t, tgid); /* t may be a plain address (current_task) */
+	e->hdr.tid = BPF_CORE_READ(t, pid);
 	e->hdr.flags = flags;
 	e->hdr.ts_ns = now;
 	e->kind = kind;
@@ -319,7 +413,7 @@ static __always_inline struct gp_frame *frame_at(struct gp_task_state *st, __u32
 /* The innermost traced call task is in, or NULL. */
 static __always_inline struct gp_frame *current_call(struct task_struct *task)
 {
-	struct gp_task_state *st = bpf_task_storage_get(&task_state, task, 0, 0);
+	struct gp_task_state *st = task_state_of(task, false);
 
 	if (!st || !st->depth || st->depth > GP_MAX_DEPTH)
 		return NULL;

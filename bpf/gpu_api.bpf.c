@@ -73,6 +73,85 @@ struct {
 	__type(value, struct gp_api_agg);
 } agg_zero SEC(".maps");
 
+/*
+ * no_attach_cookie (kernels before 5.15): each probe's cookie by where it
+ * sits, written by userspace as it places the probe (src/attach/uprobes.c).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, GP_MAX_PROBES + 64); /* + the measurements' probes on gpuprobed itself */
+	__type(key, struct gp_probe_site);
+	__type(value, __u64);
+} probe_sites SEC(".maps");
+
+/*
+ * The kernel's cache of the thread's last memory areas (task_struct.vmacache,
+ * Linux 3.15 to 6.0): the uprobe's handler has just looked up the area of
+ * the breakpoint (find_vma), which leaves it there. Kernels with cookies
+ * never read it (the relocations of a kernel without it are never run).
+ */
+struct vmacache___gp {
+	struct vm_area_struct *vmas[4];
+};
+
+struct task_struct___gp {
+	struct vmacache___gp vmacache;
+} __attribute__((preserve_access_index));
+
+/*
+ * no_attach_cookie: the cookie of the probe at ip; false: none found. ip is
+ * the breakpoint's own address on 5.10 (measured); the address after it is
+ * tried too (the int3's ip), which is never another probe's site (a probe
+ * is at a function's start, the byte before is another function's last).
+ */
+static __always_inline bool cookie_by_site(__u64 ip, __u64 *cookie)
+{
+	struct task_struct___gp *t = (void *)bpf_get_current_task();
+	struct gp_probe_site k = {};
+	__u64 *ck;
+
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		struct vm_area_struct *vma = BPF_CORE_READ(t, vmacache.vmas[i]);
+		__u64 start, base;
+		struct inode *inode;
+
+		if (!vma)
+			continue;
+		start = BPF_CORE_READ(vma, vm_start);
+		if (start > ip || BPF_CORE_READ(vma, vm_end) <= ip)
+			continue;
+		inode = BPF_CORE_READ(vma, vm_file, f_inode);
+		if (!inode)
+			return false;
+		k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		k.ino = BPF_CORE_READ(inode, i_ino);
+		base = (BPF_CORE_READ(vma, vm_pgoff) << 12) - start;
+		k.offset = base + ip;
+		ck = bpf_map_lookup_elem(&probe_sites, &k);
+		if (!ck) {
+			k.offset = base + ip - 1;
+			ck = bpf_map_lookup_elem(&probe_sites, &k);
+		}
+		if (!ck)
+			return false;
+		*cookie = *ck;
+		return true;
+	}
+	return false;
+}
+
+/* The task's fault counters: direct reads of a BTF pointer, or through bpf_probe_read_kernel. */
+static __always_inline __u64 task_min_flt(struct task_struct *t)
+{
+	return no_task_btf ? BPF_CORE_READ(t, min_flt) : t->min_flt;
+}
+
+static __always_inline __u64 task_maj_flt(struct task_struct *t)
+{
+	return no_task_btf ? BPF_CORE_READ(t, maj_flt) : t->maj_flt;
+}
+
 /* Probes sit on library files, for every process that maps them: only admitted ones count. */
 static __always_inline bool tgid_traced(void)
 {
@@ -106,7 +185,7 @@ static __always_inline void count_missed_return(const struct gp_frame *f)
 SEC("uprobe")
 int gp_api_enter(struct pt_regs *ctx)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 cookie;
 	__u64 sp = ctx->sp;
 	struct task_struct *task;
 	struct gp_task_state *st;
@@ -116,10 +195,16 @@ int gp_api_enter(struct pt_regs *ctx)
 
 	if (closing || !tgid_traced())
 		return 0;
+	if (!no_attach_cookie) {
+		cookie = bpf_get_attach_cookie(ctx);
+	} else if (!cookie_by_site(ctx->ip, &cookie)) {
+		count(&drops, GP_DROP_PROBE_UNKNOWN);
+		return 0;
+	}
 	count(&probe_hits, 2 * (__u32)GP_COOKIE_PROBE(cookie));
 
-	task = bpf_get_current_task_btf();
-	st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	task = current_task();
+	st = task_state_of(task, true);
 	if (!st) {
 		count(&drops, GP_DROP_TASK_STORAGE);
 		return 0;
@@ -151,8 +236,8 @@ int gp_api_enter(struct pt_regs *ctx)
 	f->vol_switches = 0;
 	f->invol_switches = 0;
 	f->offcpu_ns = 0;
-	f->min_flt0 = task->min_flt;
-	f->maj_flt0 = task->maj_flt;
+	f->min_flt0 = task_min_flt(task);
+	f->maj_flt0 = task_maj_flt(task);
 	/* x86-64 SysV integer arguments (libbpf 1.1 has no PT_REGS_PARM6) */
 	f->args[0] = ctx->di;
 	f->args[1] = ctx->si;
@@ -273,9 +358,9 @@ static __always_inline void read_ext(struct gp_api_call_ext *ext, const struct g
 
 /* Copies the record with its stack into the ring at its real size (not 2 KiB per record). */
 static __always_inline void emit_with_stack(struct pt_regs *ctx, struct gp_task_state *st,
-					    struct gp_api_call_ustack *stk)
+					    struct gp_api_call_ustack *stk, bool with_loop)
 {
-	__u64 size = walk_stacks(ctx, st, stk);
+	__u64 size = walk_stacks(ctx, st, stk, with_loop);
 
 	asm volatile("" : "+r"(size)); /* keep the bound on the register the verifier checks */
 	if (size > sizeof(*stk))
@@ -360,14 +445,14 @@ static __always_inline bool aggregate(const struct gp_frame *f, __u64 pid_tgid, 
 	return true;
 }
 
-SEC("uretprobe")
-int gp_api_exit(struct pt_regs *ctx)
+static __always_inline int api_exit(struct pt_regs *ctx, bool with_loop)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u64 cookie = bpf_get_attach_cookie(ctx);
+	/* no_attach_cookie: the return is its entry's, the frame of the same sp */
+	__u64 cookie = no_attach_cookie ? 0 : bpf_get_attach_cookie(ctx);
 	__u64 entry_sp = ctx->sp - 8;
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 min_flt = task->min_flt, maj_flt = task->maj_flt;
+	struct task_struct *task = current_task();
+	__u64 min_flt = task_min_flt(task), maj_flt = task_maj_flt(task);
 	__u64 pid_tgid = bpf_get_current_pid_tgid(); /* once: the gate, the record, the aggregate's key */
 	struct gp_task_state *st;
 	struct gp_api_call *rec = NULL;
@@ -381,9 +466,10 @@ int gp_api_exit(struct pt_regs *ctx)
 
 	if (closing || !traced(pid_tgid >> 32))
 		return 0;
-	count(&probe_hits, 2 * (__u32)GP_COOKIE_PROBE(cookie) + 1);
+	if (!no_attach_cookie)
+		count(&probe_hits, 2 * (__u32)GP_COOKIE_PROBE(cookie) + 1);
 
-	st = bpf_task_storage_get(&task_state, task, 0, 0);
+	st = task_state_of(task, false);
 	if (!st) {
 		count(&drops, GP_DROP_RETURN_NO_ENTRY);
 		return 0;
@@ -396,8 +482,11 @@ int gp_api_exit(struct pt_regs *ctx)
 			break;
 		struct gp_frame *top = frame_at(st, depth - 1);
 
-		if (top->sp == entry_sp && top->cookie == cookie) {
+		if (top->sp == entry_sp && (no_attach_cookie || top->cookie == cookie)) {
 			f = top;
+			cookie = top->cookie;
+			if (no_attach_cookie)
+				count(&probe_hits, 2 * (__u32)GP_COOKIE_PROBE(cookie) + 1);
 			break;
 		}
 		if (top->sp > entry_sp)
@@ -484,7 +573,7 @@ int gp_api_exit(struct pt_regs *ctx)
 		}
 	}
 	if (stk) {
-		emit_with_stack(ctx, st, stk);
+		emit_with_stack(ctx, st, stk, with_loop);
 		return 0;
 	}
 	/*
@@ -497,4 +586,20 @@ int gp_api_exit(struct pt_regs *ctx)
 		read_ext(ext, f, ck);
 	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 	return 0;
+}
+
+SEC("uretprobe")
+int gp_api_exit(struct pt_regs *ctx)
+{
+	return api_exit(ctx, true);
+}
+
+/*
+ * The same for kernels without bpf_loop (before 5.17): the stack walks' steps
+ * are global functions (unwind.bpf.h). Userspace loads one of the two.
+ */
+SEC("uretprobe")
+int gp_api_exit_no_loop(struct pt_regs *ctx)
+{
+	return api_exit(ctx, false);
 }

@@ -192,7 +192,7 @@ int BPF_PROG(gp_proc_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 /* The file behind descriptor fd of the current task, or NULL. */
 static __always_inline struct file *fd_file(int fd)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *t = current_task();
 	struct files_struct *files = BPF_CORE_READ(t, files);
 	struct fdtable *fdt = BPF_CORE_READ(files, fdt);
 	struct file **fds = BPF_CORE_READ(fdt, fd);
@@ -236,7 +236,7 @@ int gp_proc_mmap(struct trace_event_raw_sys_enter *ctx)
 		if (up)
 			up->gen = 0;
 		key = f ? file_key(f) : (struct gp_file_key){ 0 };
-		proc_event(bpf_get_current_task_btf(), GP_PROC_MAP, GP_PF_CODE, 0, key.dev, key.ino, fd,
+		proc_event(current_task(), GP_PROC_MAP, GP_PF_CODE, 0, key.dev, key.ino, fd,
 			   bpf_ktime_get_ns());
 	}
 	nb = bpf_map_lookup_elem(&scratch, &zero);
@@ -254,6 +254,6 @@ int gp_proc_mmap(struct trace_event_raw_sys_enter *ctx)
 	}
 	if (!state)
 		flags |= GP_PF_HELD;
-	proc_event(bpf_get_current_task_btf(), GP_PROC_MAP, flags, 0, key.dev, key.ino, fd, now);
+	proc_event(current_task(), GP_PROC_MAP, flags, 0, key.dev, key.ino, fd, now);
 	return 0;
 }

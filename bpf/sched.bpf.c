@@ -51,8 +51,12 @@ struct {
 	__type(value, __u32);
 } oncpu_threads SEC(".maps");
 
-/* Counts an arrival (+1) or a departure (-1) of a thread of tgid; the count after it. */
-static __always_inline __u32 oncpu_add(__u32 tgid, int delta)
+/*
+ * Counts an arrival (+1) or a departure (-1) of a thread of tgid; the count
+ * after it. fetch: by a fetching add (Linux 5.12); else (gp_sched_switch_no_fetch)
+ * an add, then a read, which another CPU's change of the same count can reach.
+ */
+static __always_inline __u32 oncpu_add(__u32 tgid, int delta, bool fetch)
 {
 	__u32 zero = 0, *n = bpf_map_lookup_elem(&oncpu_threads, &tgid);
 
@@ -61,6 +65,10 @@ static __always_inline __u32 oncpu_add(__u32 tgid, int delta)
 		n = bpf_map_lookup_elem(&oncpu_threads, &tgid);
 		if (!n)
 			return 0;
+	}
+	if (!fetch) {
+		__sync_fetch_and_add(n, delta);
+		return *n;
 	}
 	return (__u32)__sync_add_and_fetch(n, delta);
 }
@@ -115,7 +123,7 @@ static __always_inline struct gp_thread_acct *acct_of(struct task_struct *t, boo
  * switch_out() moves it on. start: its arrival, or its estimate; left: why it goes.
  */
 static __always_inline void emit_slice(struct task_struct *p, struct gp_thread_acct *a, __u64 start,
-				       __u32 flags, __u16 left, __u64 now)
+				       __u32 flags, __u16 left, __u64 now, bool fetch)
 {
 	struct gp_sched_slice *rec;
 	__u64 mn = p->min_flt, mj = p->maj_flt;
@@ -123,7 +131,7 @@ static __always_inline void emit_slice(struct task_struct *p, struct gp_thread_a
 
 	if (a->flags & GP_TAF_ONCPU_COUNTED) {
 		start_count = a->oncpu_threads_in;
-		end_count = oncpu_add(a->tgid, -1);
+		end_count = oncpu_add(a->tgid, -1, fetch);
 		a->flags &= ~GP_TAF_ONCPU_COUNTED;
 	} else {
 		flags |= GP_SSF_UNCOUNTED;
@@ -185,10 +193,12 @@ static __always_inline void thread_done(struct task_struct *p, struct gp_thread_
 		count(&drops, GP_DROP_THREAD_EXIT_LOST);
 	}
 	bpf_map_delete_elem(&thread_acct, &key);
+	if (no_task_storage) /* task storage goes with its task; the hash's entry goes here */
+		bpf_map_delete_elem(&task_state, &key.tid);
 }
 
 static __always_inline void switch_out(struct task_struct *p, bool preempt, unsigned int state,
-				       __u64 now)
+				       __u64 now, bool fetch)
 {
 	struct gp_thread_acct *a = acct_of(p, true);
 	__u64 sum = p->se.sum_exec_runtime, nv, niv, dv, di, slice_start = 0;
@@ -241,7 +251,7 @@ static __always_inline void switch_out(struct task_struct *p, bool preempt, unsi
 	a->out_ns = now;
 	if (state & GP_TASK_DEAD) {
 		if (sched_slices)
-			emit_slice(p, a, slice_start, slice_flags, GP_SL_EXITED, now);
+			emit_slice(p, a, slice_start, slice_flags, GP_SL_EXITED, now, fetch);
 		/* not counted as a switch: the kernel folded its counters into the process before */
 		thread_done(p, a, now);
 		return;
@@ -265,7 +275,7 @@ static __always_inline void switch_out(struct task_struct *p, bool preempt, unsi
 	a->vol_switches += dv;
 	a->invol_switches += di;
 	if (sched_slices)
-		emit_slice(p, a, slice_start, slice_flags, di ? GP_SL_PREEMPTED : GP_SL_BLOCKED, now);
+		emit_slice(p, a, slice_start, slice_flags, di ? GP_SL_PREEMPTED : GP_SL_BLOCKED, now, fetch);
 	f = current_call(p);
 	if (f) {
 		f->vol_switches += dv;
@@ -273,7 +283,7 @@ static __always_inline void switch_out(struct task_struct *p, bool preempt, unsi
 	}
 }
 
-static __always_inline void switch_in(struct task_struct *n, __u64 now)
+static __always_inline void switch_in(struct task_struct *n, __u64 now, bool fetch)
 {
 	struct gp_thread_acct *a = acct_of(n, false);
 	struct gp_frame *f;
@@ -293,14 +303,13 @@ static __always_inline void switch_in(struct task_struct *n, __u64 now)
 	a->flags |= GP_TAF_ON_CPU;
 	a->in_ns = now;
 	if (sched_slices && !(a->flags & GP_TAF_ONCPU_COUNTED)) {
-		a->oncpu_threads_in = oncpu_add(a->tgid, 1);
+		a->oncpu_threads_in = oncpu_add(a->tgid, 1, fetch);
 		a->flags |= GP_TAF_ONCPU_COUNTED;
 	}
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(gp_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+static __always_inline int sched_switch(bool preempt, struct task_struct *prev, struct task_struct *next,
+					unsigned int prev_state, bool fetch)
 {
 	bool out = traced(prev->tgid), in = traced(next->tgid);
 	__u64 now;
@@ -309,10 +318,53 @@ int BPF_PROG(gp_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (out)
-		switch_out(prev, preempt, prev_state, now);
+		switch_out(prev, preempt, prev_state, now, fetch);
 	if (in)
-		switch_in(next, now);
+		switch_in(next, now, fetch);
 	return 0;
+}
+
+/*
+ * sched_switch's prev_state argument came with Linux 5.18 (set by userspace:
+ * the tracepoint's BTF); before it the state is the task's own, as the
+ * tracepoint then read it: task_struct.state, __state from 5.14.
+ */
+const volatile bool switch_has_prev_state = true;
+
+struct task_struct___state_long {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline unsigned int switch_prev_state(unsigned long long *ctx, struct task_struct *prev)
+{
+	struct task_struct___state_long *old = (void *)prev;
+
+	if (switch_has_prev_state)
+		return (unsigned int)ctx[3];
+	if (bpf_core_field_exists(old->state))
+		return (unsigned int)BPF_CORE_READ(old, state);
+	return BPF_CORE_READ(prev, __state);
+}
+
+/* BPF_PROG's arguments would read ctx[3] whatever the kernel: the first three, by hand. */
+SEC("tp_btf/sched_switch")
+int gp_sched_switch(unsigned long long *ctx)
+{
+	struct task_struct *prev = (void *)ctx[1];
+
+	return sched_switch((bool)ctx[0], prev, (void *)ctx[2], switch_prev_state(ctx, prev), true);
+}
+
+/*
+ * The same without a fetching add (kernels before 5.12 refuse a program that
+ * holds one, even where it never runs). Userspace loads one of the two.
+ */
+SEC("tp_btf/sched_switch")
+int gp_sched_switch_no_fetch(unsigned long long *ctx)
+{
+	struct task_struct *prev = (void *)ctx[1];
+
+	return sched_switch((bool)ctx[0], prev, (void *)ctx[2], switch_prev_state(ctx, prev), false);
 }
 
 /*
@@ -370,7 +422,7 @@ int gp_inflight_iter(struct bpf_iter__task *ctx)
 
 	if (!task || !traced(task->tgid))
 		return 0;
-	st = bpf_task_storage_get(&task_state, task, 0, 0);
+	st = task_state_of(task, false);
 	if (!st)
 		return 0;
 	depth = st->depth;

@@ -380,16 +380,12 @@ static __always_inline void fp_walk(struct pt_regs *ctx, struct gp_task_state *s
 
 /* ---- Python ------------------------------------------------------------------------------- */
 
+/* A Python walk: what it reads from, and where it is (s, in task storage: see uw_walk). */
 struct py_walk {
 	const struct gp_py_proc *py;
 	struct gp_task_state *st;
 	struct gp_api_call_ustack *rec;
-	__u64 frame;    /* the next frame to read */
-	__u32 base;     /* words[] index of the first Python frame */
-	__u32 n;        /* Python frames written */
-	__u8 status;    /* enum gp_py_status */
-	__s32 err;
-	__u64 hash;     /* of the code objects written */
+	struct gp_py_walk_state *s;
 };
 
 /* A field of the frame copied into stack_page (frame_read bytes, < 256): offsets are masked in. */
@@ -411,30 +407,30 @@ static int py_step(__u32 i, struct py_walk *w)
 	__u32 want = py->frame_read, idx;
 	long err;
 
-	if (!w->frame) {
-		w->status = GP_PY_OK;
+	if (!w->s->frame) {
+		w->s->status = GP_PY_OK;
 		return 1;
 	}
-	if (w->n >= GP_PY_MAX_FRAMES) {
-		w->status = GP_PY_DEPTH;
+	if (w->s->n >= GP_PY_MAX_FRAMES) {
+		w->s->status = GP_PY_DEPTH;
 		return 1;
 	}
 	want = ((want - 1) & 0xff) + 1; /* 1 .. 256 */
-	err = bpf_probe_read_user(st->stack_page, want, (void *)w->frame);
+	err = bpf_probe_read_user(st->stack_page, want, (void *)w->s->frame);
 	if (err) {
-		w->status = GP_PY_READ;
-		w->err = (__s32)err;
+		w->s->status = GP_PY_READ;
+		w->s->err = (__s32)err;
 		return 1;
 	}
 	code = py_u64(st, py->frame_code);
 	prev = py_u64(st, py->frame_prev);
 	if (py->frame_owner != GP_PY_NONE && py_u8(st, py->frame_owner) == py->owner_shim) {
 		/* a C-stack shim, not a function: the frame before it was entered from C */
-		if (w->n) {
-			idx = (w->base + 2 * (w->n - 1) + 1) & (GP_USTACK_MAX_WORDS - 1);
+		if (w->s->n) {
+			idx = (w->s->base + 2 * (w->s->n - 1) + 1) & (GP_USTACK_MAX_WORDS - 1);
 			w->rec->words[idx] |= (__u64)GP_PYF_ENTRY << 32;
 		}
-		w->frame = prev;
+		w->s->frame = prev;
 		return 0;
 	}
 	if (py->instr_is_ptr)
@@ -445,13 +441,13 @@ static int py_step(__u32 i, struct py_walk *w)
 		flags |= GP_PYF_ENTRY;
 	if (py->version <= 0x030a) /* each frame is its own eval activation */
 		flags |= GP_PYF_ENTRY;
-	idx = (w->base + 2 * w->n) & (GP_USTACK_MAX_WORDS - 1);
+	idx = (w->s->base + 2 * w->s->n) & (GP_USTACK_MAX_WORDS - 1);
 	w->rec->words[idx] = code;
 	idx = (idx + 1) & (GP_USTACK_MAX_WORDS - 1);
 	w->rec->words[idx] = (__u32)instr | flags << 32;
-	w->hash = (w->hash ^ code) * 0x9e3779b97f4a7c15ULL;
-	w->n++;
-	w->frame = prev;
+	w->s->hash = (w->s->hash ^ code) * 0x9e3779b97f4a7c15ULL;
+	w->s->n++;
+	w->s->frame = prev;
 	return 0;
 }
 
@@ -475,19 +471,69 @@ static int py_code_new(__u32 i, struct py_news *c)
 }
 
 /*
+ * Kernels before 5.17 (no bpf_loop): each walk's step as a global function,
+ * which the verifier checks once, on its own, whatever calls it (a bounded
+ * loop of static steps would be checked once per iteration: past the
+ * million-instruction limit). A global function takes numbers only, so it
+ * finds the calling thread's walk where the walk keeps it, in task storage.
+ */
+__noinline int gp_uw_step_global(__u32 i, __u32 slot, __u32 nmaps)
+{
+	struct gp_task_state *st = task_state_of(current_task(), false);
+	struct uw_walk w = { .slot = slot, .nmaps = nmaps };
+
+	if (!st)
+		return 1;
+	w.st = st;
+	w.rec = &st->stack_rec;
+	w.s = &st->walk;
+	return uw_step(i, &w);
+}
+
+__noinline int gp_py_step_global(__u32 i)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct gp_task_state *st = task_state_of(current_task(), false);
+	struct gp_py_proc *py = bpf_map_lookup_elem(&py_procs, &tgid);
+	struct py_walk w = { .py = py, .st = st };
+
+	if (!st || !py)
+		return 1;
+	w.rec = &st->stack_rec;
+	w.s = &st->pywalk;
+	return py_step(i, &w);
+}
+
+/* 1 when frame i's code object was not seen before. */
+__noinline int gp_py_code_new_global(__u32 i, __u32 base, __u32 tgid)
+{
+	struct gp_task_state *st = task_state_of(current_task(), false);
+	struct py_news c = { .base = base, .tgid = tgid };
+
+	if (!st)
+		return 0;
+	c.rec = &st->stack_rec;
+	py_code_new(i, &c);
+	return c.fresh;
+}
+
+/*
  * The calling thread's own Python frames: its thread state through the
  * interpreter's pthread key in glibc's per-thread key table (fsbase + the
  * offsets userspace checked), confirmed by the state's thread_id (== fsbase:
  * not another thread's, not the GIL holder's), then the frame chain.
  */
 static __always_inline void py_walk(struct gp_task_state *st, struct gp_api_call_ustack *rec, __u32 base,
-				    const struct gp_py_proc *py)
+				    const struct gp_py_proc *py, bool with_loop)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct py_walk w = { .py = py, .st = st, .rec = rec, .base = base };
-	__u64 fsbase = task->thread.fsbase, slot, tstate, tid, frame;
+	struct task_struct *task = current_task();
+	struct gp_py_walk_state *s = &st->pywalk;
+	struct py_walk w = { .py = py, .st = st, .rec = rec, .s = s };
+	__u64 fsbase = no_task_btf ? BPF_CORE_READ(task, thread.fsbase) : task->thread.fsbase;
+	__u64 slot, tstate, tid, frame;
 	__s32 key;
 
+	*s = (struct gp_py_walk_state){ .base = base };
 	rec->py = GP_PY_NO_THREAD;
 	rec->npy = 0;
 	if (bpf_probe_read_user(&key, sizeof(key), (void *)py->tss_key_addr) || key < 0 || key >= 1024)
@@ -509,29 +555,41 @@ static __always_inline void py_walk(struct gp_task_state *st, struct gp_api_call
 	if (py->cframe_current != GP_PY_NONE && frame &&
 	    bpf_probe_read_user(&frame, 8, (void *)(frame + py->cframe_current)))
 		return;
-	w.frame = frame;
-	w.status = GP_PY_OK;
-	bpf_loop(GP_PY_MAX_FRAMES + 8, py_step, &w, 0); /* shims are skipped: a few more steps than frames */
-	if (w.frame && w.status == GP_PY_OK)
-		w.status = GP_PY_DEPTH;
-	rec->py = w.status;
-	rec->npy = w.n;
-	rec->err = rec->err ? rec->err : w.err;
+	s->frame = frame;
+	s->status = GP_PY_OK;
+	/* shims are skipped: a few more steps than frames */
+	if (!with_loop) {
+		for (__u32 i = 0; i < GP_PY_MAX_FRAMES + 8; i++)
+			if (gp_py_step_global(i))
+				break;
+	} else {
+		bpf_loop(GP_PY_MAX_FRAMES + 8, py_step, &w, 0);
+	}
+	if (s->frame && s->status == GP_PY_OK)
+		s->status = GP_PY_DEPTH;
+	rec->py = s->status;
+	rec->npy = s->n;
+	rec->err = rec->err ? rec->err : s->err;
 	/*
 	 * A code object not seen before in this process: stop it as the call returns, so that its
 	 * frames are named before it can free them (a script ending, a function made on the fly).
 	 * The thread's last stack again (a loop) costs no look at all.
 	 */
-	if (w.n && w.hash != st->py_hash) {
+	if (s->n && s->hash != st->py_hash) {
 		struct py_news c = { .rec = rec, .base = base, .tgid = bpf_get_current_pid_tgid() >> 32 };
+		__u32 n = s->n;
 
-		st->py_hash = w.hash;
-		bpf_loop(w.n, py_code_new, &c, 0);
+		st->py_hash = s->hash;
+		if (!with_loop) {
+			for (__u32 i = 0; i < GP_PY_MAX_FRAMES && i < n; i++)
+				c.fresh |= gp_py_code_new_global(i, base, c.tgid);
+		} else {
+			bpf_loop(n, py_code_new, &c, 0);
+		}
 		if (c.fresh) {
 			__u64 now = bpf_ktime_get_ns();
 
-			if (hold_current(bpf_get_current_task_btf(), GP_HOLD_PYTHON, now,
-					 session_self(), 0, 0)) {
+			if (hold_current(current_task(), GP_HOLD_PYTHON, now, session_self(), 0, 0)) {
 				rec->call.hdr.flags |= GP_EVF_PY_HELD;
 				st->py_hold_ns = now;
 			}
@@ -541,10 +599,12 @@ static __always_inline void py_walk(struct gp_task_state *st, struct gp_api_call
 
 /*
  * The stack of the call that returns now into rec (its call part filled by
- * the caller); returns the record's size.
+ * the caller); returns the record's size. with_loop: by bpf_loop, else by
+ * the global steps (a program that names a bpf_loop callback does not load
+ * before 5.13 at all, dead code or not: gpu_api.bpf.c has one of each).
  */
 static __always_inline __u32 walk_stacks(struct pt_regs *ctx, struct gp_task_state *st,
-					 struct gp_api_call_ustack *rec)
+					 struct gp_api_call_ustack *rec, bool with_loop)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct gp_uw_proc *up = bpf_map_lookup_elem(&uw_procs, &tgid);
@@ -571,7 +631,13 @@ static __always_inline __u32 walk_stacks(struct pt_regs *ctx, struct gp_task_sta
 		ws->gen = up->gen;
 		w.nmaps = up->nmaps;
 		ws->stop = GP_STOP_DEPTH;
-		bpf_loop(GP_USTACK_MAX_FRAMES, uw_step, &w, 0);
+		if (!with_loop) {
+			for (__u32 i = 0; i < GP_USTACK_MAX_FRAMES; i++)
+				if (gp_uw_step_global(i, w.slot, w.nmaps))
+					break;
+		} else {
+			bpf_loop(GP_USTACK_MAX_FRAMES, uw_step, &w, 0);
+		}
 	} else {
 		fp_walk(ctx, st, &w);
 	}
@@ -585,7 +651,7 @@ static __always_inline __u32 walk_stacks(struct pt_regs *ctx, struct gp_task_sta
 	rec->frames_fp = ws->fp_frames;
 	rec->err = ws->err;
 	if (py)
-		py_walk(st, rec, ws->n & (GP_USTACK_MAX_FRAMES - 1 + 1), py); /* n <= 127 */
+		py_walk(st, rec, ws->n & (GP_USTACK_MAX_FRAMES - 1 + 1), py, with_loop); /* n <= 127 */
 	words = (__u64)rec->nframes + 2 * (__u64)rec->npy;
 	return GP_USTACK_REC_SIZE(words, 0);
 }

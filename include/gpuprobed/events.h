@@ -490,6 +490,19 @@ static inline __u64 gp_nccl_id_mix(__u64 h, __u64 word)
 #define GP_COOKIE_PROBE(c) ((__u16)(((c) >> 16) & 0xffff))
 #define GP_COOKIE_FLAGS(c) ((__u32)((c) >> 32))
 
+/*
+ * Kernels without attach cookies (before 5.15): where a probe sits, the key
+ * of gpu_api.bpf.c's probe_sites (value: its cookie). dev as gp_file_key's.
+ */
+struct gp_probe_site {
+	__u64 dev;
+	__u64 ino;
+	__u64 offset; /* in the file */
+};
+
+/* Kernels without task storage: the threads with a traced call's state at once (a hash by thread id). */
+#define GP_TASK_STATE_HASH_MAX 65536
+
 /* Probe indexes index the in-kernel hit counters. */
 #define GP_MAX_PROBES 4096
 
@@ -513,6 +526,7 @@ enum gp_bpf_drop {
 	GP_DROP_AGG_TABLE_FULL,    /* --aggregate: the aggregate map was full: the call went as a record (not lost) */
 	GP_DROP_DUTY_CUT,          /* overhead budget: a call's return probe was detached before it returned (estimated) */
 	GP_DROP_HOLD_TIMEOUT,      /* a hold continued at --hold-max-ms by the resumer, before userspace was done (counted by it) */
+	GP_DROP_PROBE_UNKNOWN,     /* kernels without attach cookies: a probe hit whose site was not found (call not seen) */
 	GP_BPF_DROP_MAX,
 };
 

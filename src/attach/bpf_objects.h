@@ -27,6 +27,7 @@ struct gp_bpf {
 	struct gp_kernel_features kernel; /* probed before the load (gp_kernel_features_probe) */
 	bool kernel_probed;
 	bool multi;		 /* the API programs attach through uprobe_multi links */
+	struct bpf_program *api_exit; /* the API return program this kernel runs (gp_api_exit or _no_loop) */
 	struct bpf_link *inflight; /* the task iterator of calls in progress (made at its first read) */
 };
 

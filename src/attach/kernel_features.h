@@ -3,7 +3,8 @@
  * kernel_features.h — what this kernel offers the BPF programs, probed at
  * start (never guessed from its version): each feature gpuprobed uses, the
  * oldest Linux that has it, and what stands in where one is missing and
- * can be replaced (uprobe_multi links by one perf-event link per probe).
+ * can be replaced (uprobe_multi links by one perf-event link per probe;
+ * the BPF programs' stand-ins, bpf/common.bpf.h, down to Linux 5.10).
  * A missing feature that nothing replaces is one line naming it and the
  * kernel that has it; nothing is attached (exit 2).
  */
@@ -16,7 +17,9 @@
 enum gp_kfeature {
 	GP_KF_BTF,	     /* /sys/kernel/btf/vmlinux: CO-RE relocations, tp_btf */
 	GP_KF_RING_BUFFER,   /* BPF_MAP_TYPE_RINGBUF */
+	GP_KF_TASK_BTF,	     /* bpf_get_current_task_btf: the current task's fields read directly */
 	GP_KF_TASK_STORAGE,  /* BPF_MAP_TYPE_TASK_STORAGE: a traced thread's state */
+	GP_KF_ATOMICS,	     /* BPF_ATOMIC fetch-add: --timeline-sched's on-CPU counts */
 	GP_KF_ATTACH_COOKIE, /* bpf_get_attach_cookie: which probe fired */
 	GP_KF_BPF_LOOP,	     /* bpf_loop: the stack walks */
 	GP_KF_UPROBE_MULTI,  /* uprobe_multi links: a file's probes in one link */
@@ -30,6 +33,7 @@ struct gp_kernel_features {
 	bool replaced[GP_KF_N]; /* missing (or not wanted: --no-uprobe-multi) and stood in for */
 	bool by_request[GP_KF_N]; /* replaced because an option asked */
 	int perf_event_paranoid;  /* kernel.perf_event_paranoid; GP_KF_PARANOID_UNKNOWN: unknown */
+	bool switch_prev_state;   /* sched_switch passes prev_state (Linux 5.18): the tracepoint's BTF */
 };
 
 /* Its name in report.json ("ring_buffer"), the oldest Linux that has it ("5.8"). */

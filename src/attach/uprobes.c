@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* uprobes.c — attach/detach the generic API probe pairs (see uprobes.h). */
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,12 +20,13 @@
 #include "log.h"
 
 void gp_uprobes_init(struct gp_uprobes *u, struct bpf_program *enter_prog,
-		     struct bpf_program *exit_prog, bool multi)
+		     struct bpf_program *exit_prog, bool multi, int sites_fd)
 {
 	memset(u, 0, sizeof(*u));
 	u->enter_prog = enter_prog;
 	u->exit_prog = exit_prog;
 	u->multi = multi;
+	u->sites_fd = sites_fd;
 }
 
 /*
@@ -240,16 +244,42 @@ out:
 	return err;
 }
 
+/*
+ * Without attach cookies, the programs find a probe's cookie by its site:
+ * the file as the kernel names it (its inode's device, the encoding of
+ * gp_file_key, and number: what the mapping's file is) and the offset. Written
+ * before the probe is placed, so its first hit finds it.
+ */
+static int publish_site(const struct gp_uprobes *u, const struct gp_probe *p, const char *attach_path)
+{
+	struct gp_probe_site k = { .offset = p->offset };
+	__u64 cookie = probe_cookie(u, p);
+	struct stat st;
+
+	if (stat(attach_path, &st))
+		return -errno;
+	k.dev = ((__u64)major(st.st_dev) << 20) | minor(st.st_dev);
+	k.ino = st.st_ino;
+	/* never removed: a session has at most GP_MAX_PROBES probes, a site placed again is overwritten */
+	return bpf_map_update_elem(u->sites_fd, &k, &cookie, BPF_ANY) ? -errno : 0;
+}
+
 /* One perf-event link per probe and direction, in the order attach_multi explains. */
 static int attach_perf(struct gp_uprobes *u, size_t first, size_t end, pid_t pid, const char *attach_path,
 		       bool entries_first)
 {
 	for (size_t i = first; i < end; i++) {
 		struct gp_probe *p = &u->v[i];
+		int err;
+
+		if (u->sites_fd >= 0 && (err = publish_site(u, p, attach_path)))
+			return err;
 
 		for (int k = 0; k < 2; k++) {
 			bool ret = entries_first ? k == 1 : k == 0;
-			LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret, .bpf_cookie = probe_cookie(u, p));
+			/* a kernel without cookies: libbpf refuses one (the site says it, publish_site) */
+			LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret,
+				    .bpf_cookie = u->sites_fd >= 0 ? 0 : probe_cookie(u, p));
 			struct bpf_link *l = bpf_program__attach_uprobe_opts(ret ? u->exit_prog : u->enter_prog,
 									     pid ? pid : -1, attach_path,
 									     (size_t)p->offset, &opts);

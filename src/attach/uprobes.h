@@ -59,10 +59,15 @@ struct gp_uprobes {
 	size_t n, cap;
 	size_t nattached;      /* probe pairs in place now */
 	struct gp_reaper *reaper; /* removes files' perf-event links in the background (uprobes.c); NULL: none yet */
+	int sites_fd;          /* kernels without attach cookies: gpu_api.bpf.c's probe_sites; else -1 */
 };
 
+/*
+ * sites_fd: where the kernel has no attach cookies, the map through which
+ * the programs find a probe's cookie by its site (-1 where it has them).
+ */
 void gp_uprobes_init(struct gp_uprobes *u, struct bpf_program *enter_prog,
-		     struct bpf_program *exit_prog, bool multi);
+		     struct bpf_program *exit_prog, bool multi, int sites_fd);
 
 /*
  * Probe every API of family found in elf. attach_path is how the kernel can

@@ -30,6 +30,7 @@ static const char *const bpf_drop_names[GP_BPF_DROP_MAX] = {
 	[GP_DROP_AGG_TABLE_FULL] = "agg_table_full",
 	[GP_DROP_DUTY_CUT] = "duty_cut",
 	[GP_DROP_HOLD_TIMEOUT] = "hold_timeout",
+	[GP_DROP_PROBE_UNKNOWN] = "probe_unknown",
 };
 
 /* Counters the model keeps itself; present (at 0) in every report, like the BPF ones. */

@@ -240,7 +240,8 @@ int gp_session_prepare(struct session *s)
 	gp_holds_pin(&s->holds); /* before the fork: the resumer removes the pin at its end */
 	if ((err = gp_holds_start_resumer(&s->holds)))
 		return err;
-	gp_uprobes_init(&s->probes, api->progs.gp_api_enter, api->progs.gp_api_exit, s->bpf.multi);
+	gp_uprobes_init(&s->probes, api->progs.gp_api_enter, s->bpf.api_exit, s->bpf.multi,
+			s->bpf.kernel.replaced[GP_KF_ATTACH_COOKIE] ? bpf_map__fd(api->maps.probe_sites) : -1);
 	s->probes.stacks = o->stacks;
 	s->probes.aggregate = session_aggregates(o);
 	s->counters = (struct gp_counters){ .hits_fd = bpf_map__fd(api->maps.probe_hits),

@@ -19,22 +19,51 @@ import gp
 UNIT_CAPS = "-all,+bpf,+perfmon,+sys_ptrace,+dac_read_search,+sys_resource,+kill"
 
 
-def kernel_has():
-    """The features, as this kernel's own probe (bpftool) and BTF say."""
+ATOMIC_FETCH_PROBE = r"""
+char LICENSE[] __attribute__((section("license"), used)) = "GPL";
+__attribute__((section("socket"), used)) int fetch_add(void *ctx)
+{
+	volatile unsigned long long v = 0;
+
+	return (int)__sync_fetch_and_add(&v, 1);
+}
+"""
+
+
+def kernel_takes_atomic_fetch(tmp):
+    """The kernel's own verifier on a program with a fetching atomic add (BPF_ATOMIC), loaded by bpftool."""
+    src, obj, pin = tmp / "fetch_add.bpf.c", tmp / "fetch_add.bpf.o", f"/sys/fs/bpf/gp_test_fetch_add_{os.getpid()}"
+    src.write_text(ATOMIC_FETCH_PROBE)
+    subprocess.run(["clang", "-O2", "-target", "bpf", "-mcpu=v3", "-c", str(src), "-o", str(obj)], check=True)
+    r = subprocess.run(["bpftool", "prog", "load", str(obj), pin, "type", "socket"], capture_output=True, text=True)
+    if os.path.exists(pin):
+        os.unlink(pin)
+    return r.returncode == 0
+
+
+def kernel_has(tmp):
+    """The features, as this kernel's own probe (bpftool), its verifier and its BTF say, in gpuprobed's order."""
     probe = json.loads(subprocess.run(["bpftool", "feature", "probe", "kernel", "-j"], capture_output=True,
                                       text=True, check=True).stdout)
     helpers = set(probe["helpers"]["kprobe_available_helpers"])
     return {"btf": os.path.exists("/sys/kernel/btf/vmlinux"),
             "ring_buffer": probe["map_types"]["have_ringbuf_map_type"],
+            "current_task_btf": "bpf_get_current_task_btf" in helpers,
             "task_storage": probe["map_types"]["have_task_storage_map_type"],
+            "atomics": kernel_takes_atomic_fetch(tmp),
             "attach_cookie": "bpf_get_attach_cookie" in helpers,
             "bpf_loop": "bpf_loop" in helpers,
             "uprobe_multi": gp.kernel_has_uprobe_multi()}
 
 
-NEEDED = {"btf": ("BTF type information", "5.4"), "ring_buffer": ("the BPF ring buffer", "5.8"),
-          "task_storage": ("BPF task storage", "5.11"), "attach_cookie": ("BPF attach cookies", "5.15"),
-          "bpf_loop": ("the bpf_loop helper", "5.17")}
+NEEDED = {"btf": ("BTF type information", "5.4"), "ring_buffer": ("the BPF ring buffer", "5.8")}
+# What stands in for each feature a kernel may lack: its oldest kernel, and the words stderr and the report use.
+REPLACEABLE = {"current_task_btf": ("5.11", "bpf_get_current_task_btf"),
+               "task_storage": ("5.11", "BPF task storage"),
+               "atomics": ("5.12", "BPF atomic fetch-add"),
+               "attach_cookie": ("5.15", "BPF attach cookies"),
+               "bpf_loop": ("5.17", "the bpf_loop helper"),
+               "uprobe_multi": ("6.6", "uprobe_multi links")}
 
 
 def paranoid():
@@ -42,19 +71,24 @@ def paranoid():
         return int(f.read())
 
 
-def check_kernel(report, tr, wall_s, by_request=False):
+def check_kernel(report, tr, wall_s, tmp, by_request=False):
     kernel = report["session"]["kernel"]
-    has = kernel_has()
+    has = kernel_has(tmp)
     assert kernel["release"] == os.uname().release
     assert kernel["perf_event_paranoid"] == paranoid()
-    replaced = [] if has["uprobe_multi"] and not by_request else ["uprobe_multi"]
-    assert [r["feature"] for r in kernel["replaced"]] == replaced, kernel
+    replaced = [f for f in REPLACEABLE if not has[f] or (f == "uprobe_multi" and by_request)]
+    assert [r["feature"] for r in kernel["replaced"]] == replaced, (kernel, has)
     assert kernel["features_used"] == [f for f, ok in has.items() if ok and f not in replaced], (kernel, has)
     for r in kernel["replaced"]:
-        assert (r["since"], r["by"], r["by_request"]) == ("6.6", "one perf-event link per probe", by_request)
+        since, what = REPLACEABLE[r["feature"]]
+        assert (r["since"], r["by_request"]) == (since, by_request and r["feature"] == "uprobe_multi"), r
+        assert r["by"] and r["cost"], r
         # said once on stderr, as the report says it
-        said = [ln for ln in tr.stderr.splitlines() if r["by"] in ln and "uprobe_multi links" in ln]
+        said = [ln for ln in tr.stderr.splitlines() if r["by"] in ln and what in ln]
         assert len(said) == 1, tr.stderr
+    if "uprobe_multi" in replaced:
+        assert [r["by"] for r in kernel["replaced"] if r["feature"] == "uprobe_multi"] == \
+            ["one perf-event link per probe"]
     removal = kernel["probe_removal"]
     # the pairs in place at the end: those placed (-v says each file's) less those removed before it
     lines = [ln for ln in tr.stderr.splitlines() if ln.startswith("gpuprobed: ")]
@@ -69,7 +103,7 @@ def test_session_kernel_against_the_kernels_own_answers(tmp_path):
     t0 = time.monotonic()
     report, ref, tr = gp.trace(tmp_path, "basic_ops", tracer_args=("-v",))
     gp.check_all(report, ref)
-    check_kernel(report, tr, time.monotonic() - t0)
+    check_kernel(report, tr, time.monotonic() - t0, tmp_path)
 
 
 def test_perf_event_links_stand_in_when_asked(tmp_path):
@@ -77,11 +111,14 @@ def test_perf_event_links_stand_in_when_asked(tmp_path):
     t0 = time.monotonic()
     report, ref, tr = gp.trace(tmp_path, "basic_ops", tracer_args=("-v", "--no-uprobe-multi"))
     gp.check_all(report, ref)
-    check_kernel(report, tr, time.monotonic() - t0, by_request=True)
+    check_kernel(report, tr, time.monotonic() - t0, tmp_path, by_request=True)
     # report.md says the same as report.json
     md = tr.report_md()
     removal = report["session"]["kernel"]["probe_removal"]
     assert "- Kernel: asked not to use uprobe_multi (Linux 6.6): one perf-event link per probe; " in md
+    for r in report["session"]["kernel"]["replaced"]:
+        if not r["by_request"]:
+            assert f"- Kernel: lacks {r['feature']} (Linux {r['since']}): {r['by']}; {r['cost']}" in md, md
     assert f"- Probes removed at the end: {removal['probes']} in {removal['ns'] / 1e9:.3f} s" in md
 
 
@@ -124,7 +161,7 @@ def test_the_units_capabilities_and_its_drop_in_trace_exactly(tmp_path):
 def test_a_missing_feature_nothing_replaces_is_one_line_and_exit_2(tmp_path):
     """Where the kernel lacks a feature gpuprobed needs (its own probe and BTF say which), one line names
     the first and the oldest Linux that has it, exit 2, the command never runs; elsewhere it runs."""
-    has = kernel_has()
+    has = kernel_has(tmp_path)
     missing = [f for f in NEEDED if not has[f]]
     ran = tmp_path / "ran"
     r = subprocess.run([gp.GPUPROBED, "-o", str(tmp_path / "out"), "--", "sh", "-c", f"touch {ran}"],
