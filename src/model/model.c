@@ -260,6 +260,13 @@ int gp_model_kernel_replaced(struct gp_model *m, const char *feature, const char
 					  .by = by ? strdup(by) : NULL,
 					  .cost = cost ? strdup(cost) : NULL,
 					  .by_request = by_request };
+	if ((feature && !r->feature) || (since && !r->since) || (by && !r->by) || (cost && !r->cost)) {
+		free(r->feature);
+		free(r->since);
+		free(r->by);
+		free(r->cost);
+		return -ENOMEM;
+	}
 	m->session.kernel.nreplaced++;
 	return 0;
 }

@@ -335,10 +335,24 @@ def bpf_ids():
     return ids("link"), ids("prog")
 
 
+def kernel_has_perf_links():
+    """BPF links of perf events (Linux 5.15, with attach cookies): before them libbpf attaches a program to
+    a perf event itself (PERF_EVENT_IOC_SET_BPF), and no link exists; the kernel's own helper list says."""
+    probe = json.loads(subprocess.run(["bpftool", "feature", "probe", "kernel", "-j"], capture_output=True,
+                                      text=True, check=True).stdout)
+    return "bpf_get_attach_cookie" in probe["helpers"]["kprobe_available_helpers"]
+
+
 def uprobe_links(held_by=None):
     """uprobe_multi and perf-event uprobe links the kernel holds: all of the machine's, or only those
     process held_by holds open (bpftool 7.1 predates uprobe_multi and prints its link type as the
-    number 12). A test asks about its own gpuprobed: another tracer may run beside it."""
+    number 12). A test asks about its own gpuprobed: another tracer may run beside it. On a kernel
+    without perf-event links (before 5.15) the probes are perf events with a program, as `bpftool perf`
+    lists them by the process and descriptor holding them ({"id": ("perf", pid, fd), ...}: no link id)."""
+    if not kernel_has_perf_links():
+        out = subprocess.run(["bpftool", "-j", "perf", "list"], capture_output=True, text=True, check=True).stdout
+        return [dict(e, id=("perf", e["pid"], e["fd"])) for e in json.loads(out or "[]")
+                if e.get("fd_type") in ("uprobe", "uretprobe") and (held_by is None or e["pid"] == held_by)]
     out = subprocess.run(["bpftool", "-j", "link", "list"], capture_output=True, text=True, check=True).stdout
     links = json.loads(out or "[]")
     progs = subprocess.run(["bpftool", "-j", "prog", "list"], capture_output=True, text=True, check=True).stdout
