@@ -2,15 +2,16 @@
 #   make test-kernel KERNEL=6.1        the whole e2e suite on Debian's 6.1 (5.10, 6.1, 6.12)
 #   make test-kernel KERNEL_IMAGE=bzImage [KERNEL_MODULES=.../lib/modules/REL]   on a kernel of one's own
 #   make test-kernels                  5.10, 6.1, 6.12 in VMs, then the host's kernel; a table at the end
-#   make kernel-smoke                  make test's part: a few exact tests on the oldest kernel, Debian 11's 5.10
+#   make kernel-smoke                  make test's part: a few exact tests on Debian 12's 6.1 (SMOKE_KERNEL=5.10: the oldest)
 # KERNEL_TESTS narrows the suite (pytest's arguments); VM_CPUS, VM_MEMORY, VM_TIMEOUT go to vm.sh.
 KERNELS        ?= 5.10 6.1 6.12
 KERNEL         ?= 6.1
 KERNEL_IMAGE   ?=
 KERNEL_MODULES ?=
 KERNEL_TESTS   ?= tests/e2e
-# The oldest kernel tested: every stand-in of bpf/common.bpf.h runs there (docs/design.md "Kernels").
-SMOKE_KERNEL   := 5.10
+# make test's: Debian 12's own 6.1. SMOKE_KERNEL=5.10, the oldest, runs every stand-in of bpf/common.bpf.h
+# (docs/design.md "Kernels"); its guest once stalled inside make test (docs/testing.md), so not by default yet.
+SMOKE_KERNEL   ?= 6.1
 KERNEL_SMOKE   := tests/e2e/test_exact.py::test_every_api_once_exact \
                   tests/e2e/test_exact.py::test_attach_to_running_process_counts_only_what_follows \
                   tests/e2e/test_stacks_real.py::test_nofp_counts_exact \
