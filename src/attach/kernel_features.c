@@ -36,7 +36,8 @@ static const struct {
 				  "probe (a return without its entry is not counted as that probe's hit)" },
 	[GP_KF_BPF_LOOP] = { "bpf_loop", "5.17", "the bpf_loop helper (the stack walks)",
 			     "the return program whose walks' steps are global functions in bounded loops",
-			     "the same frames; a map lookup a step more" },
+			     "the same frames; the thread's state looked up again at each step (with task "
+			     "storage's stand-in: two kernel reads and a hash lookup)" },
 	[GP_KF_UPROBE_MULTI] = { "uprobe_multi", "6.6", "uprobe_multi links",
 				 "one perf-event link per probe",
 				 "each probe placed and removed on its own, and removing a link waits for RCU grace "
