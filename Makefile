@@ -34,7 +34,7 @@ DEB_PACKAGES := make gcc g++ clang libbpf-dev bpftool libelf-dev libdw-dev zlib1
                 libiberty-dev libcmocka-dev libclang-rt-dev python3 python3-pytest python3-jsonschema bpftrace \
                 libinih-dev libmicrohttpd-dev libsystemd-dev systemd curl prometheus python3-seccomp strace \
                 libsqlite3-dev sqlite3 libseccomp-dev python3-zstandard \
-                qemu-system-x86 busybox-static kmod
+                qemu-system-x86 busybox-static kmod podman runc
 
 # ---- BPF: vmlinux.h -> .bpf.o -> .skel.h ---------------------------------
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)

@@ -176,7 +176,9 @@ int BPF_PROG(gp_proc_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 	if (!was && !now_in) {
 		if (!(sc->flags & GP_SCOPE_ALL) || state == GP_FILE_PLAIN)
 			return 0;
-		if (state == GP_FILE_ARMED) /* the CUDA runtime is in this executable */
+		if (state == GP_FILE_ARMED && (sc->flags & GP_SCOPE_ASK))
+			flags |= GP_PF_HELD; /* the CUDA runtime is in it: userspace decides */
+		else if (state == GP_FILE_ARMED) /* the CUDA runtime is in this executable */
 			now_in = admit(tgid, now);
 	}
 	if (now_in) {
@@ -247,7 +249,9 @@ int gp_proc_mmap(struct trace_event_raw_sys_enter *ctx)
 	if (state == GP_FILE_PLAIN)
 		return 0;
 	now = bpf_ktime_get_ns();
-	if (!was && state == GP_FILE_ARMED) {
+	if (!was && state == GP_FILE_ARMED && (sc->flags & GP_SCOPE_ASK)) {
+		flags |= GP_PF_HELD; /* userspace decides whether it is wanted */
+	} else if (!was && state == GP_FILE_ARMED) {
 		if (!admit(tgid, now))
 			return 0;
 		flags |= GP_PF_ADMITTED;

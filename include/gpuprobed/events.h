@@ -357,6 +357,8 @@ enum gp_file_state {
 #define GP_SCOPE_ALL          (1u << 1) /* every process that maps an armed file is admitted */
 #define GP_SCOPE_NAMES        (1u << 2) /* a process that execs one of names[] is admitted */
 #define GP_SCOPE_CODE_MAPS    (1u << 3) /* an admitted process mapping any file's code is reported (GP_PF_CODE) */
+/* with GP_SCOPE_ALL: such a process is held, not admitted; userspace decides (--container: by its cgroup) */
+#define GP_SCOPE_ASK          (1u << 4)
 #define GP_MAX_NAMES 8
 #define GP_NAME_LEN 64
 

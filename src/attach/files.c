@@ -2,6 +2,7 @@
 /* files.c — the library files of the session, probed once each (see files.h). */
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -10,6 +11,7 @@
 
 #include "attach/discover.h"
 #include "attach/files.h"
+#include "symbolize/overlay.h"
 #include "log.h"
 
 void gp_files_init(struct gp_files *fs, int map_fd, struct gp_uprobes *u, struct gp_symbolizer *sym,
@@ -35,6 +37,7 @@ static void file_free(struct gp_file *f)
 	if (!f)
 		return;
 	free(f->path);
+	free(f->names);
 	free(f->users);
 	free(f);
 }
@@ -55,19 +58,66 @@ __u64 gp_kdev(__u64 dev)
 struct gp_file *gp_files_find(struct gp_files *fs, __u64 kdev, __u64 ino)
 {
 	for (size_t i = 0; i < fs->n; i++)
-		if (fs->v[i]->kdev == kdev && fs->v[i]->ino == ino)
+		for (size_t k = 0; k < fs->v[i]->nnames; k++)
+			if (fs->v[i]->names[k].dev == kdev && fs->v[i]->names[k].ino == ino)
+				return fs->v[i];
+	return NULL;
+}
+
+/* The file whose layer file (what the kernel probes) is kdev/ino, or NULL. */
+static struct gp_file *find_probed(struct gp_files *fs, __u64 kdev, __u64 ino)
+{
+	for (size_t i = 0; i < fs->n; i++)
+		if (fs->v[i]->kdev == kdev && fs->v[i]->ino == ino && !fs->v[i]->failed)
 			return fs->v[i];
 	return NULL;
 }
 
-static void tell_kernel(struct gp_files *fs, const struct gp_file *f)
+static void tell_kernel_name(struct gp_files *fs, const struct gp_file *f,
+			     const struct gp_file_key *key)
 {
-	struct gp_file_key key = { .dev = f->kdev, .ino = f->ino };
 	__u32 state = f->armed ? GP_FILE_ARMED : GP_FILE_PLAIN;
 
-	if (bpf_map_update_elem(fs->map_fd, &key, &state, BPF_ANY))
+	if (bpf_map_update_elem(fs->map_fd, key, &state, BPF_ANY))
 		gp_warn("%s: cannot record it for the kernel (%s): processes mapping it will be held "
-			"each time", f->path, strerror(errno));
+			"each time",
+			f->path, strerror(errno));
+}
+
+static void tell_kernel(struct gp_files *fs, const struct gp_file *f)
+{
+	for (size_t k = 0; k < f->nnames; k++)
+		tell_kernel_name(fs, f, &f->names[k]);
+}
+
+static int add_name(struct gp_file *f, __u64 kdev, __u64 ino)
+{
+	struct gp_file_key *nv = realloc(f->names, (f->nnames + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	f->names = nv;
+	f->names[f->nnames++] = (struct gp_file_key){ .dev = kdev, .ino = ino };
+	return 0;
+}
+
+/*
+ * The layer file behind display (as pid names it), when it lies on an overlay:
+ * *st becomes its stat. When it cannot be found, a message, and the file is
+ * probed as its own (exact while one container at a time maps it).
+ */
+static void probed_file(pid_t pid, const char *display, struct stat *st)
+{
+	char real[PATH_MAX];
+	int err = gp_overlay_real_file(pid, display, st, real, sizeof(real));
+
+	if (err > 0)
+		gp_debug("%s (pid %d): the layer file %s", display, (int)pid, real);
+	else if (err < 0)
+		gp_warn("%s (pid %d): on an overlay whose layer file could not be found (%s): probed as a "
+			"file of its own; a second container mapping the same layer file would meet two probe "
+			"sets",
+			display, (int)pid, strerror(-err));
 }
 
 /* Probes f's functions of family; false after a message. */
@@ -77,8 +127,10 @@ static bool arm(struct gp_files *fs, struct gp_file *f, const char *path,
 	size_t first;
 	int n;
 
-	gp_uprobes_wait_file(fs->probes, f->kdev, f->ino); /* its old links first: both would count */
-	n = gp_uprobes_attach_file(fs->probes, 0, path, f->path, elf, f->family, &first);
+	gp_uprobes_wait_file(fs->probes, f->kdev,
+			     f->ino); /* its old links first: both would count */
+	n = gp_uprobes_attach_file(fs->probes, 0, path, f->path, f->kdev, f->ino, elf, f->family,
+				   &first);
 
 	if (n < 0)
 		return false;
@@ -99,12 +151,12 @@ static bool arm(struct gp_files *fs, struct gp_file *f, const char *path,
 	return true;
 }
 
-struct gp_file *gp_files_classify(struct gp_files *fs, const char *path, const char *display,
-				  bool is_exe, const char **why)
+struct gp_file *gp_files_classify(struct gp_files *fs, pid_t pid, const char *path,
+				  const char *display, bool is_exe, const char **why)
 {
 	const struct gp_elf_syms *elf;
 	struct gp_file *f, **nv;
-	struct stat st;
+	struct stat st, layer;
 
 	*why = NULL;
 	if (stat(path, &st)) {
@@ -116,14 +168,26 @@ struct gp_file *gp_files_classify(struct gp_files *fs, const char *path, const c
 		*why = "it could not be read or probed (said before)";
 	if (f)
 		return f->failed ? NULL : f;
+	layer = st;
+	probed_file(pid, display, &layer);
+	f = find_probed(fs, gp_kdev(layer.st_dev), layer.st_ino);
+	if (f) { /* another container's overlay over the same layer file: probed already */
+		if (add_name(f, gp_kdev(st.st_dev), st.st_ino)) {
+			*why = strerror(ENOMEM);
+			return NULL;
+		}
+		tell_kernel_name(fs, f, &f->names[f->nnames - 1]);
+		gp_info("%s (pid %d): the file probed as %s", display, (int)pid, f->path);
+		return f;
+	}
 	f = calloc(1, sizeof(*f));
-	if (!f || !(f->path = strdup(display))) {
-		free(f);
+	if (!f || !(f->path = strdup(display)) || add_name(f, gp_kdev(st.st_dev), st.st_ino)) {
+		file_free(f);
 		*why = strerror(ENOMEM);
 		return NULL;
 	}
-	f->kdev = gp_kdev(st.st_dev);
-	f->ino = st.st_ino;
+	f->kdev = gp_kdev(layer.st_dev);
+	f->ino = layer.st_ino;
 	f->family = gp_family_of_path(display);
 	if (f->family || is_exe) {
 		elf = gp_symbolizer_elf_file(fs->sym, path);
@@ -219,11 +283,11 @@ static void disarm(struct gp_files *fs, size_t i)
  */
 static void retire(struct gp_files *fs, struct gp_file *f)
 {
-	struct gp_file_key key = { .dev = f->kdev, .ino = f->ino };
-
-	if (bpf_map_delete_elem(fs->map_fd, &key) && errno != ENOENT)
-		gp_warn("%s: cannot tell the kernel it has no traced user left (%s): a process mapping it "
-			"next may run before its probes are checked", f->path, strerror(errno));
+	for (size_t k = 0; k < f->nnames; k++)
+		if (bpf_map_delete_elem(fs->map_fd, &f->names[k]) && errno != ENOENT)
+			gp_warn("%s: cannot tell the kernel it has no traced user left (%s): a process "
+				"mapping it next may run before its probes are checked",
+				f->path, strerror(errno));
 	f->retiring = true;
 }
 

@@ -20,12 +20,23 @@
 #include <linux/types.h>
 
 #include "attach/uprobes.h"
+#include "gpuprobed/events.h"
 #include "gpuprobed/api.h"
 #include "model/model.h"
 #include "symbolize/symbolizer.h"
 
 struct gp_file {
-	__u64 kdev, ino;        /* the kernel's names for it (lib_files key) */
+	/*
+	 * The file the kernel probes (the kernel's encoding of its device): behind an
+	 * overlay, its layer's file (overlay.h), which every container of the image shares.
+	 */
+	__u64 kdev, ino;
+	/*
+	 * What the kernel sees a process open and map (lib_files keys): the file itself,
+	 * or an overlay's inode, one per overlay mount (container) that reaches it.
+	 */
+	struct gp_file_key *names;
+	size_t nnames;
 	char *path;             /* as the first process to map it named it */
 	enum gp_family family;  /* 0: nothing to probe */
 	bool is_static;         /* the runtime linked into an executable or other ELF */
@@ -74,20 +85,23 @@ void gp_files_settle(struct gp_files *fs);
 /* The kernel's encoding of a device number (what lib_files and BPF use). */
 __u64 gp_kdev(__u64 dev);
 
+/* The file the kernel names kdev/ino when a process opens or maps it (one of its names), or NULL. */
 struct gp_file *gp_files_find(struct gp_files *fs, __u64 kdev, __u64 ino);
 
 /*
  * Looks at a file once (cached by dev/inode/mtime): path must open it (a
  * /proc/PID/fd/N, /proc/PID/map_files/... or /proc/PID/root/... path);
- * display names it. An executable (is_exe) is armed when it carries the
+ * display names it as pid sees it. A file reached through another overlay
+ * mount of a layer file looked at before is that file (a name more, no
+ * probe more). An executable (is_exe) is armed when it carries the
  * CUDA runtime itself; a library when its name says which CUDA library it is
  * and it exports traced functions. The kernel learns the verdict. Returns
  * the record, or NULL with *why set (a short reason) when the file cannot
  * be read or probed; such a file is remembered as plain (found again by
  * gp_files_find, never probed, nobody held for it again).
  */
-struct gp_file *gp_files_classify(struct gp_files *fs, const char *path, const char *display,
-				  bool is_exe, const char **why);
+struct gp_file *gp_files_classify(struct gp_files *fs, pid_t pid, const char *path,
+				  const char *display, bool is_exe, const char **why);
 
 /* tgid maps file: a user from now on (its library row in the model too). */
 int gp_files_add_user(struct gp_files *fs, struct gp_file *f, __u32 tgid);

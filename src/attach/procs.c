@@ -15,8 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach/containers.h"
 #include "attach/discover.h"
 #include "attach/procs.h"
+#include "model/model_ops.h"
 #include "log.h"
 
 static __u64 mono_ns(void)
@@ -61,6 +63,7 @@ void gp_procs_init(struct gp_procs *ps, struct gp_files *files, struct gp_symbol
 	ps->cpu = cpu;
 	ps->bits_fd = bits_fd;
 	ps->admit_fd = admit_fd;
+	ps->places = gp_places_new(NULL);
 }
 
 void gp_procs_release(struct gp_procs *ps)
@@ -70,6 +73,8 @@ void gp_procs_release(struct gp_procs *ps)
 			close(ps->v[i].pidfd);
 	free(ps->v);
 	free(ps->free_rows);
+	gp_places_free(ps->places);
+	ps->places = NULL;
 	ps->v = NULL;
 	ps->free_rows = NULL;
 	ps->n = ps->cap = ps->nfree = 0;
@@ -132,6 +137,41 @@ static void name_threads(struct gp_procs *ps, pid_t pid)
  * Starts following a process the kernel (or we) admitted: its pidfd in the
  * loop, its row in the model. An exit before we could open it is an exit.
  */
+/* Where pid runs, for the model: said only of a process in a container or a pid namespace of its own. */
+static void place(struct gp_procs *ps, pid_t pid)
+{
+	struct gp_place pl;
+
+	if (!ps->places || gp_places_of_pid(ps->places, pid, &pl) ||
+	    (!pl.id[0] && !pl.pod_uid[0] && pl.ns_pid == pid))
+		return;
+	gp_model_process_place(ps->model,
+			       &(struct gp_op_process_place){ .pid = (__u32)pid,
+							      .ns_pid = (__u32)pl.ns_pid,
+							      .runtime = pl.runtime,
+							      .container_id = pl.id,
+							      .container_name = pl.name,
+							      .pod_uid = pl.pod_uid,
+							      .pod_name = pl.pod_name,
+							      .pod_namespace = pl.pod_namespace,
+							      .cgroup = pl.cgroup });
+}
+
+/* --container: pid runs in one of the containers asked for (always true without --container). */
+static bool wanted(struct gp_procs *ps, pid_t pid)
+{
+	struct gp_place pl;
+
+	if (!ps->ncontainers)
+		return true;
+	if (!ps->places || gp_places_of_pid(ps->places, pid, &pl))
+		return false;
+	for (int i = 0; i < ps->ncontainers; i++)
+		if (gp_place_matches(&pl, ps->containers[i]))
+			return true;
+	return false;
+}
+
 static struct gp_proc *track(struct gp_procs *ps, pid_t pid, const char *because, __u32 parent,
 			     __u64 at_ns, bool from_start)
 {
@@ -160,6 +200,7 @@ static struct gp_proc *track(struct gp_procs *ps, pid_t pid, const char *because
 	p->pid = pid;
 	gp_model_process_add(ps->model, (__u32)pid, comm, cmdline, at_ns, from_start);
 	gp_model_process_origin(ps->model, (__u32)pid, because, parent);
+	place(ps, pid);
 	fd = pidfd_open(pid, 0);
 	/* the bit is cleared when the pid is reused by a process we do not trace */
 	if (fd < 0 || !bit_set(ps, pid) || gp_loop_watch(ps->loop, fd, (__u64)(p - ps->v))) {
@@ -229,7 +270,8 @@ int gp_procs_admit(struct gp_procs *ps, pid_t pid, enum gp_admit_how how, const 
 			struct gp_file *f;
 
 			gp_mapped_file_path(pid, cand[i].map, path, sizeof(path));
-			f = gp_files_classify(ps->files, path, cand[i].map->path, cand[i].is_exe, &why);
+			f = gp_files_classify(ps->files, pid, path, cand[i].map->path,
+					      cand[i].is_exe, &why);
 			if (!f)
 				return skip(ps, pid, report_skip, "cannot read %s (through %s): %s",
 					    cand[i].map->path, path, why);
@@ -290,13 +332,14 @@ static struct gp_file *resolve_hold(struct gp_procs *ps, const struct gp_proc_ev
 	n = readlink(path, display, sizeof(display) - 1);
 	display[n > 0 ? n : 0] = '\0';
 	gp_holds_name_file(ps->holds, e->dev, e->ino, reason, n > 0 ? display : NULL);
-	f = gp_files_classify(ps->files, path, n > 0 ? display : path, e->kind == GP_PROC_EXEC, &why);
+	f = gp_files_classify(ps->files, (pid_t)e->hdr.tgid, path, n > 0 ? display : path,
+			      e->kind == GP_PROC_EXEC, &why);
 	if (!f)
 		gp_warn("pid %u (%s): cannot look at %s: %s; its calls there are not traced",
 			e->hdr.tgid, e->comm, n > 0 ? display : path, why);
-	else if (f->kdev != e->dev || f->ino != e->ino)
-		gp_warn("pid %u: %s is not the file the kernel saw (replaced meanwhile?)", e->hdr.tgid,
-			f->path);
+	else if (gp_files_find(ps->files, e->dev, e->ino) != f)
+		gp_warn("pid %u: %s is not the file the kernel saw (replaced meanwhile?)",
+			e->hdr.tgid, f->path);
 	return f;
 }
 
@@ -359,9 +402,9 @@ void gp_procs_event(struct gp_procs *ps, const struct gp_proc_event *e)
 	}
 	if (!p && (e->hdr.flags & GP_PF_ADMITTED))
 		fresh = (p = track(ps, pid, ps->because, 0, e->hdr.ts_ns, true));
-	if (!p && ps->all && f && f->armed && !set_bit(ps, pid, e->hdr.ts_ns)) {
+	if (!p && ps->all && f && f->armed && wanted(ps, pid) && !set_bit(ps, pid, e->hdr.ts_ns)) {
 		/* --all: it carries the runtime; still stopped, so its threads' baselines are exact */
-		fresh = (p = track(ps, pid, "cuda", 0, e->hdr.ts_ns, true));
+		fresh = (p = track(ps, pid, ps->because, 0, e->hdr.ts_ns, true));
 		gp_cpu_accounts_open(ps->cpu, pid, e->hdr.ts_ns);
 	}
 	if (p && p->live && f && f->armed) {
@@ -467,9 +510,9 @@ int gp_procs_scan(struct gp_procs *ps, const char *const *names, int nnames)
 		/* nor the resumer: it is gpuprobed's own */
 		if (*end || pid <= 0 || pid == self || (ps->holds && pid == ps->holds->resumer))
 			continue;
-		if (names && !name_matches((pid_t)pid, names, nnames))
+		if ((names && !name_matches((pid_t)pid, names, nnames)) || (!names && !wanted(ps, (pid_t)pid)))
 			continue;
-		if (gp_procs_admit(ps, (pid_t)pid, GP_ADMIT_RUNNING, names ? "name" : "cuda", true) > 0)
+		if (gp_procs_admit(ps, (pid_t)pid, GP_ADMIT_RUNNING, names ? "name" : ps->because, true) > 0)
 			admitted++;
 	}
 	closedir(d);
@@ -491,6 +534,7 @@ const char *gp_proc_stat(pid_t pid, char *buf, size_t len)
 	p = strrchr(buf, ')'); /* comm may hold anything */
 	return p ? p + 1 : NULL;
 }
+
 
 /* utime + stime of pid in ns; 0 when it cannot be read. */
 static __u64 proc_cpu_ns(pid_t pid)
@@ -520,4 +564,3 @@ __u64 gp_procs_cpu_delta_ns(struct gp_procs *ps)
 	}
 	return total;
 }
-

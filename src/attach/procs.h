@@ -45,6 +45,10 @@ struct gp_procs {
 	struct gp_holds *holds;    /* the registry of holds; NULL: none (only the SIGCONT) */
 	int bits_fd, admit_fd;     /* tgid_bits, admit_ns */
 	bool all;                  /* --all: a process is traced because it uses CUDA */
+	struct gp_places *places;  /* where each traced process runs (containers.h); NULL: not read */
+	/* --container: with all, only the processes of these containers (id, id prefix or name) */
+	const char *const *containers;
+	int ncontainers;
 	bool closing;              /* tracing stopped: holds are only released */
 	const char *because;       /* why kernel-admitted processes are traced: "name", "cuda" */
 	struct gp_proc *v;

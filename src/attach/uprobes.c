@@ -146,8 +146,8 @@ static int group_gated(struct gp_uprobes *u, size_t first, const char *attach_pa
 }
 
 /* Records a probe for every traced function of family in elf (nothing attached yet). */
-static int collect_probes(struct gp_uprobes *u, pid_t pid, const char *display_path,
-			  const struct gp_elf_syms *elf, enum gp_family family)
+static int collect_probes(struct gp_uprobes *u, pid_t pid, const char *display_path, __u64 kdev,
+			  __u64 ino, const struct gp_elf_syms *elf, enum gp_family family)
 {
 	size_t first = u->n;
 
@@ -179,6 +179,8 @@ static int collect_probes(struct gp_uprobes *u, pid_t pid, const char *display_p
 		p->api = api;
 		p->pid = pid;
 		p->offset = offset;
+		p->kdev = kdev;
+		p->ino = ino;
 		p->multi_fd[0] = p->multi_fd[1] = -1;
 		p->file_fd = -1;
 		if (!(p->target = strdup(display_path)))
@@ -247,19 +249,15 @@ out:
 /*
  * Without attach cookies, the programs find a probe's cookie by its site:
  * the file as the kernel names it (its inode's device, the encoding of
- * gp_file_key, and number: what the mapping's file is) and the offset. Written
- * before the probe is placed, so its first hit finds it.
+ * gp_file_key, and number: what the mapping's file is, behind an overlay its
+ * layer's) and the offset. Written before the probe is placed, so its first
+ * hit finds it.
  */
-static int publish_site(const struct gp_uprobes *u, const struct gp_probe *p, const char *attach_path)
+static int publish_site(const struct gp_uprobes *u, const struct gp_probe *p)
 {
-	struct gp_probe_site k = { .offset = p->offset };
+	struct gp_probe_site k = { .dev = p->kdev, .ino = p->ino, .offset = p->offset };
 	__u64 cookie = probe_cookie(u, p);
-	struct stat st;
 
-	if (stat(attach_path, &st))
-		return -errno;
-	k.dev = ((__u64)major(st.st_dev) << 20) | minor(st.st_dev);
-	k.ino = st.st_ino;
 	/* never removed: a session has at most GP_MAX_PROBES probes, a site placed again is overwritten */
 	return bpf_map_update_elem(u->sites_fd, &k, &cookie, BPF_ANY) ? -errno : 0;
 }
@@ -272,7 +270,7 @@ static int attach_perf(struct gp_uprobes *u, size_t first, size_t end, pid_t pid
 		struct gp_probe *p = &u->v[i];
 		int err;
 
-		if (u->sites_fd >= 0 && (err = publish_site(u, p, attach_path)))
+		if (u->sites_fd >= 0 && (err = publish_site(u, p)))
 			return err;
 
 		for (int k = 0; k < 2; k++) {
@@ -392,11 +390,11 @@ static size_t gated_start(const struct gp_uprobes *u, size_t first)
 }
 
 int gp_uprobes_attach_file(struct gp_uprobes *u, pid_t pid, const char *attach_path,
-			   const char *display_path, const struct gp_elf_syms *elf,
-			   enum gp_family family, size_t *first_out)
+			   const char *display_path, __u64 kdev, __u64 ino,
+			   const struct gp_elf_syms *elf, enum gp_family family, size_t *first_out)
 {
 	size_t first = u->n, g;
-	int err = collect_probes(u, pid, display_path, elf, family);
+	int err = collect_probes(u, pid, display_path, kdev, ino, elf, family);
 
 	*first_out = first;
 	if (!err && u->n > first)

@@ -38,6 +38,7 @@ struct gp_probe {
 	pid_t pid;             /* 0: every process that maps the file */
 	char *target;          /* the library's path as the process maps it */
 	__u64 offset;          /* file offset of the function */
+	__u64 kdev, ino;       /* the file the kernel probes (files.h: behind an overlay, its layer's) */
 	struct bpf_link *enter, *exit; /* perf-event mechanism only */
 	int multi_fd[2];       /* uprobe_multi links (entry, return) of the file's group, on its first probe; else -1 */
 	bool attached;         /* in place (a gated probe: its file is armed, the links maybe not: gate) */
@@ -72,14 +73,14 @@ void gp_uprobes_init(struct gp_uprobes *u, struct bpf_program *enter_prog,
 /*
  * Probe every API of family found in elf. attach_path is how the kernel can
  * open the file (/proc/PID/map_files/<range> or /proc/PID/root/<path>); display_path names it in
- * reports and messages. pid 0 probes every process. Returns the number of
+ * reports and messages; kdev/ino is the file the kernel probes through it (files.h). pid 0 probes every process. Returns the number of
  * probe pairs placed (0 when the file exports none of them), or -errno
  * after a message when they could not be placed. *first is the index of the
  * file's first probe record.
  */
 int gp_uprobes_attach_file(struct gp_uprobes *u, pid_t pid, const char *attach_path,
-			   const char *display_path, const struct gp_elf_syms *elf,
-			   enum gp_family family, size_t *first);
+			   const char *display_path, __u64 kdev, __u64 ino,
+			   const struct gp_elf_syms *elf, enum gp_family family, size_t *first);
 
 /*
  * Whether api's calls can be counted in the kernel (--aggregate): its record

@@ -15,6 +15,7 @@ static const char usage_text[] =
 	"Usage: gpuprobed [OPTIONS] --pid PID [--pid PID...]\n"
 	"       gpuprobed [OPTIONS] --name NAME [--name NAME...]\n"
 	"       gpuprobed [OPTIONS] --all\n"
+	"       gpuprobed [OPTIONS] --container ID|NAME [--container ID|NAME...]\n"
 	"       gpuprobed [OPTIONS] -- COMMAND [ARGS...]\n"
 	"       gpuprobed --daemon [--config FILE] [--foreground] [-v]\n"
 	"       gpuprobed report CAPTURE [-o DIR]\n"
@@ -44,6 +45,11 @@ static const char usage_text[] =
 	"                         executable's file name), running now or started\n"
 	"                         later, and what they fork (repeatable, up to 8)\n"
 	"  -a, --all              trace every process that uses CUDA, now and later\n"
+	"                         (the host's and every container's)\n"
+	"  -c, --container ID|NAME\n"
+	"                         trace every process of this container that uses\n"
+	"                         CUDA, now and later (its id, an id prefix of 12 or\n"
+	"                         more hex digits, or its name; repeatable, up to 8)\n"
 	"  -- COMMAND [ARGS...]   start COMMAND (as the invoking user under sudo),\n"
 	"                         traced from its first instruction with everything it\n"
 	"                         forks and execs; stop when the last of them exits and\n"
@@ -189,6 +195,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "name", required_argument, NULL, 'n' },
 		{ "all", no_argument, NULL, 'a' },
+		{ "container", required_argument, NULL, 'c' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF },
@@ -238,7 +245,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 	opterr = 0; /* our own messages, one line each */
 	optind = 1;
 	/* '+': options end at the command (its own options are its own) */
-	while ((c = getopt_long(argc, argv, "+:p:n:ad:o:vhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:n:ac:d:o:vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (!*optarg || strlen(optarg) >= 64 || strchr(optarg, '/'))
@@ -250,6 +257,14 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 			break;
 		case 'a':
 			o->all = true;
+			break;
+		case 'c':
+			if (!*optarg || strlen(optarg) > 255 || strchr(optarg, '/'))
+				return usage_error("--container: '%s' is not a container id or name (1 to 255 "
+						   "characters, no '/')", optarg);
+			if (o->ncontainers == GP_MAX_NAME_ARGS)
+				return usage_error("--container: more than %s containers", "8");
+			o->containers[o->ncontainers++] = optarg;
 			break;
 		case 'p':
 			if (!parse_uint(optarg, INT_MAX, &v) || v == 0)
@@ -398,7 +413,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		return usage_error("--timeline-sched and --no-timeline contradict each other%s", "");
 	if (o->daemon) {
 		/* everything else comes from the configuration file */
-		if (o->npids || o->nnames || o->all || o->command)
+		if (o->npids || o->nnames || o->all || o->ncontainers || o->command)
 			return usage_error("--daemon traces every CUDA process: give no target%s", "");
 		if (o->duration_s || strcmp(o->out_dir, "./profile_output") || o->ringbuf_mb != 16 || o->poll_ms != 10 ||
 		    o->hold_max_ms != GP_DEFAULT_HOLD_MAX_MS || o->stall_timeout_s != GP_DEFAULT_STALL_TIMEOUT_S ||
@@ -417,18 +432,22 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 	}
 	if (o->config_path || o->foreground)
 		return usage_error("%s goes with --daemon", o->config_path ? "--config" : "--foreground");
-	if ((o->npids > 0) + (o->nnames > 0) + o->all + (o->command != NULL) > 1)
-		return usage_error("give one kind of target: --pid, --name, --all or -- COMMAND%s", "");
+	if ((o->npids > 0) + (o->nnames > 0) + o->all + (o->ncontainers > 0) + (o->command != NULL) > 1)
+		return usage_error("give one kind of target: --pid, --name, --all, --container or -- COMMAND%s",
+				   "");
 	if (o->npids)
 		o->mode = GP_MODE_PID;
 	else if (o->nnames)
 		o->mode = GP_MODE_NAME;
 	else if (o->all)
 		o->mode = GP_MODE_ALL;
+	else if (o->ncontainers)
+		o->mode = GP_MODE_CONTAINER;
 	else if (o->command)
 		o->mode = GP_MODE_LAUNCH;
 	else
-		return usage_error("no target: give --pid PID, --name NAME, --all or -- COMMAND%s", "");
+		return usage_error("no target: give --pid PID, --name NAME, --all, --container ID|NAME or "
+				   "-- COMMAND%s", "");
 	o->command_line = join_argv(argc, argv);
 	if (o->command)
 		o->command_text = join_argv(argc - optind, o->command);

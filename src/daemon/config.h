@@ -19,7 +19,7 @@
 /* Where a process's job_id label comes from. */
 enum gp_job_source {
 	GP_JOB_NONE = 0,   /* no job_id label */
-	GP_JOB_CGROUP,     /* its cgroup v2 path (/proc/PID/cgroup "0::PATH") */
+	GP_JOB_CGROUP,     /* its cgroup path (v2, else name=systemd, else another v1 hierarchy: containers.h) */
 	GP_JOB_ENV,        /* an environment variable of the process (job_env), e.g. SLURM_JOB_ID */
 };
 

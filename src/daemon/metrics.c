@@ -7,8 +7,9 @@
  * daemon's own health. One family at a
  * time (HELP, TYPE, then its samples for every process), so a family's
  * samples stay together as the format requires. Labels are only bounded
- * names (APIs, directions, ops, causes): never kernels, stacks, streams or
- * communicator handles, whose number has no bound. docs/metrics.md says
+ * names (APIs, directions, ops, causes; a process's container and pod, one
+ * each per process kept): never kernels, stacks, streams or communicator
+ * handles, whose number has no bound. docs/metrics.md says
  * what each number means.
  */
 #include <dirent.h>
@@ -21,8 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach/containers.h"
 #include "daemon/metrics.h"
 #include "model/view.h"
+#include "output/labels.h"
 #include "output/text_clean.h"
 #include "symbolize/proc_maps.h"
 
@@ -127,16 +130,12 @@ static char *job_id(struct render *r, const struct gp_process *p)
 	if (r->o->job_source == GP_JOB_CGROUP) {
 		snprintf(path, sizeof(path), "%s/%u/cgroup", r->proc_root, p->pid);
 		buf = gp_read_whole_file(path, &len);
-		for (char *line = buf; line && *line;) {
-			char *nl = strchr(line, '\n');
+		if (buf) {
+			struct gp_place pl;
 
-			if (nl)
-				*nl = '\0';
-			if (!strncmp(line, "0::", 3)) {
-				res = strdup(line + 3);
-				break;
-			}
-			line = nl ? nl + 1 : line + strlen(line);
+			/* v2's path, or on a hybrid or v1 machine the systemd (else another) hierarchy's */
+			gp_place_from_cgroup(buf, &pl);
+			res = strdup(pl.cgroup);
 		}
 		free(buf);
 	} else if (r->o->job_source == GP_JOB_ENV && r->o->job_env && *r->o->job_env) {
@@ -211,6 +210,28 @@ static void read_switches(struct render *r, __u32 pid, struct proc_counts *pc)
 
 /* ---- labels of the processes --------------------------------------------- */
 
+static void opt_label(FILE *f, const char *key, const char *value)
+{
+	if (!value || !*value)
+		return; /* "" is no label to Prometheus: absent, as rules and their tests see it */
+	fprintf(f, ",%s=\"", key);
+	put_value(f, value);
+	fputc('"', f);
+}
+
+/* container, pod, namespace: where p runs, each absent on the host or when not known. */
+static void place_labels(FILE *f, const struct gp_process *p)
+{
+	char c[256] = "";
+
+	if (!p)
+		return;
+	gp_container_label(p, c, sizeof(c));
+	opt_label(f, "container", c);
+	opt_label(f, "pod", p->place.pod_name);
+	opt_label(f, "namespace", p->place.pod_namespace);
+}
+
 static int process_labels(struct render *r, size_t i)
 {
 	const struct gp_process *p = r->m->procs[i];
@@ -231,6 +252,7 @@ static int process_labels(struct render *r, size_t i)
 	fprintf(f, "pid=\"%u\",comm=\"", p->pid);
 	put_value(f, p->comm ? p->comm : "");
 	fputc('"', f);
+	place_labels(f, p);
 	if (job) {
 		fputs(",job_id=\"", f);
 		put_value(f, job);
@@ -641,6 +663,7 @@ static void gpu_proc_family(struct render *r, const char *name, enum gpu_proc_fi
 			gpu_labels(r, d);
 			label(r, true, "pid", pid);
 			label(r, true, "comm", p && p->comm ? p->comm : "");
+			place_labels(r->out, p);
 			close_u64(r, fld == GP_MEM ? row->mem_last : fld == GP_SM ? row->sm_last : row->mem_util_last);
 		}
 }

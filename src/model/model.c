@@ -112,6 +112,13 @@ static void process_free(struct gp_process *p)
 	free(p->libs);
 	free(p->traced_because);
 	free(p->python.note);
+	free(p->place.runtime);
+	free(p->place.id);
+	free(p->place.name);
+	free(p->place.pod_uid);
+	free(p->place.pod_name);
+	free(p->place.pod_namespace);
+	free(p->place.cgroup);
 	gp_driver_release(p);
 	gp_nccl_release(p);
 	gp_pending_release(&p->pending);
@@ -520,6 +527,36 @@ int gp_model_process_python(struct gp_model *m, __u32 pid, __u32 hexversion, boo
 	p->python.walked = walked;
 	p->python.hexversion = hexversion;
 	return replace_str(&p->python.note, note);
+}
+
+/* NULL for "" (not known), else a copy in *dst; false without memory. */
+static bool set_known(char **dst, const char *s)
+{
+	if (!s || !*s) {
+		free(*dst);
+		*dst = NULL;
+		return true;
+	}
+	return replace_str(dst, s) == 0;
+}
+
+int gp_model_process_place(struct gp_model *m, const struct gp_op_process_place *v)
+{
+	struct gp_process *p = gp_u64map_get(&m->by_pid, v->pid);
+
+	gp_model_tap_process_place(m, v);
+	if (!p)
+		return -ENOENT;
+	p->place.ns_pid = v->ns_pid;
+	if (!set_known(&p->place.runtime, v->runtime) ||
+	    !set_known(&p->place.id, v->container_id) ||
+	    !set_known(&p->place.name, v->container_name) ||
+	    !set_known(&p->place.pod_uid, v->pod_uid) ||
+	    !set_known(&p->place.pod_name, v->pod_name) ||
+	    !set_known(&p->place.pod_namespace, v->pod_namespace) ||
+	    !set_known(&p->place.cgroup, v->cgroup))
+		return -ENOMEM;
+	return 0;
 }
 
 int gp_model_process_exec(struct gp_model *m, __u32 pid, const char *comm, const char *cmdline)

@@ -20,6 +20,7 @@
 #include "gpuprobed/events.h"
 
 struct gp_model;
+struct gp_op_process_place;
 
 /*
  * Names things the model cannot name by itself, because that needs the live
@@ -197,6 +198,12 @@ size_t gp_model_forget_exited(struct gp_model *m, __u64 exited_before_ns, size_t
  * frames are not walked.
  */
 int gp_model_process_python(struct gp_model *m, __u32 pid, __u32 hexversion, bool walked, const char *note);
+/*
+ * Where pid runs (src/attach/containers.h): its pid inside its pid
+ * namespace, its container (runtime, id, name) and Kubernetes pod (uid,
+ * name, namespace), the cgroup path they come from; NULL or "": not known.
+ */
+int gp_model_process_place(struct gp_model *m, const struct gp_op_process_place *place);
 /* A process the session wanted but could not trace, and why (e.g. its root cannot be read). */
 int gp_model_skipped_add(struct gp_model *m, __u32 pid, const char *comm, const char *reason);
 /*

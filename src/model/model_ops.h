@@ -78,7 +78,9 @@
 	/* what the kernel offers (src/attach/kernel_features.c), and what removing the probes cost */ \
 	X(39, KERNEL, kernel) \
 	X(40, KERNEL_REPLACED, kernel_replaced) \
-	X(41, PROBE_REMOVAL, probe_removal)
+	X(41, PROBE_REMOVAL, probe_removal) \
+	/* where a process runs: its pid namespace, container and pod (src/attach/containers.h) */ \
+	X(42, PROCESS_PLACE, process_place)
 
 #define GP_OPF_SESSION(F) F(STR, tool_version) F(STR, command_line) F(STR, mode) F(STR, hostname) \
 	F(STR, kernel_release) F(U64, start_mono_ns) F(U64, start_realtime_ns)
@@ -112,6 +114,8 @@
 #define GP_OPF_PROBE_REMOVAL(F) F(U64, probes) F(U64, ns)
 #define GP_OPF_PY_FRAME(F) F(U32, tgid) F(U64, code) F(U64, word) F(S32, rc) F(STR, qualname) F(STR, file) \
 	F(S32, line)
+#define GP_OPF_PROCESS_PLACE(F) F(U32, pid) F(U32, ns_pid) F(STR, runtime) F(STR, container_id) \
+	F(STR, container_name) F(STR, pod_uid) F(STR, pod_name) F(STR, pod_namespace) F(STR, cgroup)
 #define GP_OPF_PROCESS_PYTHON(F) F(U32, pid) F(U32, hexversion) F(BOOL, walked) F(STR, note)
 #define GP_OPF_UNWIND(F) F(U64, procs) F(U64, procs_max) F(U64, procs_full) F(U64, maps) F(U64, maps_none) \
 	F(U64, maps_over) F(U64, files) F(U64, files_built) F(U64, files_reused) F(U64, files_evicted) F(U64, rows) \

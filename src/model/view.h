@@ -554,6 +554,15 @@ struct gp_process {
 	char *traced_because;   /* "pid", "launched", "fork", "name", "cuda"; NULL: not said */
 	__u32 parent_pid;       /* the traced process that forked it; 0: none */
 	__u32 execs;            /* execs seen while traced */
+	/* where it runs (gp_model_process_place); all NULL and ns_pid 0: not said (a host process) */
+	struct {
+		__u32 ns_pid;       /* its pid inside its own pid namespace; 0: not said (pid) */
+		char *runtime;      /* "podman", "docker", "containerd", "cri-o", "kubernetes"; NULL: none */
+		char *id;           /* container id (hex); NULL: not in a container */
+		char *name;         /* container name, where the runtime's files on the host say it */
+		char *pod_uid, *pod_name, *pod_namespace; /* Kubernetes; NULL: not in a pod / not known */
+		char *cgroup;       /* the cgroup path they were read from */
+	} place;
 	struct {
 		bool found;         /* gpuprobed looked and said (gp_model_process_python) */
 		bool walked;        /* its frames are recorded with its calls' stacks */

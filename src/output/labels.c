@@ -2,7 +2,7 @@
 /*
  * labels.c — the names reports give to sizes, kernels, stack rows and
  * frames (labels.h), the same in every sink: folded stacks, flame graph,
- * speedscope, report.json, report.md.
+ * speedscope, report.json, report.md; and a process's container.
  */
 #include <stdio.h>
 #include <string.h>
@@ -49,6 +49,21 @@ void gp_kernel_short_name(const struct gp_model *m, const struct gp_process *p,
 		m->resolver.demangle_short(k->mangled, buf, len);
 	else
 		snprintf(buf, len, "%s", k->name);
+}
+
+bool gp_in_container(const struct gp_process *p)
+{
+	return p->place.id || p->place.pod_uid;
+}
+
+void gp_container_label(const struct gp_process *p, char *buf, size_t len)
+{
+	if (p->place.name)
+		snprintf(buf, len, "%s", p->place.name);
+	else if (p->place.id)
+		snprintf(buf, len, "%.12s", p->place.id);
+	else if (len)
+		buf[0] = '\0';
 }
 
 void gp_stack_op_label(const struct gp_model *m, const struct gp_process *p,

@@ -3,6 +3,7 @@
 #ifndef GP_OUTPUT_LABELS_H
 #define GP_OUTPUT_LABELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -17,5 +18,9 @@ void gp_stack_frame_label(const struct gp_stack_frame *f, char *buf,
 /* A kernel's name without parameters ("ml::scale<float>"), or "(why it has none)". */
 void gp_kernel_short_name(const struct gp_model *m, const struct gp_process *p,
 			  const struct gp_kernel *k, char *buf, size_t len);
+/* In a container or a Kubernetes pod (its place names a container id or a pod uid). */
+bool gp_in_container(const struct gp_process *p);
+/* Its container's name, else the first 12 hex digits of its id (as `podman ps`); "" when none. */
+void gp_container_label(const struct gp_process *p, char *buf, size_t len);
 
 #endif

@@ -2,7 +2,7 @@
 /*
  * report_doc.c — the top of the report document: schema, session,
  * processes (in pid order, each assembled from the section builders),
- * drops and instrumentation; plus the jansson helpers the sections share.
+ * containers, drops and instrumentation; plus the jansson helpers the sections share.
  * Deterministic: every list is sorted on a total order, objects keep
  * insertion order, nothing reads a clock.
  */
@@ -389,8 +389,10 @@ static json_t *gp_doc_process(struct gp_doc *d, const struct gp_process *p)
 	for (unsigned i = 0; i < GP_API_MAX; i++)
 		errors += p->api[i] ? p->api[i]->errors : 0;
 	gp_doc_put(d, o, "pid", gp_j_u64(p->pid));
+	gp_doc_put(d, o, "ns_pid", gp_j_u64(p->place.ns_pid ? p->place.ns_pid : p->pid));
 	gp_doc_put(d, o, "host", gp_j_str(gp_doc_host(d->m, p)));
 	gp_doc_put(d, o, "comm", gp_j_str(p->comm));
+	gp_doc_put(d, o, "container", gp_doc_container(d, p));
 	gp_doc_put(d, o, "cmdline", gp_j_str(p->cmdline));
 	gp_doc_put(d, o, "exited", json_boolean(p->exited));
 	gp_doc_put(d, o, "exit_mono_ns", p->exited ? gp_j_u64(p->exit_ns) : json_null());
@@ -688,6 +690,8 @@ json_t *gp_report_doc(const struct gp_model *m)
 	gp_doc_put(&d, root, "source", gp_doc_source(&d));
 	gp_doc_put(&d, root, "session", gp_doc_session(&d));
 	gp_doc_put(&d, root, "processes", gp_doc_processes(&d));
+	gp_doc_put(&d, root, "containers",
+		   gp_doc_containers(&d, json_object_get(root, "processes")));
 	gp_doc_put(&d, root, "communicators", gp_doc_communicators(&d));
 	gp_doc_put(&d, root, "merge", gp_doc_merge(&d));
 	gp_doc_put(&d, root, "stalls", gp_doc_stalls(&d));

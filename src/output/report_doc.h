@@ -39,6 +39,9 @@ json_t *gp_doc_communicators(struct gp_doc *d);           /* the top-level commu
 json_t *gp_doc_merge(struct gp_doc *d);                   /* gpuprobed merge's "merge"; null otherwise */
 json_t *gp_doc_stalls(struct gp_doc *d);                  /* the top-level stalls[] */
 const char *gp_doc_host(const struct gp_model *m, const struct gp_process *p);
+/* report_doc_containers.c: a process's "container" (null: on the host); containers[] */
+json_t *gp_doc_container(struct gp_doc *d, const struct gp_process *p);
+json_t *gp_doc_containers(struct gp_doc *d, const json_t *procs);
 json_t *gp_doc_nvml(struct gp_doc *d); /* report_doc_gpus.c: NVML's state */
 json_t *gp_doc_gpus(struct gp_doc *d); /* report_doc_gpus.c: the devices NVML sampled */
 json_t *gp_doc_size_histogram(struct gp_doc *d, const __u64 *hist); /* [{lo_bytes, hi_bytes, calls}] of GP_SIZE_BUCKETS */

@@ -2,9 +2,10 @@
 /*
  * report_md.c — report.md: the report document (report.h) rendered for
  * people. Session header (with the launched command, if any), the
- * machine-wide summary when several processes were traced, the skipped
- * processes, the ranked recommendations; then per process the API table in the nsys cuda_api_sum
- * layout, errors, transfers, memory, kernels, streams and threads; then
+ * machine-wide summary when several processes were traced, the containers
+ * they run in, the skipped processes, the ranked recommendations; then per
+ * process the API table in the nsys cuda_api_sum layout, errors,
+ * transfers, memory, kernels, streams and threads; then
  * what was instrumented and every loss counter, even at zero.
  * Per-process sections live in report_md_process.c.
  */
@@ -416,11 +417,12 @@ int gp_report_md_render(const json_t *doc, FILE *out)
 
 	session_header(doc, out);
 	{
-		int e1 = summary(doc, out), e2 = skipped(doc, out), e3 = gp_md_recommendations(doc, out);
+		int e1 = summary(doc, out), e8 = gp_md_containers(doc, out), e2 = skipped(doc, out);
+		int e3 = gp_md_recommendations(doc, out);
 		int e4 = gp_md_merge(doc, out), e5 = gp_md_communicators(doc, out), e6 = gp_md_stalls(doc, out);
 		int e7 = gp_md_gpus(doc, out);
 
-		err = e1 ? e1 : e2 ? e2 : e3 ? e3 : e4 ? e4 : e5 ? e5 : e6 ? e6 : e7;
+		err = e1 ? e1 : e8 ? e8 : e2 ? e2 : e3 ? e3 : e4 ? e4 : e5 ? e5 : e6 ? e6 : e7;
 	}
 	json_array_foreach(json_object_get(doc, "processes"), i, proc) {
 		int e = gp_md_process(doc, proc, out);

@@ -42,6 +42,13 @@ int gp_md_threads(const json_t *doc, const json_t *p, FILE *out);
 int gp_md_nested(const json_t *p, FILE *out);
 int gp_md_gpu_work(const json_t *p, FILE *out);
 
+/* report_md_containers.c: "Containers" (nothing when no process is in one). 0 or -ENOMEM. */
+int gp_md_containers(const json_t *doc, FILE *out);
+/* " (container web-1)" for a process's heading; "" on the host. */
+void gp_md_container_heading(char *buf, size_t len, const json_t *p);
+/* A process's header lines of where it runs: container, pod, cgroup, its pid in its namespace. */
+void gp_md_place_lines(const json_t *p, FILE *out);
+
 /* report_md_gpus.c: "GPU devices" (NVML). 0 or -ENOMEM. */
 int gp_md_gpus(const json_t *doc, FILE *out);
 int gp_md_nccl(const json_t *p, FILE *out);

@@ -45,15 +45,17 @@ static int header(const json_t *doc, const json_t *p, FILE *out)
 {
 	static const char *const head[] = { "Library", "Family", "Linked" };
 	const json_t *libs = json_object_get(p, "libraries"), *lib;
-	char t[64];
+	char t[64], where[384];
 	size_t i;
 
-	fprintf(out, "## Process %lld — %s\n\n", (long long)gp_md_int(p, "pid"),
-		*gp_md_str(p, "comm") ? gp_md_str(p, "comm") : "(name unknown)");
+	gp_md_container_heading(where, sizeof(where), p);
+	fprintf(out, "## Process %lld — %s%s\n\n", (long long)gp_md_int(p, "pid"),
+		*gp_md_str(p, "comm") ? gp_md_str(p, "comm") : "(name unknown)", where);
 	if (json_is_object(json_object_get(doc, "merge"))) /* gpuprobed merge: hosts differ */
 		fprintf(out, "- Host: %s\n", gp_md_str(p, "host"));
 	if (*gp_md_str(p, "cmdline"))
 		fprintf(out, "- Command line: `%s`\n", gp_md_str(p, "cmdline"));
+	gp_md_place_lines(p, out);
 	origin_lines(p, out);
 	if (gp_md_bool(p, "exited")) {
 		gp_md_rel_time(t, sizeof(t), doc, gp_md_int(p, "exit_mono_ns"));

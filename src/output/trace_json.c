@@ -27,6 +27,7 @@
 
 #include "log.h"
 #include "model/view.h"
+#include "output/labels.h"
 #include "output/text_clean.h"
 #include "output/trace_json.h"
 
@@ -854,12 +855,36 @@ static void stream_label(__u64 key, char *buf, size_t len)
 		snprintf(buf, len, "stream 0x%llx (host-observed)", (unsigned long long)key);
 }
 
+/*
+ * The process's track name: its name, and where it runs when in a container or pod
+ * ("train (container web-1, pod ml/trainer-0, ns pid 1)"); the viewer adds the pid itself.
+ */
+static void process_label(const struct gp_process *p, const char *comm, char *buf, size_t len)
+{
+	char c[256], pod[336] = "", ns[32] = "";
+
+	if (!p || !gp_in_container(p)) {
+		snprintf(buf, len, "%s", comm);
+		return;
+	}
+	gp_container_label(p, c, sizeof(c));
+	if (p->place.pod_name)
+		snprintf(pod, sizeof(pod), "%spod %s%s%s", *c ? ", " : "",
+			 p->place.pod_namespace ? p->place.pod_namespace : "",
+			 p->place.pod_namespace ? "/" : "", p->place.pod_name);
+	else if (p->place.pod_uid && !*c)
+		snprintf(pod, sizeof(pod), "pod %s", p->place.pod_uid);
+	if (p->place.ns_pid && p->place.ns_pid != p->pid)
+		snprintf(ns, sizeof(ns), ", ns pid %u", p->place.ns_pid);
+	snprintf(buf, len, "%s (%s%s%s%s)", comm, *c ? "container " : "", c, pod, ns);
+}
+
 /* Closing events of one process: open windows, their flows, its last counter sample; then its names. */
 static void finish_proc(struct gp_timeline *tl, const struct gp_model *m, struct tl_proc *tp)
 {
 	const struct gp_process *p = model_proc(m, tp->pid);
 	const char *comm = p && p->comm && *p->comm ? p->comm : "process";
-	char label[160];
+	char label[768];
 
 	for (size_t i = 0; i < tp->streams.cap; i++) {
 		struct tl_stream *s = tp->streams.slots[i].val;
@@ -880,7 +905,8 @@ static void finish_proc(struct gp_timeline *tl, const struct gp_model *m, struct
 	if (tp->copy_dirty)
 		copy_counter(tl, tp, tp->copy_last_ts);
 	interval_close(tl, tp, 0);
-	meta_name(tl, "process_name", tp->pid, 0, comm);
+	process_label(p, comm, label, sizeof(label));
+	meta_name(tl, "process_name", tp->pid, 0, label);
 	for (size_t i = 0; i < tp->sched.cap; i++) {
 		const struct tl_sched *ts = tp->sched.slots[i].val;
 		const char *name;

@@ -24,7 +24,7 @@
 #define GP_DEFAULT_TIMELINE_MAX_EVENTS \
 	5000000ULL /* = GP_TIMELINE_DEFAULT_MAX_EVENTS (output/trace_json.h) */
 
-enum gp_mode { GP_MODE_PID = 1, GP_MODE_NAME, GP_MODE_LAUNCH, GP_MODE_ALL };
+enum gp_mode { GP_MODE_PID = 1, GP_MODE_NAME, GP_MODE_LAUNCH, GP_MODE_ALL, GP_MODE_CONTAINER };
 
 struct gp_options {
 	enum gp_mode mode;
@@ -32,6 +32,8 @@ struct gp_options {
 	int npids;
 	const char *names[GP_MAX_NAME_ARGS]; /* --name */
 	int nnames;
+	const char *containers[GP_MAX_NAME_ARGS]; /* --container: id, id prefix or name */
+	int ncontainers;
 	char **command;		 /* -- CMD ARGS...: NULL-ended argv */
 	bool all;		 /* --all */
 	char *command_text;	 /* the command, joined, for the report */
@@ -90,7 +92,7 @@ static inline int gp_parse_stall_timeout(const char *s, double *out)
 	return 0;
 }
 
-static inline const char *gp_mode_name(enum gp_mode m) /* "pid", "name", "launch", "all" */
+static inline const char *gp_mode_name(enum gp_mode m) /* "pid", "name", "launch", "all", "container" */
 {
 	switch (m) {
 	case GP_MODE_PID:
@@ -101,6 +103,8 @@ static inline const char *gp_mode_name(enum gp_mode m) /* "pid", "name", "launch
 		return "launch";
 	case GP_MODE_ALL:
 		return "all";
+	case GP_MODE_CONTAINER:
+		return "container";
 	}
 	return "";
 }

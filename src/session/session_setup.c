@@ -51,6 +51,8 @@ static __u32 scope_flags(const struct gp_options *o)
 		return GP_SCOPE_FOLLOW_FORKS | code;
 	case GP_MODE_ALL:
 		return GP_SCOPE_ALL | GP_SCOPE_FOLLOW_FORKS | code;
+	case GP_MODE_CONTAINER: /* every CUDA process is held once, and traced when its cgroup says so */
+		return GP_SCOPE_ALL | GP_SCOPE_ASK | GP_SCOPE_FOLLOW_FORKS | code;
 	default:
 		return code;
 	}
@@ -278,9 +280,11 @@ int gp_session_prepare(struct session *s)
 	if ((err = open_stack_sources(s)))
 		return err;
 	gp_stack_sources_holds(s->sources, &s->holds);
-	s->procs.all = o->mode == GP_MODE_ALL;
+	s->procs.all = o->mode == GP_MODE_ALL || o->mode == GP_MODE_CONTAINER;
+	s->procs.containers = o->containers;
+	s->procs.ncontainers = o->ncontainers;
 	s->procs.reuse_rows = o->daemon; /* always on: rows of exited processes are reused */
-	s->procs.because = o->mode == GP_MODE_NAME ? "name" : "cuda";
+	s->procs.because = o->mode == GP_MODE_NAME ? "name" : o->mode == GP_MODE_CONTAINER ? "container" : "cuda";
 	set_session_info(s);
 	err = gp_collector_init(&s->collector, bpf_map__fd(api->maps.events), s->model, s->cpu);
 	if (err) {

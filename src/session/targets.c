@@ -85,7 +85,11 @@ static int scan(struct gp_targets *t, const char *const *names, int nnames)
 		gp_err("read /proc: %s", strerror(-n));
 		return n;
 	}
-	if (names && !n)
+	if (!names && o->ncontainers)
+		gp_notice("tracing %d running process%s of %s%s that use%s CUDA, and those to come; Ctrl-C to stop",
+			  n, n == 1 ? "" : "es", o->containers[0], o->ncontainers > 1 ? " (and the other containers)" : "",
+			  n == 1 ? "s" : "");
+	else if (names && !n)
 		gp_notice("no process named %s%s %s: waiting for one to start (Ctrl-C to stop)",
 			  o->names[0], o->nnames > 1 ? " (or the other names)" : "",
 			  t->procs->nskipped ? "that can be traced yet" : "yet");
@@ -117,6 +121,7 @@ int gp_targets_admit(struct gp_targets *t)
 	case GP_MODE_NAME:
 		return scan(t, o->names, o->nnames);
 	case GP_MODE_ALL:
+	case GP_MODE_CONTAINER:
 		return scan(t, NULL, 0);
 	case GP_MODE_LAUNCH:
 		if ((err = launch_command(t)))

@@ -2,9 +2,10 @@
 /*
  * sql_model_rows.c — the tables of the SQL export written from the model at
  * the capture's end, once every operation is applied and the stacks are
- * named: the APIs and error names, processes, threads (with their CPU
- * accounts), libraries, kernels, streams, events, NCCL communicators,
- * stacks and their symbolized frames.
+ * named: the APIs and error names, processes (and where they run: pid
+ * namespace, container, pod), threads (with their CPU accounts),
+ * libraries, kernels, streams, events, NCCL communicators, stacks and
+ * their symbolized frames.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -68,6 +69,13 @@ static void process_row(struct gp_sql_exp *x, sqlite3_stmt *st, const struct gp_
 	put(st, 11, (__s64)p->api_calls);
 	put(st, 12, (__s64)p->api_total_ns);
 	put(st, 13, (__s64)(p->nested_left_out + p->nwaiting));
+	put(st, 14, p->place.ns_pid ? p->place.ns_pid : p->pid); /* report.json's ns_pid */
+	gp_sql_bind_text(st, 15, p->place.runtime);
+	gp_sql_bind_text(st, 16, p->place.id);
+	gp_sql_bind_text(st, 17, p->place.name);
+	gp_sql_bind_text(st, 18, p->place.pod_uid);
+	gp_sql_bind_text(st, 19, p->place.pod_name);
+	gp_sql_bind_text(st, 20, p->place.pod_namespace);
 	gp_sql_step(x, st);
 }
 
@@ -224,7 +232,7 @@ static void stack_rows(struct gp_sql_exp *x, sqlite3_stmt *fr, sqlite3_stmt *sk,
 int gp_sql_model_rows(struct gp_sql_exp *x)
 {
 	sqlite3_stmt *pr = prep(x, "INSERT INTO processes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-				   " ?12, ?13)");
+				   " ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)");
 	sqlite3_stmt *th = prep(x, "INSERT INTO threads VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
 				   " ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
 	sqlite3_stmt *li = prep(x, "INSERT INTO libraries VALUES (?1, ?2, ?3, ?4, ?5)");

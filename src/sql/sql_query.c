@@ -258,25 +258,34 @@ int gp_sql_is_database(const char *path)
 	return n == sizeof(head) && !memcmp(head, magic, sizeof(magic));
 }
 
-/* The cache was made from this capture as it is now: its size and modification time, in meta. */
+/*
+ * The cache was made from this capture as it is now (its size and modification time, in meta) by an
+ * export of this schema: an older one lacks the columns added since.
+ */
 static bool cache_current(const char *db_path, const struct stat *cap)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
 	bool ok = false;
-	long long size = -1, mtime = -1;
+	long long size = -1, mtime = -1, version = -1;
 
 	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, "SELECT key, value FROM meta WHERE key IN ('capture_bytes', 'capture_mtime_ns')",
+	    sqlite3_prepare_v2(db, "SELECT key, value FROM meta WHERE key IN ('capture_bytes',"
+			       " 'capture_mtime_ns', 'schema_version')",
 			       -1, &st, NULL) == SQLITE_OK) {
 		while (sqlite3_step(st) == SQLITE_ROW) {
-			if (!strcmp((const char *)sqlite3_column_text(st, 0), "capture_bytes"))
+			const char *key = (const char *)sqlite3_column_text(st, 0);
+
+			if (!strcmp(key, "capture_bytes"))
 				size = sqlite3_column_int64(st, 1);
+			else if (!strcmp(key, "schema_version"))
+				version = sqlite3_column_int64(st, 1);
 			else
 				mtime = sqlite3_column_int64(st, 1);
 		}
 		ok = size == (long long)cap->st_size &&
-		     mtime == (long long)cap->st_mtim.tv_sec * 1000000000 + cap->st_mtim.tv_nsec;
+		     mtime == (long long)cap->st_mtim.tv_sec * 1000000000 + cap->st_mtim.tv_nsec &&
+		     version == GP_SQL_SCHEMA_VERSION;
 	}
 	sqlite3_finalize(st);
 	sqlite3_close(db);

@@ -529,7 +529,7 @@ static int write_meta(struct gp_sql_exp *x, const struct gp_capture_reader *r, c
 		const char *text;
 		__s64 num;
 	} rows[] = {
-		{ "schema_version", NULL, 1 },
+		{ "schema_version", NULL, GP_SQL_SCHEMA_VERSION },
 		{ "capture_file", cap_path, 0 },
 		{ "capture_bytes", NULL, stat(cap_path, &sb) ? -1 : (__s64)sb.st_size },
 		{ "capture_mtime_ns", NULL, (__s64)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec },

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "symbolize/perf_map.h"
+#include "symbolize/overlay.h"
 #include "symbolize/python.h"
 #include "symbolize/symbolizer.h"
 
@@ -29,6 +30,8 @@ struct sym_proc {
 	__u64 stale_ns;              /* when a fresh snapshot still missed a stack's address (0: never) */
 	struct gp_perf_map *perf;    /* its JIT map, once an address needed it */
 	__u64 perf_ns;               /* when perf was read (0: never tried) */
+	/* a container's root: its files found when it is gone; NULL: none */
+	struct gp_overlay_root *root;
 };
 
 struct sym_file {
@@ -71,6 +74,7 @@ void gp_symbolizer_free(struct gp_symbolizer *s)
 	for (i = 0; i < s->nprocs; i++) {
 		gp_maps_free(s->procs[i].maps);
 		gp_perf_map_free(s->procs[i].perf);
+		gp_overlay_root_free(s->procs[i].root);
 	}
 	for (i = 0; i < s->nfiles; i++)
 		gp_elf_syms_free(s->files[i].elf);
@@ -107,6 +111,7 @@ static int keep_snapshot(struct gp_symbolizer *s, pid_t pid, struct gp_maps *map
 		p = &s->procs[s->nprocs++];
 		memset(p, 0, sizeof(*p));
 		p->pid = pid;
+		p->root = gp_overlay_root_of(pid);
 	}
 	gp_maps_free(p->maps);
 	p->maps = maps;
@@ -146,12 +151,19 @@ int gp_symbolizer_inherit(struct gp_symbolizer *s, pid_t parent, pid_t child)
 {
 	struct sym_proc *p = find_proc(s, parent);
 	struct gp_maps *maps;
+	struct sym_proc *c;
 	int err;
 
 	if (!p || !p->maps)
 		return -ENOENT;
 	err = gp_maps_dup(p->maps, child, &maps);
-	return err ? err : keep_snapshot(s, child, maps);
+	if (err || (err = keep_snapshot(s, child, maps)))
+		return err;
+	p = find_proc(s, parent); /* keep_snapshot may have moved it */
+	c = find_proc(s, child);
+	if (p && c && !c->root)
+		c->root = gp_overlay_root_dup(p->root);
+	return 0;
 }
 
 const struct gp_maps *gp_symbolizer_maps(struct gp_symbolizer *s, pid_t pid)
@@ -195,6 +207,7 @@ static __s64 mtime_of(const char *path)
 const struct gp_elf_syms *gp_symbolizer_elf(struct gp_symbolizer *s, pid_t pid,
 					    const struct gp_map *m)
 {
+	struct sym_proc *p;
 	struct sym_file *f;
 	char path[4200];
 
@@ -218,7 +231,12 @@ const struct gp_elf_syms *gp_symbolizer_elf(struct gp_symbolizer *s, pid_t pid,
 		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
 		f->elf = gp_elf_syms_open(path);
 	}
-	if (!f->elf) {
+	p = find_proc(s, pid);
+	if (!f->elf && p && p->root) {
+		/* a container's, gone: its image's layer holds the file, this machine's path another */
+		if (!gp_overlay_root_find(p->root, m->path, path, sizeof(path)))
+			f->elf = gp_elf_syms_open(path);
+	} else if (!f->elf) {
 		f->elf = gp_elf_syms_open(strcpy(path, m->path));
 		if (f->elf && f->elf->ino != m->inode) { /* replaced since it was mapped: not its symbols */
 			gp_elf_syms_free(f->elf);

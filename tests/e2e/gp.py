@@ -286,14 +286,15 @@ def build_id(path):
     return ""
 
 
-def check_library_build_ids(proc):
-    """Every traced library of the process names the build-id of its file."""
+def check_library_build_ids(proc, host_path=None):
+    """Every traced library of the process names the build-id of its file (host_path: where this
+    machine has the file a path of the process names, for a container's)."""
     assert proc["libraries"]
     for lib in proc["libraries"]:
         if lib["path"].endswith(" (deleted)"):  # read through the process's mapping; no file to compare with
             assert len(lib["build_id"]) in (0, 40), lib
         else:
-            assert lib["build_id"] == build_id(lib["path"]), lib
+            assert lib["build_id"] == build_id(host_path(lib["path"]) if host_path else lib["path"]), lib
 
 
 def runtime_libs(proc):
@@ -629,7 +630,7 @@ def check_no_loss(report):
     assert report["drops_total"] == sum(report["drops"].values())
 
 
-def check_all(report, ref, exact_peak=True, session_drops=True):
+def check_all(report, ref, exact_peak=True, session_drops=True, host_path=None):
     """The process of ref exactly as ref says. session_drops=False where the session also traced
     processes that are not the test's own (--all, the daemon): drops{} are the session's, not a
     process's, and another process's are no fault of this one; the exact comparisons stand for
@@ -644,7 +645,7 @@ def check_all(report, ref, exact_peak=True, session_drops=True):
     check_lifecycles(proc, ref)
     check_threads(proc, ref)
     check_instrumentation(report, ref["pid"], ref)
-    check_library_build_ids(proc)
+    check_library_build_ids(proc, host_path)
     if session_drops:
         check_no_loss(report)
     return proc

@@ -7,8 +7,8 @@
  * escaping; job_id and the kernel's CPU counters from a fake /proc; a
  * reused pid rendered once; NVML's gauges (the latest sample's values in
  * base units, absent when that sample lacked them, a lost device's only
- * its flag, processes only while listed); and promtool's verdict on the
- * whole page.
+ * its flag, processes only while listed); a process's container, pod and
+ * namespace labels; and promtool's verdict on the whole page.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "records.h"
+#include "places.h"
 #include "daemon/metrics.h"
 
 #define DEV   0x600000000000ULL
@@ -303,6 +304,12 @@ static void job_ids(void **state)
 	t = render(m, GP_JOB_ENV, "SLURM_JOB", NULL);
 	ASSERT_LINE(t, "gpuprobed_device_memory_bytes{" P ",job_id=\"\"} 1048576");
 	free(t);
+	/* a hybrid machine: v2's path is the root, the systemd hierarchy's says the job */
+	write_file("4242/cgroup", "12:cpu:/old\n1:name=systemd:/system.slice/job-18.scope\n0::/\n", 59);
+	t = render(m, GP_JOB_CGROUP, NULL, NULL);
+	ASSERT_LINE(t, "gpuprobed_device_memory_bytes{" P ",job_id=\"/system.slice/job-18.scope\"} 1048576");
+	free(t);
+	write_file("4242/cgroup", "12:cpu:/old\n0::/system.slice/job-17.scope\n", 43); /* as the others read it */
 	gp_model_free(m);
 }
 
@@ -470,6 +477,48 @@ static void gpu_gauges(void **state)
 	gp_model_free(m);
 }
 
+#define WEB1 ",container=\"web-1\""
+
+/* Where each process runs, in every series of the process: its container, pod and namespace. */
+static void container_labels(void **state)
+{
+	struct gp_model *m = pl_model(NULL, NULL, true);
+	char *t;
+
+	/* a name that needs escaping, and a pod's */
+	assert_int_equal(gp_model_process_add(m, 7000, "odd", "odd", 1000, true), 0);
+	pl_place(m, 7000, 1, "docker", PL_ID_A, "we\"b\\1", PL_UID_C, "p\nq", "n\"s", NULL);
+	assert_int_equal(gp_model_gpu_process(m, 0, PL_WEB1, 1000, 1 << 20, 5, 6), 0);
+	t = render(m, GP_JOB_CGROUP, NULL, NULL);
+
+	/* two processes of one container: the same container label, told apart by pid */
+	ASSERT_LINE(t, "gpuprobed_api_calls_total{pid=\"4242\",comm=\"basic_ops\"" WEB1
+		       ",job_id=\"/system.slice/job-17.scope\""
+		       ",api=\"cudaMemcpy\",library=\"cudart\"} 1");
+	ASSERT_LINE(t, "gpuprobed_api_calls_total{pid=\"4250\",comm=\"worker\"" WEB1
+		       ",job_id=\"\",api=\"cudaMemcpy\",library=\"cudart\"} 1");
+	ASSERT_LINE(t, "gpuprobed_transfer_bytes_total{pid=\"4250\",comm=\"worker\"" WEB1
+		       ",job_id=\"\",direction=\"DtoH\",host_memory=\"pageable\"} 4096");
+	ASSERT_LINE(t, "gpuprobed_device_memory_bytes{pid=\"4250\",comm=\"worker\"" WEB1
+		       ",job_id=\"\"} 0");
+	/* on the host: none of the three */
+	ASSERT_LINE(t, "gpuprobed_process_exited{pid=\"5000\",comm=\"host_job\",job_id=\"\"} 0");
+	/* no name known: the id's first 12 hex digits; the pod's name and namespace */
+	ASSERT_LINE(t, "gpuprobed_process_exited{pid=\"6000\",comm=\"trainer\","
+		       "container=\"0badc0de0bad\",pod=\"trainer-0\",namespace=\"ml\","
+		       "job_id=\"\"} 0");
+	/* in a pod, container not known, nor the pod's names: none either */
+	ASSERT_LINE(t, "gpuprobed_process_exited{pid=\"6100\",comm=\"sidecar\",job_id=\"\"} 0");
+	/* escaped as the format requires */
+	ASSERT_LINE(t, "gpuprobed_process_exited{pid=\"7000\",comm=\"odd\","
+		       "container=\"we\\\"b\\\\1\",pod=\"p\\nq\",namespace=\"n\\\"s\","
+		       "job_id=\"\"} 0");
+	/* NVML's view of a process: the same place labels */
+	assert_non_null(strstr(t, ",pid=\"4242\",comm=\"basic_ops\"" WEB1 "} 1048576\n"));
+	free(t);
+	gp_model_free(m);
+}
+
 /* promtool check metrics: the page parses and passes its lint without a word. */
 static void promtool_clean(void **state)
 {
@@ -478,6 +527,8 @@ static void promtool_clean(void **state)
 	char path[600], cmd[800], out[4096];
 
 	feed_gpus(m);
+	/* its place labels filled in */
+	pl_place(m, T_PID, 1, "podman", PL_ID_A, "web-1", PL_UID_B, "trainer-0", "ml", PL_CG_A);
 	size_t n;
 	FILE *f, *pf;
 	char *t;
@@ -517,6 +568,7 @@ int main(void)
 		cmocka_unit_test(reused_pid_once),
 		cmocka_unit_test(daemon_samples),
 		cmocka_unit_test(gpu_gauges),
+		cmocka_unit_test(container_labels),
 		cmocka_unit_test(promtool_clean),
 	};
 

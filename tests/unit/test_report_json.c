@@ -3,7 +3,9 @@
  * test_report_json.c — report.json: written from a synthetic session,
  * parsed back with jansson and checked field by field against what the
  * records said; and deterministic (same model, or the same records fed to
- * another model: the same bytes).
+ * another model: the same bytes); where each process runs (its pid in its
+ * namespace, its container and pod) and the containers[] that sum them,
+ * live and from the model's operations alone.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +18,8 @@
 
 #include "records.h"
 #include "scenario.h"
+#include "places.h"
+#include "capture/capture_load.h"
 
 static json_t *parse(const struct gp_model *m)
 {
@@ -76,6 +80,15 @@ static void top_level_and_session(void **state)
 	assert_int_equal(ival(s, "start_mono_ns"), SC_START);
 	assert_true(ival(s, "duration_ns") > 0);
 	assert_int_equal(json_array_size(json_object_get(doc, "processes")), 1);
+	/* a process placed nowhere is a host process: its own pid, no container */
+	{
+		const json_t *p = json_array_get(json_object_get(doc, "processes"), 0);
+
+		assert_int_equal(ival(p, "ns_pid"), T_PID);
+		assert_true(json_is_null(json_object_get(p, "container")));
+	}
+	assert_true(json_is_array(json_object_get(doc, "containers")));
+	assert_int_equal(json_array_size(json_object_get(doc, "containers")), 0);
 	assert_true(json_is_array(json_object_get(doc, "recommendations"))); /* test_advice.c checks the rules */
 	assert_null(json_object_get(doc, "cpu"));
 	json_decref(doc);
@@ -260,6 +273,185 @@ static void empty_model_and_odd_strings(void **state)
 	gp_model_free(m);
 }
 
+static json_t *proc_of(const json_t *doc, json_int_t pid)
+{
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(json_object_get(doc, "processes"), i, p)
+		if (ival(p, "pid") == pid)
+			return p;
+	fail_msg("no process %lld", (long long)pid);
+	return NULL;
+}
+
+static void assert_null_member(const json_t *o, const char *key)
+{
+	if (!json_is_null(json_object_get(o, key)))
+		fail_msg("%s is not null", key);
+}
+
+/* [4242, 4250] */
+static void assert_pids(const json_t *arr, const json_int_t *pids, size_t n)
+{
+	assert_int_equal(json_array_size(arr), n);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(json_integer_value(json_array_get(arr, i)), pids[i]);
+}
+
+/* Keys of o, in order, are exactly keys (NULL-ended). */
+static void assert_keys(const json_t *o, const char *const *keys)
+{
+	const char *k;
+	json_t *v;
+	size_t i = 0;
+
+	json_object_foreach((json_t *)o, k, v) {
+		if (!keys[i] || strcmp(k, keys[i]))
+			fail_msg("key %zu is %s, not %s", i, k, keys[i] ? keys[i] : "(end)");
+		i++;
+	}
+	assert_null(keys[i]);
+}
+
+static json_int_t work_host_ns(const json_t *doc, json_int_t pid)
+{
+	const json_t *w = json_object_get(proc_of(doc, pid), "gpu_work");
+
+	return ival(json_object_get(w, "total"), "host_ns");
+}
+
+static void containers_two_in_one_and_a_host_process(void **state)
+{
+	static const char *const ct_keys[] = { "runtime", "id", "name", "pod", "cgroup", NULL };
+	static const char *const agg_keys[] = { "runtime", "id", "name", "pod", "processes", "calls",
+						"gpu_work_host_ns", "bytes", NULL };
+	struct gp_model *m = pl_model(NULL, NULL, false);
+	json_t *doc = parse(m), *p, *c, *list, *e;
+	const char *key;
+	json_t *v;
+	size_t i = 0;
+
+	/* ns_pid and container next to pid and comm */
+	json_object_foreach(proc_of(doc, PL_WEB1), key, v) {
+		static const char *const first[] = { "pid",  "ns_pid",	  "host",
+						     "comm", "container", "cmdline" };
+
+		if (i < 6)
+			assert_string_equal(key, first[i]);
+		i++;
+	}
+	p = proc_of(doc, PL_WEB1);
+	assert_int_equal(ival(p, "ns_pid"), 1);
+	c = json_object_get(p, "container");
+	assert_keys(c, ct_keys);
+	assert_string_equal(sval(c, "runtime"), "podman");
+	assert_string_equal(sval(c, "id"), PL_ID_A);
+	assert_string_equal(sval(c, "name"), "web-1");
+	assert_null_member(c, "pod");
+	assert_string_equal(sval(c, "cgroup"), PL_CG_A);
+	p = proc_of(doc, PL_WEB2);
+	assert_int_equal(ival(p, "ns_pid"), 7);
+	assert_string_equal(sval(json_object_get(p, "container"), "name"), "web-1");
+	assert_null_member(json_object_get(p, "container"), "pod"); /* "" is not known: no pod */
+	p = proc_of(doc, PL_HOST);
+	assert_int_equal(ival(p, "ns_pid"), PL_HOST);
+	assert_null_member(p, "container"); /* a cgroup alone is no container */
+
+	/* one container: its two processes' own entries summed */
+	list = json_object_get(doc, "containers");
+	assert_int_equal(json_array_size(list), 1);
+	e = json_array_get(list, 0);
+	assert_keys(e, agg_keys);
+	assert_string_equal(sval(e, "runtime"), "podman");
+	assert_string_equal(sval(e, "id"), PL_ID_A);
+	assert_string_equal(sval(e, "name"), "web-1");
+	assert_null_member(e, "pod");
+	assert_pids(json_object_get(e, "processes"), (const json_int_t[]){ PL_WEB1, PL_WEB2 }, 2);
+	assert_int_equal(ival(e, "calls"), 4);
+	assert_int_equal(ival(e, "calls"), ival(proc_of(doc, PL_WEB1), "api_calls") +
+						   ival(proc_of(doc, PL_WEB2), "api_calls"));
+	/* the copies; the memset is no transfer */
+	assert_int_equal(ival(e, "bytes"), (1 << 20) + 4096);
+	assert_int_equal(ival(e, "gpu_work_host_ns"), 250000 + 7 + 3000 + 10);
+	assert_int_equal(ival(e, "gpu_work_host_ns"),
+			 work_host_ns(doc, PL_WEB1) + work_host_ns(doc, PL_WEB2));
+	/* the summary still counts every process */
+	assert_int_equal(ival(json_object_get(doc, "summary"), "api_calls"), 5);
+	json_decref(doc);
+	gp_model_free(m);
+}
+
+static void containers_in_pods(void **state)
+{
+	struct gp_model *m = pl_model(NULL, NULL, true);
+	json_t *doc = parse(m), *c, *pod, *list, *e;
+
+	/* a Kubernetes container whose name is not known, in a pod */
+	c = json_object_get(proc_of(doc, PL_K8S), "container");
+	assert_string_equal(sval(c, "runtime"), "containerd");
+	assert_string_equal(sval(c, "id"), PL_ID_B);
+	assert_null_member(c, "name");
+	pod = json_object_get(c, "pod");
+	assert_string_equal(sval(pod, "uid"), PL_UID_B);
+	assert_string_equal(sval(pod, "name"), "trainer-0");
+	assert_string_equal(sval(pod, "namespace"), "ml");
+	/* a pod whose container is not known: the object, its id null */
+	c = json_object_get(proc_of(doc, PL_PODONLY), "container");
+	assert_true(json_is_object(c));
+	assert_string_equal(sval(c, "runtime"), "kubernetes");
+	assert_null_member(c, "id");
+	assert_null_member(c, "name");
+	pod = json_object_get(c, "pod");
+	assert_string_equal(sval(pod, "uid"), PL_UID_C);
+	assert_null_member(pod, "name");
+	assert_null_member(pod, "namespace");
+	assert_int_equal(ival(proc_of(doc, PL_PODONLY), "ns_pid"), 3);
+
+	/* named first (web-1), then by id; the pod-only one last, by its pod's uid */
+	list = json_object_get(doc, "containers");
+	assert_int_equal(json_array_size(list), 3);
+	assert_string_equal(sval(json_array_get(list, 0), "name"), "web-1");
+	e = json_array_get(list, 1);
+	assert_string_equal(sval(e, "id"), PL_ID_B);
+	assert_null_member(e, "name");
+	assert_string_equal(sval(json_object_get(e, "pod"), "name"), "trainer-0");
+	assert_pids(json_object_get(e, "processes"), (const json_int_t[]){ PL_K8S }, 1);
+	assert_int_equal(ival(e, "calls"), 1);
+	assert_int_equal(ival(e, "gpu_work_host_ns"), 7);
+	assert_int_equal(ival(e, "bytes"), 0);
+	e = json_array_get(list, 2);
+	assert_null_member(e, "id");
+	assert_string_equal(sval(e, "runtime"), "kubernetes");
+	assert_string_equal(sval(json_object_get(e, "pod"), "uid"), PL_UID_C);
+	assert_pids(json_object_get(e, "processes"), (const json_int_t[]){ PL_PODONLY }, 1);
+	assert_int_equal(ival(e, "gpu_work_host_ns"), 0); /* a synchronisation queues no work */
+	json_decref(doc);
+	gp_model_free(m);
+}
+
+/* A tap that applies each operation to another model at once: a capture, without the file. */
+static void apply_to(void *ctx, unsigned op, const void *data, size_t len)
+{
+	assert_non_null(data);
+	assert_int_equal(gp_capture_apply(ctx, NULL, op, data, len), 0);
+}
+
+static void containers_from_the_operations(void **state)
+{
+	struct gp_model *twin = gp_model_new(NULL);
+	const struct gp_model_tap tap = { .ctx = twin, .record = apply_to };
+	struct gp_model *m = pl_model(NULL, &tap, true);
+	char *a = sink_output(gp_report_json_write, m), *b = sink_output(gp_report_json_write, twin);
+
+	assert_non_null(strstr(a, PL_ID_B));
+	assert_string_equal(b, a);
+	free(a);
+	free(b);
+	gp_model_free(m);
+	gp_model_free(twin);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +461,9 @@ int main(void)
 		cmocka_unit_test(streams_threads_probes_drops),
 		cmocka_unit_test(deterministic),
 		cmocka_unit_test(empty_model_and_odd_strings),
+		cmocka_unit_test(containers_two_in_one_and_a_host_process),
+		cmocka_unit_test(containers_in_pods),
+		cmocka_unit_test(containers_from_the_operations),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

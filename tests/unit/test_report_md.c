@@ -4,7 +4,8 @@
  * (nsys-shaped API table labelled host-observed, transfers with the
  * pageable caveat exactly when attached late, leaks vs live at end,
  * unknown kernels labelled as such, instrumentation, loss counters even at
- * zero), and the table/number helpers behave.
+ * zero), and the table/number helpers behave; where processes run: the
+ * Containers table and each process's container, only when one is in one.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 
 #include "records.h"
 #include "scenario.h"
+#include "places.h"
 #include "output/md_table.h"
 
 static void has(const char *text, const char *needle)
@@ -146,6 +148,70 @@ static void table_and_numbers(void **state)
 	assert_string_equal(gp_md_bytes(n, 1ULL << 63), "8 EiB");
 }
 
+static void containers_section(void **state)
+{
+	struct gp_model *m = pl_model(NULL, NULL, false);
+	char *md = sink_output(gp_report_md_write, m);
+	const char *sec = strstr(md, "## Containers\n"), *end;
+	char *table;
+
+	if (getenv("GP_TEST_SHOW"))
+		fputs(md, stderr);
+	assert_non_null(sec);
+	/* after the machine-wide summary, before the processes */
+	assert_true(strstr(md, "## Machine-wide summary") < sec);
+	assert_true(sec < strstr(md, "## Process 4242"));
+	sec = strstr(sec, "| Container");
+	assert_non_null(sec);
+	end = strstr(sec, "\n\n");
+	assert_non_null(end);
+	table = strndup(sec, (size_t)(end - sec) + 1);
+	assert_string_equal(table,
+			    "| Container | Runtime | Pod | Processes  | API calls | GPU work host time (ns) | Copy bytes |\n"
+			    "| :-------- | :------ | :-- | :--------- | --------: | ----------------------: | ---------: |\n"
+			    "| web-1     | podman  | —   | 4242, 4250 |         4 |                 253,017 |  1,052,672 |\n");
+	free(table);
+	has(md, "## Process 4242 — basic_ops (container web-1)\n");
+	has(md, "- Container: web-1 (podman, a1b2c3d4e5f6), pid 1 in its namespace\n");
+	has(md, "- Cgroup: `" PL_CG_A "`\n");
+	has(md, "## Process 4250 — worker (container web-1)\n");
+	has(md, "- Container: web-1 (podman, a1b2c3d4e5f6), pid 7 in its namespace\n");
+	has(md, "## Process 5000 — host_job\n"); /* on the host: nothing said */
+	lacks(md, "- Cgroup: `/user.slice");
+	lacks(md, "- Pod:");
+	free(md);
+	gp_model_free(m);
+}
+
+static void containers_in_pods_and_none(void **state)
+{
+	struct gp_model *m = pl_model(NULL, NULL, true);
+	char *md = sink_output(gp_report_md_write, m);
+
+	if (getenv("GP_TEST_SHOW"))
+		fputs(md, stderr);
+	has(md, "| web-1        | podman     | —                                    | 4242, 4250 |");
+	has(md, "| 0badc0de0bad | containerd | ml/trainer-0                         | 6000       |");
+	has(md, "| —            | kubernetes | " PL_UID_C " | 6100       |");
+	has(md, "## Process 6000 — trainer (container 0badc0de0bad)\n");
+	has(md, "- Container: 0badc0de0bad (containerd), pid 1 in its namespace\n");
+	has(md, "- Pod: ml/trainer-0 (uid " PL_UID_B ")\n");
+	has(md, "## Process 6100 — sidecar (pod " PL_UID_C ")\n");
+	has(md, "- Container: not known (kubernetes), pid 3 in its namespace\n");
+	has(md, "- Pod: " PL_UID_C "\n");
+	free(md);
+	gp_model_free(m);
+
+	/* no process in a container: no section */
+	m = scenario_model(false, true);
+	md = sink_output(gp_report_md_write, m);
+	lacks(md, "## Containers");
+	lacks(md, "- Container:");
+	lacks(md, "in its pid namespace");
+	free(md);
+	gp_model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -153,6 +219,8 @@ int main(void)
 		cmocka_unit_test(late_attach_and_exit),
 		cmocka_unit_test(empty_report_still_shows_losses),
 		cmocka_unit_test(table_and_numbers),
+		cmocka_unit_test(containers_section),
+		cmocka_unit_test(containers_in_pods_and_none),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,8 @@
  * model's observer: the file is valid JSON in the Chrome trace format, one
  * slice per outermost call with its decoded arguments, stream tracks,
  * flows from queued work to the synchronisation that covered it, counters,
- * names, the cap and its drop counter, strings escaped.
+ * names (a process's with its container and pod), the cap and its drop
+ * counter, strings escaped.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -18,6 +19,7 @@
 #include <jansson.h>
 
 #include "records.h"
+#include "places.h"
 #include "output/timeline_session.h"
 
 #define S1  0x55550000a000ULL
@@ -430,6 +432,50 @@ static void every_report_lists_the_drop_and_stale_files_go(void **state)
 	gp_model_free(m);
 }
 
+/* A process's name says its container, pod and pid in its namespace; a host process's: its name. */
+static void process_names_say_the_container(void **state)
+{
+	static const struct {
+		__u32 pid;
+		const char *name;
+	} want[] = {
+		{ PL_WEB1, "basic_ops (container web-1, ns pid 1)" },
+		{ PL_WEB2, "worker (container web-1, ns pid 7)" },
+		{ PL_HOST, "host_job" },
+		{ PL_K8S, "trainer (container 0badc0de0bad, pod ml/trainer-0, ns pid 1)" },
+		{ PL_PODONLY, "sidecar (pod " PL_UID_C ", ns pid 3)" },
+	};
+	struct fixture f = { .dir = "/tmp/gp-test-trace-XXXXXX" };
+	struct gp_timeline_counts tc;
+	json_t *doc, *ev, *e;
+	size_t i, seen = 0;
+
+	assert_non_null(mkdtemp(f.dir));
+	f.m = gp_model_new(NULL);
+	assert_non_null(f.m);
+	pl_processes(f.m, true, T0);
+	f.tl = gp_timeline_session_open(f.dir, 0, f.m);
+	assert_non_null(f.tl);
+	f.t = T0 + 1000;
+	pl_calls(f.m, true, &f.t);
+	doc = finish(&f, &tc);
+	ev = events(doc);
+	assert_int_equal(count(ev, "M", "process_name", NULL), 5);
+	json_array_foreach(ev, i, e) {
+		if (strcmp(str(e, "ph"), "M") || strcmp(str(e, "name"), "process_name"))
+			continue;
+		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+			if (num(e, "pid") == want[k].pid) {
+				assert_string_equal(str(json_object_get(e, "args"), "name"),
+						    want[k].name);
+				seen++;
+			}
+	}
+	assert_int_equal(seen, 5);
+	json_decref(doc);
+	gp_model_free(f.m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -438,6 +484,7 @@ int main(void)
 		cmocka_unit_test(cap_leaves_out_and_counts),
 		cmocka_unit_test(every_report_lists_the_drop_and_stale_files_go),
 		cmocka_unit_test(sched_slices_gaps_and_counters),
+		cmocka_unit_test(process_names_say_the_container),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
