@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """initramfs.py MODULES_DIR INIT OUT: the guest's initramfs (gzip'ed newc cpio): busybox-static, the
 init script INIT, and the kernel's own modules that mounting this machine's root over virtio-9p
-needs (virtio_pci, 9pnet_virtio, 9p and what its modules.dep says they need, in load order; none
-where the kernel has them built in). Compressed modules (.ko.xz, .ko.zst) go in uncompressed:
+needs (virtio_pci, 9pnet_virtio, 9p), overlay for the tests' overlay mounts, and what modules.dep says
+they need, in load order (none where the kernel has them built in). Compressed modules (.ko.xz, .ko.zst) go in uncompressed:
 busybox's insmod reads plain ELF. MODULES_DIR may be empty ("") for a kernel with all built in."""
 import gzip
 import lzma
@@ -15,7 +15,9 @@ import tempfile
 
 import zstandard
 
-WANTED = ["virtio_pci", "9pnet_virtio", "9p"]
+# overlay: the tests mount overlays as containers do (tests/e2e/test_overlay_mounts.py), and this
+# machine's root has no /lib/modules for modprobe to find it at
+WANTED = ["virtio_pci", "9pnet_virtio", "9p", "overlay"]
 BUSYBOX = "/bin/busybox"
 
 
