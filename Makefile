@@ -29,12 +29,14 @@ CFLAGS   += -std=gnu11 $(WARN) -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
             -Iinclude -Isrc -I$(BUILD) -DGP_VERSION='"$(VERSION)"'
 LDLIBS   := -lbpf -lelf -lz -lzstd -ljansson -liberty -linih -lmicrohttpd -lsystemd -lsqlite3 -lseccomp -lpthread -lm
 
-# Debian packages the build, the tests, the demo and the bench need.
+# Debian packages the build, the tests, the demo and the bench need. podman and runc run the container tests
+# (crun refuses hybrid cgroups); netavark, only recommended, because podman refuses to start without a network
+# backend even for --network none.
 DEB_PACKAGES := make gcc g++ clang libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libzstd-dev libjansson-dev \
                 libiberty-dev libcmocka-dev libclang-rt-dev python3 python3-pytest python3-jsonschema bpftrace \
                 libinih-dev libmicrohttpd-dev libsystemd-dev systemd curl prometheus python3-seccomp strace \
                 libsqlite3-dev sqlite3 libseccomp-dev python3-zstandard \
-                qemu-system-x86 busybox-static kmod podman runc
+                qemu-system-x86 busybox-static kmod podman runc netavark
 
 # ---- BPF: vmlinux.h -> .bpf.o -> .skel.h ---------------------------------
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
