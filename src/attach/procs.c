@@ -64,6 +64,8 @@ void gp_procs_init(struct gp_procs *ps, struct gp_files *files, struct gp_symbol
 	ps->bits_fd = bits_fd;
 	ps->admit_fd = admit_fd;
 	ps->places = gp_places_new(NULL);
+	if (!ps->places)
+		gp_warn("out of memory: processes are not named by their container (nor --container matched)");
 }
 
 void gp_procs_release(struct gp_procs *ps)

@@ -240,6 +240,19 @@ class Tracer:
             return f.read()
 
 
+def run_and_stop(workloads, tr):
+    """Lets waiting workloads (Workload, or anything with its release/wait_done/finish, such as a
+    container's) run their traced phase at once and exit, then stops the tracer: its report."""
+    for w in workloads:
+        w.release()
+    for w in workloads:
+        w.wait_done()
+        w.finish()
+    tr.signal()
+    assert tr.wait() == 0, f"gpuprobed exited with {tr.proc.returncode}: {tr.stderr}"
+    return tr.report()
+
+
 def run_gpuprobed(args, timeout=60, env=None):
     """gpuprobed run to completion: (exit status, stdout, stderr)."""
     p = subprocess.run([GPUPROBED, *args], capture_output=True, text=True, timeout=timeout, env=env)

@@ -34,18 +34,6 @@ def check_container(report, c, ref=None):
     return proc, ns_pid
 
 
-def run_and_stop(cs, tr):
-    """Lets the waiting containers run their calls at once and exit, then stops gpuprobed: its report."""
-    for c in cs:
-        c.release()
-    for c in cs:
-        c.wait_done()
-        c.finish()
-    tr.signal()
-    assert tr.wait() == 0, tr.stderr
-    return tr.report()
-
-
 def probes_once(report):
     """Each library file's probes placed once: one instrumentation row per (target, api, kind)."""
     seen = {}
@@ -63,7 +51,7 @@ def test_three_containers_of_one_image_at_once(image, tmp_path):
     try:
         tr = gp.Tracer(["--all"], tmp_path / "out")
         tr.wait_tracing()
-        report = run_and_stop(cs, tr)
+        report = gp.run_and_stop(cs, tr)
         refs = []
         for c in cs:
             check_container(report, c)
@@ -85,7 +73,7 @@ def test_containers_started_while_tracing(image, tmp_path):
     try:
         tr.wait_tracing()
         cs = [ct.Container(image, tmp_path / "refs", "basic_ops") for _ in range(3)]
-        report = run_and_stop(cs, tr)
+        report = gp.run_and_stop(cs, tr)
         for c in cs:
             proc, ns_pid = check_container(report, c)
             assert proc["exited"]
@@ -175,12 +163,7 @@ def test_container_option_waits_for_the_container(image, tmp_path):
     try:
         tr.wait_tracing()
         c = ct.Container(image, tmp_path / "refs", "basic_ops", name=name)
-        c.release()
-        c.wait_done()
-        c.finish()
-        tr.signal()
-        assert tr.wait() == 0, tr.stderr
-        report = tr.report()
+        report = gp.run_and_stop([c], tr)
         proc, ns_pid = check_container(report, c)
         check_named(proc, c, ns_pid)
         assert [p["pid"] for p in report["processes"]] == [c.pid]
@@ -261,12 +244,7 @@ def test_python_frames_of_a_containers_own_python(py_image, tmp_path):
     tr = gp.Tracer(["--container", c.name], tmp_path / "out")
     try:
         tr.wait_tracing()
-        c.release()
-        c.wait_done()
-        c.finish()
-        tr.signal()
-        assert tr.wait() == 0, tr.stderr
-        report = tr.report()
+        report = gp.run_and_stop([c], tr)
         ref = c.ref()
         proc = gp.process(report, c.pid)
         check_named(proc, c, ref["pid"])

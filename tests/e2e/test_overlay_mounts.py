@@ -48,14 +48,7 @@ def test_two_overlays_and_their_lower_directory_probe_one_file(mounts, tmp_path)
     try:
         tr = gp.Tracer(["--all"], tmp_path / "out")
         tr.wait_tracing()
-        for w in wls:
-            w.release()
-        for w in wls:
-            w.wait_done()
-            w.finish()
-        tr.signal()
-        assert tr.wait() == 0, tr.stderr
-        report = tr.report()
+        report = gp.run_and_stop(wls, tr)
         refs = [w.ref() for w in wls]
         for ref in refs:
             gp.check_all(report, ref, session_drops=False)

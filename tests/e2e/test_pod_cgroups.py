@@ -92,12 +92,7 @@ def test_a_pods_process_is_named_by_its_pod(tmp_path, layout):
         pod.enter(wl.pid)
         tr = gp.Tracer(["--container", pod.id], tmp_path / "out")
         tr.wait_tracing()
-        wl.release()
-        wl.wait_done()
-        wl.finish()
-        tr.signal()
-        assert tr.wait() == 0, tr.stderr
-        report = tr.report()
+        report = gp.run_and_stop([wl], tr)
         proc = gp.check_all(report, wl.ref())
         c = proc["container"]
         assert (c["runtime"], c["id"], c["name"]) == (pod.runtime, pod.id, pod.container), c
