@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "attach/fds.h"
 #include "attach/holds.h"
 #include "log.h"
 
@@ -508,44 +509,6 @@ static int programs_use(__u32 map_id)
 	return 0;
 }
 
-/*
- * Closes [from, to]; one by one where close_range is refused (a seccomp
- * filter): the BPF programs' descriptors inherited would keep them loaded.
- */
-static void close_fds(unsigned int from, unsigned int to)
-{
-	long max = sysconf(_SC_OPEN_MAX);
-
-	if (!syscall(SYS_close_range, from, to, 0))
-		return;
-	if (max <= 0 || max > 1 << 20)
-		max = 1 << 20;
-	for (unsigned int fd = from; fd <= to && fd < (unsigned long)max; fd++)
-		close((int)fd);
-}
-
-/* Closes every descriptor but stderr and keep[0..2] (sorted in place). */
-static void close_others(int keep[3])
-{
-	unsigned int from = 3;
-
-	for (int i = 0; i < 3; i++)
-		for (int j = i + 1; j < 3; j++)
-			if (keep[j] < keep[i]) {
-				int t = keep[i];
-
-				keep[i] = keep[j];
-				keep[j] = t;
-			}
-	for (int i = 0; i < 3; i++) {
-		if ((unsigned int)keep[i] > from)
-			close_fds(from, (unsigned int)keep[i] - 1);
-		if ((unsigned int)keep[i] + 1 > from)
-			from = (unsigned int)keep[i] + 1;
-	}
-	close_fds(from, ~0u);
-}
-
 static __attribute__((noreturn)) void resumer(struct gp_holds *h, int pidfd)
 {
 	long clk_tck = sysconf(_SC_CLK_TCK);
@@ -556,7 +519,7 @@ static __attribute__((noreturn)) void resumer(struct gp_holds *h, int pidfd)
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL); /* only SIGKILL ends it: it ends by itself */
 	prctl(PR_SET_NAME, "gpuprobed-hold");
-	close_others(keep);
+	gp_fds_close_all_but(keep, 3, 3); /* stderr stays */
 	null = open("/dev/null", O_RDWR);
 	if (null >= 0) { /* not the holder of a pipe someone reads gpuprobed's output from */
 		dup2(null, 0);

@@ -135,6 +135,17 @@ void gp_uprobes_wait_file(struct gp_uprobes *u, __u64 dev, __u64 ino);
 /* Remove every probe (the kernel drops the breakpoints); the records stay. */
 void gp_uprobes_detach_all(struct gp_uprobes *u);
 
+/*
+ * The same at the session's end, without waiting for the kernel where it
+ * removes links one at a time (perf-event links: uprobes.c says why):
+ * processes of their own (GP_REMOVER_COMM, up to 16, each a share) remove
+ * them after the session. Returns the first one's pid; 0 when they are gone
+ * already (uprobe_multi links, a few probes, or no process could start:
+ * said).
+ */
+#define GP_REMOVER_COMM "gpuprobed-rm"
+pid_t gp_uprobes_detach_all_in_background(struct gp_uprobes *u);
+
 /* Detach what is still attached and free the bookkeeping. */
 void gp_uprobes_release(struct gp_uprobes *u);
 

@@ -174,6 +174,10 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 		UNPACK(probe_call_cost);
 		gp_model_set_probe_call_cost(m, u.probe_call_cost.probe_call_ns);
 		break;
+	case GP_MOP_PROBE_REMOVER:
+		UNPACK(probe_remover);
+		gp_model_set_probe_remover(m, (pid_t)u.probe_remover.pid);
+		break;
 	case GP_MOP_PROCESS_PLACE:
 		UNPACK(process_place);
 		gp_model_process_place(m, &u.process_place);

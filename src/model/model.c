@@ -286,6 +286,12 @@ void gp_model_set_probe_removal(struct gp_model *m, __u64 probes, __u64 ns)
 	m->session.kernel.removal_ns = ns;
 }
 
+void gp_model_set_probe_remover(struct gp_model *m, int pid)
+{
+	gp_model_tap_probe_remover(m, &(struct gp_op_probe_remover){ .pid = (__u32)pid });
+	m->session.kernel.remover_pid = pid;
+}
+
 void gp_model_set_unwind(struct gp_model *m, const struct gp_unwind_summary *u)
 {
 	char *file = u->build_max_file ? strdup(u->build_max_file) : NULL;

@@ -144,6 +144,8 @@ int gp_model_kernel_replaced(struct gp_model *m, const char *feature, const char
 			     const char *cost, bool by_request);
 /* The probes removed at the session's end (pairs), and the time their removal took. */
 void gp_model_set_probe_removal(struct gp_model *m, __u64 probes, __u64 ns);
+/* The process that removes them after the session (their removal then took the session ns: a hand-over). */
+void gp_model_set_probe_remover(struct gp_model *m, int pid);
 /* The unwind tables' state (replaces the previous one; build_max_file copied). */
 void gp_model_set_unwind(struct gp_model *m, const struct gp_unwind_summary *u);
 /* The holds so far (replaces the previous summary). */

@@ -80,7 +80,9 @@
 	X(40, KERNEL_REPLACED, kernel_replaced) \
 	X(41, PROBE_REMOVAL, probe_removal) \
 	/* where a process runs: its pid namespace, container and pod (src/attach/containers.h) */ \
-	X(42, PROCESS_PLACE, process_place)
+	X(42, PROCESS_PLACE, process_place) \
+	/* the process left to remove the probes after the session (perf-event links: src/attach/uprobes.h) */ \
+	X(43, PROBE_REMOVER, probe_remover)
 
 #define GP_OPF_SESSION(F) F(STR, tool_version) F(STR, command_line) F(STR, mode) F(STR, hostname) \
 	F(STR, kernel_release) F(U64, start_mono_ns) F(U64, start_realtime_ns)
@@ -112,6 +114,7 @@
 #define GP_OPF_KERNEL(F) F(STR, features) F(S32, perf_event_paranoid)
 #define GP_OPF_KERNEL_REPLACED(F) F(STR, feature) F(STR, since) F(STR, by) F(STR, cost) F(BOOL, by_request)
 #define GP_OPF_PROBE_REMOVAL(F) F(U64, probes) F(U64, ns)
+#define GP_OPF_PROBE_REMOVER(F) F(U32, pid)
 #define GP_OPF_PY_FRAME(F) F(U32, tgid) F(U64, code) F(U64, word) F(S32, rc) F(STR, qualname) F(STR, file) \
 	F(S32, line)
 #define GP_OPF_PROCESS_PLACE(F) F(U32, pid) F(U32, ns_pid) F(STR, runtime) F(STR, container_id) \

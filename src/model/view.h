@@ -719,6 +719,7 @@ struct gp_model {
 			size_t nreplaced;
 			bool removal_set;
 			__u64 removal_probes, removal_ns; /* the probes removed at the end, and how long it took */
+			int remover_pid;   /* the process removing them after the session; 0: none */
 		} kernel;
 	} session;
 

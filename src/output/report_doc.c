@@ -281,6 +281,8 @@ static json_t *gp_doc_kernel(struct gp_doc *d)
 
 		gp_doc_put(d, r, "probes", gp_j_u64(m->session.kernel.removal_probes));
 		gp_doc_put(d, r, "ns", gp_j_u64(m->session.kernel.removal_ns));
+		gp_doc_put(d, r, "remover_pid", m->session.kernel.remover_pid > 0 ?
+						      json_integer(m->session.kernel.remover_pid) : json_null());
 		gp_doc_put(d, k, "probe_removal", r);
 	} else {
 		gp_doc_put(d, k, "probe_removal", json_null());

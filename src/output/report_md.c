@@ -258,7 +258,14 @@ static void kernel_lines(const json_t *k, FILE *out)
 		fprintf(out, "- Kernel: %s %s (Linux %s): %s; %s\n",
 			json_is_true(json_object_get(r, "by_request")) ? "asked not to use" : "lacks",
 			gp_md_str(r, "feature"), gp_md_str(r, "since"), gp_md_str(r, "by"), gp_md_str(r, "cost"));
-	if (json_array_size(json_object_get(k, "replaced")) && json_is_object(rem))
+	if (!json_array_size(json_object_get(k, "replaced")) || !json_is_object(rem))
+		return;
+	if (json_is_integer(json_object_get(rem, "remover_pid")))
+		fprintf(out, "- Probes removed after the session: %lld, by process %lld (the kernel removes "
+			     "perf-event links one at a time)\n",
+			(long long)json_integer_value(json_object_get(rem, "probes")),
+			(long long)json_integer_value(json_object_get(rem, "remover_pid")));
+	else
 		fprintf(out, "- Probes removed at the end: %lld in %.3f s\n",
 			(long long)json_integer_value(json_object_get(rem, "probes")),
 			(double)json_integer_value(json_object_get(rem, "ns")) / 1e9);

@@ -57,6 +57,7 @@ static __u64 stop_tracing(struct session *s)
 {
 	__u64 end_ns, t0;
 	size_t placed = s->probes.nattached;
+	pid_t remover;
 
 	gp_bpf_stop_counting(&s->bpf);
 	gp_bpf_stop_admitting(&s->bpf);
@@ -66,12 +67,18 @@ static __u64 stop_tracing(struct session *s)
 	 * perf-event links) */
 	gp_bpf_stop_scheduler(&s->bpf);
 	end_ns = gp_clock_ns(CLOCK_MONOTONIC);
-	gp_uprobes_detach_all(&s->probes);
+	remover = gp_uprobes_detach_all_in_background(&s->probes);
 	t0 = gp_clock_ns(CLOCK_MONOTONIC) - end_ns;
 	gp_model_set_probe_removal(s->model, placed, t0);
-	gp_log(t0 >= 1000000000ull ? LOG_WARNING : LOG_INFO, "removed the %zu probe%s in place in %.3f s%s", placed,
-	       placed == 1 ? "" : "s", (double)t0 / 1e9,
-	       s->bpf.multi ? "" : " (perf-event links: this kernel removes them one at a time)");
+	if (remover > 0) {
+		gp_model_set_probe_remover(s->model, remover);
+		gp_info("the %zu probes in place are removed after the session by process %d (" GP_REMOVER_COMM
+			"): this kernel removes perf-event links one at a time", placed, (int)remover);
+	} else {
+		gp_log(t0 >= 1000000000ull ? LOG_WARNING : LOG_INFO, "removed the %zu probe%s in place in %.3f s%s",
+		       placed, placed == 1 ? "" : "s", (double)t0 / 1e9,
+		       s->bpf.multi ? "" : " (perf-event links: this kernel removes them one at a time)");
+	}
 	gp_budget_detached(&s->budget);
 	gp_nvml_sampler_stop(s->nvml, s->model);
 	s->nvml = NULL;

@@ -49,11 +49,13 @@ def check_nothing_left(running_before, tracked, who):
     one is), and no BPF link or program that one of `tracked` was seen holding still exists: links
     and programs go when the last descriptor closes, so one that stays was pinned, or handed to a
     process that outlived the tracer."""
-    # a gpuprobed's resumer (it continues what gpuprobed held) ends soon after gpuprobed: given a while
-    end = time.monotonic() + 10
-    while time.monotonic() < end and any(gp.comm(pid) == gp.RESUMER_COMM and pid not in running_before
-                                         for pid in gp.session_tracers()):
-        time.sleep(0.05)
+    # a gpuprobed's resumer (it continues what gpuprobed held) ends soon after gpuprobed: given a while;
+    # its remover (perf-event links, removed after the session one at a time) ends when they are gone
+    for name, wait_s in ((gp.RESUMER_COMM, 10), (gp.REMOVER_COMM, gp.REMOVER_WAIT_S)):
+        end = time.monotonic() + wait_s
+        while time.monotonic() < end and any(gp.comm(pid) == name and pid not in running_before
+                                             for pid in gp.session_tracers()):
+            time.sleep(0.05)
     stray = {pid: cmd for pid, cmd in gp.session_tracers().items() if pid not in running_before}
     for held in tracked:
         if held.proc.poll() is None:

@@ -419,6 +419,25 @@ def track(proc):
 
 
 RESUMER_COMM = "gpuprobed-hold"  # the process gpuprobed forks to continue what it holds if it dies
+# the process that removes a session's perf-event links after it (src/attach/uprobes.h): ~0.1 s a link, a
+# session's few hundred links; a remover alive after this long is a bug
+REMOVER_COMM = "gpuprobed-rm"
+REMOVER_WAIT_S = 300
+
+
+def removers(before=()):
+    """pids of this test session's probe removers, less those in before."""
+    return [pid for pid in session_tracers() if comm(pid) == REMOVER_COMM and pid not in before]
+
+
+def wait_removers(before=(), timeout=REMOVER_WAIT_S):
+    """Waits until the removers started since before have ended; True if they did."""
+    end = time.monotonic() + timeout
+    while removers(before):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def comm(pid):

@@ -97,6 +97,9 @@ def check_kernel(report, tr, wall_s, tmp, by_request=False):
     assert removal["probes"] == placed - gone > 0, (removal, placed, gone, tr.stderr)
     # the traced window ends where counting stopped: the probes' removal comes after it
     assert 0 < removal["ns"] and report["session"]["duration_ns"] + removal["ns"] < wall_s * 1e9
+    # perf-event links: a process of gpuprobed's removes them after the session (the kernel takes one
+    # at a time); uprobe_multi links: the session itself (a file at once)
+    assert (removal["remover_pid"] is not None) == ("uprobe_multi" in replaced), removal
 
 
 def test_session_kernel_against_the_kernels_own_answers(tmp_path):
@@ -107,19 +110,31 @@ def test_session_kernel_against_the_kernels_own_answers(tmp_path):
 
 
 def test_perf_event_links_stand_in_when_asked(tmp_path):
-    """--no-uprobe-multi: the replacement a kernel before 6.6 gets, by request; the same answer."""
+    """--no-uprobe-multi: the replacement a kernel before 6.6 gets, by request; the same answer. The
+    session ends without waiting for the kernel to remove its links one at a time: they are still
+    there when it has exited, held by its remover, and gone when the remover ends."""
+    before = set(gp.session_tracers())
     t0 = time.monotonic()
     report, ref, tr = gp.trace(tmp_path, "basic_ops", tracer_args=("-v", "--no-uprobe-multi"))
+    left_at_exit = tr.held.left()
+    removers = gp.removers(before)
     gp.check_all(report, ref)
     check_kernel(report, tr, time.monotonic() - t0, tmp_path, by_request=True)
+    removal = report["session"]["kernel"]["probe_removal"]
+    assert left_at_exit[0] or left_at_exit[1], ("the session waited for its links' removal", removal, removers)
+    # the first remover and its workers (each a share of the links)
+    assert removal["remover_pid"] in removers, (removers, removal)
+    assert f"by process {removal['remover_pid']} ({gp.REMOVER_COMM})" in tr.stderr, tr.stderr
+    assert gp.wait_removers(before), f"the remover {removers} still runs after {gp.REMOVER_WAIT_S} s"
+    assert tr.held.left() == ([], []), "the remover ended with links or programs of the session left"
     # report.md says the same as report.json
     md = tr.report_md()
-    removal = report["session"]["kernel"]["probe_removal"]
     assert "- Kernel: asked not to use uprobe_multi (Linux 6.6): one perf-event link per probe; " in md
     for r in report["session"]["kernel"]["replaced"]:
         if not r["by_request"]:
             assert f"- Kernel: lacks {r['feature']} (Linux {r['since']}): {r['by']}; {r['cost']}" in md, md
-    assert f"- Probes removed at the end: {removal['probes']} in {removal['ns'] / 1e9:.3f} s" in md
+    assert f"- Probes removed after the session: {removal['probes']}, by process {removal['remover_pid']} " \
+           "(the kernel removes perf-event links one at a time)" in md, md
 
 
 def run_with_caps(tmp_path, caps):
