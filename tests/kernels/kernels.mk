@@ -3,6 +3,7 @@
 #   make test-kernel KERNEL_IMAGE=bzImage [KERNEL_MODULES=.../lib/modules/REL]   on a kernel of one's own
 #   make test-kernels                  5.10, 6.1, 6.12 in VMs, then the host's kernel; a table at the end
 #   make kernel-smoke                  make test's part: a few exact tests on Debian 12's 6.1 (SMOKE_KERNEL=5.10: the oldest)
+#   make bench-kernel KERNEL=6.1       make bench-quick in the VM: the stand-ins' costs there (docs/performance-kernels.md)
 # KERNEL_TESTS narrows the suite (pytest's arguments); VM_CPUS, VM_MEMORY, VM_TIMEOUT go to vm.sh.
 KERNELS        ?= 5.10 6.1 6.12
 KERNEL         ?= 6.1
@@ -24,7 +25,7 @@ KERNEL_SMOKE   := tests/e2e/test_exact.py::test_every_api_once_exact \
 KERNEL_DIR      = $(BUILD)/kernels/$(if $(KERNEL_IMAGE),own,$(KERNEL))
 KERNEL_PYTEST   = $(PYTHON) -m pytest -p no:cacheprovider -v -ra
 
-.PHONY: test-kernel test-kernels kernel-smoke kernel-fetch
+.PHONY: test-kernel test-kernels kernel-smoke kernel-fetch bench-kernel
 kernel-fetch:
 	@if [ -n "$(KERNEL_IMAGE)" ]; then tests/kernels/own_kernel.sh "$(KERNEL_IMAGE)" "$(KERNEL_MODULES)" $(KERNEL_DIR); \
 	else tests/kernels/fetch_kernel.sh $(KERNEL) $(KERNEL_DIR); fi
@@ -33,6 +34,13 @@ test-kernel: deps
 	$(MAKE) all
 	$(MAKE) kernel-fetch
 	tests/kernels/vm.sh $(KERNEL_DIR) $(KERNEL_DIR)/results "$(KERNEL_PYTEST) $(KERNEL_TESTS)"
+
+# The guest's root is this machine's, read-only: the page goes to the results' share.
+bench-kernel: deps
+	$(MAKE) all $(BUILD)/unit/uwtable_tool
+	$(MAKE) kernel-fetch
+	tests/kernels/vm.sh $(KERNEL_DIR) $(KERNEL_DIR)/bench \
+		"$(PYTHON) scripts/bench.py --build $(BUILD) --quick --out $(KERNEL_DIR)/bench/performance.md $(BENCH_ARGS)"
 
 kernel-smoke: all
 	$(MAKE) kernel-fetch KERNEL=$(SMOKE_KERNEL)
