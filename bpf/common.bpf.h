@@ -15,7 +15,7 @@
 
 /*
  * What this kernel lacks, set by userspace before the load from what it
- * probed (src/attach/kernel_features.c): each is a read-only constant, so
+ * probed (src/probes/kernel_features.c): each is a read-only constant, so
  * the verifier follows only the branch this kernel can run and never sees
  * the other's helpers or map types (one source for every kernel, no copy
  * per kernel). What a kernel refuses even in code that never runs — a

@@ -75,7 +75,7 @@ struct {
 
 /*
  * no_attach_cookie (kernels before 5.15): each probe's cookie by where it
- * sits, written by userspace as it places the probe (src/attach/uprobes.c).
+ * sits, written by userspace as it places the probe (src/probes/uprobes.c).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

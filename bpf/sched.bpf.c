@@ -405,7 +405,7 @@ int BPF_PROG(gp_sched_fork, struct task_struct *parent, struct task_struct *chil
 
 /*
  * The traced calls in progress on every thread of the traced processes, read
- * by userspace through an iterator (src/attach/bpf_objects.c,
+ * by userspace through an iterator (src/probes/bpf_objects.c,
  * gp_bpf_inflight): one gp_inflight per frame, outermost first. Nothing is
  * added to the probes: the frames are the entry probe's own, in task
  * storage. A frame is read while its thread may be changing it; the stall

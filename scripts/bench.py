@@ -305,7 +305,7 @@ def per_call_ns(before, after):
     return 2 * t / n if n else float("nan")
 
 
-REMOVER_COMM = "gpuprobed-rm"  # removes a session's perf-event links after it (src/attach/uprobes.h)
+REMOVER_COMM = "gpuprobed-rm"  # removes a session's perf-event links after it (src/probes/uprobes.h)
 
 
 def wait_removers(timeout=300):

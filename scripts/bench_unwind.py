@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""What building unwind tables costs (src/symbolize/unwind_table.c), on the largest ELF files here.
+"""What building unwind tables costs (src/stacks/unwind_table.c), on the largest ELF files here.
 
 A table is built once per file, when a traced process first maps it; the largest CUDA libraries are
 hundreds of MB. For each of the --count largest 64-bit x86-64 ELF files under --roots (and a
@@ -151,7 +151,7 @@ def measure(build, reps=5, count=6, roots=ROOTS, min_mb=50, force_synthetic=Fals
 
 
 def measure_all(tool, log=log):
-    """src/attach/unwind.c with every process of this machine at once (uwtable_tool -a)."""
+    """src/stacks/unwind_maps.c with every process of this machine at once (uwtable_tool -a)."""
     out = subprocess.run([tool, "-a", "-m", str(POOL_MIB)], capture_output=True, text=True)
     if out.returncode or not out.stdout.strip():
         log(f"every process: uwtable_tool -a failed ({out.returncode}): {out.stderr.strip()}")
@@ -166,7 +166,7 @@ def markdown(res):
     files = res["files"]
     L = ["## Unwind tables of the largest ELF files here", "",
          "A native stack without frame pointers is walked in BPF with per-file unwind tables built from the "
-         "file's `.eh_frame`/`.debug_frame` (src/symbolize/unwind_table.c), once per file when a traced "
+         "file's `.eh_frame`/`.debug_frame` (src/stacks/unwind_table.c), once per file when a traced "
          "process first maps it, then shared by every process mapping it. Here the largest 64-bit x86-64 ELF "
          f"files on this machine, each built {res['reps']} times in one process (`build/unit/uwtable_tool`, "
          "scripts/bench_unwind.py): the rows (8 bytes each, what the kernel's pool holds), the build time (the first "
@@ -202,7 +202,7 @@ def markdown(res):
     a = res.get("all")
     if a:
         fails = ", ".join(f"{k} {v}" for k, v in a["fail"].items() if v) or "none"
-        L += [f"- Every process of this machine at once, as a session would publish them (src/attach/unwind.c into "
+        L += [f"- Every process of this machine at once, as a session would publish them (src/stacks/unwind_maps.c into "
               f"BPF maps of its own, a {POOL_MIB} MiB pool; `uwtable_tool -a`): {a['published']} of {a['pids']} "
               f"processes ({a['refused']} refused: over the bound of {a['max_procs']} at once, "
               f"{a['gone'] + a['errors']} gone or unreadable), {a['maps']} executable mappings ({a['maps_none']} "

@@ -396,7 +396,7 @@ _Static_assert(sizeof(struct gp_proc_event) == 72, "gp_proc_event layout");
  * The registry of holds: the "holds" hash map, one entry per stop sent,
  * written by the kernel before it sends SIGSTOP (no entry, no stop), so
  * that a process is never stopped without a record of it that outlives
- * gpuprobed (src/attach/holds.c: its resumer continues what a killed
+ * gpuprobed (src/processes/holds.c: its resumer continues what a killed
  * gpuprobed left). Keyed by the process and the hold's time: a second stop
  * of the same process is a second entry, and a SIGCONT sent at time T ends
  * exactly the entries of that process held before T (one SIGCONT ends

@@ -7,7 +7,7 @@
  * sizes asserted.
  *
  * Native frames: one table of rows per ELF file, built in userspace from
- * its .eh_frame (and .debug_frame) — src/symbolize/unwind_table.c — and
+ * its .eh_frame (and .debug_frame) — src/stacks/unwind_table.c — and
  * copied into one pool of rows (the "uw_rows" map), shared by every process
  * that maps the file. A row says, from its pc (an ELF virtual address of the
  * file) to the next row's, how to find the caller's frame: the CFA (the
@@ -19,7 +19,7 @@
  * Python frames: per traced process running CPython, where its interpreter
  * keeps the thread's frame chain (struct gp_py_proc); the walk records each
  * frame's code object and instruction, resolved to names and lines in
- * userspace (src/symbolize/python.c).
+ * userspace (src/stacks/python.c).
  */
 #ifndef GPUPROBED_UNWIND_H
 #define GPUPROBED_UNWIND_H

@@ -3,7 +3,7 @@
 #ifndef GP_CLI_H
 #define GP_CLI_H
 
-#include "session/options.h"
+#include "options/options.h"
 
 /*
  * One line naming the problem and a pointer to the help of subcommand (NULL:

@@ -11,7 +11,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "log.h"
-#include "session/options.h"
+#include "options/options.h"
 #include "sql/sql_export.h"
 
 static const char usage_text[] =

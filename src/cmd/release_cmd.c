@@ -2,12 +2,12 @@
 /*
  * release_cmd.c — `gpuprobed --release-holds`: continues the processes left
  * held by gpuprobed instances that are gone, together with their resumers
- * (the registries they pinned in bpffs; src/attach/holds.c). The systemd
+ * (the registries they pinned in bpffs; src/processes/holds.c). The systemd
  * unit runs it after every stop (ExecStopPost).
  */
 #include <string.h>
 
-#include "attach/holds.h"
+#include "processes/holds.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 

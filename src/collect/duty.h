@@ -5,7 +5,7 @@
  * end of each, the probes' cost in it is estimated (their hits x the
  * measured cost of a hit) against the traced processes' CPU time; when the
  * cost with every probe attached would be over the budget, the hot probes
- * (the gated ones, attach/uprobes.h: the calls the kernel aggregates) are
+ * (the gated ones, probes/uprobes.h: the calls the kernel aggregates) are
  * attached only for the first part of the next period, as long as keeps
  * the cost at the budget. Whatever the kernel counted of a process in that
  * part is scaled up to the time the process was traced in the period:

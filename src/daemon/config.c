@@ -28,7 +28,7 @@
 #include <ini.h>
 
 #include "daemon/config.h"
-#include "session/options.h"
+#include "options/options.h"
 #include "log.h"
 
 #define WHY_LEN 256

@@ -9,7 +9,7 @@
 #ifndef GP_DAEMON_H
 #define GP_DAEMON_H
 
-#include "session/options.h"
+#include "options/options.h"
 
 /* Runs until SIGTERM/SIGINT; returns the exit status (1: the configuration or the start failed). */
 int gp_daemon_run(const struct gp_options *cli);

@@ -22,12 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach/containers.h"
+#include "processes/containers.h"
 #include "daemon/metrics.h"
 #include "model/view.h"
 #include "output/labels.h"
 #include "output/text_clean.h"
-#include "symbolize/proc_maps.h"
+#include "proc_maps.h"
 
 /* What the kernel says of a live process (/proc/PID/stat, task/N/status). */
 struct proc_counts {

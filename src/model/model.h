@@ -201,7 +201,7 @@ size_t gp_model_forget_exited(struct gp_model *m, __u64 exited_before_ns, size_t
  */
 int gp_model_process_python(struct gp_model *m, __u32 pid, __u32 hexversion, bool walked, const char *note);
 /*
- * Where pid runs (src/attach/containers.h): its pid inside its pid
+ * Where pid runs (src/processes/containers.h): its pid inside its pid
  * namespace, its container (runtime, id, name) and Kubernetes pod (uid,
  * name, namespace), the cgroup path they come from; NULL or "": not known.
  */

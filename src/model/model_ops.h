@@ -75,13 +75,13 @@
 	/* NCCL stalls said live (src/session/stalls.c) */ \
 	X(37, NCCL_STALL, nccl_stall) \
 	X(38, NCCL_STALL_BEHIND, nccl_stall_behind) \
-	/* what the kernel offers (src/attach/kernel_features.c), and what removing the probes cost */ \
+	/* what the kernel offers (src/probes/kernel_features.c), and what removing the probes cost */ \
 	X(39, KERNEL, kernel) \
 	X(40, KERNEL_REPLACED, kernel_replaced) \
 	X(41, PROBE_REMOVAL, probe_removal) \
-	/* where a process runs: its pid namespace, container and pod (src/attach/containers.h) */ \
+	/* where a process runs: its pid namespace, container and pod (src/processes/containers.h) */ \
 	X(42, PROCESS_PLACE, process_place) \
-	/* the process left to remove the probes after the session (perf-event links: src/attach/uprobes.h) */ \
+	/* the process left to remove the probes after the session (perf-event links: src/probes/uprobes.h) */ \
 	X(43, PROBE_REMOVER, probe_remover)
 
 #define GP_OPF_SESSION(F) F(STR, tool_version) F(STR, command_line) F(STR, mode) F(STR, hostname) \

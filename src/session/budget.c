@@ -10,9 +10,9 @@
 
 #include "gpu_api.skel.h"
 
-#include "attach/bpf_objects.h"
-#include "attach/procs.h"
-#include "attach/uprobes.h"
+#include "probes/bpf_objects.h"
+#include "processes/procs.h"
+#include "probes/uprobes.h"
 #include "collect/agg.h"
 #include "session/budget.h"
 #include "session/counters.h"

@@ -4,7 +4,7 @@
 #include <bpf/libbpf.h>
 #include <stdlib.h>
 
-#include "attach/uprobes.h"
+#include "probes/uprobes.h"
 #include "session/counters.h"
 #include "model/model.h"
 

@@ -2,7 +2,7 @@
 /*
  * session.c — one tracing session from start to report, in order: check
  * privileges and targets, prepare the output directory, load the BPF
- * objects (attach/bpf_objects.h), admit the targets (targets.h), run the
+ * objects (probes/bpf_objects.h), admit the targets (targets.h), run the
  * event loop (which admits, holds and follows processes as the kernel
  * reports them, and reads the kernel's aggregates and counters:
  * session/budget.h, session/counters.h), stop counting, detach, drain, and
@@ -27,7 +27,7 @@
 #include "output/report_files.h"
 #include "session/privileges.h"
 #include "session/session_internal.h"
-#include "symbolize/python.h"
+#include "stacks/python.h"
 #include "symbolize/symbolizer.h"
 
 static const char *stop_text(enum gp_stop_reason why, int signo)

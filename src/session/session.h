@@ -7,7 +7,7 @@
 #include <sys/signalfd.h>
 #include <linux/types.h>
 
-#include "session/options.h"
+#include "options/options.h"
 #include "model/model.h"
 
 int gp_session_run(const struct gp_options *o);

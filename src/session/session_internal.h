@@ -7,11 +7,11 @@
 #include <time.h>
 #include <linux/types.h>
 
-#include "attach/bpf_objects.h"
-#include "attach/files.h"
-#include "attach/procs.h"
-#include "attach/stack_sources.h"
-#include "attach/uprobes.h"
+#include "probes/bpf_objects.h"
+#include "probes/files.h"
+#include "processes/procs.h"
+#include "stacks/stack_sources.h"
+#include "probes/uprobes.h"
 #include "capture/capture_live.h"
 #include "session/budget.h"
 #include "collect/collector.h"
@@ -20,7 +20,7 @@
 #include "gpu/nvml_sampler.h"
 #include "session/session.h"
 #include "session/stalls.h"
-#include "session/targets.h"
+#include "processes/targets.h"
 
 /* Keys (process, thread, API, enclosing API) the kernel aggregates at most; beyond, calls go as records. */
 #define GP_AGG_MAX_KEYS 65536

@@ -21,7 +21,7 @@
 #include "model/model.h"
 #include "output/timeline_session.h"
 #include "session/session_internal.h"
-#include "symbolize/python.h"
+#include "stacks/python.h"
 #include "symbolize/symbolizer.h"
 
 /*
@@ -213,6 +213,12 @@ static int kernel_to_model(struct session *s)
 }
 
 /* BPF, probes, aggregates and the budget, files, processes, the ring, the loop. 0, or -errno after a message. */
+/* A process the builder held for its tables continued through the holds' registry. */
+static void continue_hold(void *holds, pid_t pid)
+{
+	gp_holds_continue(holds, pid);
+}
+
 int gp_session_prepare(struct session *s)
 {
 	const struct gp_options *o = s->opt;
@@ -279,7 +285,7 @@ int gp_session_prepare(struct session *s)
 	s->procs.holds = &s->holds;
 	if ((err = open_stack_sources(s)))
 		return err;
-	gp_stack_sources_holds(s->sources, &s->holds);
+	gp_stack_sources_continue_by(s->sources, continue_hold, &s->holds);
 	s->procs.all = o->mode == GP_MODE_ALL || o->mode == GP_MODE_CONTAINER;
 	s->procs.containers = o->containers;
 	s->procs.ncontainers = o->ncontainers;

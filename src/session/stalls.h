@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#include "attach/bpf_objects.h"
+#include "probes/bpf_objects.h"
 #include "model/model.h"
 #include "symbolize/symbolizer.h"
 

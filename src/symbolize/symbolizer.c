@@ -17,7 +17,7 @@
 
 #include "symbolize/perf_map.h"
 #include "symbolize/overlay.h"
-#include "symbolize/python.h"
+#include "stacks/python.h"
 #include "symbolize/symbolizer.h"
 
 /* A process whose stacks name addresses its maps do not hold is looked at again at most this often. */

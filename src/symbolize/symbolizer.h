@@ -15,7 +15,7 @@
 
 #include "symbolize/elf_syms.h"
 #include "model/model.h"
-#include "symbolize/proc_maps.h"
+#include "proc_maps.h"
 
 struct gp_symbolizer;
 
@@ -94,7 +94,7 @@ void gp_symbolizer_stack_seen(void *ctx, __u32 tgid, const __u64 *ips, unsigned 
 int gp_symbolizer_symbolize(void *ctx, __u32 tgid, __u64 addr, struct gp_frame_sym *out);
 
 struct gp_python;
-/* Python frames are named through py (symbolize/python.h; NULL: not named). */
+/* Python frames are named through py (stacks/python.h; NULL: not named). */
 void gp_symbolizer_set_python(struct gp_symbolizer *s, struct gp_python *py);
 /*
  * gp_resolver.py_frame: a recorded Python frame of tgid through the Python

@@ -66,7 +66,7 @@ class LineReader:
 
 
 REFUSED = None  # conftest: kernel_refusal() of this machine's kernel
-# A file's perf-event probes stay this long after its last traced user left (src/attach/files.h)
+# A file's perf-event probes stay this long after its last traced user left (src/probes/files.h)
 LINGER_S = 5.0
 
 
@@ -419,7 +419,7 @@ def track(proc):
 
 
 RESUMER_COMM = "gpuprobed-hold"  # the process gpuprobed forks to continue what it holds if it dies
-# the process that removes a session's perf-event links after it (src/attach/uprobes.h): ~0.1 s a link, a
+# the process that removes a session's perf-event links after it (src/probes/uprobes.h): ~0.1 s a link, a
 # session's few hundred links; a remover alive after this long is a bug
 REMOVER_COMM = "gpuprobed-rm"
 REMOVER_WAIT_S = 300

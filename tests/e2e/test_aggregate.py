@@ -10,7 +10,7 @@ import gp
 from test_capture import report_from, without_source
 
 COUNTING = ["--no-stacks", "--no-timeline"]
-# shapes counted in the kernel (src/attach/uprobes.c, gp_uprobes_aggregatable), as basic_ops calls them
+# shapes counted in the kernel (src/probes/uprobes.c, gp_uprobes_aggregatable), as basic_ops calls them
 AGGREGATED = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel", "cudaGraphLaunch",
               "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventRecord", "cudaEventSynchronize",
               "cudaStreamWaitEvent"}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * test_containers.c — where a process runs (src/attach/containers.c): the
+ * test_containers.c — where a process runs (src/processes/containers.c): the
  * container and pod read from /proc/PID/cgroup texts of every runtime's
  * format, in cgroup v2, v1 and hybrid texts, systemd and cgroupfs drivers;
  * conmon monitors and host processes (no container); malformed lines,
@@ -25,7 +25,7 @@
 
 #include <cmocka.h>
 
-#include "attach/containers.h"
+#include "processes/containers.h"
 
 #define ID1  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define ID2  "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"

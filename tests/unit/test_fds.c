@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * test_fds.c — what a forked helper keeps of its descriptors (attach/fds.c):
+ * test_fds.c — what a forked helper keeps of its descriptors (fds.c):
  * exactly those asked for, unsorted, with duplicates, gaps, negative entries
  * and the standard ones among them; the rest closed, above the first
  * descriptor asked to close from. Each case runs in a child (it closes its
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "attach/fds.h"
+#include "fds.h"
 
 #define NFDS 12
 

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "attach/holds.h"
+#include "processes/holds.h"
 
 /* fields 3..52 of a stat line after the name, with 22 (starttime) = 123456789 */
 #define REST                                                                  \

@@ -17,7 +17,7 @@
 
 #include "records.h"
 
-/* attach/uprobes.h (not included: its struct gp_probe is not the model's) */
+/* probes/uprobes.h (not included: its struct gp_probe is not the model's) */
 bool gp_uprobes_aggregatable(enum gp_api_id api);
 
 static void every_api_has_a_shape_of_the_table(void **state)

@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "symbolize/perf_map.h"
-#include "symbolize/proc_maps.h"
+#include "proc_maps.h"
 #include "symbolize/symbolizer.h"
 
 static volatile int sink;

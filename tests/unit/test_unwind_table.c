@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * test_unwind_table.c — unwind tables (src/symbolize/unwind_table.c) and
- * their owner in the session (src/attach/unwind.c), checked against
+ * test_unwind_table.c — unwind tables (src/stacks/unwind_table.c) and
+ * their owner in the session (src/stacks/unwind_maps.c), checked against
  * independent references:
  *  - elfutils' libdw reads the same call-frame information its own way:
  *    every row of the fixture's files (tests/unit/uwfix: -O2
@@ -41,12 +41,12 @@
 
 #include <cmocka.h>
 
-#include "attach/discover.h"
-#include "attach/unwind.h"
+#include "probes/discover.h"
+#include "stacks/unwind_maps.h"
 #include "gpuprobed/events.h"
 #include "symbolize/elf_syms.h"
-#include "symbolize/proc_maps.h"
-#include "symbolize/unwind_table.h"
+#include "proc_maps.h"
+#include "stacks/unwind_table.h"
 
 #define PY311 "/usr/bin/python3.11"
 
@@ -752,7 +752,7 @@ static void compare_with_backtrace(const struct child *c, const struct wspace *w
 	assert_true(n >= 12);
 }
 
-/* The child's mappings and tables, built here the way unwind.c does (no BPF). */
+/* The child's mappings and tables, built here the way stacks/unwind_maps.c does (no BPF). */
 static void wspace_from_tables(struct wspace *ws, pid_t pid)
 {
 	struct gp_maps *maps;

@@ -4,12 +4,12 @@
  * (scripts/bench_unwind.py).
  *
  * uwtable_tool [-r REPS] [-g SLACK] FILE builds FILE's table REPS times
- * (src/symbolize/unwind_table.c) and prints one JSON object: rows, bytes,
+ * (src/stacks/unwind_table.c) and prints one JSON object: rows, bytes,
  * FDEs, stop causes, each build's time, and the process's peak resident
  * memory before the first build and after the builds (VmHWM: the ELF pages
  * read count, as they do in gpuprobed).
  *
- * uwtable_tool -a [-m MIB] (needs CAP_BPF) does what src/attach/unwind.c
+ * uwtable_tool -a [-m MIB] (needs CAP_BPF) does what src/stacks/unwind_maps.c
  * does in a session with every process of this machine at once, into BPF
  * maps of its own shaped like the session's (a pool of MIB MiB, default 32):
  * every process published, then published again (nothing changed: what a
@@ -27,10 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach/unwind.h"
-#include "symbolize/proc_maps.h"
+#include "stacks/unwind_maps.h"
+#include "proc_maps.h"
 #include "model/view.h"
-#include "symbolize/unwind_table.h"
+#include "stacks/unwind_table.h"
 
 static long vm_kb(const char *field)
 {

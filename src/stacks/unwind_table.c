@@ -41,7 +41,7 @@
 
 #include "array.h"
 #include "model/view.h"
-#include "symbolize/unwind_table.h"
+#include "stacks/unwind_table.h"
 
 typedef __u8 u8;
 typedef __u16 u16;

@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach/containers.h"
-#include "attach/discover.h"
-#include "attach/procs.h"
+#include "processes/containers.h"
+#include "probes/discover.h"
+#include "processes/procs.h"
 #include "model/model_ops.h"
 #include "log.h"
 

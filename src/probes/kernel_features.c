@@ -9,8 +9,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "attach/kernel_features.h"
-#include "attach/uprobe_multi.h"
+#include "probes/kernel_features.h"
+#include "probes/uprobe_multi.h"
 #include "log.h"
 
 static const struct {

@@ -19,7 +19,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
-#include "attach/uprobes.h"
+#include "probes/uprobes.h"
 #include "gpuprobed/events.h"
 #include "gpuprobed/api.h"
 #include "model/model.h"

@@ -26,10 +26,9 @@
 #include <time.h>
 
 #include "array.h"
-#include "attach/holds.h"
-#include "attach/stack_sources.h"
+#include "stacks/stack_sources.h"
 #include "log.h"
-#include "symbolize/python.h"
+#include "stacks/python.h"
 
 /* A code mapping is made this long after the kernel reported it (the mmap's entry). */
 #define CODE_MAP_SETTLE_NS (2 * 1000000ull)
@@ -71,7 +70,8 @@ struct py_pending {
 
 struct gp_stack_sources {
 	struct gp_model *model;
-	struct gp_holds *holds; /* the registry a continued hold leaves (NULL: none) */
+	gp_ss_continue_fn continue_fn; /* how a hold is continued (NULL: SIGCONT) */
+	void *continue_ctx;
 	struct gp_python *py;
 	int py_fd;
 
@@ -120,13 +120,18 @@ static void publish(struct gp_stack_sources *ss, pid_t pid)
 
 static void continue_held(struct gp_stack_sources *ss, pid_t pid)
 {
-	gp_holds_continue(ss->holds, pid);
+	if (ss->continue_fn)
+		ss->continue_fn(ss->continue_ctx, pid);
+	else if (kill(pid, SIGCONT) && errno != ESRCH)
+		gp_warn("pid %d: cannot continue it: %s", (int)pid, strerror(errno));
 }
 
-void gp_stack_sources_holds(struct gp_stack_sources *ss, struct gp_holds *holds)
+void gp_stack_sources_continue_by(struct gp_stack_sources *ss, gp_ss_continue_fn fn, void *ctx)
 {
-	if (ss)
-		ss->holds = holds;
+	if (ss) {
+		ss->continue_fn = fn;
+		ss->continue_ctx = ctx;
+	}
 }
 
 static void *builder(void *arg)

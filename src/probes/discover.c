@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attach/discover.h"
+#include "probes/discover.h"
 
 enum gp_family gp_family_of_path(const char *path)
 {
@@ -66,10 +66,3 @@ int gp_discover_candidates(struct gp_symbolizer *sym, pid_t pid, struct gp_candi
 	return found;
 }
 
-void gp_mapped_file_path(pid_t pid, const struct gp_map *m, char *buf, size_t len)
-{
-	snprintf(buf, len, "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)m->start,
-		 (unsigned long long)m->end);
-	if (access(buf, F_OK))
-		snprintf(buf, len, "/proc/%d/root%s", (int)pid, m->path);
-}

@@ -18,9 +18,9 @@
 #include "procs.skel.h"
 #include "sched.skel.h"
 
-#include "attach/bpf_objects.h"
+#include "probes/bpf_objects.h"
 #include "array.h"
-#include "attach/uprobe_multi.h"
+#include "probes/uprobe_multi.h"
 #include "gpuprobed/events.h"
 #include "log.h"
 

@@ -29,12 +29,6 @@ struct gp_candidate {
  */
 int gp_discover_candidates(struct gp_symbolizer *sym, pid_t pid, struct gp_candidate *out, int max);
 
-/*
- * A path that opens the very file m maps in pid: /proc/PID/map_files/...
- * (deleted or replaced files too), else /proc/PID/root/<path> (containers).
- */
-void gp_mapped_file_path(pid_t pid, const struct gp_map *m, char *buf, size_t len);
-
 /* The family a library file name belongs to, by its basename; 0 if none. */
 enum gp_family gp_family_of_path(const char *path);
 

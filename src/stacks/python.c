@@ -41,8 +41,8 @@
 #include "gpuprobed/events.h"
 #include "array.h"
 #include "model/u64map.h"
-#include "symbolize/proc_maps.h"
-#include "symbolize/python.h"
+#include "proc_maps.h"
+#include "stacks/python.h"
 
 #define NONE GP_PY_NONE
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * unwind.h — the session's owner of the unwind maps the BPF walk reads
+ * unwind_maps.h — the session's owner of the unwind maps the BPF walk reads
  * (include/gpuprobed/unwind.h): per traced process its executable mappings
  * (uw_procs, uw_maps), per file its table (uw_files) in the pool of rows
  * (uw_rows, mmap'ed). Tables are built once per file (src/symbolize/

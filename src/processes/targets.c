@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "session/targets.h"
+#include "processes/targets.h"
 
 #define GP_PF_KTHREAD 0x00200000u /* include/linux/sched.h: task flags, field 9 of /proc/PID/stat */
 

@@ -18,8 +18,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "session/options.h"
-#include "session/launch.h"
+#include "options/options.h"
+#include "processes/launch.h"
 #include "log.h"
 
 static bool executable_file(const char *path, int *err)

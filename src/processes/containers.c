@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach/containers.h"
+#include "processes/containers.h"
 
 #define UID_LEN		36
 #define CACHE_SLOTS	64

@@ -45,4 +45,10 @@ const struct gp_map *gp_maps_find(const struct gp_maps *m, __u64 addr);
  */
 char *gp_read_whole_file(const char *path, size_t *len);
 
+/*
+ * A path that opens the very file m maps in pid: /proc/PID/map_files/...
+ * (deleted or replaced files too), else /proc/PID/root/<path> (containers).
+ */
+void gp_mapped_file_path(pid_t pid, const struct gp_map *m, char *buf, size_t len);
+
 #endif

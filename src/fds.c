@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* fds.c — what a forked helper keeps of its descriptors (see fds.h). */
-#include "attach/fds.h"
+#include "fds.h"
 
 #include <sys/syscall.h>
 #include <unistd.h>

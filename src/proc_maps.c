@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
-#include "symbolize/proc_maps.h"
+#include "proc_maps.h"
 
 char *gp_read_whole_file(const char *path, size_t *len)
 {
@@ -181,4 +182,12 @@ const struct gp_map *gp_maps_find(const struct gp_maps *m, __u64 addr)
 			return &m->v[mid];
 	}
 	return NULL;
+}
+
+void gp_mapped_file_path(pid_t pid, const struct gp_map *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)m->start,
+		 (unsigned long long)m->end);
+	if (access(buf, F_OK))
+		snprintf(buf, len, "/proc/%d/root%s", (int)pid, m->path);
 }

@@ -2,9 +2,9 @@
 /*
  * stack_sources.h — what the kernel's stack walk (bpf/unwind.bpf.h) reads
  * of each traced process, kept current while it lives: its unwind tables
- * (attach/unwind.h: published for the mappings it has, again after it maps
+ * (stacks/unwind_maps.h: published for the mappings it has, again after it maps
  * new code or execs, taken back at its exit) and where its CPython
- * interpreter keeps each thread's frames (symbolize/python.h, the py_procs
+ * interpreter keeps each thread's frames (stacks/python.h, the py_procs
  * map; looked for again until the interpreter is up).
  *
  * Tables are built on a thread of their own: reading a large library's
@@ -24,7 +24,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
-#include "attach/unwind.h"
+#include "stacks/unwind_maps.h"
 #include "model/model.h"
 
 struct gp_python;
@@ -57,9 +57,12 @@ enum gp_ss_when {
 bool gp_stack_sources_add(struct gp_stack_sources *ss, pid_t pid, unsigned flags, enum gp_ss_when when);
 /* Tracing stops: every process held for its tables is continued now, nothing more is published. */
 void gp_stack_sources_stop(struct gp_stack_sources *ss);
-/* The registry whose entries a continued hold leaves (before the first add). */
-struct gp_holds;
-void gp_stack_sources_holds(struct gp_stack_sources *ss, struct gp_holds *holds);
+/*
+ * How a process held for its tables is continued (before the first add): the
+ * holds' registry (src/processes/holds.c) forgets the stops it ends. None: SIGCONT.
+ */
+typedef void (*gp_ss_continue_fn)(void *ctx, pid_t pid);
+void gp_stack_sources_continue_by(struct gp_stack_sources *ss, gp_ss_continue_fn fn, void *ctx);
 /* pid mapped new code (a dlopen): its tables are published again at the next settle. */
 void gp_stack_sources_code_mapped(struct gp_stack_sources *ss, pid_t pid);
 /* pid exited: its tables and interpreter entry go now, its Python names after the next settle. */

@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "array.h"
-#include "attach/fds.h"
-#include "attach/uprobe_multi.h"
-#include "attach/uprobes.h"
+#include "fds.h"
+#include "probes/uprobe_multi.h"
+#include "probes/uprobes.h"
 #include "log.h"
 
 void gp_uprobes_init(struct gp_uprobes *u, struct bpf_program *enter_prog,

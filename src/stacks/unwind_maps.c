@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * unwind.c — the unwind maps of the session: tables of files in the pool,
- * mappings of processes (see unwind.h).
+ * unwind_maps.c — the unwind maps of the session: tables of files in the pool,
+ * mappings of processes (see unwind_maps.h).
  */
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -15,11 +15,10 @@
 #include <unistd.h>
 
 #include "array.h"
-#include "attach/discover.h"
-#include "attach/unwind.h"
+#include "stacks/unwind_maps.h"
 #include "log.h"
-#include "symbolize/proc_maps.h"
-#include "symbolize/unwind_table.h"
+#include "proc_maps.h"
+#include "stacks/unwind_table.h"
 
 #define NOT_FAILED  (-1) /* uw_tab.cause of a table in the pool */
 #define KEY_BUCKETS 4096

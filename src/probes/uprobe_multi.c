@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "attach/uprobe_multi.h"
+#include "probes/uprobe_multi.h"
 
 #define GP_BPF_F_UPROBE_MULTI_RETURN 1u
 

@@ -11,9 +11,9 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "attach/procs.h"
-#include "session/options.h"
-#include "session/launch.h"
+#include "processes/procs.h"
+#include "options/options.h"
+#include "processes/launch.h"
 
 struct gp_targets {
 	const struct gp_options *opt;

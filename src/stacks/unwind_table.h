@@ -3,7 +3,7 @@
  * unwind_table.h — one ELF file's unwind table: its call-frame information
  * (.eh_frame, and .debug_frame where present) turned into the rows the BPF
  * walk reads (struct gp_uw_row, include/gpuprobed/unwind.h), sorted by pc
- * and merged. Pure userspace (libelf), no BPF: src/attach/unwind.c copies a
+ * and merged. Pure userspace (libelf), no BPF: src/stacks/unwind_maps.c copies a
  * table into the kernel's pool of rows.
  *
  * A row covers [row.pc, next row's pc); pcs are the file's ELF virtual

@@ -18,9 +18,9 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
-#include "attach/files.h"
-#include "attach/holds.h"
-#include "attach/stack_sources.h"
+#include "probes/files.h"
+#include "processes/holds.h"
+#include "stacks/stack_sources.h"
 #include "collect/cpu_accounts.h"
 #include "collect/event_loop.h"
 #include "gpuprobed/events.h"

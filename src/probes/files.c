@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "attach/discover.h"
-#include "attach/files.h"
+#include "probes/discover.h"
+#include "probes/files.h"
 #include "symbolize/overlay.h"
 #include "log.h"
 

@@ -14,7 +14,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
-#include "attach/kernel_features.h"
+#include "probes/kernel_features.h"
 
 struct gpu_api_bpf;
 struct sched_bpf;

@@ -38,8 +38,8 @@
 #include <unistd.h>
 
 #include "array.h"
-#include "attach/fds.h"
-#include "attach/holds.h"
+#include "fds.h"
+#include "processes/holds.h"
 #include "log.h"
 
 /*
