@@ -183,6 +183,10 @@ def test_daemon_metrics_name_the_lagging_rank_and_the_rule_fires(tmp_path):
                 return None
             if any(entered[r][0] != 21 or waiting[r][0] <= 0 for r in ("0", "1", "3")):
                 return None
+            # rank 2 stalls in its own code, outside any collective; on a busy machine its #20 can still be
+            # returning when the others entered #21 (a scrape then sees it inside #20): not the stall yet
+            if waiting["2"][0] != 0:
+                return None
             return entered, waiting
 
         first = wait_until(during_stall, timeout=60, step=0.2)
@@ -211,7 +215,6 @@ def test_daemon_metrics_name_the_lagging_rank_and_the_rule_fires(tmp_path):
         refs = refs_of(refs_dir)
         for r in ("0", "1", "3"):
             assert second[1][r][0] > first[1][r][0], (r, first[1][r], second[1][r])
-        assert first[1]["2"][0] == second[1]["2"][0] == 0
         for r, ref in refs.items():
             assert first[0][str(r)][1]["pid"] == str(ref["pid"]) and first[0][str(r)][1]["nranks"] == "4"
         d.wait_line(f"for rank 2 (pid {refs[2]['pid']}), which entered #20 last")
