@@ -35,7 +35,7 @@ struct render {
 
 /* ---- the text format's writers ------------------------------------------ */
 
-/* A label value: \ " and newline escaped; bytes that are not UTF-8 text become U+FFFD (metrics.c). */
+/* metrics.c: a label value, \ " and newline escaped; bytes not UTF-8 text become U+FFFD. */
 void gp_metrics_put_value(FILE *f, const char *s);
 
 static inline void family(struct render *r, const char *name, const char *type, const char *help)
@@ -93,7 +93,7 @@ static inline void plain_double(struct render *r, const char *name, double v)
  * into r->pc[i]. 0 or -ENOMEM.
  */
 int gp_metrics_collect(struct render *r, size_t i);
-/* container, pod, namespace: where p runs, each absent on the host or when not known (NULL: none). */
+/* container, pod, namespace: where p runs, each absent on the host or unknown (p NULL: none). */
 void gp_metrics_place_labels(FILE *f, const struct gp_process *p);
 
 /* metrics_process.c: the per-process families (API calls, transfers, memory, NCCL, CPU). */

@@ -18,7 +18,7 @@
 int gp_probes_lock(void);
 void gp_probes_unlock(int fd); /* -1: a no-op */
 
-/* probe_removal.c: removes the links of the probes [first, end), returns first; the records stay. */
+/* probe_removal.c: removes the links of the probes [first, end), returns first; records stay. */
 void gp_uprobes_detach_links(struct gp_uprobes *u, size_t first, size_t end);
 
 #endif /* GP_UPROBES_INTERNAL_H */

@@ -391,7 +391,10 @@ static int say(struct probe *p, int err, const char *fmt, ...)
  */
 #define NOT_YET(p, ...) say((p), -EAGAIN, __VA_ARGS__)
 
-/* The interpreter: libpython first (an executable that embeds one beside it is rare), then the executable. */
+/*
+ * The interpreter: a libpython3.X.so first (an executable that embeds one beside it is rare),
+ * then the executable.
+ */
 static int find_interpreter(struct probe *p)
 {
 	const struct gp_maps *maps = p->maps;
@@ -490,7 +493,7 @@ static int read_version(struct probe *p)
 	return 0;
 }
 
-/* The layout: 3.13's from its _Py_DebugOffsets, else the version's table if _PyRuntime's size agrees. */
+/* The layout: 3.13's _Py_DebugOffsets, else the version's table if _PyRuntime's size agrees. */
 static int choose_layout(struct probe *p)
 {
 	if (p->minor == 13) {
