@@ -18,6 +18,11 @@
  * after the others, and can be removed and placed again while the rest stay;
  * the file is reopened through a descriptor kept for that, so a gate opens
  * even when the process whose path named the file is gone.
+ *
+ * Behind it: uprobes.c (placing, the gate, the cost of a hit),
+ * probe_removal.c (detaching: from threads at once, in the background, by
+ * processes of their own at the session's end); uprobes_internal.h between
+ * them.
  */
 #ifndef GP_UPROBES_H
 #define GP_UPROBES_H
@@ -59,7 +64,7 @@ struct gp_uprobes {
 	struct gp_probe *v;
 	size_t n, cap;
 	size_t nattached;      /* probe pairs in place now */
-	struct gp_reaper *reaper; /* removes files' perf-event links in the background (uprobes.c); NULL: none yet */
+	struct gp_reaper *reaper; /* removes files' perf-event links in the background (probe_removal.c); NULL: none yet */
 	int sites_fd;          /* kernels without attach cookies: gpu_api.bpf.c's probe_sites; else -1 */
 };
 
@@ -137,7 +142,7 @@ void gp_uprobes_detach_all(struct gp_uprobes *u);
 
 /*
  * The same at the session's end, without waiting for the kernel where it
- * removes links one at a time (perf-event links: uprobes.c says why):
+ * removes links one at a time (perf-event links: probe_removal.c says why):
  * processes of their own (GP_REMOVER_COMM, up to 16, each a share) remove
  * them after the session. Returns the first one's pid; 0 when they are gone
  * already (uprobe_multi links, a few probes, or no process could start:

@@ -17,6 +17,11 @@
  *   gp_python_resolve(py, pid, out[i].addr, out[i].word, &sym) for each Python frame,
  *   gp_python_label(&sym, buf, len)  "Model.forward (train.py:13)".
  * Not thread-safe: one thread makes all of these calls.
+ *
+ * Behind it: python_layout.c (gp_python_probe: the layout found and
+ * verified; the life of struct gp_python), python_files.c (the files it
+ * reads), python_walk.c (gp_python_walk), python_names.c (gp_python_resolve,
+ * gp_python_label, gp_py_addr2line); python_internal.h between them.
  */
 #ifndef GP_PYTHON_H
 #define GP_PYTHON_H

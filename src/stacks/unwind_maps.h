@@ -3,10 +3,10 @@
  * unwind_maps.h — the session's owner of the unwind maps the BPF walk reads
  * (include/gpuprobed/unwind.h): per traced process its executable mappings
  * (uw_procs, uw_maps), per file its table (uw_files) in the pool of rows
- * (uw_rows, mmap'ed). Tables are built once per file (src/symbolize/
- * unwind_table.c), found again by (device, inode) or build-id, shared by
- * every process that maps the file, and kept in the pool after their last
- * process exits until the room is needed (least recently used first).
+ * (uw_rows, mmap'ed). Tables are built once per file (unwind_table.c),
+ * found again by (device, inode) or build-id, shared by every process that
+ * maps the file, and kept in the pool after their last process exits until
+ * the room is needed (least recently used first).
  *
  * Order of publication, so that a walk running meanwhile never follows
  * half-written data: a file's rows, then its uw_files entry; a process's
@@ -20,6 +20,10 @@
  * bytes per file (at most GP_UNWIND_FILES_KEPT files known). A file whose
  * table cannot be had is published as GP_UW_FILE_NONE (the walk follows
  * frame pointers there), counted by cause.
+ *
+ * Behind it: unwind_maps.c (the processes' mappings, the life of struct
+ * gp_unwind), unwind_files.c (the files' tables in the pool);
+ * unwind_maps_internal.h between them.
  */
 #ifndef GP_ATTACH_UNWIND_H
 #define GP_ATTACH_UNWIND_H

@@ -3,8 +3,9 @@
  * unwind_table.h — one ELF file's unwind table: its call-frame information
  * (.eh_frame, and .debug_frame where present) turned into the rows the BPF
  * walk reads (struct gp_uw_row, include/gpuprobed/unwind.h), sorted by pc
- * and merged. Pure userspace (libelf), no BPF: src/stacks/unwind_maps.c copies a
- * table into the kernel's pool of rows.
+ * and merged. Pure userspace (libelf), no BPF: src/stacks/unwind_files.c copies a
+ * table into the kernel's pool of rows. Built by unwind_table.c, its CFI read
+ * by unwind_cfi.c.
  *
  * A row covers [row.pc, next row's pc); pcs are the file's ELF virtual
  * addresses, so one table serves every process that maps the file, at any

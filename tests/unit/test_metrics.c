@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * test_metrics.c — the Prometheus page (src/daemon/metrics.c) of a model
+ * test_metrics.c — the Prometheus page (src/daemon/metrics*.c) of a model
  * fed known records: exact sample lines for API calls, errors and time,
  * transfers by direction and host memory, device memory live and peak,
  * NCCL sums per op over communicators and dtypes, drops, probes; label

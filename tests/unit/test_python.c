@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * test_python.c — src/stacks/python.c against live interpreters: Debian's
+ * test_python.c — src/stacks/python_*.c against live interpreters: Debian's
  * /usr/bin/python3.11 (the interpreter in the executable), the same copied
  * into a virtualenv, and pyenv's 3.10.13, 3.11.7, 3.12.1 and 3.13.0
  * (libpython3.X.so); a version whose interpreter is absent is skipped.

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * test_unwind_table.c — unwind tables (src/stacks/unwind_table.c) and
- * their owner in the session (src/stacks/unwind_maps.c), checked against
+ * test_unwind_table.c — unwind tables (src/stacks/unwind_table.c,
+ * unwind_cfi.c) and their owner in the session (src/stacks/unwind_maps.c,
+ * unwind_files.c), checked against
  * independent references:
  *  - elfutils' libdw reads the same call-frame information its own way:
  *    every row of the fixture's files (tests/unit/uwfix: -O2
