@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* cli.c — parse and validate gpuprobed's command line (see cli.h). */
+/*
+ * cli.c — parse and validate gpuprobed's command line (see cli.h): its options and --help are
+ * the rows of options/option_table.h; the targets, and how options go together, are said here.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cli.h"
 #include "log.h"
+#include "options/option_spec.h"
 
-static const char usage_text[] =
+/* --help: the rows of option_table.h in their sections, between these. */
+static const char usage_head[] =
 	"Usage: gpuprobed [OPTIONS] --pid PID [--pid PID...]\n"
 	"       gpuprobed [OPTIONS] --name NAME [--name NAME...]\n"
 	"       gpuprobed [OPTIONS] --all\n"
@@ -39,91 +43,15 @@ static const char usage_text[] =
 	"the program) is found and probed before its first call. A call made inside\n"
 	"another traced call (the runtime going down to the driver) is counted once.\n"
 	"\n"
-	"Targets (one kind per session):\n"
-	"  -p, --pid PID          trace this running process (repeatable, up to 64)\n"
-	"  -n, --name NAME        trace every process named NAME (its comm, or its\n"
-	"                         executable's file name), running now or started\n"
-	"                         later, and what they fork (repeatable, up to 8)\n"
-	"  -a, --all              trace every process that uses CUDA, now and later\n"
-	"                         (the host's and every container's)\n"
-	"  -c, --container ID|NAME\n"
-	"                         trace every process of this container that uses\n"
-	"                         CUDA, now and later (its id, an id prefix of 12 or\n"
-	"                         more hex digits, or its name; repeatable, up to 8)\n"
+	"Targets (one kind per session):\n";
+
+static const char usage_command[] =
 	"  -- COMMAND [ARGS...]   start COMMAND (as the invoking user under sudo),\n"
 	"                         traced from its first instruction with everything it\n"
 	"                         forks and execs; stop when the last of them exits and\n"
-	"                         exit with COMMAND's status\n"
-	"\n"
-	"Options:\n"
-	"  -d, --duration SEC     stop after SEC seconds (decimals allowed)\n"
-	"  -o, --output DIR       write reports into DIR (default ./profile_output)\n"
-	"      --ringbuf-mb N     ring buffer size in MiB, a power of two (default 16)\n"
-	"      --poll-ms N        drain the ring buffer every N ms (default 10)\n"
-	"      --hold-max-ms N    continue a process stopped until its new file is\n"
-	"                         probed after N ms at most, 1 to 60000 (default 2000);\n"
-	"                         counted (drops.hold_timeout)\n"
-	"      --release-holds    only continue the processes left stopped by gpuprobed\n"
-	"                         instances killed together with their resumers (their\n"
-	"                         registries pinned in /sys/fs/bpf/gpuprobed); one line\n"
-	"                         per process on stderr\n"
-	"      --no-stacks        do not capture call stacks (the cheapest mode: counts,\n"
-	"                         times and sizes only; no stacks.folded, flamegraph.svg,\n"
-	"                         speedscope.json)\n"
-	"      --max-stacks N     keep at most N distinct call stacks (default 1000000);\n"
-	"                         calls beyond are counted (drops.stacks_over_limit)\n"
-	"      --unwind-mb N      kernel memory for unwind tables, MiB (default 64): stacks\n"
-	"                         are walked through code built without frame pointers\n"
-	"                         by its .eh_frame; 0: by frame pointers only\n"
-	"      --no-python        do not put Python frames (CPython 3.10 to 3.13) into\n"
-	"                         call stacks\n"
-	"      --record FILE      write the capture (every record, self-contained, for\n"
-	"                         'gpuprobed report' on any machine) to FILE (default\n"
-	"                         DIR/capture.gpz)\n"
-	"      --no-record        write no capture\n"
-	"      --sqlite FILE      at the end, export the capture into the SQLite database\n"
-	"                         FILE (replaced if it exists; docs/sql.md)\n"
-	"      --no-timeline      do not write trace.json (the timeline for Perfetto UI and\n"
-	"                         chrome://tracing: every call, stream work, flows, counters)\n"
-	"      --aggregate        count hot calls in the kernel (no stacks nor timeline)\n"
-	"      --timeline-max-events N\n"
-	"                         write at most N API calls into trace.json (default\n"
-	"                         5000000); calls beyond are counted\n"
-	"                         (drops.timeline_left_out)\n"
-	"      --timeline-sched   also put each traced thread's scheduling into trace.json:\n"
-	"                         on-CPU slices (CPU, page faults taken, why it left),\n"
-	"                         off-CPU gaps, an on-CPU threads counter per process (a\n"
-	"                         record per context switch: large)\n"
-	"      --nvml-interval MS sample the GPUs through NVML every MS ms, 10 to 60000\n"
-	"                         (default 100): utilization, memory, clocks, power,\n"
-	"                         temperature, PCIe, throttling, per-process memory and\n"
-	"                         utilization (report.json gpus[]; docs/report-format.md)\n"
-	"      --nvml-lib PATH    the NVML library to load (default libnvidia-ml.so.1,\n"
-	"                         found as the loader finds it)\n"
-	"      --no-nvml          do not load NVML\n"
-	"      --stall-timeout SEC\n"
-	"                         when ranks of an NCCL communicator have waited on a\n"
-	"                         collective for SEC seconds (decimals allowed; default\n"
-	"                         60, 0: off) while a rank traced here has not entered\n"
-	"                         it, say which rank and what it is doing (one line on\n"
-	"                         stderr; report.json \"stalls\")\n"
-	"      --no-uprobe-multi  one perf-event link per probed function, as on kernels\n"
-	"                         before 6.6 (slower to attach and to detach)\n"
-	"  -v, --verbose          more messages (-vv: libbpf's too)\n"
-	"  -h, --help             this text\n"
-	"  -V, --version          print the version\n"
-	"\n"
-	"Always on (docs/daemon.md):\n"
-	"      --daemon           trace every CUDA process until SIGTERM, serve Prometheus\n"
-	"                         metrics (default http://127.0.0.1:9400/metrics), write\n"
-	"                         periodic reports into the state directory; SIGHUP\n"
-	"                         re-reads the configuration (a bad file is refused and\n"
-	"                         the running one kept)\n"
-	"      --config FILE      the daemon's configuration (default\n"
-	"                         /etc/gpuprobed/gpuprobed.conf; defaults when it is\n"
-	"                         missing); the daemon takes no other tracing option\n"
-	"      --foreground       plain log lines for a person (under systemd, lines carry\n"
-	"                         syslog priorities for the journal)\n"
+	"                         exit with COMMAND's status\n";
+
+static const char usage_tail[] =
 	"\n"
 	"'gpuprobed report CAPTURE' rebuilds every output of a session from its capture\n"
 	"(report.json equal to the live one but for \"source\"), into -o DIR.\n"
@@ -185,226 +113,194 @@ static char *join_argv(int argc, char **argv)
 	return s;
 }
 
-int gp_cli_parse(int argc, char **argv, struct gp_options *o)
+/* ---- --help ------------------------------------------------------------------------- */
+
+#define HELP_COLUMN 25 /* where the help of an option starts */
+
+/* "  -d, --duration SEC     stop after...": a flag too long for the column has a line of its own. */
+static void print_help_row(FILE *f, const struct gp_option *opt)
 {
-	enum { OPT_RINGBUF = 256, OPT_POLL, OPT_NO_MULTI, OPT_NO_STACKS, OPT_MAX_STACKS, OPT_RECORD, OPT_NO_RECORD, OPT_SQLITE,
-	       OPT_NO_TIMELINE, OPT_TIMELINE_MAX, OPT_TIMELINE_SCHED, OPT_AGGREGATE, OPT_DAEMON, OPT_CONFIG,
-	       OPT_FOREGROUND, OPT_UNWIND_MB, OPT_NO_PYTHON, OPT_HOLD_MAX, OPT_NVML_INTERVAL, OPT_NVML_LIB,
-	       OPT_NO_NVML, OPT_STALL_TIMEOUT };
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "name", required_argument, NULL, 'n' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "container", required_argument, NULL, 'c' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF },
-		{ "poll-ms", required_argument, NULL, OPT_POLL },
-		{ "hold-max-ms", required_argument, NULL, OPT_HOLD_MAX },
-		{ "stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT },
-		{ "no-uprobe-multi", no_argument, NULL, OPT_NO_MULTI },
-		{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
-		{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
-		{ "unwind-mb", required_argument, NULL, OPT_UNWIND_MB },
-		{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
-		{ "record", required_argument, NULL, OPT_RECORD },
-		{ "no-record", no_argument, NULL, OPT_NO_RECORD },
-		{ "sqlite", required_argument, NULL, OPT_SQLITE },
-		{ "no-timeline", no_argument, NULL, OPT_NO_TIMELINE },
-		{ "timeline-max-events", required_argument, NULL, OPT_TIMELINE_MAX },
-		{ "timeline-sched", no_argument, NULL, OPT_TIMELINE_SCHED },
-		{ "aggregate", no_argument, NULL, OPT_AGGREGATE },
-		{ "daemon", no_argument, NULL, OPT_DAEMON },
-		{ "config", required_argument, NULL, OPT_CONFIG },
-		{ "foreground", no_argument, NULL, OPT_FOREGROUND },
-		{ "nvml-interval", required_argument, NULL, OPT_NVML_INTERVAL },
-		{ "nvml-lib", required_argument, NULL, OPT_NVML_LIB },
-		{ "no-nvml", no_argument, NULL, OPT_NO_NVML },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ 0 },
-	};
-	unsigned long v;
-	int c;
+	int n = opt->short_flag ? fprintf(f, "  -%c, --%s", opt->short_flag, opt->flag)
+				: fprintf(f, "      --%s", opt->flag);
 
-	memset(o, 0, sizeof(*o));
-	o->out_dir = "./profile_output";
-	o->ringbuf_mb = 16;
-	o->poll_ms = 10;
-	o->hold_max_ms = GP_DEFAULT_HOLD_MAX_MS;
-	o->stall_timeout_s = GP_DEFAULT_STALL_TIMEOUT_S;
-	o->stacks = true;
-	o->max_stacks = GP_DEFAULT_MAX_STACKS;
-	o->unwind_mb = GP_DEFAULT_UNWIND_MB;
-	o->python = true;
-	o->record = true;
-	o->timeline = true;
-	o->timeline_max_events = GP_DEFAULT_TIMELINE_MAX_EVENTS;
-	o->nvml_interval_ms = GP_DEFAULT_NVML_MS;
-	opterr = 0; /* our own messages, one line each */
-	optind = 1;
-	/* '+': options end at the command (its own options are its own) */
-	while ((c = getopt_long(argc, argv, "+:p:n:ac:d:o:vhV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			if (!*optarg || strlen(optarg) >= 64 || strchr(optarg, '/'))
-				return usage_error("--name: '%s' is not a process or file name (1 to 63 "
-						   "characters, no '/')", optarg);
-			if (o->nnames == GP_MAX_NAME_ARGS)
-				return usage_error("--name: more than %s names", "8");
-			o->names[o->nnames++] = optarg;
-			break;
-		case 'a':
-			o->all = true;
-			break;
-		case 'c':
-			if (!*optarg || strlen(optarg) > 255 || strchr(optarg, '/'))
-				return usage_error("--container: '%s' is not a container id or name (1 to 255 "
-						   "characters, no '/')", optarg);
-			if (o->ncontainers == GP_MAX_NAME_ARGS)
-				return usage_error("--container: more than %s containers", "8");
-			o->containers[o->ncontainers++] = optarg;
-			break;
-		case 'p':
-			if (!parse_uint(optarg, INT_MAX, &v) || v == 0)
-				return usage_error("--pid: '%s' is not a process id", optarg);
-			if (o->npids == GP_MAX_PIDS)
-				return usage_error("--pid: more than %s processes", "64");
-			for (int i = 0; i < o->npids; i++)
-				if (o->pids[i] == (pid_t)v)
-					return usage_error("--pid %s given twice", optarg);
-			o->pids[o->npids++] = (pid_t)v;
-			break;
-		case 'd': {
-			char *end;
-			double d;
+	if (opt->meta)
+		n += fprintf(f, " %s", opt->meta);
+	if (n < HELP_COLUMN)
+		fprintf(f, "%*s", HELP_COLUMN - n, "");
+	else
+		fprintf(f, "\n%*s", HELP_COLUMN, "");
+	for (const char *p = opt->help; *p; p++) {
+		fputc(*p, f);
+		if (*p == '\n')
+			fprintf(f, "%*s", HELP_COLUMN, "");
+	}
+	fputc('\n', f);
+}
 
-			errno = 0;
-			d = strtod(optarg, &end);
-			if (errno || *end || !*optarg || !isfinite(d) || d <= 0 || d > 1e9)
-				return usage_error("--duration: '%s' is not a positive number of seconds",
-						   optarg);
-			o->duration_s = d;
-			break;
-		}
-		case 'o':
-			if (!*optarg)
-				return usage_error("--output: empty directory name%s", "");
-			o->out_dir = optarg;
-			break;
-		case OPT_RINGBUF:
-			if (!parse_uint(optarg, 4096, &v) || v == 0 || (v & (v - 1)))
-				return usage_error("--ringbuf-mb: '%s' is not a power of two between 1 and 4096",
-						   optarg);
-			o->ringbuf_mb = (unsigned)v;
-			break;
-		case OPT_POLL:
-			if (!parse_uint(optarg, 1000, &v) || v == 0)
-				return usage_error("--poll-ms: '%s' is not between 1 and 1000", optarg);
-			o->poll_ms = (unsigned)v;
-			break;
-		case OPT_HOLD_MAX:
-			if (!parse_uint(optarg, 60000, &v) || v == 0)
-				return usage_error("--hold-max-ms: '%s' is not a number of milliseconds between 1 and 60000",
-						   optarg);
-			o->hold_max_ms = (unsigned)v;
-			break;
-		case OPT_STALL_TIMEOUT:
-			if (gp_parse_stall_timeout(optarg, &o->stall_timeout_s))
-				return usage_error("--stall-timeout: '%s' is not a number of seconds between 0 (off) "
-						   "and 86400", optarg);
-			break;
-		case OPT_NO_MULTI:
-			o->no_uprobe_multi = true;
-			break;
-		case OPT_NO_STACKS:
-			o->stacks = false;
-			break;
-		case OPT_MAX_STACKS:
-			if (!parse_uint(optarg, 100000000, &v) || v == 0)
-				return usage_error("--max-stacks: '%s' is not between 1 and 100000000", optarg);
-			o->max_stacks = (unsigned)v;
-			break;
-		case OPT_UNWIND_MB:
-			if (!parse_uint(optarg, 4096, &v))
-				return usage_error("--unwind-mb: '%s' is not between 0 and 4096", optarg);
-			o->unwind_mb = (unsigned)v;
-			break;
-		case OPT_NO_PYTHON:
-			o->python = false;
-			break;
-		case OPT_RECORD:
-			if (!*optarg)
-				return usage_error("--record: empty file name%s", "");
-			o->record_path = optarg;
-			o->record = true;
-			break;
-		case OPT_NO_RECORD:
-			o->record = false;
-			break;
-		case OPT_SQLITE:
-			if (!*optarg)
-				return usage_error("--sqlite: empty file name%s", "");
-			o->sqlite_path = optarg;
-			break;
-		case OPT_NO_TIMELINE:
-			o->timeline = false;
-			break;
-		case OPT_TIMELINE_MAX:
-			if (!parse_uint(optarg, 1000000000000UL, &v) || v == 0)
-				return usage_error("--timeline-max-events: '%s' is not between 1 and 1000000000000",
-						   optarg);
-			o->timeline_max_events = v;
-			break;
-		case OPT_TIMELINE_SCHED:
-			o->timeline_sched = true;
-			break;
-		case OPT_AGGREGATE:
-			o->aggregate = true;
-			break;
-		case OPT_DAEMON:
-			o->daemon = true;
-			break;
-		case OPT_CONFIG:
-			if (!*optarg)
-				return usage_error("--config: empty file name%s", "");
-			o->config_path = optarg;
-			break;
-		case OPT_FOREGROUND:
-			o->foreground = true;
-			break;
-		case OPT_NVML_INTERVAL:
-			if (!parse_uint(optarg, 60000, &v) || v < 10)
-				return usage_error("--nvml-interval: '%s' is not a number of milliseconds between 10 and 60000",
-						   optarg);
-			o->nvml_interval_ms = (unsigned)v;
-			break;
-		case OPT_NVML_LIB:
-			if (!*optarg)
-				return usage_error("--nvml-lib: empty file name%s", "");
-			o->nvml_lib = optarg;
-			break;
-		case OPT_NO_NVML:
-			o->nvml_interval_ms = 0;
-			break;
-		case 'v':
-			o->verbosity++;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return GP_EXIT_OK;
-		case 'V':
-			printf("gpuprobed %s\n", GP_VERSION);
-			return GP_EXIT_OK;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+static void print_help_rows(FILE *f, enum gp_option_scope scope, enum gp_option_scope also)
+{
+	for (size_t i = 0; i < GP_OPT_COUNT; i++) {
+		const struct gp_option *opt = &gp_option_table[i];
+
+		if (opt->flag && opt->help && (opt->scope == scope || opt->scope == also))
+			print_help_row(f, opt);
+	}
+}
+
+static void print_help(FILE *f)
+{
+	fputs(usage_head, f);
+	print_help_rows(f, GP_SCOPE_TARGET, GP_SCOPE_TARGET);
+	fputs(usage_command, f);
+	fputs("\nOptions:\n", f);
+	print_help_rows(f, GP_SCOPE_SESSION, GP_SCOPE_ANY);
+	fputs("\nAlways on (docs/daemon.md):\n", f);
+	print_help_rows(f, GP_SCOPE_DAEMON, GP_SCOPE_DAEMON);
+	fputs(usage_tail, f);
+}
+
+/* ---- one option --------------------------------------------------------------------- */
+
+/* getopt_long's value of a row without a short flag */
+#define GETOPT_ROW 256
+
+static void getopt_tables(struct option *longopts, char *shortopts)
+{
+	size_t n = 0;
+
+	/* '+': options end at the command (its own options are its own); ':': a missing value is ours */
+	*shortopts++ = '+';
+	*shortopts++ = ':';
+	for (size_t i = 0; i < GP_OPT_COUNT; i++) {
+		const struct gp_option *opt = &gp_option_table[i];
+
+		if (!opt->flag || opt->kind == GP_KIND_COMMAND) /* main.c runs --release-holds */
+			continue;
+		longopts[n++] = (struct option){
+			opt->flag, opt->meta ? required_argument : no_argument, NULL,
+			opt->short_flag ? opt->short_flag : GETOPT_ROW + (int)i,
+		};
+		if (opt->short_flag) {
+			*shortopts++ = opt->short_flag;
+			if (opt->meta)
+				*shortopts++ = ':';
 		}
 	}
-	if (optind < argc)
-		o->command = &argv[optind];
+	longopts[n] = (struct option){ 0 };
+	*shortopts = '\0';
+}
+
+static const struct gp_option *row_of(int c)
+{
+	if (c >= GETOPT_ROW && c < GETOPT_ROW + GP_OPT_COUNT)
+		return &gp_option_table[c - GETOPT_ROW];
+	for (size_t i = 0; i < GP_OPT_COUNT; i++) {
+		const struct gp_option *opt = &gp_option_table[i];
+
+		if (opt->short_flag == c && opt->kind != GP_KIND_COMMAND)
+			return opt;
+	}
+	return NULL; /* '?': not an option */
+}
+
+/* --pid, --name, --container: each checked, none twice, at most so many. */
+static int add_target(const struct gp_option *opt, const char *arg, struct gp_options *o)
+{
+	unsigned long v;
+
+	switch (opt - gp_option_table) {
+	case GP_OPT_name:
+		if (!*arg || strlen(arg) >= 64 || strchr(arg, '/'))
+			return usage_error("--name: '%s' is not a process or file name (1 to 63 "
+					   "characters, no '/')", arg);
+		if (o->nnames == GP_MAX_NAME_ARGS)
+			return usage_error("--name: more than %s names", "8");
+		o->names[o->nnames++] = arg;
+		return GP_CMD_GO_ON;
+	case GP_OPT_container:
+		if (!*arg || strlen(arg) > 255 || strchr(arg, '/'))
+			return usage_error("--container: '%s' is not a container id or name (1 to 255 "
+					   "characters, no '/')", arg);
+		if (o->ncontainers == GP_MAX_NAME_ARGS)
+			return usage_error("--container: more than %s containers", "8");
+		o->containers[o->ncontainers++] = arg;
+		return GP_CMD_GO_ON;
+	default: /* --pid */
+		if (!parse_uint(arg, INT_MAX, &v) || v == 0)
+			return usage_error("--pid: '%s' is not a process id", arg);
+		if (o->npids == GP_MAX_PIDS)
+			return usage_error("--pid: more than %s processes", "64");
+		for (int i = 0; i < o->npids; i++)
+			if (o->pids[i] == (pid_t)v)
+				return usage_error("--pid %s given twice", arg);
+		o->pids[o->npids++] = (pid_t)v;
+		return GP_CMD_GO_ON;
+	}
+}
+
+/* "--poll-ms: '0' is not between 1 and 1000"; a string's "--output: empty directory name". */
+static int value_error(const struct gp_option *opt, const char *arg)
+{
+	bool string = opt->kind == GP_KIND_STRING || opt->kind == GP_KIND_PATH;
+	char fmt[256];
+
+	snprintf(fmt, sizeof(fmt), string ? "--%s: %s%%s" : "--%s: '%%s' %s", opt->flag,
+		 opt->cli_why);
+	return usage_error(fmt, string ? "" : arg);
+}
+
+static int take_option(const struct gp_option *opt, const char *arg, struct gp_options *o)
+{
+	void *field = gp_option_field(opt, o);
+
+	switch (opt->kind) {
+	case GP_KIND_TARGET:
+		return add_target(opt, arg, o);
+	case GP_KIND_HELP:
+		print_help(stdout);
+		return GP_EXIT_OK;
+	case GP_KIND_VERSION:
+		printf("gpuprobed %s\n", GP_VERSION);
+		return GP_EXIT_OK;
+	default:
+		break;
+	}
+	if (!opt->meta) {
+		gp_option_switch(opt, field);
+		return GP_CMD_GO_ON;
+	}
+	if (gp_option_parse(opt, arg, field))
+		return value_error(opt, arg);
+	if (opt == &gp_option_table[GP_OPT_record]) /* --no-record --record FILE: records */
+		o->record = true;
+	return GP_CMD_GO_ON;
+}
+
+/* ---- the options together ----------------------------------------------------------- */
+
+static int target_kinds(const struct gp_options *o)
+{
+	return (o->npids > 0) + (o->nnames > 0) + o->all + (o->ncontainers > 0) + (o->command != NULL);
+}
+
+/* The first option of this scope that is not at its default, or NULL. */
+static const struct gp_option *first_set(const struct gp_options *o,
+					 const struct gp_options *defaults,
+					 enum gp_option_scope scope)
+{
+	for (size_t i = 0; i < GP_OPT_COUNT; i++) {
+		const struct gp_option *opt = &gp_option_table[i];
+
+		if (opt->scope == scope && !gp_option_same(opt, o, defaults))
+			return opt;
+	}
+	return NULL;
+}
+
+static int check_options(const struct gp_options *o, const struct gp_options *defaults)
+{
+	const struct gp_option *opt;
+
 	if (!o->record && o->record_path)
 		return usage_error("--record and --no-record contradict each other%s", "");
 	if (!o->record && o->sqlite_path)
@@ -413,34 +309,28 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		return usage_error("--timeline-sched and --no-timeline contradict each other%s", "");
 	if (o->daemon) {
 		/* everything else comes from the configuration file */
-		if (o->npids || o->nnames || o->all || o->ncontainers || o->command)
+		if (target_kinds(o))
 			return usage_error("--daemon traces every CUDA process: give no target%s", "");
-		if (o->duration_s || strcmp(o->out_dir, "./profile_output") || o->ringbuf_mb != 16 || o->poll_ms != 10 ||
-		    o->hold_max_ms != GP_DEFAULT_HOLD_MAX_MS || o->stall_timeout_s != GP_DEFAULT_STALL_TIMEOUT_S ||
-		    o->no_uprobe_multi || !o->stacks || o->max_stacks != GP_DEFAULT_MAX_STACKS || !o->record ||
-		    o->unwind_mb != GP_DEFAULT_UNWIND_MB || !o->python ||
-		    o->record_path || o->sqlite_path || !o->timeline || o->timeline_max_events != GP_DEFAULT_TIMELINE_MAX_EVENTS ||
-		    o->timeline_sched || o->aggregate || o->nvml_interval_ms != GP_DEFAULT_NVML_MS || o->nvml_lib)
+		if (first_set(o, defaults, GP_SCOPE_SESSION))
 			return usage_error("--daemon takes its settings from the configuration file (--config)%s", "");
-		o->mode = GP_MODE_ALL;
-		o->command_line = join_argv(argc, argv);
-		if (!o->command_line) {
-			gp_err("out of memory");
-			return GP_EXIT_FAILURE;
-		}
-		return -1;
+		return GP_CMD_GO_ON;
 	}
-	if (o->config_path || o->foreground)
-		return usage_error("%s goes with --daemon", o->config_path ? "--config" : "--foreground");
-	if ((o->npids > 0) + (o->nnames > 0) + o->all + (o->ncontainers > 0) + (o->command != NULL) > 1)
+	if ((opt = first_set(o, defaults, GP_SCOPE_DAEMON)))
+		return usage_error("--%s goes with --daemon", opt->flag);
+	if (target_kinds(o) > 1)
 		return usage_error("give one kind of target: --pid, --name, --all, --container or -- COMMAND%s",
 				   "");
-	if (o->npids)
+	return GP_CMD_GO_ON;
+}
+
+static int choose_mode(struct gp_options *o)
+{
+	if (o->daemon || o->all)
+		o->mode = GP_MODE_ALL;
+	else if (o->npids)
 		o->mode = GP_MODE_PID;
 	else if (o->nnames)
 		o->mode = GP_MODE_NAME;
-	else if (o->all)
-		o->mode = GP_MODE_ALL;
 	else if (o->ncontainers)
 		o->mode = GP_MODE_CONTAINER;
 	else if (o->command)
@@ -448,6 +338,36 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 	else
 		return usage_error("no target: give --pid PID, --name NAME, --all, --container ID|NAME or "
 				   "-- COMMAND%s", "");
+	return GP_CMD_GO_ON;
+}
+
+int gp_cli_parse(int argc, char **argv, struct gp_options *o)
+{
+	struct option longopts[GP_OPT_COUNT + 1];
+	char shortopts[2 * GP_OPT_COUNT + 3];
+	struct gp_options defaults;
+	const struct gp_option *opt;
+	int c, ret;
+
+	gp_options_defaults(o, false);
+	defaults = *o;
+	getopt_tables(longopts, shortopts);
+	opterr = 0; /* our own messages, one line each */
+	optind = 1;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (c == ':')
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		if (!(opt = row_of(c)))
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		if ((ret = take_option(opt, optarg, o)) != GP_CMD_GO_ON)
+			return ret;
+	}
+	if (optind < argc)
+		o->command = &argv[optind];
+	if ((ret = check_options(o, &defaults)) != GP_CMD_GO_ON)
+		return ret;
+	if ((ret = choose_mode(o)) != GP_CMD_GO_ON)
+		return ret;
 	o->command_line = join_argv(argc, argv);
 	if (o->command)
 		o->command_text = join_argv(argc - optind, o->command);
@@ -455,7 +375,7 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 		gp_err("out of memory");
 		return GP_EXIT_FAILURE;
 	}
-	return -1;
+	return GP_CMD_GO_ON;
 }
 
 

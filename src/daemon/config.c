@@ -4,9 +4,10 @@
  * config/gpuprobed.conf).
  *
  * inih splits the file into sections and "key = value" pairs; everything
- * else is ours: one table lists every key with its parser, so that a value
- * is checked the moment it is read and every problem of the file is told in
- * one pass, each as one line "PATH:LINE: [section] key: problem (allowed)".
+ * else is ours: the keys are option_table.h's rows with a KEY (their kind,
+ * range, defaults and whether a reload applies them), so that a value is
+ * checked the moment it is read and every problem of the file is told in one
+ * pass, each as one line "PATH:LINE: [section] key: problem (allowed)".
  *
  * We feed inih through our own line reader rather than ini_parse(), for
  * three reasons: it gives us the line number (the packaged inih is built
@@ -28,43 +29,16 @@
 #include <ini.h>
 
 #include "daemon/config.h"
-#include "options/options.h"
+#include "options/option_spec.h"
 #include "log.h"
 
 #define WHY_LEN 256
 
-enum section {
-	SEC_NONE,      /* before any [section] */
-	SEC_METRICS,
-	SEC_REPORTS,
-	SEC_TRACE,
-	SEC_LOG,
-	SEC_BAD,       /* unknown or malformed header: its keys are ignored, the header was reported */
-};
+/* p->sec beyond the table's sections: an unknown or malformed header, whose keys are ignored (it was reported) */
+#define SEC_BAD GP_SECTION_COUNT
 
-static const char *const section_names[] = {
-	[SEC_METRICS] = "metrics",
-	[SEC_REPORTS] = "reports",
-	[SEC_TRACE] = "trace",
-	[SEC_LOG] = "log",
-};
-
-/* A parser stores the value or writes why not into why (the problem and what is allowed). */
+/* A parser of its own stores the value or writes why not into why (the problem and what is allowed). */
 typedef int (*parse_fn)(const char *v, struct gp_daemon_config *c, char *why);
-
-struct key {
-	enum section sec;
-	const char *name;
-	parse_fn parse;
-	/*
-	 * Needs a restart: what the BPF programs are loaded with, and the state
-	 * directory. max_processes and overhead_budget are [trace] keys that only
-	 * userspace uses (eviction, the budget check): they apply on reload.
-	 */
-	bool restart;
-	size_t off, size;      /* the field(s) restart_keys compares */
-	bool is_string;
-};
 
 /* ---- value parsers -------------------------------------------------------- */
 
@@ -109,35 +83,6 @@ static bool parse_range(const char *s, unsigned long long lo, unsigned long long
 	*out = (unsigned)v;
 	return true;
 }
-
-static bool parse_bool(const char *s, bool *out)
-{
-	static const char *const yes[] = { "on", "true", "yes", "1" }, *const no[] = { "off", "false", "no", "0" };
-
-	for (size_t i = 0; i < 4; i++) {
-		if (!strcasecmp(s, yes[i]))
-			return *out = true, true;
-		if (!strcasecmp(s, no[i]))
-			return *out = false, true;
-	}
-	return false;
-}
-
-#define BOOL_ALLOWED "on, off, true, false, yes, no, 1 or 0"
-
-/* One parser per boolean field: the table wants a function per key. */
-#define BOOL_PARSER(field)                                                              \
-	static int parse_##field(const char *v, struct gp_daemon_config *c, char *why)  \
-	{                                                                               \
-		if (!parse_bool(v, &c->field))                                          \
-			return why_printf(why, "'%s' is not a boolean (" BOOL_ALLOWED ")", v); \
-		return 0;                                                               \
-	}
-
-BOOL_PARSER(stacks)
-BOOL_PARSER(timeline)
-BOOL_PARSER(aggregate)
-BOOL_PARSER(uprobe_multi)
 
 static int parse_listen(const char *v, struct gp_daemon_config *c, char *why)
 {
@@ -216,13 +161,6 @@ bad_name:
 			  "not starting with a digit, at most %zu characters)", name, sizeof(c->job_env) - 1);
 }
 
-static int parse_exited_grace(const char *v, struct gp_daemon_config *c, char *why)
-{
-	if (!parse_range(v, 0, UINT_MAX, &c->exited_grace_s))
-		return why_printf(why, "'%s' is not a number of seconds (0 to %u)", v, UINT_MAX);
-	return 0;
-}
-
 static int parse_state_dir(const char *v, struct gp_daemon_config *c, char *why)
 {
 	size_t n = strlen(v);
@@ -238,14 +176,6 @@ static int parse_state_dir(const char *v, struct gp_daemon_config *c, char *why)
 		return why_printf(why, "the path is longer than %zu characters", sizeof(c->state_dir) - 1);
 	memcpy(c->state_dir, v, n);
 	c->state_dir[n] = '\0';
-	return 0;
-}
-
-static int parse_interval(const char *v, struct gp_daemon_config *c, char *why)
-{
-	if (!parse_range(v, 0, UINT_MAX, &c->report_interval_s))
-		return why_printf(why, "'%s' is not a number of seconds (0: a report only at exit, up to %u)",
-				  v, UINT_MAX);
 	return 0;
 }
 
@@ -272,71 +202,14 @@ bad:
 			  "K, M or G, 1024-based)", v);
 }
 
-static int parse_max_processes(const char *v, struct gp_daemon_config *c, char *why)
-{
-	if (!parse_range(v, 1, 1000000, &c->max_processes))
-		return why_printf(why, "'%s' is not a number between 1 and 1000000", v);
-	return 0;
-}
-
-static int parse_max_stacks(const char *v, struct gp_daemon_config *c, char *why)
-{
-	/* the same bound as the command line's --max-stacks */
-	if (!parse_range(v, 1, 100000000, &c->max_stacks))
-		return why_printf(why, "'%s' is not a number between 1 and 100000000", v);
-	return 0;
-}
-
-static int parse_ringbuf_mb(const char *v, struct gp_daemon_config *c, char *why)
-{
-	unsigned n;
-
-	/* the kernel wants a ring buffer of a power-of-two number of pages */
-	if (!parse_range(v, 1, 4096, &n) || (n & (n - 1)))
-		return why_printf(why, "'%s' is not a power of two between 1 and 4096", v);
-	c->ringbuf_mb = n;
-	return 0;
-}
-
-static int parse_poll_ms(const char *v, struct gp_daemon_config *c, char *why)
-{
-	if (!parse_range(v, 1, 1000, &c->poll_ms))
-		return why_printf(why, "'%s' is not a number of milliseconds between 1 and 1000", v);
-	return 0;
-}
-
-static int parse_nvml_interval(const char *v, struct gp_daemon_config *c, char *why)
-{
-	if (!strcmp(v, "off")) {
-		c->nvml_interval_ms = 0;
-		return 0;
-	}
-	if (!parse_range(v, 10, 60000, &c->nvml_interval_ms))
-		return why_printf(why, "'%s' is not off or a number of milliseconds between 10 and 60000", v);
-	return 0;
-}
-
-static int parse_nvml_lib(const char *v, struct gp_daemon_config *c, char *why)
+/* A PATH key: an absolute path, into the field's buffer. */
+static int parse_path(const char *v, char *buf, size_t size, char *why)
 {
 	if (*v != '/')
 		return why_printf(why, "'%s' is not an absolute path (it must start with /)", v);
-	if (strlen(v) >= sizeof(c->nvml_lib))
-		return why_printf(why, "the path is longer than %zu characters", sizeof(c->nvml_lib) - 1);
-	strcpy(c->nvml_lib, v);
-	return 0;
-}
-
-static int parse_hold_max_ms(const char *v, struct gp_daemon_config *c, char *why)
-{
-	if (!parse_range(v, 1, 60000, &c->hold_max_ms))
-		return why_printf(why, "'%s' is not a number of milliseconds between 1 and 60000", v);
-	return 0;
-}
-
-static int parse_stall_timeout(const char *v, struct gp_daemon_config *c, char *why)
-{
-	if (gp_parse_stall_timeout(v, &c->stall_timeout_s))
-		return why_printf(why, "'%s' is not a number of seconds between 0 (off) and 86400", v);
+	if (strlen(v) >= size)
+		return why_printf(why, "the path is longer than %zu characters", size - 1);
+	strcpy(buf, v);
 	return 0;
 }
 
@@ -392,61 +265,106 @@ static int parse_log_level(const char *v, struct gp_daemon_config *c, char *why)
 
 /* ---- the keys ----------------------------------------------------------- */
 
-#define FIELD(f) offsetof(struct gp_daemon_config, f), sizeof(((struct gp_daemon_config *)0)->f)
+/* struct gp_daemon_config's field of each key (CFG_NONE: its parser of its own sets its fields) */
+#define CFG(f) GP_FIELD_OF(struct gp_daemon_config, f)
+#define CFG_NONE { 0 }
+#define KEY(sec, place, change, cfg, why) cfg
+#define NO_KEY { 0 }
+#define GP_OPTION(name, kind, scope, field, flag, key, ...) [GP_OPT_##name] = key,
+static const struct gp_field cfg_fields[GP_OPT_COUNT] = {
+#include "options/option_table.h"
+};
+#undef GP_OPTION
+#undef CFG
+#undef CFG_NONE
+#undef KEY
+#undef NO_KEY
 
-static const struct key keys[] = {
-	/* listen sets three fields: compared from listen_enabled through listen_port */
-	{ SEC_METRICS, "listen", parse_listen, false,
-	  offsetof(struct gp_daemon_config, listen_enabled),
-	  offsetof(struct gp_daemon_config, job_source) - offsetof(struct gp_daemon_config, listen_enabled), false },
-	{ SEC_METRICS, "job_label", parse_job_label, false, FIELD(job_source), false },
-	{ SEC_METRICS, "exited_grace", parse_exited_grace, false, FIELD(exited_grace_s), false },
-	{ SEC_REPORTS, "state_dir", parse_state_dir, true, FIELD(state_dir), true },
-	{ SEC_REPORTS, "interval", parse_interval, false, FIELD(report_interval_s), false },
-	{ SEC_REPORTS, "max_size", parse_max_size, false, FIELD(report_max_bytes), false },
-	{ SEC_TRACE, "stacks", parse_stacks, true, FIELD(stacks), false },
-	{ SEC_TRACE, "timeline", parse_timeline, true, FIELD(timeline), false },
-	{ SEC_TRACE, "aggregate", parse_aggregate, true, FIELD(aggregate), false },
-	{ SEC_TRACE, "max_processes", parse_max_processes, false, FIELD(max_processes), false },
-	{ SEC_TRACE, "max_stacks", parse_max_stacks, true, FIELD(max_stacks), false },
-	{ SEC_TRACE, "ringbuf_mb", parse_ringbuf_mb, true, FIELD(ringbuf_mb), false },
-	{ SEC_TRACE, "poll_ms", parse_poll_ms, true, FIELD(poll_ms), false },
-	{ SEC_TRACE, "hold_max_ms", parse_hold_max_ms, true, FIELD(hold_max_ms), false },
-	{ SEC_TRACE, "nvml_interval", parse_nvml_interval, true, FIELD(nvml_interval_ms), false },
-	{ SEC_TRACE, "nvml_lib", parse_nvml_lib, true, FIELD(nvml_lib), false },
-	{ SEC_TRACE, "stall_timeout", parse_stall_timeout, true, FIELD(stall_timeout_s), false },
-	{ SEC_TRACE, "uprobe_multi", parse_uprobe_multi, true, FIELD(uprobe_multi), false },
-	{ SEC_TRACE, "overhead_budget", parse_overhead_budget, false, FIELD(overhead_budget), false },
-	{ SEC_LOG, "level", parse_log_level, false, FIELD(log_level), false },
+static const parse_fn custom_parsers[GP_OPT_COUNT] = {
+	[GP_OPT_listen] = parse_listen,
+	[GP_OPT_job_label] = parse_job_label,
+	[GP_OPT_state_dir] = parse_state_dir,
+	[GP_OPT_max_size] = parse_max_size,
+	[GP_OPT_overhead_budget] = parse_overhead_budget,
+	[GP_OPT_level] = parse_log_level,
 };
 
-#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+static size_t id_of(const struct gp_option *opt)
+{
+	return (size_t)(opt - gp_option_table);
+}
+
+static int parse_key(const struct gp_option *opt, const char *v, struct gp_daemon_config *c,
+		     char *why)
+{
+	const struct gp_field *f = &cfg_fields[id_of(opt)];
+	char *field = (char *)c + f->off;
+
+	switch (opt->kind) {
+	case GP_KIND_CUSTOM:
+		if (!custom_parsers[id_of(opt)])
+			return why_printf(why, "no parser (option_table.h)");
+		return custom_parsers[id_of(opt)](v, c, why);
+	case GP_KIND_PATH:
+		return parse_path(v, field, f->size, why);
+	case GP_KIND_UINT_OFF:
+		if (!strcmp(v, "off")) {
+			*(unsigned *)field = 0;
+			return 0;
+		}
+		break;
+	default:
+		break;
+	}
+	if (gp_option_parse(opt, v, field))
+		return why_printf(why, "'%s' %s", v, opt->conf_why);
+	return 0;
+}
 
 void gp_daemon_config_defaults(struct gp_daemon_config *c)
 {
+	char why[WHY_LEN];
+
 	/* zeroed first: restart_keys compares raw bytes, padding included */
 	memset(c, 0, sizeof(*c));
-	c->listen_enabled = true;
-	strcpy(c->listen_addr, GP_DAEMON_DEFAULT_LISTEN_ADDR);
-	c->listen_port = GP_DAEMON_DEFAULT_LISTEN_PORT;
-	c->job_source = GP_JOB_CGROUP;
-	c->exited_grace_s = 300;
-	strcpy(c->state_dir, GP_DAEMON_DEFAULT_STATE_DIR);
-	c->report_interval_s = 3600;
-	c->report_max_bytes = 256ULL << 20;
-	c->stacks = false;
-	c->timeline = false;
-	c->aggregate = true;
-	c->max_processes = 4096;
-	c->max_stacks = 100000;
-	c->ringbuf_mb = 16;
-	c->poll_ms = 10;
-	c->hold_max_ms = GP_DEFAULT_HOLD_MAX_MS;
-	c->nvml_interval_ms = GP_DEFAULT_NVML_MS;
-	c->stall_timeout_s = GP_DEFAULT_STALL_TIMEOUT_S;
-	c->uprobe_multi = true;
-	c->overhead_budget = 0;
-	c->log_level = LOG_NOTICE;
+	for (size_t i = 0; i < GP_OPT_COUNT; i++) {
+		const struct gp_option *opt = &gp_option_table[i];
+
+		if (opt->section != GP_SECTION_NONE && opt->daemon_default &&
+		    parse_key(opt, opt->daemon_default, c, why))
+			gp_err("[%s] %s: the default: %s", gp_option_section_name(opt->section),
+			       opt->name, why);
+	}
+}
+
+int gp_daemon_config_check_table(void)
+{
+	int problems = 0;
+
+	for (size_t i = 0; i < GP_OPT_COUNT; i++) {
+		const struct gp_option *opt = &gp_option_table[i];
+		const struct gp_field *f = &cfg_fields[i];
+		enum gp_ctype want = gp_option_ctype(opt->kind);
+		const char *why = NULL;
+
+		if (opt->section == GP_SECTION_NONE)
+			continue;
+		if (opt->kind == GP_KIND_PATH) /* the file's copy: a buffer */
+			want = GP_CT_CHARS;
+		if (opt->kind == GP_KIND_CUSTOM && !custom_parsers[i])
+			why = "a CUSTOM key without a parser";
+		else if (opt->kind != GP_KIND_CUSTOM && f->ctype != want)
+			why = "its field's type is not its kind's";
+		else if (opt->change == GP_RESTART && !f->size)
+			why = "a restart key without a field to compare";
+		else if (opt->field.size && opt->kind != GP_KIND_PATH && opt->field.size != f->size)
+			why = "its fields differ in size";
+		if (why) {
+			gp_err("option_table.h: %s: %s", opt->name, why);
+			problems++;
+		}
+	}
+	return problems;
 }
 
 /* ---- reading the file ----------------------------------------------------- */
@@ -462,8 +380,8 @@ struct parse {
 	int lineno;
 	enum line_kind kind;    /* of line lineno */
 	bool handled;           /* inih called us for line lineno */
-	enum section sec;
-	int seen[NKEYS];        /* the line each key was given on, 0: not yet */
+	unsigned sec;           /* enum gp_option_section, or SEC_BAD */
+	int seen[GP_OPT_COUNT]; /* the line each key was given on, 0: not yet */
 	int errors;
 	int read_errno;
 };
@@ -513,9 +431,9 @@ static void section_line(struct parse *p, char *s)
 		p->sec = SEC_BAD;
 		return;
 	}
-	for (i = SEC_METRICS; i <= SEC_LOG; i++) {
-		if (!strcmp(name, section_names[i])) {
-			p->sec = (enum section)i;
+	for (i = GP_SECTION_METRICS; i < GP_SECTION_COUNT; i++) {
+		if (!strcmp(name, gp_option_section_name(i))) {
+			p->sec = i;
 			return;
 		}
 	}
@@ -577,9 +495,25 @@ static char *reader(char *str, int num, void *stream)
 	return str;
 }
 
+/* "[trace] stack: unknown key (the keys of [trace]: stacks, timeline, ...)", in the file's order. */
+static void unknown_key(struct parse *p, const char *name)
+{
+	const struct gp_option *keys[GP_OPT_COUNT];
+	size_t n = gp_options_in_file_order(keys), len = 0;
+	const char *sec = gp_option_section_name(p->sec);
+	char allowed[256] = "";
+
+	for (size_t k = 0; k < n; k++)
+		if (keys[k]->section == p->sec)
+			len += (size_t)snprintf(allowed + len, sizeof(allowed) - len, "%s%s", len ? ", " : "",
+						keys[k]->name);
+	problem(p, p->lineno, "[%s] %s: unknown key (the keys of [%s]: %s)", sec, name, sec, allowed);
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse *p = user;
+	const char *sec = gp_option_section_name(p->sec);
 	char why[WHY_LEN];
 	size_t i;
 
@@ -589,39 +523,31 @@ static int handler(void *user, const char *section, const char *name, const char
 		return 1;
 	if (p->sec == SEC_BAD)        /* the header was reported; its keys would only repeat it */
 		return 1;
-	if (p->sec == SEC_NONE) {
+	if (p->sec == GP_SECTION_NONE) {
 		problem(p, p->lineno, "%s: a key before any [section] (sections: [metrics], [reports], [trace], [log])",
 			name);
 		return 1;
 	}
-	for (i = 0; i < NKEYS; i++)
-		if (keys[i].sec == p->sec && !strcmp(keys[i].name, name))
+	for (i = 0; i < GP_OPT_COUNT; i++)
+		if (gp_option_table[i].section == p->sec && !strcmp(gp_option_table[i].name, name))
 			break;
-	if (i == NKEYS) {
-		char allowed[256] = "";
-		size_t len = 0;
-
-		for (size_t k = 0; k < NKEYS; k++)
-			if (keys[k].sec == p->sec)
-				len += (size_t)snprintf(allowed + len, sizeof(allowed) - len, "%s%s",
-							len ? ", " : "", keys[k].name);
-		problem(p, p->lineno, "[%s] %s: unknown key (the keys of [%s]: %s)", section_names[p->sec], name,
-			section_names[p->sec], allowed);
+	if (i == GP_OPT_COUNT) {
+		unknown_key(p, name);
 		return 1;
 	}
 	if (p->seen[i]) {
 		problem(p, p->lineno, "[%s] %s: given twice, on lines %d and %d (each key at most once)",
-			section_names[p->sec], name, p->seen[i], p->lineno);
+			sec, name, p->seen[i], p->lineno);
 		return 1;
 	}
 	p->seen[i] = p->lineno;
 	if (!*value) {
 		problem(p, p->lineno, "[%s] %s: no value (see config/gpuprobed.conf for what it takes)",
-			section_names[p->sec], name);
+			sec, name);
 		return 1;
 	}
-	if (keys[i].parse(value, p->c, why))
-		problem(p, p->lineno, "[%s] %s: %s", section_names[p->sec], name, why);
+	if (parse_key(&gp_option_table[i], value, p->c, why))
+		problem(p, p->lineno, "[%s] %s: %s", sec, name, why);
 	return 1;   /* never stop inih: every problem of the file is told in one pass */
 }
 
@@ -654,26 +580,58 @@ int gp_daemon_config_load(const char *path, bool missing_ok, struct gp_daemon_co
 	return p.errors ? -EINVAL : 0;
 }
 
+/* A restart key's value in c. */
+static const char *restart_field(const struct gp_daemon_config *c, const struct gp_option *opt)
+{
+	return (const char *)c + cfg_fields[id_of(opt)].off;
+}
+
 int gp_daemon_config_restart_keys(const struct gp_daemon_config *old, const struct gp_daemon_config *new_,
 				  char *buf, size_t len)
 {
-	size_t used = 0;
+	const struct gp_option *keys[GP_OPT_COUNT];
+	size_t nkeys = gp_options_in_file_order(keys), used = 0;
 	int n = 0;
 
 	if (len)
 		buf[0] = '\0';
-	for (size_t i = 0; i < NKEYS; i++) {
-		const char *a = (const char *)old + keys[i].off, *b = (const char *)new_ + keys[i].off;
-		bool same = keys[i].is_string ? !strcmp(a, b) : !memcmp(a, b, keys[i].size);
+	for (size_t i = 0; i < nkeys; i++) {
+		const struct gp_field *f = &cfg_fields[id_of(keys[i])];
+		const char *a = restart_field(old, keys[i]), *b = restart_field(new_, keys[i]);
+		bool same = f->ctype == GP_CT_CHARS ? !strcmp(a, b) : !memcmp(a, b, f->size);
 
-		if (!keys[i].restart || same)
+		if (keys[i]->change != GP_RESTART || same)
 			continue;
 		n++;
 		if (used < len) {
 			int w = snprintf(buf + used, len - used, "%s%s.%s", used ? ", " : "",
-					 section_names[keys[i].sec], keys[i].name);
+					 gp_option_section_name(keys[i]->section), keys[i]->name);
 			used += w > 0 ? (size_t)w : 0;
 		}
 	}
 	return n;
+}
+
+void gp_daemon_config_keep_running(struct gp_daemon_config *next, const struct gp_daemon_config *running)
+{
+	for (size_t i = 0; i < GP_OPT_COUNT; i++)
+		if (gp_option_table[i].change == GP_RESTART && gp_option_table[i].section != GP_SECTION_NONE)
+			memcpy((char *)next + cfg_fields[i].off, restart_field(running, &gp_option_table[i]),
+			       cfg_fields[i].size);
+}
+
+void gp_daemon_config_to_options(const struct gp_daemon_config *c, struct gp_options *o)
+{
+	for (size_t i = 0; i < GP_OPT_COUNT; i++) {
+		const struct gp_option *opt = &gp_option_table[i];
+		const char *from = (const char *)c + cfg_fields[i].off;
+		void *to = gp_option_field(opt, o);
+
+		if (opt->section == GP_SECTION_NONE || !to)
+			continue;
+		if (opt->kind == GP_KIND_PATH) /* the file's buffer; unset: none */
+			*(const char **)to = *from ? from : NULL;
+		else
+			memcpy(to, from, opt->field.size); /* alike (gp_daemon_config_check_table) */
+	}
 }

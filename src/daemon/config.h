@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * config.h — the daemon's configuration file (config/gpuprobed.conf documents
- * every key), parsed with inih. Every problem is one message naming the file,
+ * every key; options/option_table.h's rows with a KEY are the keys), parsed with inih. Every problem is one message naming the file,
  * the line and the key; a file with any problem is refused as a whole (at
  * start the daemon does not start; on SIGHUP it keeps the old configuration).
  */
@@ -12,9 +12,8 @@
 #include <stddef.h>
 
 #define GP_DAEMON_DEFAULT_CONFIG "/etc/gpuprobed/gpuprobed.conf"
-#define GP_DAEMON_DEFAULT_LISTEN_ADDR "127.0.0.1"
-#define GP_DAEMON_DEFAULT_LISTEN_PORT 9400
-#define GP_DAEMON_DEFAULT_STATE_DIR "/var/lib/gpuprobed"
+
+struct gp_options;
 
 /* Where a process's job_id label comes from. */
 enum gp_job_source {
@@ -37,7 +36,8 @@ struct gp_daemon_config {
 	unsigned report_interval_s;  /* 0: a report only at exit */
 	unsigned long long report_max_bytes; /* the reports directory's bound: oldest removed first */
 
-	/* [trace] */
+	/* [trace]: the session's options as struct gp_options holds them (nvml_lib: a buffer), and */
+	/* max_processes, overhead_budget: the daemon's own */
 	bool stacks;               /* call stacks (per-call records) */
 	bool timeline;             /* trace.json in each periodic report's directory */
 	bool aggregate;            /* hot calls counted in kernel maps, not one record each */
@@ -47,7 +47,7 @@ struct gp_daemon_config {
 	unsigned poll_ms;          /* 1..1000 */
 	unsigned hold_max_ms;      /* 1..60000: a held process is continued after this long at most */
 	double stall_timeout_s;    /* 0..86400: an NCCL stall is said after this long; 0: off */
-	bool uprobe_multi;
+	bool no_uprobe_multi;      /* uprobe_multi = off */
 	double overhead_budget;    /* fraction of the traced processes' CPU time (0.01 = "1%"); 0: off */
 	unsigned nvml_interval_ms; /* 10..60000; 0: NVML off */
 	char nvml_lib[256];        /* "": libnvidia-ml.so.1 through the loader's search */
@@ -56,8 +56,11 @@ struct gp_daemon_config {
 	int log_level;             /* syslog level: LOG_ERR .. LOG_DEBUG */
 };
 
-/* The defaults, as config/gpuprobed.conf states them. */
+/* The defaults (option_table.h's daemon defaults), as config/gpuprobed.conf states them. */
 void gp_daemon_config_defaults(struct gp_daemon_config *c);
+
+/* For tests/unit: each key's field, parser and type fit its row; the number of problems, each said. */
+int gp_daemon_config_check_table(void);
 
 /*
  * Reads path into *c (which it first sets to the defaults). On any problem
@@ -79,5 +82,11 @@ int gp_daemon_config_load(const char *path, bool missing_ok, struct gp_daemon_co
  */
 int gp_daemon_config_restart_keys(const struct gp_daemon_config *old, const struct gp_daemon_config *new_,
 				  char *buf, size_t len);
+
+/* On reload: what needs a restart keeps its running value in next. */
+void gp_daemon_config_keep_running(struct gp_daemon_config *next, const struct gp_daemon_config *running);
+
+/* Into the session's options, what the file sets of them (nvml_lib points into c). */
+void gp_daemon_config_to_options(const struct gp_daemon_config *c, struct gp_options *o);
 
 #endif

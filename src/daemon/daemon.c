@@ -41,6 +41,7 @@
 #include "daemon/metrics_http.h"
 #include "log.h"
 #include "model/view.h"
+#include "options/option_spec.h"
 #include "output/report_files.h"
 #include "session/session.h"
 
@@ -372,19 +373,7 @@ static void reload(struct daemon *d)
 	if (gp_daemon_config_restart_keys(&d->cfg, &next, keys, sizeof(keys)))
 		gp_warn("reload: %s changed, which needs a restart: keeping the running value%s", keys,
 			strchr(keys, ',') ? "s" : "");
-	/* what needs a restart keeps its running value */
-	next.stacks = d->cfg.stacks;
-	next.timeline = d->cfg.timeline;
-	next.aggregate = d->cfg.aggregate;
-	next.max_stacks = d->cfg.max_stacks;
-	next.ringbuf_mb = d->cfg.ringbuf_mb;
-	next.poll_ms = d->cfg.poll_ms;
-	next.hold_max_ms = d->cfg.hold_max_ms;
-	next.nvml_interval_ms = d->cfg.nvml_interval_ms;
-	memcpy(next.nvml_lib, d->cfg.nvml_lib, sizeof(next.nvml_lib));
-	next.stall_timeout_s = d->cfg.stall_timeout_s;
-	next.uprobe_multi = d->cfg.uprobe_multi;
-	memcpy(next.state_dir, d->cfg.state_dir, sizeof(next.state_dir));
+	gp_daemon_config_keep_running(&next, &d->cfg);
 	listen_changed = next.listen_enabled != d->cfg.listen_enabled || next.listen_port != d->cfg.listen_port ||
 			 strcmp(next.listen_addr, d->cfg.listen_addr);
 	if (listen_changed) {
@@ -476,32 +465,16 @@ static void on_stopping(void *ctx, struct gp_model *m)
 
 /* ---- start ---------------------------------------------------------------------- */
 
-/* The session's options from the configuration. */
+/* The session's options: the daemon's defaults (option_table.h), then the configuration's. */
 static void session_options(struct daemon *d, const struct gp_options *cli)
 {
 	struct gp_options *o = &d->opt;
 
-	memset(o, 0, sizeof(*o));
+	gp_options_defaults(o, true); /* all, daemon, no capture: an always-on one would grow without bound */
+	gp_daemon_config_to_options(&d->cfg, o);
 	o->mode = GP_MODE_ALL;
-	o->all = true;
-	o->daemon = true;
 	o->out_dir = d->current_dir;
-	o->ringbuf_mb = d->cfg.ringbuf_mb;
-	o->poll_ms = d->cfg.poll_ms;
-	o->hold_max_ms = d->cfg.hold_max_ms;
-	o->nvml_interval_ms = d->cfg.nvml_interval_ms;
-	o->nvml_lib = d->cfg.nvml_lib[0] ? d->cfg.nvml_lib : NULL;
-	o->stall_timeout_s = d->cfg.stall_timeout_s;
 	o->verbosity = cli->verbosity;
-	o->no_uprobe_multi = !d->cfg.uprobe_multi;
-	o->stacks = d->cfg.stacks;
-	o->max_stacks = d->cfg.max_stacks;
-	o->unwind_mb = GP_DEFAULT_UNWIND_MB;
-	o->python = true;
-	o->record = false; /* a capture of an always-on session would grow without bound */
-	o->timeline = d->cfg.timeline;
-	o->timeline_max_events = GP_DEFAULT_TIMELINE_MAX_EVENTS;
-	o->aggregate = d->cfg.aggregate;
 	o->command_line = cli->command_line;
 }
 

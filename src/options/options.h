@@ -2,7 +2,8 @@
 /*
  * options.h — what a tracing session is asked to do (filled by the command
  * line, src/cmd/cli.c, or by the daemon's configuration), and the exit
- * statuses every command shares.
+ * statuses every command shares. Each option's flag, key, range and
+ * defaults are its row of option_table.h.
  */
 #ifndef GP_SESSION_OPTIONS_H
 #define GP_SESSION_OPTIONS_H
@@ -13,16 +14,8 @@
 #include <stdlib.h>
 #include <sys/types.h>
 
-#define GP_MAX_PIDS	      64
-#define GP_MAX_NAME_ARGS      8 /* = GP_MAX_NAMES (events.h) */
-#define GP_DEFAULT_MAX_STACKS 1000000
-#define GP_DEFAULT_HOLD_MAX_MS 2000 /* = holds.h's */
-#define GP_DEFAULT_NVML_MS    100 /* = GP_NVML_DEFAULT_INTERVAL_MS (gpu/nvml_sampler.h) */
-#define GP_DEFAULT_STALL_TIMEOUT_S 60 /* NCCL stall detection (--stall-timeout) */
-#define GP_MAX_STALL_TIMEOUT_S 86400
-#define GP_DEFAULT_UNWIND_MB  64 /* the unwind tables' pool: PyTorch's libraries need ~40 MiB */
-#define GP_DEFAULT_TIMELINE_MAX_EVENTS \
-	5000000ULL /* = GP_TIMELINE_DEFAULT_MAX_EVENTS (output/trace_json.h) */
+#define GP_MAX_PIDS	 64
+#define GP_MAX_NAME_ARGS 8 /* = GP_MAX_NAMES (events.h) */
 
 enum gp_mode { GP_MODE_PID = 1, GP_MODE_NAME, GP_MODE_LAUNCH, GP_MODE_ALL, GP_MODE_CONTAINER };
 
@@ -77,20 +70,6 @@ enum {
 	GP_EXIT_CANNOT_RUN = 126,
 	GP_EXIT_NOT_FOUND = 127
 };
-
-/* --stall-timeout and the daemon's stall_timeout: seconds, decimals allowed, 0 (off) to 86400. 0 or -EINVAL. */
-static inline int gp_parse_stall_timeout(const char *s, double *out)
-{
-	char *end;
-	double d;
-
-	errno = 0;
-	d = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(d) || d < 0 || d > GP_MAX_STALL_TIMEOUT_S)
-		return -EINVAL;
-	*out = d;
-	return 0;
-}
 
 static inline const char *gp_mode_name(enum gp_mode m) /* "pid", "name", "launch", "all", "container" */
 {

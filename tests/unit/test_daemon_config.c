@@ -103,7 +103,7 @@ static void assert_config_equal(const struct gp_daemon_config *a, const struct g
 	assert_int_equal(a->poll_ms, b->poll_ms);
 	assert_int_equal(a->hold_max_ms, b->hold_max_ms);
 	assert_true(a->stall_timeout_s == b->stall_timeout_s);
-	assert_int_equal(a->uprobe_multi, b->uprobe_multi);
+	assert_int_equal(a->no_uprobe_multi, b->no_uprobe_multi);
 	assert_true(a->overhead_budget == b->overhead_budget);
 	assert_int_equal(a->log_level, b->log_level);
 }
@@ -129,7 +129,7 @@ static void defaults(void **state)
 	assert_int_equal(c.ringbuf_mb, 16);
 	assert_int_equal(c.poll_ms, 10);
 	assert_int_equal(c.hold_max_ms, 2000);
-	assert_true(c.uprobe_multi);
+	assert_false(c.no_uprobe_multi);
 	assert_true(c.overhead_budget == 0);
 	assert_int_equal(c.log_level, LOG_NOTICE);
 }
@@ -183,7 +183,7 @@ static void size_g(struct gp_daemon_config *c) { c->report_max_bytes = 3ULL << 3
 static void stacks_on(struct gp_daemon_config *c) { c->stacks = true; }
 static void timeline_on(struct gp_daemon_config *c) { c->timeline = true; }
 static void aggregate_off(struct gp_daemon_config *c) { c->aggregate = false; }
-static void multi_off(struct gp_daemon_config *c) { c->uprobe_multi = false; }
+static void multi_off(struct gp_daemon_config *c) { c->no_uprobe_multi = true; }
 static void procs_1(struct gp_daemon_config *c) { c->max_processes = 1; }
 static void procs_max(struct gp_daemon_config *c) { c->max_processes = 1000000; }
 static void stacks_1(struct gp_daemon_config *c) { c->max_stacks = 1; }
@@ -540,7 +540,7 @@ static void restart_keys(void **state)
 	b.aggregate = false;
 	b.max_stacks = 5;
 	b.poll_ms = 5;
-	b.uprobe_multi = false;
+	b.no_uprobe_multi = true;
 	assert_int_equal(gp_daemon_config_restart_keys(&a, &b, buf, sizeof(buf)), 8);
 	assert_string_equal(buf, "reports.state_dir, trace.stacks, trace.timeline, trace.aggregate, trace.max_stacks, "
 			    "trace.ringbuf_mb, trace.poll_ms, trace.uprobe_multi");
