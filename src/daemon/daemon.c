@@ -41,7 +41,7 @@
 #include "daemon/metrics_http.h"
 #include "log.h"
 #include "model/view.h"
-#include "output/report_files.h"
+#include "report/report_files.h"
 #include "session/session.h"
 
 /* How long a scrape waits for the session's thread to render the page. */

@@ -25,8 +25,8 @@
 #include "processes/containers.h"
 #include "daemon/metrics.h"
 #include "model/view.h"
-#include "output/labels.h"
-#include "output/text_clean.h"
+#include "text/labels.h"
+#include "text/text_clean.h"
 #include "proc_maps.h"
 
 /* What the kernel says of a live process (/proc/PID/stat, task/N/status). */

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "output/advice.h"
+#include "analysis/advice.h"
 #include "records.h"
 
 #define MiB     (1ull << 20)
