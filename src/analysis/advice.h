@@ -2,10 +2,11 @@
 /*
  * advice.h — recommendations ranked by the time a fix would save
  * (docs/recommendations.md defines every rule, formula and threshold).
- * advice.c owns a finding's shape, its threshold, its call sites and the
- * ranking; advice_rules.c holds the rules, each reading one process of the
- * model (const) and nothing else, so a report rebuilt from a capture has
- * the same findings.
+ * advice.c runs the rules and ranks their findings; finding.c owns a
+ * finding's shape, its threshold and its call sites; the rules_*.c files
+ * hold the rules (advice_rules.h), each reading one process of the model
+ * (const) and nothing else, so a report rebuilt from a capture has the same
+ * findings.
  */
 #ifndef GP_ADVICE_H
 #define GP_ADVICE_H
@@ -48,45 +49,6 @@ enum gp_about {
 
 /* The kind of host time a call of API api is. */
 unsigned gp_about_api(unsigned api);
-
-/* Which calls of a stack a finding is about (its call sites). */
-typedef bool (*gp_advice_site_fn)(const struct gp_stack_op *r);
-
-struct gp_finding {
-	const char *id;
-	__u64 impact_ns;
-	const char *estimate;   /* "exact", "model", "upper_bound" */
-	char title[256];
-	char method[768];
-	const char *action;
-	json_t *evidence;       /* owned until gp_advice_emit */
-	gp_advice_site_fn site; /* NULL: no call sites */
-	bool unconditional;     /* reported whatever its impact (leak, failing-calls) */
-	unsigned about;         /* enum gp_about: the host time its saving comes from */
-	/*
-	 * A state that other findings explain (gpu-idle-host-busy: the GPU waits while the host works):
-	 * reported as a verdict beside the findings that name its causes, never ranked among them.
-	 */
-	bool verdict;
-};
-
-struct gp_advice {
-	struct gp_doc *d;
-	const struct gp_process *p;
-	__u64 wall_ns;          /* the process's traced wall time; 0: unknown */
-	json_t *out;            /* the findings so far, all processes */
-	json_t *verdicts;       /* the verdicts so far (NULL: none expected) */
-};
-
-/* Reports f if it passes the threshold (takes its evidence either way). */
-void gp_advice_emit(struct gp_advice *a, struct gp_finding *f);
-/* Every rule on one process (advice_rules.c). */
-void gp_advice_rules(struct gp_advice *a);
-/* Rules across the processes of one job (NCCL ranks), findings into out. */
-void gp_advice_jobs(struct gp_doc *d, json_t *out);
-
-/* "12.345 ms" */
-const char *gp_advice_ms(char *buf, size_t len, __u64 ns);
 
 /*
  * report.json "recommendations": every process's findings, ranked, each with the ranks of the

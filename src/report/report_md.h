@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * report_md.h — shared by report_md*.c: reading the report document and
- * printing its pieces as Markdown.
+ * report_md.h — shared by report_md*.c: the pieces of report.md, each
+ * printed from the report document (their helpers: md_out.h).
  */
 #ifndef GP_REPORT_MD_H
 #define GP_REPORT_MD_H
@@ -9,25 +9,16 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "text/md_table.h"
+#include "report/md_out.h"
 #include "report/report.h"
-
-json_int_t gp_md_int(const json_t *o, const char *key);  /* 0 when absent or null */
-const char *gp_md_str(const json_t *o, const char *key); /* "" when absent or null */
-bool gp_md_bool(const json_t *o, const char *key);
-char *gp_md_n(char *buf, const json_t *o, const char *key); /* gp_md_int with thousands separators */
-/* "+1.234567 s" since the session start (or the raw monotonic ns when unknown). */
-void gp_md_rel_time(char *buf, size_t len, const json_t *doc, json_int_t mono_ns);
-/* Prints and frees t; -ENOMEM when t is NULL or failed. */
-int gp_md_flush_table(struct gp_md_table *t, FILE *out);
 
 /* report_md_merge.c: gpuprobed merge's captures and clocks (nothing without "merge"). 0 or -ENOMEM. */
 int gp_md_merge(const json_t *doc, FILE *out);
 
-/* One process: its header, then every section of the registry (report_sections.h). 0 or -ENOMEM. */
+/* report_md_process.c: one process, its header then the registry's sections. 0 or -ENOMEM. */
 int gp_md_process(const json_t *doc, const json_t *proc, FILE *out);
 
-/* report_md_process.c: sections of one process, each 0 or -ENOMEM. */
+/* report_md_calls.c: sections of one process, each 0 or -ENOMEM. */
 int gp_md_api_table(const json_t *doc, const json_t *p, FILE *out);
 int gp_md_errors(const json_t *doc, const json_t *p, FILE *out);
 int gp_md_transfers(const json_t *doc, const json_t *p, FILE *out);
