@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * advice.h — recommendations ranked by the time a fix would save
- * (docs/recommendations.md defines every rule, formula and threshold).
- * advice.c runs the rules and ranks their findings; finding.c owns a
- * finding's shape, its threshold and its call sites; the rules_*.c files
- * hold the rules (advice_rules.h), each reading one process of the model
- * (const) and nothing else, so a report rebuilt from a capture has the same
- * findings.
+ * (docs/recommendations.md defines every rule, formula and threshold), as
+ * plain C data (finding.h). advice.c runs the rules and ranks their
+ * findings; finding.c keeps a finding that passes the threshold, with its
+ * call sites; the rules_*.c files hold the rules (advice_rules.h), each
+ * reading one process of the model (const) and nothing else, so a report
+ * rebuilt from a capture has the same findings.
  */
 #ifndef GP_ADVICE_H
 #define GP_ADVICE_H
 
+#include "analysis/finding.h"
 #include "model/view.h"
-#include "text/json_out.h"
 
 /* Thresholds (docs/recommendations.md). */
 #define GP_ADVICE_MIN_NS          100000ull /* a finding saves at least 100 us ... */
@@ -32,29 +32,16 @@
 #define GP_ADVICE_GPU_IDLE_SHARE  0.50      /* gpu-idle-host-busy: the GPU busy less than half the time ... */
 #define GP_ADVICE_HOST_BUSY_SHARE 0.50      /* ... while the host-side work took at least half of it */
 
-/*
- * What host time a finding is about (report.json "about"): two findings of one process about the
- * same kind of time claim some of the same nanoseconds, so their savings do not add up.
- */
-enum gp_about {
-	GP_ABOUT_COPIES = 1u << 0,      /* copy and memset calls */
-	GP_ABOUT_SYNCS = 1u << 1,       /* synchronisation calls */
-	GP_ABOUT_LAUNCHES = 1u << 2,    /* launch calls */
-	GP_ABOUT_ALLOCS = 1u << 3,      /* allocation, free and registration calls */
-	GP_ABOUT_NCCL = 1u << 4,        /* NCCL calls */
-	GP_ABOUT_OTHER_CALLS = 1u << 5, /* any other traced call */
-	GP_ABOUT_OUTSIDE = 1u << 6,     /* the calling threads' time outside traced calls */
-	GP_ABOUT_MAX = 7
-};
-
 /* The kind of host time a call of API api is. */
 unsigned gp_about_api(unsigned api);
 
 /*
- * report.json "recommendations": every process's findings, ranked, each with the ranks of the
- * findings it overlaps; and in *verdicts (report.json "verdicts") the states they explain, each
- * with the ranks of the findings that name its causes.
+ * Every finding of m: the rules on each process, then across the processes of a job; the findings
+ * ranked, each with the ranks of those it overlaps, and apart the verdicts (states the findings
+ * explain), each with the ranks of those that name its causes. 0, or -ENOMEM (out is empty).
+ * gp_findings_release() it either way.
  */
-json_t *gp_doc_recommendations(struct gp_doc *d, json_t **verdicts);
+int gp_advise(const struct gp_model *m, struct gp_findings *out);
+void gp_findings_release(struct gp_findings *fs);
 
 #endif /* GP_ADVICE_H */

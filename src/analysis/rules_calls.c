@@ -16,17 +16,17 @@ static bool site_sync(const struct gp_stack_op *r)
 }
 
 /* Host time of the synchronisation calls (waited: minus the redundant ones), and per API. */
-__u64 gp_sync_time(struct gp_advice *a, bool redundant, __u64 *calls, json_t **by_api)
+__u64 gp_sync_time(struct gp_advice *a, bool redundant, __u64 *calls, struct gp_ev_rows **by_api)
 {
 	const struct gp_process *p = a->p;
 	__u64 total = 0;
 
 	*calls = 0;
-	*by_api = gp_doc_arr_new(a->d);
+	*by_api = gp_ev_rows_new();
 	for (unsigned i = 0; i < GP_API_MAX; i++) {
 		const struct gp_api_stats *st = p->api[i];
 		__u64 n, ns;
-		json_t *o;
+		struct gp_fields *o;
 
 		if (!st || !(gp_apis[i].attr & GP_A_SYNC_CALL))
 			continue;
@@ -36,11 +36,10 @@ __u64 gp_sync_time(struct gp_advice *a, bool redundant, __u64 *calls, json_t **b
 			continue;
 		*calls += n;
 		total += ns;
-		o = gp_doc_obj_new(a->d);
-		gp_doc_put(a->d, o, "api", gp_j_str(gp_apis[i].symbol));
-		gp_doc_put(a->d, o, "calls", gp_j_u64(n));
-		gp_doc_put(a->d, o, "host_ns", gp_j_u64(ns));
-		gp_doc_push(a->d, *by_api, o);
+		o = gp_ev_row(*by_api);
+		gp_ev_str(o, "api", gp_apis[i].symbol);
+		gp_ev_u64(o, "calls", n);
+		gp_ev_u64(o, "host_ns", ns);
 	}
 	return total;
 }
@@ -52,12 +51,12 @@ void gp_rule_sync_wait(struct gp_advice *a, __u64 outside)
 				.action = "Overlap the host's work with the GPU's: queue the next step (prefetch the next "
 					  "batch) before waiting for this one, wait on events rather than the whole device, "
 					  "and as late as possible." };
-	json_t *by_api;
+	struct gp_ev_rows *by_api;
 	__u64 calls, B = gp_sync_time(a, false, &calls, &by_api);
 	char t1[32], t2[32], t3[32];
 
 	if (!calls) {
-		json_decref(by_api);
+		gp_ev_rows_free(by_api);
 		return;
 	}
 	f.impact_ns = min_u64(B, outside);
@@ -66,11 +65,10 @@ void gp_rule_sync_wait(struct gp_advice *a, __u64 outside)
 	snprintf(f.method, sizeof(f.method),
 		 "min(host time blocked in synchronisations that waited for work %s, host time outside GPU calls %s) "
 		 "= %s: what overlapping the two saves at most", MS(t1, B), MS(t2, outside), MS(t3, f.impact_ns));
-	f.evidence = gp_doc_obj_new(a->d);
-	gp_doc_put(a->d, f.evidence, "calls", gp_j_u64(calls));
-	gp_doc_put(a->d, f.evidence, "host_ns", gp_j_u64(B));
-	gp_doc_put(a->d, f.evidence, "outside_ns", gp_j_u64(outside));
-	gp_doc_put(a->d, f.evidence, "by_api", by_api);
+	gp_ev_u64(&f.evidence, "calls", calls);
+	gp_ev_u64(&f.evidence, "host_ns", B);
+	gp_ev_u64(&f.evidence, "outside_ns", outside);
+	gp_ev_rows_put(&f.evidence, "by_api", by_api);
 	gp_advice_emit(a, &f);
 }
 
@@ -80,12 +78,12 @@ void gp_rule_redundant_sync(struct gp_advice *a)
 				.estimate = "exact", .site = NULL,
 				.action = "Remove synchronisations that follow another one (or a synchronous copy) with "
 					  "nothing queued in between: they wait for nothing." };
-	json_t *by_api;
+	struct gp_ev_rows *by_api;
 	__u64 calls, T = gp_sync_time(a, true, &calls, &by_api);
 	char t1[32];
 
 	if (!calls) {
-		json_decref(by_api);
+		gp_ev_rows_free(by_api);
 		return;
 	}
 	f.impact_ns = T;
@@ -94,10 +92,9 @@ void gp_rule_redundant_sync(struct gp_advice *a)
 	snprintf(f.method, sizeof(f.method),
 		 "the host time of the synchronisation calls that covered no work queued since the previous "
 		 "synchronisation of their streams: %s", MS(t1, T));
-	f.evidence = gp_doc_obj_new(a->d);
-	gp_doc_put(a->d, f.evidence, "calls", gp_j_u64(calls));
-	gp_doc_put(a->d, f.evidence, "host_ns", gp_j_u64(T));
-	gp_doc_put(a->d, f.evidence, "by_api", by_api);
+	gp_ev_u64(&f.evidence, "calls", calls);
+	gp_ev_u64(&f.evidence, "host_ns", T);
+	gp_ev_rows_put(&f.evidence, "by_api", by_api);
 	gp_advice_emit(a, &f);
 }
 
@@ -140,12 +137,11 @@ void gp_rule_launch_bound(struct gp_advice *a)
 		 "host time in launches %s − %llu synchronisation windows × the average launch (one graph launch per "
 		 "window) = %s; the host waited %s for kernels", MS(t1, H), (unsigned long long)n, MS(t2, f.impact_ns),
 		 MS(t3, blocked));
-	f.evidence = gp_doc_obj_new(a->d);
-	gp_doc_put(a->d, f.evidence, "launches", gp_j_u64(L));
-	gp_doc_put(a->d, f.evidence, "host_ns", gp_j_u64(H));
-	gp_doc_put(a->d, f.evidence, "avg_launch_ns", gp_j_u64(H / L));
-	gp_doc_put(a->d, f.evidence, "sync_windows", gp_j_u64(n));
-	gp_doc_put(a->d, f.evidence, "blocked_on_kernels_ns", gp_j_u64(blocked));
+	gp_ev_u64(&f.evidence, "launches", L);
+	gp_ev_u64(&f.evidence, "host_ns", H);
+	gp_ev_u64(&f.evidence, "avg_launch_ns", H / L);
+	gp_ev_u64(&f.evidence, "sync_windows", n);
+	gp_ev_u64(&f.evidence, "blocked_on_kernels_ns", blocked);
 	gp_advice_emit(a, &f);
 }
 
@@ -189,12 +185,11 @@ void gp_rule_alloc_churn(struct gp_advice *a)
 		 "%llu allocations beyond the peak of %llu live × the average allocation %s + as many frees × the "
 		 "average free %s = %s", (unsigned long long)churn, (unsigned long long)peak, MS(t1, Ans / A),
 		 MS(t2, F ? Fns / F : 0), MS(t3, f.impact_ns));
-	f.evidence = gp_doc_obj_new(a->d);
-	gp_doc_put(a->d, f.evidence, "alloc_calls", gp_j_u64(A));
-	gp_doc_put(a->d, f.evidence, "free_calls", gp_j_u64(F));
-	gp_doc_put(a->d, f.evidence, "peak_live_allocations", gp_j_u64(peak));
-	gp_doc_put(a->d, f.evidence, "churn", gp_j_u64(churn));
-	gp_doc_put(a->d, f.evidence, "alloc_host_ns", gp_j_u64(Ans));
-	gp_doc_put(a->d, f.evidence, "free_host_ns", gp_j_u64(Fns));
+	gp_ev_u64(&f.evidence, "alloc_calls", A);
+	gp_ev_u64(&f.evidence, "free_calls", F);
+	gp_ev_u64(&f.evidence, "peak_live_allocations", peak);
+	gp_ev_u64(&f.evidence, "churn", churn);
+	gp_ev_u64(&f.evidence, "alloc_host_ns", Ans);
+	gp_ev_u64(&f.evidence, "free_host_ns", Fns);
 	gp_advice_emit(a, &f);
 }

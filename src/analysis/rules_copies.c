@@ -7,9 +7,13 @@
 
 #include "analysis/advice_rules.h"
 
-static json_t *j_gbps(double v, bool known)
+/* A bandwidth, null when not known. */
+static void ev_gbps(struct gp_fields *o, const char *key, double v, bool known)
 {
-	return known ? gp_j_real2(v) : json_null();
+	if (known)
+		gp_ev_real2(o, key, v);
+	else
+		gp_ev_null(o, key);
 }
 
 /* ---- copies ----------------------------------------------------------------- */
@@ -28,7 +32,7 @@ void gp_rule_pageable(struct gp_advice *a)
 				.estimate = "model", .site = site_pageable,
 				.action = "Allocate the host buffers with cudaMallocHost/cudaHostAlloc, or cudaHostRegister "
 					  "them once (PyTorch: pin_memory=True); pinned memory is copied by DMA directly." };
-	json_t *arr = gp_doc_arr_new(a->d);
+	struct gp_ev_rows *arr = gp_ev_rows_new();
 	__u64 calls = 0, bytes = 0, host = 0;
 	size_t len = 0;
 	char t[32];
@@ -40,7 +44,7 @@ void gp_rule_pageable(struct gp_advice *a)
 		double pg = gbps(ps->bytes, ps->total_ns), pn = gbps(pin->bytes, pin->total_ns), r;
 		bool measured = ps->bytes >= GP_ADVICE_MEASURE_BYTES && pin->bytes >= GP_ADVICE_MEASURE_BYTES &&
 				pg > 0 && pn > 0;
-		json_t *o;
+		struct gp_fields *o;
 
 		if (!ps->calls && !pa->calls)
 			continue;
@@ -50,16 +54,15 @@ void gp_rule_pageable(struct gp_advice *a)
 		calls += ps->calls + pa->calls;
 		bytes += ps->bytes + pa->bytes;
 		host += T;
-		o = gp_doc_obj_new(a->d);
-		gp_doc_put(a->d, o, "direction", gp_j_str(gp_dir_name(dirs[i])));
-		gp_doc_put(a->d, o, "calls", gp_j_u64(ps->calls + pa->calls));
-		gp_doc_put(a->d, o, "bytes", gp_j_u64(ps->bytes + pa->bytes));
-		gp_doc_put(a->d, o, "host_ns", gp_j_u64(T));
-		gp_doc_put(a->d, o, "pageable_gbps", j_gbps(pg, ps->calls && ps->total_ns));
-		gp_doc_put(a->d, o, "pinned_gbps", j_gbps(pn, measured));
-		gp_doc_put(a->d, o, "ratio", gp_j_real2(r));
-		gp_doc_put(a->d, o, "ratio_source", gp_j_str(measured ? "measured" : "assumed"));
-		gp_doc_push(a->d, arr, o);
+		o = gp_ev_row(arr);
+		gp_ev_str(o, "direction", gp_dir_name(dirs[i]));
+		gp_ev_u64(o, "calls", ps->calls + pa->calls);
+		gp_ev_u64(o, "bytes", ps->bytes + pa->bytes);
+		gp_ev_u64(o, "host_ns", T);
+		ev_gbps(o, "pageable_gbps", pg, ps->calls && ps->total_ns);
+		ev_gbps(o, "pinned_gbps", pn, measured);
+		gp_ev_real2(o, "ratio", r);
+		gp_ev_str(o, "ratio_source", measured ? "measured" : "assumed");
 		if (len < sizeof(f.method))
 			len += (size_t)snprintf(f.method + len, sizeof(f.method) - len,
 						"%s%s: %s in pageable copies × (1 − %.2f, pageable/pinned bandwidth %s) = %s",
@@ -67,13 +70,12 @@ void gp_rule_pageable(struct gp_advice *a)
 						measured ? "measured" : "assumed", gp_advice_ms((char[32]){ 0 }, 32, save));
 	}
 	if (!calls) {
-		json_decref(arr);
+		gp_ev_rows_free(arr);
 		return;
 	}
 	snprintf(f.title, sizeof(f.title), "%llu copies of pageable host memory (%.1f MiB) took %s of host time",
 		 (unsigned long long)calls, (double)bytes / (1 << 20), MS(t, host));
-	f.evidence = gp_doc_obj_new(a->d);
-	gp_doc_put(a->d, f.evidence, "directions", arr);
+	gp_ev_rows_put(&f.evidence, "directions", arr);
 	gp_advice_emit(a, &f);
 }
 
@@ -110,11 +112,10 @@ void gp_rule_sync_copies(struct gp_advice *a, __u64 outside)
 		 "min(host time in synchronous copies %s, host time outside GPU calls %s) = %s: the most an "
 		 "asynchronous copy can overlap with the host's own work", MS(t1, T), MS(t2, outside),
 		 MS(t3, f.impact_ns));
-	f.evidence = gp_doc_obj_new(a->d);
-	gp_doc_put(a->d, f.evidence, "calls", gp_j_u64(calls));
-	gp_doc_put(a->d, f.evidence, "bytes", gp_j_u64(bytes));
-	gp_doc_put(a->d, f.evidence, "host_ns", gp_j_u64(T));
-	gp_doc_put(a->d, f.evidence, "outside_ns", gp_j_u64(outside));
+	gp_ev_u64(&f.evidence, "calls", calls);
+	gp_ev_u64(&f.evidence, "bytes", bytes);
+	gp_ev_u64(&f.evidence, "host_ns", T);
+	gp_ev_u64(&f.evidence, "outside_ns", outside);
 	gp_advice_emit(a, &f);
 }
 
@@ -130,7 +131,7 @@ void gp_rule_small_copies(struct gp_advice *a)
 				.estimate = "model", .site = site_small_copy,
 				.action = "Gather small tensors into one buffer and copy it once (or use pinned, mapped "
 					  "memory the kernels read directly): each copy call pays a fixed cost." };
-	json_t *rows = gp_doc_arr_new(a->d);
+	struct gp_ev_rows *rows = gp_ev_rows_new();
 	__u64 calls = 0, S = 0;
 	char t1[32], t2[32];
 
@@ -138,7 +139,7 @@ void gp_rule_small_copies(struct gp_advice *a)
 		for (int hm = 0; hm < GP_HM_MAX; hm++)
 			calls += p->xfer[dir][hm][0].small_calls + p->xfer[dir][hm][1].small_calls;
 	if (calls < GP_ADVICE_SMALL_MIN_CALLS) {
-		json_decref(rows);
+		gp_ev_rows_free(rows);
 		return;
 	}
 	for (int dir = 0; dir < GP_DIR_MAX; dir++) {
@@ -149,22 +150,21 @@ void gp_rule_small_copies(struct gp_advice *a)
 				bool measured = big >= GP_ADVICE_MEASURE_BYTES && big_ns;
 				double bw = measured ? gbps(big, big_ns)
 						     : hm == GP_HM_PAGEABLE ? GP_ADVICE_PAGEABLE_GBPS : GP_ADVICE_PINNED_GBPS;
-				json_t *o;
+				struct gp_fields *o;
 
 				if (!r->small_calls)
 					continue;
 				f.impact_ns += sub_sat(r->small_ns, (__u64)((double)r->small_bytes / bw));
 				S += r->small_ns;
-				o = gp_doc_obj_new(a->d);
-				gp_doc_put(a->d, o, "direction", gp_j_str(gp_dir_name(dir)));
-				gp_doc_put(a->d, o, "host_memory", gp_j_str(gp_hostmem_name(hm)));
-				gp_doc_put(a->d, o, "sync", json_boolean(sync));
-				gp_doc_put(a->d, o, "calls", gp_j_u64(r->small_calls));
-				gp_doc_put(a->d, o, "bytes", gp_j_u64(r->small_bytes));
-				gp_doc_put(a->d, o, "host_ns", gp_j_u64(r->small_ns));
-				gp_doc_put(a->d, o, "reference_gbps", gp_j_real2(bw));
-				gp_doc_put(a->d, o, "reference_source", gp_j_str(measured ? "measured" : "assumed"));
-				gp_doc_push(a->d, rows, o);
+				o = gp_ev_row(rows);
+				gp_ev_str(o, "direction", gp_dir_name(dir));
+				gp_ev_str(o, "host_memory", gp_hostmem_name(hm));
+				gp_ev_bool(o, "sync", sync);
+				gp_ev_u64(o, "calls", r->small_calls);
+				gp_ev_u64(o, "bytes", r->small_bytes);
+				gp_ev_u64(o, "host_ns", r->small_ns);
+				gp_ev_real2(o, "reference_gbps", bw);
+				gp_ev_str(o, "reference_source", measured ? "measured" : "assumed");
 			}
 		}
 	}
@@ -174,7 +174,6 @@ void gp_rule_small_copies(struct gp_advice *a)
 		 "per direction and memory kind: host time of the small copies − their bytes at the reference "
 		 "bandwidth (that of the larger copies of the same kind when measured); summed: %s",
 		 MS(t2, f.impact_ns));
-	f.evidence = gp_doc_obj_new(a->d);
-	gp_doc_put(a->d, f.evidence, "rows", rows);
+	gp_ev_rows_put(&f.evidence, "rows", rows);
 	gp_advice_emit(a, &f);
 }

@@ -20,32 +20,33 @@ void gp_rule_failing_calls(struct gp_advice *a)
 		struct gp_finding f = { .id = "failing-calls", .estimate = "exact", .unconditional = true,
 					.action = "Check the error the first time it happens: a call that keeps failing "
 						  "does nothing but cost time (and may hide a bug)." };
-		json_t *codes;
+		struct gp_ev_rows *codes;
 
 		if (!st || st->errors < GP_ADVICE_FAIL_MIN)
 			continue;
 		f.about = gp_about_api(i);
 		f.impact_ns = st->error_ns;
-		codes = gp_doc_arr_new(a->d);
+		codes = gp_ev_rows_new();
 		for (size_t j = 0; j < st->ncodes; j++) {
 			const char *name = gp_error_name(gp_apis[i].family, st->codes[j].code);
-			json_t *o = gp_doc_obj_new(a->d);
+			struct gp_fields *o = gp_ev_row(codes);
 
-			gp_doc_put(a->d, o, "code", gp_j_s64(st->codes[j].code));
-			gp_doc_put(a->d, o, "name", name ? gp_j_str(name) : json_null());
-			gp_doc_put(a->d, o, "count", gp_j_u64(st->codes[j].count));
-			gp_doc_push(a->d, codes, o);
+			gp_ev_s64(o, "code", st->codes[j].code);
+			if (name)
+				gp_ev_str(o, "name", name);
+			else
+				gp_ev_null(o, "name");
+			gp_ev_u64(o, "count", st->codes[j].count);
 		}
 		snprintf(f.title, sizeof(f.title), "%s failed %llu of %llu times", gp_apis[i].symbol,
 			 (unsigned long long)st->errors, (unsigned long long)st->time.count);
 		snprintf(f.method, sizeof(f.method), "the host time of the %llu failed calls: %s",
 			 (unsigned long long)st->errors, MS(t1, st->error_ns));
-		f.evidence = gp_doc_obj_new(a->d);
-		gp_doc_put(a->d, f.evidence, "api", gp_j_str(gp_apis[i].symbol));
-		gp_doc_put(a->d, f.evidence, "calls", gp_j_u64(st->time.count));
-		gp_doc_put(a->d, f.evidence, "errors", gp_j_u64(st->errors));
-		gp_doc_put(a->d, f.evidence, "error_host_ns", gp_j_u64(st->error_ns));
-		gp_doc_put(a->d, f.evidence, "codes", codes);
+		gp_ev_str(&f.evidence, "api", gp_apis[i].symbol);
+		gp_ev_u64(&f.evidence, "calls", st->time.count);
+		gp_ev_u64(&f.evidence, "errors", st->errors);
+		gp_ev_u64(&f.evidence, "error_host_ns", st->error_ns);
+		gp_ev_rows_put(&f.evidence, "codes", codes);
 		gp_advice_emit(a, &f);
 	}
 }
@@ -60,7 +61,7 @@ void gp_rule_leak(struct gp_advice *a)
 	const struct gp_alloc **live;
 	size_t n;
 	__u64 count[GP_AK_MAPPED + 1] = { 0 }, bytes[GP_AK_MAPPED + 1] = { 0 }, total = 0;
-	json_t *by_kind;
+	struct gp_ev_rows *by_kind;
 
 	if (!p->exited || gp_memory_live(p, &live, &n) || !n)
 		return;
@@ -70,24 +71,22 @@ void gp_rule_leak(struct gp_advice *a)
 		total += live[i]->bytes;
 	}
 	free(live);
-	by_kind = gp_doc_arr_new(a->d);
+	by_kind = gp_ev_rows_new();
 	for (int k = 0; k <= GP_AK_MAPPED; k++) {
-		json_t *o;
+		struct gp_fields *o;
 
 		if (!count[k])
 			continue;
-		o = gp_doc_obj_new(a->d);
-		gp_doc_put(a->d, o, "kind", gp_j_str(gp_alloc_kind_name(k)));
-		gp_doc_put(a->d, o, "allocations", gp_j_u64(count[k]));
-		gp_doc_put(a->d, o, "bytes", gp_j_u64(bytes[k]));
-		gp_doc_push(a->d, by_kind, o);
+		o = gp_ev_row(by_kind);
+		gp_ev_str(o, "kind", gp_alloc_kind_name(k));
+		gp_ev_u64(o, "allocations", count[k]);
+		gp_ev_u64(o, "bytes", bytes[k]);
 	}
 	snprintf(f.title, sizeof(f.title), "%zu allocation%s (%.1f MiB) never freed before the process exited", n,
 		 n == 1 ? "" : "s", (double)total / (1 << 20));
 	snprintf(f.method, sizeof(f.method), "memory, not time: the allocations live at exit (memory.leaks)");
-	f.evidence = gp_doc_obj_new(a->d);
-	gp_doc_put(a->d, f.evidence, "allocations", gp_j_u64(n));
-	gp_doc_put(a->d, f.evidence, "bytes", gp_j_u64(total));
-	gp_doc_put(a->d, f.evidence, "by_kind", by_kind);
+	gp_ev_u64(&f.evidence, "allocations", n);
+	gp_ev_u64(&f.evidence, "bytes", total);
+	gp_ev_rows_put(&f.evidence, "by_kind", by_kind);
 	gp_advice_emit(a, &f);
 }

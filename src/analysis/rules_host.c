@@ -20,10 +20,10 @@ void gp_rule_cpu_feeding(struct gp_advice *a)
 					  "processes, DataLoader(num_workers=N, pin_memory=True)) and prefetch ahead of the "
 					  "GPU." };
 	size_t n;
-	void **ts = gp_doc_map_values(a->d, &p->threads, &n);
+	void **ts = gp_advice_map_values(a, &p->threads, &n);
 	__u64 C = 0, wall = 0, B = 0, calls;
 	unsigned threads = 0;
-	json_t *by_api;
+	struct gp_ev_rows *by_api;
 	char t1[32], t2[32], t3[32];
 
 	for (size_t i = 0; i < n; i++) {
@@ -38,9 +38,9 @@ void gp_rule_cpu_feeding(struct gp_advice *a)
 	}
 	free(ts);
 	B = gp_sync_time(a, false, &calls, &by_api);
-	json_decref(by_api);
+	gp_ev_rows_free(by_api);
 	B += gp_sync_time(a, true, &calls, &by_api);
-	json_decref(by_api);
+	gp_ev_rows_free(by_api);
 	if (!threads || (double)C < GP_ADVICE_FEED_CPU_SHARE * (double)wall || B * GP_ADVICE_FEED_SYNC_DIV > C)
 		return;
 	f.impact_ns = C;
@@ -50,11 +50,10 @@ void gp_rule_cpu_feeding(struct gp_advice *a)
 		 "on-CPU time of the %u threads that made GPU calls, outside those calls: %s, with only %s blocked in "
 		 "synchronisations (the GPU was done first); upper bound: what the steps save if that work ran in "
 		 "parallel with the GPU (%s of thread time)", threads, MS(t1, C), MS(t2, B), MS(t3, wall));
-	f.evidence = gp_doc_obj_new(a->d);
-	gp_doc_put(a->d, f.evidence, "threads", gp_j_u64(threads));
-	gp_doc_put(a->d, f.evidence, "cpu_outside_calls_ns", gp_j_u64(C));
-	gp_doc_put(a->d, f.evidence, "thread_wall_ns", gp_j_u64(wall));
-	gp_doc_put(a->d, f.evidence, "sync_blocked_ns", gp_j_u64(B));
+	gp_ev_u64(&f.evidence, "threads", threads);
+	gp_ev_u64(&f.evidence, "cpu_outside_calls_ns", C);
+	gp_ev_u64(&f.evidence, "thread_wall_ns", wall);
+	gp_ev_u64(&f.evidence, "sync_blocked_ns", B);
 	gp_advice_emit(a, &f);
 }
 
@@ -66,15 +65,15 @@ void gp_rule_faults(struct gp_advice *a)
 					  "fault inside the copies that first use them." };
 	__u64 minor = p->in_calls.minor_faults, major = p->in_calls.major_faults, top_faults = 0;
 	unsigned top = 0;
-	json_t *by_api;
+	struct gp_ev_rows *by_api;
 	char t1[32];
 
 	if (minor + major < GP_ADVICE_FAULTS_MIN)
 		return;
-	by_api = gp_doc_arr_new(a->d);
+	by_api = gp_ev_rows_new();
 	for (unsigned i = 0; i < GP_API_MAX; i++) {
 		const struct gp_api_stats *st = p->api[i];
-		json_t *o;
+		struct gp_fields *o;
 
 		if (!st || !(st->inside.minor_faults + st->inside.major_faults))
 			continue;
@@ -87,11 +86,10 @@ void gp_rule_faults(struct gp_advice *a)
 			top_faults = st->inside.minor_faults + st->inside.major_faults;
 			top = i;
 		}
-		o = gp_doc_obj_new(a->d);
-		gp_doc_put(a->d, o, "api", gp_j_str(gp_apis[i].symbol));
-		gp_doc_put(a->d, o, "minor_faults", gp_j_u64(st->inside.minor_faults));
-		gp_doc_put(a->d, o, "major_faults", gp_j_u64(st->inside.major_faults));
-		gp_doc_push(a->d, by_api, o);
+		o = gp_ev_row(by_api);
+		gp_ev_str(o, "api", gp_apis[i].symbol);
+		gp_ev_u64(o, "minor_faults", st->inside.minor_faults);
+		gp_ev_u64(o, "major_faults", st->inside.major_faults);
 	}
 	snprintf(f.title, sizeof(f.title), "%llu page faults inside GPU calls (%llu major), %llu of them in %s",
 		 (unsigned long long)(minor + major), (unsigned long long)major, (unsigned long long)top_faults,
@@ -101,10 +99,9 @@ void gp_rule_faults(struct gp_advice *a)
 		 major ? " + the off-CPU time inside its calls where they took major faults (those wait for the disk)"
 		       : "",
 		 MS(t1, f.impact_ns));
-	f.evidence = gp_doc_obj_new(a->d);
-	gp_doc_put(a->d, f.evidence, "minor_faults", gp_j_u64(minor));
-	gp_doc_put(a->d, f.evidence, "major_faults", gp_j_u64(major));
-	gp_doc_put(a->d, f.evidence, "by_api", by_api);
+	gp_ev_u64(&f.evidence, "minor_faults", minor);
+	gp_ev_u64(&f.evidence, "major_faults", major);
+	gp_ev_rows_put(&f.evidence, "by_api", by_api);
 	gp_advice_emit(a, &f);
 }
 
@@ -144,7 +141,7 @@ void gp_rule_gpu_idle(struct gp_advice *a)
 	static const char *const part_names[] = { "pageable copies", "allocation calls",
 						  "on the CPU outside GPU calls" };
 	const struct gp_process *p = a->p;
-	const struct gp_gpu_device *dev = sole_device(a->d->m, p->pid);
+	const struct gp_gpu_device *dev = sole_device(a->m, p->pid);
 	struct gp_finding f = { .id = "gpu-idle-host-busy", .estimate = "upper_bound", .verdict = true,
 				.about = GP_ABOUT_COPIES | GP_ABOUT_ALLOCS | GP_ABOUT_OUTSIDE,
 				.action = "Overlap the host's work with the GPU's: pinned buffers and cudaMemcpyAsync for "
@@ -166,7 +163,7 @@ void gp_rule_gpu_idle(struct gp_advice *a)
 	for (unsigned i = 0; i < GP_API_MAX; i++)
 		if (p->api[i] && (gp_apis[i].shape == GP_SHAPE_ALLOC || gp_apis[i].shape == GP_SHAPE_FREE))
 			part[1] += p->api[i]->time.sum;
-	ts = gp_doc_map_values(a->d, &p->threads, &n);
+	ts = gp_advice_map_values(a, &p->threads, &n);
 	for (size_t i = 0; i < n; i++) {
 		const struct gp_thread *t = ts[i];
 
@@ -217,19 +214,21 @@ void gp_rule_gpu_idle(struct gp_advice *a)
 		 MS(t4, part[0]), gp_advice_ms((char[32]){ 0 }, 32, part[1]), gp_advice_ms((char[32]){ 0 }, 32, part[2]),
 		 cpu_known ? "" : " (not known: no scheduling records)", gp_advice_ms((char[32]){ 0 }, 32, host),
 		 gp_advice_ms((char[32]){ 0 }, 32, span));
-	f.evidence = gp_doc_obj_new(a->d);
-	gp_doc_put(a->d, f.evidence, "gpu", gp_j_u64(dev->index));
-	gp_doc_put(a->d, f.evidence, "gpu_util_avg", gp_j_real2(util_avg));
-	gp_doc_put(a->d, f.evidence, "gpu_samples", gp_j_u64(util->n));
-	gp_doc_put(a->d, f.evidence, "gpu_window_ns", gp_j_u64(dev->window_ns));
-	gp_doc_put(a->d, f.evidence, "gpu_busy_ns", gp_j_u64(busy));
-	gp_doc_put(a->d, f.evidence, "process_wall_ns", gp_j_u64(a->wall_ns));
-	gp_doc_put(a->d, f.evidence, "gpu_busy_share", gp_j_real2(gpu_share));
-	gp_doc_put(a->d, f.evidence, "pageable_copy_ns", gp_j_u64(part[0]));
-	gp_doc_put(a->d, f.evidence, "alloc_free_ns", gp_j_u64(part[1]));
-	gp_doc_put(a->d, f.evidence, "cpu_outside_calls_ns", cpu_known ? gp_j_u64(part[2]) : json_null());
-	gp_doc_put(a->d, f.evidence, "host_side_ns", gp_j_u64(host));
-	gp_doc_put(a->d, f.evidence, "threads_span_ns", gp_j_u64(span));
-	gp_doc_put(a->d, f.evidence, "host_share", gp_j_real2(host_share));
+	gp_ev_u64(&f.evidence, "gpu", dev->index);
+	gp_ev_real2(&f.evidence, "gpu_util_avg", util_avg);
+	gp_ev_u64(&f.evidence, "gpu_samples", util->n);
+	gp_ev_u64(&f.evidence, "gpu_window_ns", dev->window_ns);
+	gp_ev_u64(&f.evidence, "gpu_busy_ns", busy);
+	gp_ev_u64(&f.evidence, "process_wall_ns", a->wall_ns);
+	gp_ev_real2(&f.evidence, "gpu_busy_share", gpu_share);
+	gp_ev_u64(&f.evidence, "pageable_copy_ns", part[0]);
+	gp_ev_u64(&f.evidence, "alloc_free_ns", part[1]);
+	if (cpu_known)
+		gp_ev_u64(&f.evidence, "cpu_outside_calls_ns", part[2]);
+	else
+		gp_ev_null(&f.evidence, "cpu_outside_calls_ns");
+	gp_ev_u64(&f.evidence, "host_side_ns", host);
+	gp_ev_u64(&f.evidence, "threads_span_ns", span);
+	gp_ev_real2(&f.evidence, "host_share", host_share);
 	gp_advice_emit(a, &f);
 }

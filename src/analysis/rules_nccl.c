@@ -31,9 +31,9 @@ static __u64 comm_blocked(const struct gp_nccl_comm *c)
  * taken as one job when exactly one of them holds each rank 0..N-1 (several jobs of the same size in one
  * session are not told apart: no finding). The straggler is the rank its peers waited for.
  */
-static void straggler_of_size(struct gp_doc *d, json_t *out, struct rank_of *ranks, size_t n, __s32 nranks)
+static void straggler_of_size(const struct gp_model *m, struct gp_findings *out, struct rank_of *ranks,
+			      size_t n, __s32 nranks)
 {
-	const struct gp_model *m = d->m;
 	struct rank_of *by_rank = calloc((size_t)nranks, sizeof(*by_rank));
 	size_t found = 0, slow = 0;
 	__u64 others = 0;
@@ -65,22 +65,22 @@ static void straggler_of_size(struct gp_doc *d, json_t *out, struct rank_of *ran
 		__u64 from, to;
 
 		gp_process_window(m, p, &from, &to);
-		struct gp_advice a = { .d = d, .p = p, .wall_ns = from && to > from ? to - from : 0, .out = out };
+		struct gp_advice a = { .m = m, .p = p, .wall_ns = from && to > from ? to - from : 0,
+				       .out = out };
 		struct gp_finding f = { .id = "nccl-straggler", .about = GP_ABOUT_NCCL,
 					.estimate = "model",
 					.action = "Find what delays this rank before its collectives (its own CPU work, "
 						  "data loading, a slower device or link) and balance the work across ranks; "
 						  "every collective waits for the last rank to arrive." };
-		json_t *arr = gp_doc_arr_new(d);
+		struct gp_ev_rows *arr = gp_ev_rows_new();
 
 		f.impact_ns = others - by_rank[slow].blocked_ns;
 		for (size_t r = 0; r < (size_t)nranks; r++) {
-			json_t *o = gp_doc_obj_new(d);
+			struct gp_fields *o = gp_ev_row(arr);
 
-			gp_doc_put(d, o, "rank", gp_j_u64(r));
-			gp_doc_put(d, o, "pid", gp_j_u64(by_rank[r].p->pid));
-			gp_doc_put(d, o, "blocked_ns", gp_j_u64(by_rank[r].blocked_ns));
-			gp_doc_push(d, arr, o);
+			gp_ev_u64(o, "rank", r);
+			gp_ev_u64(o, "pid", by_rank[r].p->pid);
+			gp_ev_u64(o, "blocked_ns", by_rank[r].blocked_ns);
 		}
 		snprintf(f.title, sizeof(f.title), "rank %zu of %d is the straggler: its peers waited %s for its collectives, it waited %s",
 			 slow, nranks, MS(t1, others), MS(t2, by_rank[slow].blocked_ns));
@@ -88,20 +88,18 @@ static void straggler_of_size(struct gp_doc *d, json_t *out, struct rank_of *ran
 			 "the other ranks' average time blocked in synchronisations that waited for collectives %s − this "
 			 "rank's %s = %s: what each rank saves if this one arrived as early as they do",
 			 MS(t1, others), MS(t2, by_rank[slow].blocked_ns), MS(t3, f.impact_ns));
-		f.evidence = gp_doc_obj_new(d);
-		gp_doc_put(d, f.evidence, "rank", gp_j_u64(slow));
-		gp_doc_put(d, f.evidence, "nranks", gp_j_u64((__u64)nranks));
-		gp_doc_put(d, f.evidence, "peers_blocked_avg_ns", gp_j_u64(others));
-		gp_doc_put(d, f.evidence, "ranks", arr);
+		gp_ev_u64(&f.evidence, "rank", slow);
+		gp_ev_u64(&f.evidence, "nranks", (__u64)nranks);
+		gp_ev_u64(&f.evidence, "peers_blocked_avg_ns", others);
+		gp_ev_rows_put(&f.evidence, "ranks", arr);
 		gp_advice_emit(&a, &f);
 	}
 out:
 	free(by_rank);
 }
 
-void gp_advice_jobs(struct gp_doc *d, json_t *out)
+void gp_advice_jobs(const struct gp_model *m, struct gp_findings *out)
 {
-	const struct gp_model *m = d->m;
 	struct rank_of *ranks = NULL;
 	size_t n = 0, cap = 0;
 
@@ -112,7 +110,7 @@ void gp_advice_jobs(struct gp_doc *d, json_t *out)
 			if (nc->comms[j]->nranks < 2 || nc->comms[j]->parent)
 				continue;
 			if (GP_ARRAY_GROW(ranks, cap, n + 1, 16)) {
-				d->failed = true;
+				out->failed = true;
 				free(ranks);
 				return;
 			}
@@ -127,7 +125,7 @@ void gp_advice_jobs(struct gp_doc *d, json_t *out)
 		for (size_t j = 0; j < i && !seen; j++)
 			seen = ranks[j].c->nranks == ranks[i].c->nranks;
 		if (!seen)
-			straggler_of_size(d, out, ranks, n, ranks[i].c->nranks);
+			straggler_of_size(m, out, ranks, n, ranks[i].c->nranks);
 	}
 	free(ranks);
 }

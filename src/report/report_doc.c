@@ -12,7 +12,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "analysis/advice.h"
 #include "report/report_doc.h"
 #include "report/report_sections.h"
 

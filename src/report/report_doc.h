@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * report_doc.h — shared by the report_doc*.c files that build the report
- * document: the per-section builders (their jansson helpers: text/json_out.h).
+ * document: the per-section builders (their jansson helpers: json_out.h).
  */
 #ifndef GP_REPORT_DOC_H
 #define GP_REPORT_DOC_H
@@ -10,7 +10,7 @@
 
 #include "model/view.h"
 #include "report/report.h"
-#include "text/json_out.h"
+#include "report/json_out.h"
 
 /* Sections of one process (each returns the new value, or NULL + d->failed). */
 json_t *gp_doc_api(struct gp_doc *d, const struct gp_process *p);
@@ -39,5 +39,11 @@ json_t *gp_doc_threads(struct gp_doc *d, const struct gp_process *p);
 json_t *gp_doc_stacks(struct gp_doc *d, const struct gp_process *p);
 json_t *gp_doc_cpu(struct gp_doc *d, const struct gp_process *p, __u64 from, __u64 to);
 json_t *gp_doc_cpu_attr(struct gp_doc *d, const struct gp_cpu_attr *a);
+/*
+ * report_doc_advice.c: "recommendations", every process's findings ranked, each with the ranks of
+ * the findings it overlaps; and in *verdicts ("verdicts") the states they explain, each with the
+ * ranks of the findings that name its causes.
+ */
+json_t *gp_doc_recommendations(struct gp_doc *d, json_t **verdicts);
 
 #endif /* GP_REPORT_DOC_H */

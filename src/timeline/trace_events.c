@@ -190,8 +190,8 @@ static void queued(struct gp_timeline *tl, struct tl_proc *tp, const struct gp_c
 }
 
 /* Flow finishes of items [s->finished, end) at (pid, tid, ts), bound to the slice there. */
-void gp_tl_finish_flows(struct gp_timeline *tl, struct tl_stream *s, __u64 end, __u32 pid, __u32 tid,
-			__u64 ts)
+void gp_tl_finish_flows(struct gp_timeline *tl, struct tl_stream *s, __u64 end, __u32 pid,
+			__u32 tid, __u64 ts)
 {
 	if (end > s->written_end)
 		end = s->written_end;
@@ -240,9 +240,10 @@ static void synced(struct gp_timeline *tl, struct tl_proc *tp, const struct gp_c
 		if (!s || s->finished >= s->written_end)
 			continue; /* none of its items was written (after the cap) */
 		/* at the return: work queued by another thread while it waited began after the call did */
-		gp_tl_finish_flows(tl, s, cv->end_seq, v->pid, v->tid, v->ts_ns + v->dur_ns - (v->dur_ns ? 1 : 0));
-		gp_tl_close_window(tl, v->pid, s, v->ts_ns + v->dur_ns, "queued work, done by the synchronisation's return",
-			     gp_apis[v->api].symbol);
+		gp_tl_finish_flows(tl, s, cv->end_seq, v->pid, v->tid,
+				   v->ts_ns + v->dur_ns - (v->dur_ns ? 1 : 0));
+		gp_tl_close_window(tl, v->pid, s, v->ts_ns + v->dur_ns,
+				   "queued work, done by the synchronisation's return", gp_apis[v->api].symbol);
 	}
 }
 

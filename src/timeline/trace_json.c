@@ -163,7 +163,8 @@ static void finish_proc(struct gp_timeline *tl, const struct gp_model *m, struct
 		if (s->window_open) {
 			__u64 last = s->window_last;
 
-			gp_tl_close_window(tl, tp->pid, s, last + 1, "queued work, no synchronisation recorded", NULL);
+			gp_tl_close_window(tl, tp->pid, s, last + 1, "queued work, no synchronisation recorded",
+					   NULL);
 			gp_tl_finish_flows(tl, s, s->written_end, tp->pid, s->tid, last);
 		}
 		stream_label(s->key, label, sizeof(label));

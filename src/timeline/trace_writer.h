@@ -203,7 +203,8 @@ static inline void put_hex(struct gp_timeline *tl, __u64 v)
 }
 
 /* Opens an event: {"ph":PH,"pid":..,"tid":..,"ts":.. (the caller goes on with ,"name":... and closes it). */
-static inline void ev_open(struct gp_timeline *tl, const char *ph, __u32 pid, __u32 tid, __u64 ts_ns)
+static inline void ev_open(struct gp_timeline *tl, const char *ph, __u32 pid, __u32 tid,
+			   __u64 ts_ns)
 {
 	put(tl, tl->events++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"");
 	put(tl, ph);
@@ -219,8 +220,8 @@ static inline void ev_open(struct gp_timeline *tl, const char *ph, __u32 pid, __
 
 void gp_tl_proc_free(void *v); /* a struct tl_proc (the procs map's values) */
 /* Flow finishes of items [s->finished, end) at (pid, tid, ts), bound to the slice there. */
-void gp_tl_finish_flows(struct gp_timeline *tl, struct tl_stream *s, __u64 end, __u32 pid, __u32 tid,
-			__u64 ts);
+void gp_tl_finish_flows(struct gp_timeline *tl, struct tl_stream *s, __u64 end, __u32 pid,
+			__u32 tid, __u64 ts);
 /* Closes a stream's window at end_ns: one slice over the time its work was outstanding. */
 void gp_tl_close_window(struct gp_timeline *tl, __u32 pid, struct tl_stream *s, __u64 end_ns,
 			const char *name, const char *by);

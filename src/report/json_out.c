@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "model/u64map.h"
-#include "text/json_out.h"
+#include "report/json_out.h"
 
 json_t *gp_j_u64(__u64 v)
 {
