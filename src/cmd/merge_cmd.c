@@ -26,9 +26,9 @@
 #include "cmd/commands.h"
 #include "log.h"
 #include "model/clock_align.h"
-#include "output/report_files.h"
-#include "output/timeline_session.h"
-#include "output/trace_merge.h"
+#include "report/report_files.h"
+#include "timeline/timeline_session.h"
+#include "timeline/trace_merge.h"
 
 static const char usage_text[] =
 	"Usage: gpuprobed merge CAPTURE... [-o DIR] [--no-timeline] [-v]\n"

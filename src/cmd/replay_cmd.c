@@ -16,7 +16,7 @@
 #include "log.h"
 #include "replay/replay.h"
 #include "replay/replay_report.h"
-#include "output/report_files.h"
+#include "report/report_files.h"
 
 static const char usage_text[] =
 	"Usage: gpuprobed replay CAPTURE [--pid PID] [--speed X] [--what-if WHAT[,WHAT...]]\n"

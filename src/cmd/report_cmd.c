@@ -16,8 +16,8 @@
 #include "cmd/commands.h"
 #include "cmd/cli.h"
 #include "log.h"
-#include "output/timeline_session.h"
-#include "output/report_files.h"
+#include "timeline/timeline_session.h"
+#include "report/report_files.h"
 
 static const char usage_text[] =
 	"Usage: gpuprobed report CAPTURE [-o DIR] [--no-timeline] [-v]\n"

@@ -42,7 +42,7 @@
 #include "log.h"
 #include "model/view.h"
 #include "options/option_spec.h"
-#include "output/report_files.h"
+#include "report/report_files.h"
 #include "session/session.h"
 
 /* How long a scrape waits for the session's thread to render the page. */

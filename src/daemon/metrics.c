@@ -22,7 +22,7 @@
 #include "daemon/metrics.h"
 #include "daemon/metrics_internal.h"
 #include "model/view.h"
-#include "output/text_clean.h"
+#include "text/text_clean.h"
 #include "proc_maps.h"
 
 /* ---- the text format ------------------------------------------------------ */

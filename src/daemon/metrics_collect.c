@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "daemon/metrics_internal.h"
-#include "output/labels.h"
+#include "text/labels.h"
 #include "proc_maps.h"
 #include "processes/containers.h"
 

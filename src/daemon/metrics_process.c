@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "daemon/metrics_internal.h"
-#include "output/labels.h"
+#include "text/labels.h"
 
 /* A process's two samples of name told apart by kind (voluntary/involuntary, minor/major). */
 static void kind_pair(struct render *r, const char *name, const char *plabels, const char *k1, __u64 v1,

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "model/view.h"
-#include "output/labels.h"
+#include "text/labels.h"
 #include "replay/replay_plan_internal.h"
 
 struct memnode {

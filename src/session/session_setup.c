@@ -19,7 +19,7 @@
 #include "collect/cpu_accounts.h"
 #include "log.h"
 #include "model/model.h"
-#include "output/timeline_session.h"
+#include "timeline/timeline_session.h"
 #include "session/session_internal.h"
 #include "stacks/python.h"
 #include "symbolize/symbolizer.h"

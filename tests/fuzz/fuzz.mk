@@ -15,7 +15,7 @@ FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_CFLAGS := -O1 -g -std=gnu11 $(WARN) -Wno-format-zero-length -Werror -D_GNU_SOURCE -fno-omit-frame-pointer -Iinclude -Isrc \
                -DGP_VERSION='"$(VERSION)"' -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_LDLIBS := -lelf -lz -lzstd -ljansson -liberty -lm -lpthread
-FUZZ_SRCS   := $(wildcard src/*.c src/model/*.c src/output/*.c src/symbolize/*.c) \
+FUZZ_SRCS   := $(wildcard src/*.c src/model/*.c src/text/*.c src/analysis/*.c src/stack_formats/*.c src/timeline/*.c src/report/*.c src/symbolize/*.c) \
                $(addprefix src/stacks/,python_layout.c python_files.c python_walk.c python_names.c) \
                src/stacks/unwind_table.c src/stacks/unwind_cfi.c \
                $(addprefix src/capture/,capture_load.c capture_reader.c capture_resolver.c capture_writer.c)

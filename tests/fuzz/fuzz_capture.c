@@ -23,8 +23,8 @@
 
 #include "capture/capture_load.h"
 #include "log.h"
-#include "output/report.h"
-#include "output/stack_paths.h"
+#include "report/report.h"
+#include "stack_formats/stack_paths.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "model/model_internal.h"
-#include "output/report.h"
+#include "report/report.h"
 
 #define T_PID 4242
 #define T_TID 4242

@@ -5,7 +5,7 @@
  * pageable copies with a measured and an assumed ratio, synchronous copies
  * against the host's outside time, redundant synchronisations (exact),
  * small copies, launch-bound work, allocation churn, failing calls, leaks,
- * the threshold, and the ranking.
+ * the threshold, and the ranking; the findings read as C data too.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "output/advice.h"
+#include "analysis/advice.h"
 #include "records.h"
 
 #define MiB     (1ull << 20)
@@ -291,6 +291,37 @@ static void threshold_leak_and_ranking(void **state)
 	gp_model_free(m);
 }
 
+/* The findings as C data (analysis/finding.h), without the document: the same as report.json. */
+static void findings_as_data(void **state)
+{
+	struct gp_model *m = model();
+	struct gp_findings fs;
+	const struct gp_finding *f = NULL;
+	const struct gp_ev_field *dirs = NULL;
+	__u64 ts = 10000;
+	json_t *r;
+
+	copies(m, DEV, HEAP, 4096, 50000, 20, &ts);
+	assert_int_equal(gp_advise(m, &fs), 0);
+	for (size_t i = 0; i < fs.n; i++)
+		if (!strcmp(fs.v[i]->id, "pageable-copies"))
+			f = fs.v[i];
+	assert_non_null(f);
+	assert_int_equal(f->pid, T_PID);
+	assert_true(f->about & GP_ABOUT_COPIES);
+	r = findings(m);
+	assert_int_equal((long long)f->impact_ns, impact(r, "pageable-copies"));
+	for (unsigned i = 0; i < f->evidence.n; i++)
+		if (!strcmp(f->evidence.v[i].key, "directions"))
+			dirs = &f->evidence.v[i];
+	assert_non_null(dirs);
+	assert_int_equal(dirs->kind, GP_EV_ROWS);
+	assert_int_equal(dirs->rows->n, json_array_size(ev(r, "pageable-copies", "directions")));
+	json_decref(r);
+	gp_findings_release(&fs);
+	gp_model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -303,6 +334,7 @@ int main(void)
 		cmocka_unit_test(alloc_churn),
 		cmocka_unit_test(failing_calls),
 		cmocka_unit_test(threshold_leak_and_ranking),
+		cmocka_unit_test(findings_as_data),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

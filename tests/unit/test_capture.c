@@ -33,7 +33,7 @@
 #include "capture/capture_resolver.h"
 #include "capture/capture_writer.h"
 #include "model/model_ops.h"
-#include "output/labels.h"
+#include "text/labels.h"
 #include "symbolize/symbolizer.h"
 
 /* ---- helpers ------------------------------------------------------------- */

@@ -22,8 +22,8 @@
 
 #include <cmocka.h>
 
-#include "output/labels.h"
-#include "output/stack_paths.h"
+#include "text/labels.h"
+#include "stack_formats/stack_paths.h"
 #include "records.h"
 
 #define MAIN_RET   0x400100 /* main, called from the C library */

@@ -19,7 +19,7 @@
 #include "records.h"
 #include "scenario.h"
 #include "places.h"
-#include "output/md_table.h"
+#include "text/md_table.h"
 
 static void has(const char *text, const char *needle)
 {

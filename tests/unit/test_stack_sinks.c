@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "output/stack_paths.h"
+#include "stack_formats/stack_paths.h"
 
 #define FRAMES_W 1180.0 /* the frame area of the 1200 px canvas */
 #define DASH " \xe2\x80\x94 "

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * test_trace_json.c — the timeline (output/trace_json.c) fed through the
+ * test_trace_json.c — the timeline (timeline/trace_json.c) fed through the
  * model's observer: the file is valid JSON in the Chrome trace format, one
  * slice per outermost call with its decoded arguments, stream tracks,
  * flows from queued work to the synchronisation that covered it, counters,
@@ -20,7 +20,7 @@
 
 #include "records.h"
 #include "places.h"
-#include "output/timeline_session.h"
+#include "timeline/timeline_session.h"
 
 #define S1  0x55550000a000ULL
 #define S2  0x55550000b000ULL

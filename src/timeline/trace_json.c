@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * trace_json.c — the timeline's file (trace_json.h): trace.json.tmp opened
+ * beside the target, and at the end the closing events (windows still
+ * open, the last counter samples), NCCL stalls, the names and order of
+ * every process, thread, stream and device track, the counts of what was
+ * kept and left out; then renamed into place. The events in between are
+ * trace_events.c's.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "text/labels.h"
+#include "timeline/trace_writer.h"
+
+/* ---- lifetime ------------------------------------------------------------------ */
+
+struct gp_timeline *gp_timeline_open(const char *dir, const struct gp_timeline_opts *opts)
+{
+	struct gp_timeline *tl = calloc(1, sizeof(*tl));
+
+	if (!tl)
+		return NULL;
+	tl->max_events = opts && opts->max_events ? opts->max_events : GP_TIMELINE_DEFAULT_MAX_EVENTS;
+	if ((size_t)snprintf(tl->path, sizeof(tl->path), "%s/%s", dir, GP_TIMELINE_FILE) >= sizeof(tl->path) ||
+	    (size_t)snprintf(tl->tmp, sizeof(tl->tmp), "%s.tmp", tl->path) >= sizeof(tl->tmp)) {
+		free(tl);
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	tl->buf = malloc(TL_BUF_BYTES);
+	tl->out = tl->buf ? fopen(tl->tmp, "we") : NULL;
+	if (!tl->out) {
+		int e = tl->buf ? errno : ENOMEM;
+
+		free(tl->buf);
+		free(tl);
+		errno = e;
+		return NULL;
+	}
+	setvbuf(tl->out, NULL, _IONBF, 0);
+	put(tl, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+	return tl;
+}
+
+static void release(struct gp_timeline *tl)
+{
+	if (tl->out)
+		fclose(tl->out);
+	free(tl->buf);
+	gp_u64map_clear(&tl->procs, gp_tl_proc_free);
+	free(tl);
+}
+
+void gp_timeline_abort(struct gp_timeline *tl)
+{
+	if (!tl)
+		return;
+	unlink(tl->tmp);
+	release(tl);
+}
+
+void gp_timeline_remove_stale(const char *dir)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, GP_TIMELINE_FILE);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s.tmp", dir, GP_TIMELINE_FILE);
+	unlink(path);
+}
+
+/* The newest model process of pid (NULL if the model never had it). */
+static const struct gp_process *model_proc(const struct gp_model *m, __u32 pid)
+{
+	return gp_u64map_get(&m->by_pid, pid);
+}
+
+/* A thread's name: the model's for the newest process of pid that knows it. */
+static const char *thread_name(const struct gp_model *m, __u32 pid, __u32 tid)
+{
+	for (size_t i = m->nprocs; i-- > 0;) {
+		const struct gp_thread *t;
+
+		if (m->procs[i]->pid != pid || !(t = gp_u64map_get(&m->procs[i]->threads, tid)))
+			continue;
+		if (t->name && *t->name)
+			return t->name;
+	}
+	return NULL;
+}
+
+static void meta_name(struct gp_timeline *tl, const char *what, __u32 pid, __u32 tid, const char *name)
+{
+	ev_open(tl, "M", pid, tid, 0);
+	put(tl, ",\"name\":\"");
+	put(tl, what);
+	put(tl, "\",\"args\":{\"name\":");
+	put_str(tl, name);
+	put(tl, "}}");
+}
+
+static void meta_sort(struct gp_timeline *tl, __u32 pid, __u32 tid, __u64 index)
+{
+	ev_open(tl, "M", pid, tid, 0);
+	put(tl, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
+	put_u64(tl, index);
+	put(tl, "}}");
+}
+
+static void stream_label(__u64 key, char *buf, size_t len)
+{
+	if (key == GP_STREAM_KEY_LEGACY)
+		snprintf(buf, len, "legacy default stream 0x0 (host-observed)");
+	else if (key & GP_STREAM_KEY_PER_THREAD)
+		snprintf(buf, len, "per-thread default stream of tid %u (host-observed)", (unsigned)(key & 0xffffffffu));
+	else
+		snprintf(buf, len, "stream 0x%llx (host-observed)", (unsigned long long)key);
+}
+
+/*
+ * The process's track name: its name, and where it runs when in a container or pod
+ * ("train (container web-1, pod ml/trainer-0, ns pid 1)"); the viewer adds the pid itself.
+ */
+static void process_label(const struct gp_process *p, const char *comm, char *buf, size_t len)
+{
+	char c[256], pod[336] = "", ns[32] = "";
+
+	if (!p || !gp_in_container(p)) {
+		snprintf(buf, len, "%s", comm);
+		return;
+	}
+	gp_container_label(p, c, sizeof(c));
+	if (p->place.pod_name)
+		snprintf(pod, sizeof(pod), "%spod %s%s%s", *c ? ", " : "",
+			 p->place.pod_namespace ? p->place.pod_namespace : "",
+			 p->place.pod_namespace ? "/" : "", p->place.pod_name);
+	else if (p->place.pod_uid && !*c)
+		snprintf(pod, sizeof(pod), "pod %s", p->place.pod_uid);
+	if (p->place.ns_pid && p->place.ns_pid != p->pid)
+		snprintf(ns, sizeof(ns), ", ns pid %u", p->place.ns_pid);
+	snprintf(buf, len, "%s (%s%s%s%s)", comm, *c ? "container " : "", c, pod, ns);
+}
+
+/* Closing events of one process: open windows, their flows, its last counter sample; then its names. */
+static void finish_proc(struct gp_timeline *tl, const struct gp_model *m, struct tl_proc *tp)
+{
+	const struct gp_process *p = model_proc(m, tp->pid);
+	const char *comm = p && p->comm && *p->comm ? p->comm : "process";
+	char label[768];
+
+	for (size_t i = 0; i < tp->streams.cap; i++) {
+		struct tl_stream *s = tp->streams.slots[i].val;
+
+		if (!s)
+			continue;
+		/* work never seen synchronised (or whose synchronisation came after the cap) */
+		if (s->window_open) {
+			__u64 last = s->window_last;
+
+			gp_tl_close_window(tl, tp->pid, s, last + 1, "queued work, no synchronisation recorded",
+					   NULL);
+			gp_tl_finish_flows(tl, s, s->written_end, tp->pid, s->tid, last);
+		}
+		stream_label(s->key, label, sizeof(label));
+		meta_name(tl, "thread_name", tp->pid, s->tid, label);
+		meta_sort(tl, tp->pid, s->tid, 1 + (__u64)s->index);
+	}
+	if (tp->copy_dirty)
+		gp_tl_copy_counter(tl, tp, tp->copy_last_ts);
+	gp_tl_interval_close(tl, tp, 0);
+	process_label(p, comm, label, sizeof(label));
+	meta_name(tl, "process_name", tp->pid, 0, label);
+	for (size_t i = 0; i < tp->sched.cap; i++) {
+		const struct tl_sched *ts = tp->sched.slots[i].val;
+		const char *name;
+
+		if (!ts)
+			continue;
+		name = thread_name(m, tp->pid, ts->tid);
+		snprintf(label, sizeof(label), "%s (tid %u): on/off CPU", name ? name : ts->tid == tp->pid ? comm : "thread",
+			 ts->tid);
+		meta_name(tl, "thread_name", tp->pid, ts->track, label);
+		meta_sort(tl, tp->pid, ts->track, 1 + (__u64)tp->nstreams + ts->index);
+	}
+	for (size_t i = 0; i < tp->tids.cap; i++) {
+		__u32 tid = (__u32)tp->tids.slots[i].key;
+		const char *name;
+
+		if (!tp->tids.slots[i].val)
+			continue;
+		name = thread_name(m, tp->pid, tid);
+		if (!name && tid == tp->pid)
+			name = comm;
+		if (!name) {
+			snprintf(label, sizeof(label), "thread %u", tid);
+			name = label;
+		}
+		meta_name(tl, "thread_name", tp->pid, tid, name);
+		meta_sort(tl, tp->pid, tid, 0);
+	}
+}
+
+/* The devices' counter tracks: named after the device, listed before the processes. */
+static void finish_gpus(struct gp_timeline *tl, const struct gp_model *m)
+{
+	char label[160];
+
+	for (__u32 i = 0; i < tl->ngpus; i++) {
+		const struct gp_gpu_device *d = gp_gpu_device_of(m, tl->gpus[i]);
+		__u32 pid = TL_GPU_PID_BASE + tl->gpus[i];
+
+		snprintf(label, sizeof(label), "GPU %u: %s (NVML samples)", tl->gpus[i],
+			 d && d->name ? d->name : "unnamed device");
+		meta_name(tl, "process_name", pid, 0, label);
+		ev_open(tl, "M", pid, 0, 0);
+		put(tl, ",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":");
+		put_s64(tl, -1000 + (__s64)i);
+		put(tl, "}}");
+	}
+}
+
+static void other_data(struct gp_timeline *tl, const struct gp_model *m)
+{
+	put(tl, "\n],\"otherData\":{\"tool\":\"gpuprobed\",\"version\":");
+	put_str(tl, m->session.tool_version ? m->session.tool_version : "");
+	put(tl, ",\"clock\":\"CLOCK_MONOTONIC, microseconds\",\"gpu_timestamps\":false,"
+		"\"stream_tracks\":\"host-observed: an instant when work was queued; a window from the first "
+		"item a synchronisation covered being queued to that synchronisation's return\",\"max_events\":");
+	put_u64(tl, tl->max_events);
+	put(tl, ",\"calls\":");
+	put_u64(tl, tl->calls);
+	put(tl, ",\"calls_kept\":");
+	put_u64(tl, tl->kept);
+	put(tl, ",\"calls_left_out\":");
+	put_u64(tl, tl->calls - tl->kept);
+	put(tl, ",\"sched_slices\":");
+	put_u64(tl, tl->slices);
+	put(tl, ",\"sched_slices_kept\":");
+	put_u64(tl, tl->slices_kept);
+	put(tl, ",\"sched_slices_left_out\":");
+	put_u64(tl, tl->slices - tl->slices_kept);
+	put(tl, ",\"gpu_samples\":");
+	put_u64(tl, tl->gpu_samples);
+	put(tl, ",\"gpu_samples_left_out\":");
+	put_u64(tl, tl->gpu_samples - tl->gpu_samples_kept);
+	put(tl, ",\"session_start_mono_ns\":");
+	put_u64(tl, m->session.start_mono_ns);
+	put(tl, ",\"session_start_realtime_ns\":");
+	put_u64(tl, m->session.start_realtime_ns);
+	put(tl, "}}\n");
+}
+
+/* Each NCCL stall said (m->stalls): a global instant when it was said, on the late rank's process. */
+static void stall_markers(struct gp_timeline *tl, const struct gp_model *m)
+{
+	for (size_t i = 0; i < m->nstalls; i++) {
+		const struct gp_nccl_stall *st = &m->stalls[i];
+		char text[96];
+
+		ev_open(tl, "i", st->nbehind ? st->behind[0].pid : 0, st->nbehind ? st->behind[0].pid : 0, st->mono_ns);
+		snprintf(text, sizeof(text), "NCCL stall: collective #%llu (%s)", (unsigned long long)st->seq,
+			 st->op < GP_NCCL_OP_MAX ? gp_nccl_op_name(st->op) : "operation not known");
+		put(tl, ",\"s\":\"g\",\"cat\":\"nccl_stall\",\"name\":");
+		put_str(tl, text);
+		snprintf(text, sizeof(text), "%016llx", (unsigned long long)st->comm_id);
+		put(tl, ",\"args\":{\"comm_id\":");
+		put_str(tl, text);
+		put(tl, ",\"waited_ns\":");
+		put_u64(tl, st->waited_ns);
+		put(tl, ",\"waiting\":[");
+		for (size_t k = 0; k < st->nwaiting; k++) {
+			snprintf(text, sizeof(text), "%s%d", k ? "," : "", st->waiting[k]);
+			put(tl, text);
+		}
+		put(tl, "],\"behind\":[");
+		for (size_t k = 0; k < st->nbehind; k++) {
+			snprintf(text, sizeof(text), "%s{\"rank\":%d,\"pid\":%u,\"last_seq\":%llu,\"state\":", k ? "," : "",
+				 st->behind[k].rank, st->behind[k].pid, (unsigned long long)st->behind[k].last_seq);
+			put(tl, text);
+			put_str(tl, st->behind[k].state);
+			put(tl, "}");
+		}
+		put(tl, "]}}");
+	}
+}
+
+int gp_timeline_close(struct gp_timeline *tl, const struct gp_model *m, struct gp_timeline_counts *counts)
+{
+	int err = 0;
+
+	if (!tl)
+		return 0;
+	stall_markers(tl, m);
+	for (size_t i = 0; i < tl->procs.cap; i++)
+		if (tl->procs.slots[i].val)
+			finish_proc(tl, m, tl->procs.slots[i].val);
+	finish_gpus(tl, m);
+	other_data(tl, m);
+	if (counts)
+		*counts = (struct gp_timeline_counts){ .calls = tl->calls, .kept = tl->kept,
+						       .left_out = tl->calls - tl->kept, .events = tl->events,
+						       .slices = tl->slices,
+						       .slices_left_out = tl->slices - tl->slices_kept };
+	flush_buf(tl);
+	if (fflush(tl->out) || ferror(tl->out))
+		err = -(errno ? errno : EIO);
+	else if (tl->failed)
+		err = -ENOMEM;
+	if (fclose(tl->out) && !err)
+		err = -errno;
+	tl->out = NULL;
+	if (!err && rename(tl->tmp, tl->path))
+		err = -errno;
+	if (err) {
+		gp_err("write %s: %s", tl->path, strerror(-err));
+		unlink(tl->tmp);
+		unlink(tl->path); /* an earlier run's would pass for this one's */
+	}
+	release(tl);
+	return err;
+}
