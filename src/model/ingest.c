@@ -6,7 +6,8 @@
  * handles, NCCL, streams), then counts the GPU work it queued per layer and
  * per stream. A call made inside another traced call is that call's
  * implementation: listed (nesting.c), never counted twice. Each outermost
- * call is then shown, decoded, to the observer if one is set (the timeline).
+ * call is then shown, decoded, to the observers, in the order they were added
+ * (the timeline, the SQL export).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -115,9 +116,36 @@ static void count_work(struct gp_process *p, const struct gp_api_call *c)
 	w->host_ns += c->dur_ns;
 }
 
-void gp_model_set_observer(struct gp_model *m, const struct gp_model_observer *obs)
+int gp_model_add_observer(struct gp_model *m, const struct gp_model_observer *obs)
 {
-	m->observer = obs ? *obs : (struct gp_model_observer){ 0 };
+	if (!obs)
+		return -EINVAL;
+	if (m->nobservers == GP_MODEL_OBSERVERS_MAX)
+		return -ENOSPC;
+	m->observers[m->nobservers++] = *obs;
+	return 0;
+}
+
+int gp_model_remove_observer(struct gp_model *m, const void *ctx)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < m->nobservers; i++)
+		if (m->observers[i].ctx != ctx)
+			m->observers[kept++] = m->observers[i];
+	if (kept == m->nobservers)
+		return -ENOENT;
+	m->nobservers = kept;
+	return 0;
+}
+
+/* Some observer wants the outermost calls (building their view costs a little). */
+static bool calls_observed(const struct gp_model *m)
+{
+	for (size_t i = 0; i < m->nobservers; i++)
+		if (m->observers[i].call)
+			return true;
+	return false;
 }
 
 /* Everything the observer needs of an outermost call, from what the aggregators decided. */
@@ -158,7 +186,9 @@ static void observe(struct gp_model *m, const struct gp_process *p, const struct
 		v.covered = p->pending.covers;
 		v.ncovered = p->pending.ncovers;
 	}
-	m->observer.call(m->observer.ctx, &v);
+	for (size_t i = 0; i < m->nobservers; i++)
+		if (m->observers[i].call)
+			m->observers[i].call(m->observers[i].ctx, &v);
 }
 
 static int validate(const void *data, size_t len)
@@ -245,8 +275,9 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 
 		/* nothing in the reports: the timeline's alone (its totals are the CPU accounts') */
 		memcpy(&sl, data, sizeof(sl));
-		if (m->observer.sched)
-			m->observer.sched(m->observer.ctx, &sl);
+		for (size_t i = 0; i < m->nobservers; i++)
+			if (m->observers[i].sched)
+				m->observers[i].sched(m->observers[i].ctx, &sl);
 		return 0;
 	}
 	memcpy(&c, data, sizeof(c)); /* ring-buffer records need not be aligned for us */
@@ -301,7 +332,7 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 	}
 	if (stk)
 		stack = gp_stacks_add(m, p, &c, &op, stk);
-	if (m->observer.call)
+	if (calls_observed(m))
 		observe(m, p, &c, &op, &fx, live_before, stack);
 	m->cur_ips = NULL;
 	m->cur_nips = 0;

@@ -681,7 +681,8 @@ struct gp_model {
 	struct gp_report_source source; /* strings owned; kind NULL: "live" without a capture */
 	const struct gp_merge_info *merge; /* gpuprobed merge: its captures and clocks (the caller's); NULL: none */
 	__u64 last_event_ns; /* the latest time an ingested record reaches */
-	struct gp_model_observer observer; /* sees every outermost call (ingest.c); call NULL: none */
+	struct gp_model_observer observers[GP_MODEL_OBSERVERS_MAX]; /* in the order added (ingest.c) */
+	size_t nobservers;
 	char *name_buf;    /* resolver output buffers, GP_NAME_BUF bytes each */
 	char *mangled_buf;
 

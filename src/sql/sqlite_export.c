@@ -620,12 +620,12 @@ int gp_sql_export(const char *cap_path, const char *out_path, const struct gp_sq
 	if (!m)
 		goto out;
 	x.m = m;
-	gp_model_set_observer(m, &(struct gp_model_observer){ .ctx = &x, .call = observed });
+	gp_model_add_observer(m, &(struct gp_model_observer){ .ctx = &x, .call = observed });
 	lap(&t0);
 	if ((err = open_db(&x, tmp, o->indices)) || (err = export_records(&x, r, m, as, cap_path, st)))
 		goto out;
 	t_rows = lap(&t0);
-	gp_model_set_observer(m, NULL);
+	gp_model_remove_observer(m, &x);
 	gp_capture_finish(m, r, cap_path); /* the stacks named, as the report names them */
 	if ((err = gp_sql_model_rows(&x)) || (err = write_meta(&x, r, cap_path, st)))
 		goto out;
