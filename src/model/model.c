@@ -64,16 +64,16 @@ struct gp_model *gp_model_new(const struct gp_resolver *resolver)
 {
 	struct gp_model *m = calloc(1, sizeof(*m));
 
-	if (!m)
+	if (!m || !(m->writer = calloc(1, sizeof(*m->writer))))
 		goto err;
-	m->max_stacks = 1000000;
+	m->writer->max_stacks = 1000000;
 	if (resolver) {
 		m->resolver = *resolver;
 		m->has_resolver = resolver->kernel_name != NULL;
 	}
-	m->name_buf = malloc(GP_NAME_BUF);
-	m->mangled_buf = malloc(GP_NAME_BUF);
-	if (!m->name_buf || !m->mangled_buf)
+	m->writer->name_buf = malloc(GP_NAME_BUF);
+	m->writer->mangled_buf = malloc(GP_NAME_BUF);
+	if (!m->writer->name_buf || !m->writer->mangled_buf)
 		goto err;
 	for (unsigned i = 0; i < GP_BPF_DROP_MAX; i++)
 		gp_model_drop_set(m, bpf_drop_names[i], 0);
@@ -121,11 +121,12 @@ static void process_free(struct gp_process *p)
 	free(p->place.cgroup);
 	gp_driver_release(p);
 	gp_nccl_release(p);
-	gp_pending_release(&p->pending);
+	gp_queued_release(&p->writer->queued);
 	gp_memory_release(&p->mem);
 	gp_kernels_release(p);
 	gp_stacks_release(&p->stacks);
-	free(p->waiting);
+	free(p->writer->waiting);
+	free(p->writer);
 	gp_u64map_clear(&p->streams, free);
 	gp_u64map_clear(&p->threads, thread_free);
 	free(p->comm);
@@ -184,8 +185,11 @@ void gp_model_free(struct gp_model *m)
 		free(m->session.hold_files[i].path);
 	free(m->session.hold_files);
 	gp_gpus_release(&m->gpus);
-	free(m->name_buf);
-	free(m->mangled_buf);
+	if (m->writer) {
+		free(m->writer->name_buf);
+		free(m->writer->mangled_buf);
+		free(m->writer);
+	}
 	free(m);
 }
 
@@ -387,6 +391,11 @@ static struct gp_process *process_new(struct gp_model *m, __u32 pid)
 
 	if (!p)
 		return NULL;
+	p->writer = calloc(1, sizeof(*p->writer));
+	if (!p->writer) {
+		free(p);
+		return NULL;
+	}
 	p->pid = pid;
 	p->comm = dup_str(NULL);
 	p->cmdline = dup_str(NULL);
@@ -411,7 +420,7 @@ static void process_forget_at(struct gp_model *m, size_t i)
 	m->nprocs--;
 	if (gp_u64map_get(&m->by_pid, p->pid) == p) /* not a newer process that reused the pid */
 		gp_u64map_del(&m->by_pid, p->pid);
-	m->nstacks -= p->stacks.n < m->nstacks ? p->stacks.n : m->nstacks;
+	m->writer->nstacks -= p->stacks.n < m->writer->nstacks ? p->stacks.n : m->writer->nstacks;
 	process_free(p);
 }
 
@@ -791,7 +800,7 @@ int gp_model_adopt(struct gp_model *m, struct gp_model *src, const char *host, _
 		p->own_end_ns = src->session.end_mono_ns ? src->session.end_mono_ns : src->last_event_ns;
 		m->procs[m->nprocs++] = p;
 	}
-	m->nstacks += src->nstacks;
+	m->writer->nstacks += src->writer->nstacks;
 	src->nprocs = 0;
 	gp_u64map_clear(&src->by_pid, NULL);
 	for (size_t i = 0; i < src->nskipped; i++)
@@ -800,7 +809,7 @@ int gp_model_adopt(struct gp_model *m, struct gp_model *src, const char *host, _
 	for (size_t i = 0; i < src->ndrops; i++)
 		gp_model_drop_add(m, src->drops[i].name, src->drops[i].count);
 	if (src->stacks_on && !m->stacks_on)
-		gp_model_set_stacks(m, true, src->max_stacks);
+		gp_model_set_stacks(m, true, src->writer->max_stacks);
 	return 0;
 }
 

@@ -139,13 +139,6 @@ struct gp_kernel {
 	__u64 config_unread_launches; /* launch configuration could not be read (arg_read) */
 };
 
-struct gp_ksite { /* one (func, ret_addr) launch site, chained on hash collision */
-	__u64 func;
-	__u64 ret_addr;
-	struct gp_kernel *kernel;
-	struct gp_ksite *next;
-};
-
 struct gp_graph {
 	__u64 exec;
 	__u64 calls;    /* cudaGraphLaunch calls */
@@ -211,37 +204,10 @@ struct gp_cpu_summary {
  * their previous synchronisation; its blocked time is charged to that work.
  */
 enum gp_work_kind { GP_WORK_NONE, GP_WORK_KERNEL, GP_WORK_COPY, GP_WORK_MEMSET, GP_WORK_COLL };
-struct gp_pending_work {
-	__u64 stream_key;
-	__u64 ts_ns;         /* entry of the call that queued it */
-	enum gp_work_kind kind;
-	__u32 ops_since_sync; /* work items queued on the stream since its last synchronisation */
-	struct gp_nccl_row *coll; /* GP_WORK_COLL: its (communicator, op) row */
-	__u64 coll_bytes;
-	struct gp_nccl_comm *coll_comm; /* GP_WORK_COLL: its communicator and sequence number (0: none) */
-	__u64 coll_seq;
-	/* work items numbered per stream from 0: [synced_seq, queued_seq) not yet covered by a synchronisation */
-	__u64 queued_seq;
-	__u64 synced_seq;
-};
+/* The blocked time of a process's synchronisation calls, by what they waited for (streams.c). */
 struct gp_pending {
-	struct gp_u64map by_stream; /* stream key -> struct gp_pending_work */
-	struct gp_u64map by_event;  /* event handle -> stream key of its latest record */
-	/* blocked time of synchronisation calls, by what they waited for */
 	__u64 blocked_ns[GP_WORK_COLL + 1];
 	__u64 blocked_calls[GP_WORK_COLL + 1];
-	/* what the last synchronisation covered, for the observer (grown as needed, reused) */
-	struct gp_sync_cover *covers;
-	size_t ncovers, covers_cap;
-};
-
-/* What a call did to the streams (streams.c), for the observer. */
-struct gp_stream_fx {
-	bool has_stream;
-	__u64 stream;
-	bool queued;
-	__u64 queue_seq;
-	bool sync; /* p->pending.covers[0 .. ncovers) is what it covered */
 };
 
 /* ---- NCCL ------------------------------------------------------------------ */
@@ -379,14 +345,6 @@ struct gp_api_link {
 	__u64 calls;
 };
 
-/* An inner call waiting for its outer call (nesting.c). */
-struct gp_nested_wait {
-	__u64 ts, end;
-	__u32 tid;
-	__s32 ret;
-	__u16 api, outer;
-};
-
 struct gp_api_stats {
 	struct gp_stats time; /* host-observed duration of each call made outside any other traced call */
 	struct gp_cpu_attr inside; /* the calling threads' off-CPU time, switches, faults during the calls */
@@ -478,18 +436,6 @@ struct gp_stack {
 	__u16 nsym;            /* the native frames with each eval frame replaced by the Python frames it ran */
 	__u16 py_unanchored;   /* of them, Python frames whose eval frame the native walk did not reach (outermost) */
 	__u64 ips[];           /* [0] the call site, then the callers; then npy Python frames (code, instr) */
-};
-
-/* A stack as a record brings it (either kind of stack record). */
-struct gp_stack_view {
-	const __u64 *ips;
-	unsigned nframes;
-	const __u64 *py; /* npy pairs: code object, instruction | GP_PYF_* << 32 */
-	unsigned npy;
-	__u8 stop;       /* enum gp_stack_stop */
-	__u8 detail;
-	__u8 py_status;
-	__u8 frames_fp;
 };
 
 enum gp_frame_kind { GP_FRAME_NATIVE, GP_FRAME_PYTHON };
@@ -586,23 +532,18 @@ struct gp_process {
 
 	struct gp_kernel **kernels;
 	size_t nkernels, kernels_cap;
-	struct gp_u64map ksites;  /* hash(func, ret_addr) -> struct gp_ksite chain */
-	struct gp_u64map khandles; /* nvcc kernel handle -> host function (from __cudaGetKernel) */
-	struct gp_u64map kregs;    /* host function -> char * device name, mangled (__cudaRegisterFunction) */
-	struct gp_u64map fnames;   /* driver CUfunction / CUkernel handle -> char * kernel name (mangled) */
 	struct gp_kernel *unknown_handles; /* driver launches of handles created before attach */
 	__u64 modules_loaded, modules_unloaded, functions_named;
 	struct gp_nccl *nccl;      /* NULL until the process makes an NCCL call */
-	struct gp_pending pending; /* the latest work queued and not yet synchronised, per stream */
+	struct gp_pending pending; /* what its synchronisations waited for */
 	struct gp_u64map graphs;  /* exec handle -> struct gp_graph */
 	struct gp_u64map streams; /* stream key -> struct gp_stream */
 	struct gp_events events;
 	struct gp_u64map threads; /* tid -> struct gp_thread */
 	struct gp_stacks stacks;
-	/* inner calls whose outer call has not returned yet (nesting.c), oldest first */
-	struct gp_nested_wait *waiting;
-	size_t nwaiting, waiting_cap;
+	size_t nwaiting;       /* inner calls whose outer call has not returned yet (nesting.c) */
 	__u64 nested_left_out; /* inner calls of outer calls that never returned (plus nwaiting) */
+	struct gp_process_writer *writer; /* what only the model's writers use (model_internal.h) */
 };
 
 struct gp_probe {
@@ -674,17 +615,16 @@ struct gp_gpus {
 const struct gp_gpu_device *gp_gpu_device_of(const struct gp_model *m, __u32 index); /* NULL: none */
 double gp_gpu_stat_mean(const struct gp_gpu_stat *st); /* time-weighted; 0 without samples */
 
+struct gp_model_writer;
+struct gp_process_writer;
+
 struct gp_model {
 	struct gp_resolver resolver;
 	bool has_resolver;
-	struct gp_model_tap tap; /* sees every operation (model_ops.c) */
 	struct gp_report_source source; /* strings owned; kind NULL: "live" without a capture */
 	const struct gp_merge_info *merge; /* gpuprobed merge: its captures and clocks (the caller's); NULL: none */
 	__u64 last_event_ns; /* the latest time an ingested record reaches */
-	struct gp_model_observer observers[GP_MODEL_OBSERVERS_MAX]; /* in the order added (ingest.c) */
-	size_t nobservers;
-	char *name_buf;    /* resolver output buffers, GP_NAME_BUF bytes each */
-	char *mangled_buf;
+	struct gp_model_writer *writer; /* what only the model's writers use (model_internal.h) */
 
 	struct {
 		char *tool_version, *command_line, *mode, *hostname, *kernel_release;
@@ -747,11 +687,7 @@ struct gp_model {
 	struct gp_drop *drops;
 	size_t ndrops;
 
-	const __u64 *cur_ips;  /* the stack of the record being ingested (NULL: none) */
-	unsigned cur_nips;
 	bool stacks_on;        /* the session captured stacks */
-	size_t max_stacks;     /* distinct stacks kept, all processes together */
-	size_t nstacks;
 	struct gp_gpus gpus;   /* NVML's view of the devices (gpus.c) */
 
 	struct gp_nccl_stall *stalls; /* NCCL stalls in the order they were said */
