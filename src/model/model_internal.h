@@ -97,9 +97,14 @@ struct gp_model_writer {
 };
 
 /* model.c */
+char *gp_dup_str(const char *s);               /* strdup that maps NULL to "": readers never see NULL */
+int gp_replace_str(char **dst, const char *src); /* *dst freed and a copy (gp_dup_str) put there; -ENOMEM */
 struct gp_process *gp_model_process_get(struct gp_model *m, __u32 pid); /* creates it; NULL on ENOMEM */
 struct gp_thread *gp_process_thread_get(struct gp_process *p, __u32 tid); /* creates it */
 void gp_model_drop_add(struct gp_model *m, const char *name, __u64 n);
+
+/* session_info.c */
+void gp_session_release(struct gp_model *m); /* the session's tables freed (gp_model_free) */
 
 /* memory.c */
 void gp_gpus_release(struct gp_gpus *g); /* gpus.c */
