@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "capture/capture_load.h"
-#include "log.h"
 #include "model/model_ops.h"
 
 /*
@@ -403,6 +402,18 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 	return -EINVAL;
 }
 
+void gp_capture_load_count(struct gp_capture_load_stats *st, unsigned op, int err)
+{
+	if (err < 0)
+		st->malformed++;
+	else if (err > 0)
+		st->ignored++;
+	else if (gp_model_op_is_answer(op))
+		st->answers++;
+	else
+		st->applied++;
+}
+
 int gp_capture_load(struct gp_capture_reader *r, struct gp_model *m, struct gp_answers *as,
 		    struct gp_capture_load_stats *st)
 {
@@ -412,18 +423,8 @@ int gp_capture_load(struct gp_capture_reader *r, struct gp_model *m, struct gp_a
 	int rc;
 
 	*st = (struct gp_capture_load_stats){ 0 };
-	while ((rc = gp_capture_next(r, &op, &data, &len)) > 0) {
-		int err = gp_capture_apply(m, as, op, data, len);
-
-		if (err < 0)
-			st->malformed++;
-		else if (err > 0)
-			st->ignored++;
-		else if (gp_model_op_is_answer(op))
-			st->answers++;
-		else
-			st->applied++;
-	}
+	while ((rc = gp_capture_next(r, &op, &data, &len)) > 0)
+		gp_capture_load_count(st, op, gp_capture_apply(m, as, op, data, len));
 	return rc;
 }
 
@@ -439,27 +440,4 @@ void gp_capture_finish(struct gp_model *m, const struct gp_capture_reader *r, co
 				       .corrupt_chunks = cs->corrupt_chunks, .complete = cs->complete,
 				       .cut = cs->complete ? NULL : cs->cut,
 				       .corruption = cs->corrupt_chunks ? cs->corruption : NULL });
-}
-
-int gp_capture_load_said(struct gp_capture_reader *r, const char *path, struct gp_model *m, struct gp_answers *as)
-{
-	struct gp_capture_load_stats ls;
-	const struct gp_capture_stats *cs;
-	int rc = gp_capture_load(r, m, as, &ls);
-
-	cs = gp_capture_stats(r);
-	if (rc < 0)
-		gp_err("%s: %s (reporting what was read before it)", path, strerror(-rc));
-	if (!cs->complete)
-		gp_warn("%s: %s", path, cs->cut);
-	if (cs->corrupt_chunks)
-		gp_warn("%s: %llu corrupt chunk%s skipped: %s", path, (unsigned long long)cs->corrupt_chunks,
-			cs->corrupt_chunks == 1 ? "" : "s", cs->corruption);
-	if (ls.malformed)
-		gp_warn("%s: %llu operations did not decode and were skipped", path, (unsigned long long)ls.malformed);
-	gp_capture_finish(m, r, path);
-	gp_info("%s: %llu operations in %llu chunks (%llu applied, %llu resolver answers)", path,
-		(unsigned long long)cs->ops, (unsigned long long)cs->chunks, (unsigned long long)ls.applied,
-		(unsigned long long)ls.answers);
-	return rc;
 }
