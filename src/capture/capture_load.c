@@ -55,7 +55,7 @@ union op_fields {
 			return -EINVAL;                      \
 	} while (0)
 
-/* The calls and what counts them: records, kernel aggregates, the duty cycle, stacks, loss counters. */
+/* The calls and what counts them: records, kernel aggregates, duty cycle, stacks, loss counters. */
 static int apply_record(struct gp_model *m, unsigned op, const void *data, size_t len)
 {
 	union op_fields u;
@@ -112,7 +112,7 @@ static int apply_record(struct gp_model *m, unsigned op, const void *data, size_
 	return 0;
 }
 
-/* The processes: admitted, exited, their origin, execs, places, Python, libraries, threads, probes. */
+/* The processes: admitted, exited, origin, execs, places, Python, libraries, threads, probes. */
 static int apply_process(struct gp_model *m, unsigned op, const void *data, size_t len)
 {
 	union op_fields u;
@@ -386,7 +386,8 @@ int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, con
 {
 	/* the records first: nearly every operation of a capture is one */
 	static int (*const steps[])(struct gp_model *, unsigned, const void *, size_t) = {
-		apply_record, apply_process, apply_session, apply_kernel, apply_holds, apply_gpu, apply_nccl,
+		apply_record, apply_process, apply_session, apply_kernel,
+		apply_holds,  apply_gpu,     apply_nccl,
 	};
 	int rc;
 

@@ -12,15 +12,18 @@
 #include "capture/capture_open.h"
 #include "log.h"
 
-void gp_capture_say_lacks(const struct gp_capture_reader *r, const char *path, enum gp_capture_voice v)
+void gp_capture_say_lacks(const struct gp_capture_reader *r, const char *path,
+			  enum gp_capture_voice v)
 {
 	const struct gp_capture_stats *cs = gp_capture_stats(r);
 
 	if (!cs->complete)
-		gp_warn(v == GP_CAPTURE_EXPORTING ? "%s: %s (exported what it holds)" : "%s: %s", path, cs->cut);
+		gp_warn(v == GP_CAPTURE_EXPORTING ? "%s: %s (exported what it holds)" : "%s: %s",
+			path, cs->cut);
 	if (cs->corrupt_chunks)
-		gp_warn("%s: %llu corrupt chunk%s skipped: %s", path, (unsigned long long)cs->corrupt_chunks,
-			cs->corrupt_chunks == 1 ? "" : "s", cs->corruption);
+		gp_warn("%s: %llu corrupt chunk%s skipped: %s", path,
+			(unsigned long long)cs->corrupt_chunks, cs->corrupt_chunks == 1 ? "" : "s",
+			cs->corruption);
 }
 
 /* What the reading left out, said after the last operation. */
@@ -45,8 +48,8 @@ static void say_counts(const struct gp_capture_model *cm, const char *path)
 	const struct gp_capture_stats *cs = gp_capture_stats(cm->reader);
 
 	gp_info("%s: %llu operations in %llu chunks (%llu applied, %llu resolver answers)", path,
-		(unsigned long long)cs->ops, (unsigned long long)cs->chunks, (unsigned long long)cm->stats.applied,
-		(unsigned long long)cm->stats.answers);
+		(unsigned long long)cs->ops, (unsigned long long)cs->chunks,
+		(unsigned long long)cm->stats.applied, (unsigned long long)cm->stats.answers);
 }
 
 /* The reader, the answers and a model whose resolver gives them. 0, -EINVAL (said) or -ENOMEM. */
@@ -72,7 +75,7 @@ static int make(const char *path, const struct gp_capture_open_opts *o, struct g
 	return cm->model ? 0 : -ENOMEM;
 }
 
-/* Every operation applied and counted, between the caller's hooks. 0, or an applied hook's nonzero. */
+/* Every operation applied and counted, between the caller's hooks. 0, or applied's nonzero. */
 static int apply_all(const struct gp_capture_open_opts *o, struct gp_capture_model *cm)
 {
 	unsigned op;
@@ -95,16 +98,18 @@ static int apply_all(const struct gp_capture_open_opts *o, struct gp_capture_mod
 	return 0;
 }
 
-int gp_capture_open_model(const char *path, const struct gp_capture_open_opts *o, struct gp_capture_model *cm,
-			  char *errmsg, size_t errlen)
+int gp_capture_open_model(const char *path, const struct gp_capture_open_opts *o,
+			  struct gp_capture_model *cm, char *errmsg, size_t errlen)
 {
 	size_t attached = 0;
 	int rc, done_rc = 0;
 
 	*cm = (struct gp_capture_model){ 0 };
-	if ((rc = make(path, o, cm, errmsg, errlen)) || (o->ready && (rc = o->ready(o->ctx, cm->model))))
+	if ((rc = make(path, o, cm, errmsg, errlen)) ||
+	    (o->ready && (rc = o->ready(o->ctx, cm->model))))
 		return rc;
-	while (attached < o->nobservers && !(rc = gp_model_add_observer(cm->model, &o->observers[attached])))
+	while (attached < o->nobservers &&
+	       !(rc = gp_model_add_observer(cm->model, &o->observers[attached])))
 		attached++;
 	if (!rc)
 		rc = apply_all(o, cm);

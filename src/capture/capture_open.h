@@ -17,9 +17,11 @@
 
 /* What is said on stderr about the file read: each command's words (byte for byte as they were). */
 enum gp_capture_voice {
-	GP_CAPTURE_QUIET,     /* nothing: the caller says what it needs */
-	GP_CAPTURE_REPORTING, /* report, merge: "... (reporting what was read before it)", the operations counted */
-	GP_CAPTURE_EXPORTING, /* export: "... (exporting what was read before it)", "... (exported what it holds)" */
+	GP_CAPTURE_QUIET, /* nothing: the caller says what it needs */
+	/* report, merge: "... (reporting what was read before it)", the operations counted */
+	GP_CAPTURE_REPORTING,
+	/* export: "... (exporting what was read before it)", "... (exported what it holds)" */
+	GP_CAPTURE_EXPORTING,
 };
 
 /*
@@ -36,24 +38,28 @@ enum gp_capture_voice {
  */
 struct gp_capture_open_opts {
 	struct gp_capture_reader *reader;
-	int (*next)(void *next_ctx, unsigned *op, const void **data, size_t *len); /* as gp_capture_next */
+	/* as gp_capture_next */
+	int (*next)(void *next_ctx, unsigned *op, const void **data, size_t *len);
 	void *next_ctx;
-	const struct gp_model_observer *observers; /* attached in this order before the first operation */
-	size_t nobservers;                         /* and removed after the last */
+	/* attached in this order before the first operation, removed after the last */
+	const struct gp_model_observer *observers;
+	size_t nobservers;
 	void *ctx;
 	int (*ready)(void *ctx, struct gp_model *m);
 	bool (*more)(void *ctx);
 	int (*applied)(void *ctx, unsigned op, const void *data, size_t len, int err);
 	int (*done)(void *ctx);
 	enum gp_capture_voice voice;
-	bool finish; /* gp_capture_finish (a reader's): a cut session ended, stacks named, the source set */
+	/* gp_capture_finish (a reader's): a cut session ended, stacks named, the source set */
+	bool finish;
 };
 
 /* A capture in a model: the caller's until gp_capture_model_close. */
 struct gp_capture_model {
-	struct gp_capture_reader *reader; /* its header, what was read of it; NULL: operations from next */
-	bool own_reader;                  /* opened here: closed with the model */
-	struct gp_answers *answers;       /* the resolver's recorded answers */
+	/* its header, what was read of it; NULL: operations from next */
+	struct gp_capture_reader *reader;
+	bool own_reader;            /* opened here: closed with the model */
+	struct gp_answers *answers; /* the resolver's recorded answers */
 	struct gp_model *model;
 	struct gp_capture_load_stats stats;
 	int read_err; /* -errno: reading stopped on an I/O error (what was read is in the model) */
@@ -63,7 +69,8 @@ struct gp_capture_model {
  * What the file lacks said (a cut, corrupt chunks), in the words of v; the
  * replay says its capture's so.
  */
-void gp_capture_say_lacks(const struct gp_capture_reader *r, const char *path, enum gp_capture_voice v);
+void gp_capture_say_lacks(const struct gp_capture_reader *r, const char *path,
+			  enum gp_capture_voice v);
 
 /*
  * 0 (an I/O error midway is cm->read_err, said unless QUIET); -EINVAL: path
@@ -71,8 +78,8 @@ void gp_capture_say_lacks(const struct gp_capture_reader *r, const char *path, e
  * unless QUIET); -ENOMEM: no model could be made (not said); or a hook's
  * nonzero. *cm holds what was made either way: gp_capture_model_close it.
  */
-int gp_capture_open_model(const char *path, const struct gp_capture_open_opts *o, struct gp_capture_model *cm,
-			  char *errmsg, size_t errlen);
+int gp_capture_open_model(const char *path, const struct gp_capture_open_opts *o,
+			  struct gp_capture_model *cm, char *errmsg, size_t errlen);
 /* The model, the answers and a reader opened here freed; a reader given stays the caller's. */
 void gp_capture_model_close(struct gp_capture_model *cm);
 

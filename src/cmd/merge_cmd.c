@@ -107,7 +107,8 @@ static int part_ready(void *ctx, struct gp_model *m)
 
 	snprintf(dir, sizeof(dir), "%s/%s", pl->out_dir, PARTS_DIR);
 	mkdir(dir, 0755);
-	if ((size_t)snprintf(pt->trace_dir, sizeof(pt->trace_dir), "%s/%zu", dir, pl->i) >= sizeof(pt->trace_dir))
+	if ((size_t)snprintf(pt->trace_dir, sizeof(pt->trace_dir), "%s/%zu", dir, pl->i) >=
+	    sizeof(pt->trace_dir))
 		pl->timeline = false;
 	if (pl->timeline && !mkdir(pt->trace_dir, 0755))
 		pl->tl = gp_timeline_session_open(pt->trace_dir, GP_TIMELINE_DEFAULT_MAX_EVENTS, m);
@@ -119,12 +120,10 @@ static int load_part(struct part *pt, size_t i, const char *out_dir, bool timeli
 {
 	const struct gp_cap_header *h = gp_capture_header(pt->r);
 	struct part_load pl = { .pt = pt, .i = i, .out_dir = out_dir, .timeline = timeline };
+	const struct gp_capture_open_opts opts = { .reader = pt->r, .ctx = &pl, .ready = part_ready,
+						   .voice = GP_CAPTURE_REPORTING, .finish = true };
 	struct gp_capture_model cm;
-	int err = gp_capture_open_model(pt->path, &(struct gp_capture_open_opts){ .reader = pt->r, .ctx = &pl,
-										 .ready = part_ready,
-										 .voice = GP_CAPTURE_REPORTING,
-										 .finish = true },
-					&cm, NULL, 0);
+	int err = gp_capture_open_model(pt->path, &opts, &cm, NULL, 0);
 
 	pt->as = cm.answers; /* the part's, freed with it */
 	pt->m = cm.model;

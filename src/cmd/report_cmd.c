@@ -77,8 +77,11 @@ int gp_cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct report_run run = { .out_dir = "./profile_output", .max_events = GP_TIMELINE_DEFAULT_MAX_EVENTS,
+	struct report_run run = { .out_dir = "./profile_output",
+				  .max_events = GP_TIMELINE_DEFAULT_MAX_EVENTS,
 				  .timeline = true };
+	const struct gp_capture_open_opts opts = { .ctx = &run, .ready = ready,
+						   .voice = GP_CAPTURE_REPORTING, .finish = true };
 	const char *path;
 	struct gp_capture_model cm;
 	char errmsg[4200], *end;
@@ -113,10 +116,7 @@ int gp_cmd_report(int argc, char **argv)
 	if ((c = gp_cmd_one_capture(argc, argv, "report")) != GP_CMD_GO_ON)
 		return c;
 	path = argv[optind];
-	err = gp_capture_open_model(path, &(struct gp_capture_open_opts){ .ctx = &run, .ready = ready,
-									 .voice = GP_CAPTURE_REPORTING,
-									 .finish = true },
-				    &cm, errmsg, sizeof(errmsg));
+	err = gp_capture_open_model(path, &opts, &cm, errmsg, sizeof(errmsg));
 	if (err == -ENOMEM)
 		gp_err("out of memory");
 	if (!err) {

@@ -326,7 +326,8 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 	shape_model[a->shape].handler(&call);
 	count_work(p, &c);
 	gp_stream_work(p, &c, &fx);
-	if (fx.sync && !c.ret && !p->writer->queued.ncovers) { /* it covered no work queued since the last one */
+	/* a synchronisation that covered no work queued since the last one */
+	if (fx.sync && !c.ret && !p->writer->queued.ncovers) {
 		st->redundant_syncs++;
 		st->redundant_ns += c.dur_ns;
 	}

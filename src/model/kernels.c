@@ -122,23 +122,24 @@ static struct gp_kernel *kernel_named(struct gp_process *p, __u64 func, __u64 re
 static struct gp_kernel *kernel_for_new_site(struct gp_model *m, struct gp_process *p, __u64 func,
 					     __u64 ret_addr)
 {
-	char *name = m->writer->name_buf, *mangled = m->writer->mangled_buf;
+	const struct gp_model_writer *mw = m->writer;
+	char *name = mw->name_buf, *mangled = mw->mangled_buf;
 	void *host_fun = gp_u64map_get(&p->writer->khandles, func);
+	__u64 fn = host_fun ? (__u64)(uintptr_t)host_fun : func;
 	int rc = -ENOENT;
 
 	if (m->has_resolver) {
 		name[0] = mangled[0] = '\0';
 		/* a known nvcc handle: name the host function it stands for */
-		rc = m->resolver.kernel_name(m->resolver.ctx, p->pid,
-					     host_fun ? (__u64)(uintptr_t)host_fun : func, ret_addr, m->writer->cur_ips,
-					     m->writer->cur_nips, name, GP_NAME_BUF, mangled, GP_NAME_BUF);
+		rc = m->resolver.kernel_name(m->resolver.ctx, p->pid, fn, ret_addr, mw->cur_ips,
+					     mw->cur_nips, name, GP_NAME_BUF, mangled, GP_NAME_BUF);
 		name[GP_NAME_BUF - 1] = mangled[GP_NAME_BUF - 1] = '\0';
 		if (!rc && !name[0]) /* a name must be something */
 			rc = -ENOENT;
 	}
 	if (rc) {
 		/* no symbol (a stripped program): the name it registered at start-up */
-		const char *reg = gp_u64map_get(&p->writer->kregs, host_fun ? (__u64)(uintptr_t)host_fun : func);
+		const char *reg = gp_u64map_get(&p->writer->kregs, fn);
 
 		if (!reg)
 			return kernel_new(p, func, ret_addr, NULL, NULL);

@@ -11,7 +11,7 @@
 #include "model/shapes.h"
 #include "model/view.h"
 
-/* ---- what only the writers use: ingest scratch, pending work, waiting calls, indexes ---------- */
+/* ---- what only the writers use: ingest scratch, pending work, waiting calls, indexes ------ */
 /* The latest work queued on a stream and not yet synchronised (streams.c). */
 struct gp_pending_work {
 	__u64 stream_key;
@@ -20,9 +20,9 @@ struct gp_pending_work {
 	__u32 ops_since_sync; /* work items queued on the stream since its last synchronisation */
 	struct gp_nccl_row *coll; /* GP_WORK_COLL: its (communicator, op) row */
 	__u64 coll_bytes;
-	struct gp_nccl_comm *coll_comm; /* GP_WORK_COLL: its communicator and sequence number (0: none) */
+	struct gp_nccl_comm *coll_comm; /* GP_WORK_COLL: its communicator and seq (0: none) */
 	__u64 coll_seq;
-	/* work items numbered per stream from 0: [synced_seq, queued_seq) not yet covered by a synchronisation */
+	/* work items numbered per stream from 0: [synced_seq, queued_seq) not yet synchronised */
 	__u64 queued_seq;
 	__u64 synced_seq;
 };
@@ -74,19 +74,19 @@ struct gp_stack_view {
 /* A process's writers' own state (p->writer). */
 struct gp_process_writer {
 	struct gp_queued queued; /* per stream: its latest work not yet synchronised */
-	/* inner calls whose outer call has not returned yet (nesting.c), oldest first: [p->nwaiting] */
+	/* inner calls whose outer call has not returned (nesting.c), oldest first: [p->nwaiting] */
 	struct gp_nested_wait *waiting;
 	size_t waiting_cap;
 	struct gp_u64map ksites;   /* hash(func, ret_addr) -> struct gp_ksite chain */
 	struct gp_u64map khandles; /* nvcc kernel handle -> host function (from __cudaGetKernel) */
-	struct gp_u64map kregs;    /* host function -> char * device name, mangled (__cudaRegisterFunction) */
-	struct gp_u64map fnames;   /* driver CUfunction / CUkernel handle -> char * kernel name (mangled) */
+	struct gp_u64map kregs;    /* host function -> char * name, mangled (__cudaRegisterFunction) */
+	struct gp_u64map fnames;   /* CUfunction / CUkernel handle -> char * mangled kernel name */
 };
 
 /* The model's writers' own state (m->writer). */
 struct gp_model_writer {
 	struct gp_model_tap tap; /* sees every operation (model_ops.c) */
-	struct gp_model_observer observers[GP_MODEL_OBSERVERS_MAX]; /* in the order added (ingest.c) */
+	struct gp_model_observer observers[GP_MODEL_OBSERVERS_MAX]; /* in the order added */
 	size_t nobservers;
 	char *name_buf;    /* resolver output buffers, GP_NAME_BUF bytes each */
 	char *mangled_buf;
@@ -97,8 +97,8 @@ struct gp_model_writer {
 };
 
 /* model.c */
-char *gp_dup_str(const char *s);               /* strdup that maps NULL to "": readers never see NULL */
-int gp_replace_str(char **dst, const char *src); /* *dst freed and a copy (gp_dup_str) put there; -ENOMEM */
+char *gp_dup_str(const char *s); /* strdup that maps NULL to "": readers never see NULL */
+int gp_replace_str(char **dst, const char *src); /* *dst replaced by gp_dup_str(src); -ENOMEM */
 struct gp_process *gp_model_process_get(struct gp_model *m, __u32 pid); /* creates it; NULL on ENOMEM */
 struct gp_thread *gp_process_thread_get(struct gp_process *p, __u32 tid); /* creates it */
 void gp_model_drop_add(struct gp_model *m, const char *name, __u64 n);

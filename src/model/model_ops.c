@@ -148,15 +148,16 @@ static int r_RAW(struct op_reader *r, struct gp_op_raw *v)
 	{                                                                                           \
 		/* every ring record fits (the largest: a 127-frame, 64-Python-frame stack): no malloc */ \
 		unsigned char small[GP_TAP_BUF], *buf = small;                                      \
+		const struct gp_model_tap *tap = &m->writer->tap;                                   \
 		size_t n;                                                                           \
                                                                                                     \
-		if (!m->writer->tap.record)                                                                 \
+		if (!tap->record)                                                                   \
 			return;                                                                     \
 		small[0] = 0; /* an operation without fields writes nothing */                      \
 		n = gp_op_pack_##name(small, sizeof(small), v);                                     \
 		if (n > sizeof(small) && (buf = malloc(n)))                                         \
 			gp_op_pack_##name(buf, n, v);                                               \
-		m->writer->tap.record(m->writer->tap.ctx, GP_MOP_##NAME, buf, n); /* NULL: the recorder counts it lost */ \
+		tap->record(tap->ctx, GP_MOP_##NAME, buf, n); /* NULL: the recorder counts it lost */ \
 		if (buf != small)                                                                   \
 			free(buf);                                                                  \
 	}

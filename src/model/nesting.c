@@ -82,7 +82,7 @@ void gp_api_outer_returned(struct gp_process *p, __u32 tid, __u64 ts, __u64 end)
 		const struct gp_nested_wait *w = &p->writer->waiting[i];
 
 		if (w->tid != tid)
-			p->writer->waiting[kept++] = *w; /* in order: links are listed as first seen */
+			p->writer->waiting[kept++] = *w; /* in order: links listed as first seen */
 		else if (w->ts >= ts && w->end <= end)
 			nested_count(p, w);
 		else

@@ -141,8 +141,9 @@ static void covered(struct gp_process *p, struct gp_pending_work *w)
 		return;
 	if (GP_ARRAY_GROW(q->covers, q->covers_cap, q->ncovers + 1, 8))
 		return; /* the items stay uncovered: the timeline closes them at its end */
-	q->covers[q->ncovers++] = (struct gp_sync_cover){ .stream = w->stream_key, .first_seq = w->synced_seq,
-							    .end_seq = w->queued_seq };
+	q->covers[q->ncovers++] = (struct gp_sync_cover){ .stream = w->stream_key,
+							  .first_seq = w->synced_seq,
+							  .end_seq = w->queued_seq };
 	w->synced_seq = w->queued_seq;
 }
 
@@ -379,6 +380,7 @@ void gp_stream_work(struct gp_process *p, const struct gp_api_call *c, struct gp
 static const struct gp_pending_work *awaited(const struct gp_process *p, enum gp_api_id api, __u32 tid,
 					     const __u64 *args)
 {
+	const struct gp_queued *q = &p->writer->queued;
 	struct gp_api_call c = { .hdr.tid = tid, .api = api };
 	const struct gp_pending_work *latest = NULL;
 	const __u64 *k;
@@ -387,13 +389,13 @@ static const struct gp_pending_work *awaited(const struct gp_process *p, enum gp
 	memcpy(c.args, args, sizeof(c.args));
 	switch (gp_apis[api].shape) {
 	case GP_SHAPE_STREAM_SYNC:
-		return gp_call_stream_key(&c, &key) ? gp_u64map_get(&p->writer->queued.by_stream, key) : NULL;
+		return gp_call_stream_key(&c, &key) ? gp_u64map_get(&q->by_stream, key) : NULL;
 	case GP_SHAPE_EVENT_SYNC:
-		k = gp_u64map_get(&p->writer->queued.by_event, args[0]);
-		return k ? gp_u64map_get(&p->writer->queued.by_stream, *k) : NULL;
+		k = gp_u64map_get(&q->by_event, args[0]);
+		return k ? gp_u64map_get(&q->by_stream, *k) : NULL;
 	case GP_SHAPE_DEVICE_SYNC:
-		for (size_t i = 0; i < p->writer->queued.by_stream.cap; i++) {
-			const struct gp_pending_work *w = p->writer->queued.by_stream.slots[i].val;
+		for (size_t i = 0; i < q->by_stream.cap; i++) {
+			const struct gp_pending_work *w = q->by_stream.slots[i].val;
 
 			if (w && w->kind != GP_WORK_NONE && (!latest || w->ts_ns > latest->ts_ns))
 				latest = w;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* replay_capture.c — a capture file as the plan's source of operations (capture_reader.h, capture_open.h). */
+/* replay_capture.c — a capture file as the plan's source of operations (capture_open.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,7 +25,7 @@ int gp_replay_plan_file(const char *path, const struct gp_kernel_times *kt, stru
 		return -EINVAL;
 	}
 	src = (struct gp_op_source){ .ctx = r, .next = next };
-	rc = gp_rplan_build(&src, kt, plan, errmsg, errlen); /* the model opened from src (capture_open.h) */
+	rc = gp_rplan_build(&src, kt, plan, errmsg, errlen); /* its model: capture_open.h */
 	if (!rc) /* what it holds is replayed; say what it lacks */
 		gp_capture_say_lacks(r, path, GP_CAPTURE_REPORTING);
 	gp_capture_close(r);

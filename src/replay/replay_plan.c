@@ -313,7 +313,7 @@ static int ready(void *ctx, struct gp_model *m)
 	return 0;
 }
 
-/* op applied to the model as a report applies it (err: how that went): what the replay needs of it kept. */
+/* op applied to the model as a report applies it (err: how it went): what the replay needs kept. */
 static int applied(void *ctx, unsigned op, const void *data, size_t len, int err)
 {
 	struct gp_rbuild *b = ctx;
@@ -357,15 +357,14 @@ int gp_rplan_build(const struct gp_op_source *src, const struct gp_kernel_times 
 		   char *errmsg, size_t errlen)
 {
 	struct gp_rbuild b = { 0 };
+	const struct gp_capture_open_opts opts = { .next = src->next, .next_ctx = src->ctx,
+						   .ctx = &b, .ready = ready, .applied = applied };
 	struct gp_capture_model cm;
 	int rc;
 
 	memset(plan, 0, sizeof(*plan));
 	snprintf(errmsg, errlen, "out of memory");
-	rc = gp_capture_open_model(NULL, &(struct gp_capture_open_opts){ .next = src->next, .next_ctx = src->ctx,
-									.ctx = &b, .ready = ready,
-									.applied = applied },
-				   &cm, NULL, 0);
+	rc = gp_capture_open_model(NULL, &opts, &cm, NULL, 0);
 	if (rc)
 		goto out;
 	if ((rc = cm.read_err) < 0) {

@@ -520,7 +520,8 @@ static int export_applied(void *ctx, unsigned op, const void *data, size_t len, 
 
 	/* a record the model refused (malformed_records) writes no row either */
 	if (err >= 0 && op == GP_MOP_INGEST && len >= sizeof(struct gp_event_hdr) &&
-	    !(len < sizeof(struct gp_api_call) && gp_event_is_call(((const struct gp_event_hdr *)data)->type)))
+	    !(len < sizeof(struct gp_api_call) &&
+	      gp_event_is_call(((const struct gp_event_hdr *)data)->type)))
 		record_rows(x, data);
 	x->seen = false; /* the observer tells the next operation's call anew */
 	return 0;
@@ -619,6 +620,12 @@ int gp_sql_export(const char *cap_path, const char *out_path, const struct gp_sq
 	struct export_run run = { .o = o, .out_path = out_path, .st = st, .cm = &cm };
 	struct gp_sql_exp *x = &run.x;
 	const struct gp_model_observer obs = { .ctx = x, .call = observed };
+	/* the stacks named as the report names them (finish) */
+	const struct gp_capture_open_opts opts = {
+		.observers = &obs, .nobservers = 1, .ctx = &run, .ready = export_ready,
+		.more = export_more, .applied = export_applied, .done = export_done,
+		.voice = GP_CAPTURE_EXPORTING, .finish = true
+	};
 	char errmsg[4200];
 	double t_model;
 	int err;
@@ -630,22 +637,14 @@ int gp_sql_export(const char *cap_path, const char *out_path, const struct gp_sq
 		gp_err("%s exists (--force replaces it)", out_path);
 		return -EEXIST;
 	}
-	/* the stacks named, as the report names them (finish) */
-	err = gp_capture_open_model(cap_path, &(struct gp_capture_open_opts){ .observers = &obs, .nobservers = 1,
-									      .ctx = &run, .ready = export_ready,
-									      .more = export_more,
-									      .applied = export_applied,
-									      .done = export_done,
-									      .voice = GP_CAPTURE_EXPORTING,
-									      .finish = true },
-				    &cm, errmsg, sizeof(errmsg));
+	err = gp_capture_open_model(cap_path, &opts, &cm, errmsg, sizeof(errmsg));
 	if (err || (err = gp_sql_model_rows(x)) || (err = write_meta(x, cm.reader, cap_path, st)))
 		goto out;
 	t_model = lap(&run.t0);
 	if ((err = gp_sql_schema_finish(x->db, o->indices)) || (err = gp_sql_exec(x->db, "COMMIT")))
 		goto out;
-	gp_info("export: the records' rows %.2f s, the model's %.2f s, indices and views %.2f s", run.t_rows,
-		t_model, lap(&run.t0));
+	gp_info("export: the records' rows %.2f s, the model's %.2f s, indices and views %.2f s",
+		run.t_rows, t_model, lap(&run.t0));
 	close_db(x);
 	if (!o->force && access(out_path, F_OK) == 0) { /* made meanwhile: not ours to replace */
 		gp_err("%s exists (--force replaces it)", out_path);

@@ -813,7 +813,8 @@ static void assert_same_report(const struct gp_model *live, const struct gp_mode
  * A live model (the scenario and its stacks) whose operations and resolver
  * answers are written to a capture at path: what a session leaves.
  */
-static struct gp_model *live_into_capture(char *path, size_t len, struct gp_capture_writer_stats *ws)
+static struct gp_model *live_into_capture(char *path, size_t len,
+					  struct gp_capture_writer_stats *ws)
 {
 	static struct gp_recording_resolver rr = { .record = gp_capture_writer_op };
 	struct gp_resolver inner = sc_resolver, live_res;
@@ -904,7 +905,7 @@ static void seen_1(void *ctx, const struct gp_call_view *v)
 {
 	struct opening *o = ((struct second *)ctx)->o;
 
-	assert_int_equal(o->calls[1] + 1, o->calls[0]); /* called after the first observer, every time */
+	assert_int_equal(o->calls[1] + 1, o->calls[0]); /* after the first observer, every time */
 	o->calls[1]++;
 }
 
@@ -944,9 +945,9 @@ static struct gp_capture_open_opts opening_opts(struct opening *o, struct gp_mod
 	o->second.o = o;
 	obs[0] = (struct gp_model_observer){ .ctx = o, .call = seen_0 };
 	obs[1] = (struct gp_model_observer){ .ctx = &o->second, .call = seen_1 };
-	return (struct gp_capture_open_opts){ .observers = obs, .nobservers = 2, .ctx = o, .ready = on_ready,
-					      .more = on_more, .applied = on_applied, .done = on_done,
-					      .finish = true };
+	return (struct gp_capture_open_opts){ .observers = obs, .nobservers = 2, .ctx = o,
+					      .ready = on_ready, .more = on_more, .applied = on_applied,
+					      .done = on_done, .finish = true };
 }
 
 static void open_model_equals_live(void **state)
@@ -1037,13 +1038,15 @@ static void open_model_hooks_stop_it(void **state)
 	assert_int_equal(o.more, 8);
 	assert_int_equal(cu.at, 8);
 	assert_true(o.done);
-	assert_int_equal(cm.stats.applied + cm.stats.answers + cm.stats.ignored + cm.stats.malformed, 7);
+	assert_int_equal(cm.stats.applied + cm.stats.answers + cm.stats.ignored + cm.stats.malformed,
+			 7);
 	gp_capture_model_close(&cm);
 
 	/* a file that is no capture: -EINVAL, why in errmsg, no model */
 	o = (struct opening){ 0 };
 	opts = opening_opts(&o, obs);
-	assert_int_equal(gp_capture_open_model("/nonexistent/capture.gpz", &opts, &cm, err, sizeof(err)), -EINVAL);
+	assert_int_equal(gp_capture_open_model("/nonexistent/capture.gpz", &opts, &cm, err, sizeof(err)),
+			 -EINVAL);
 	assert_non_null(strstr(err, "/nonexistent/capture.gpz"));
 	assert_null(cm.model);
 	assert_null(o.ready_model);

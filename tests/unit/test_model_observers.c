@@ -39,7 +39,8 @@ struct watcher {
 static void put(struct watcher *w, char what, __u64 ts_ns, enum gp_api_id api)
 {
 	assert_true(w->log->n < LOG_MAX);
-	w->log->v[w->log->n++] = (struct seen){ .who = w->id, .what = what, .ts_ns = ts_ns, .api = api };
+	w->log->v[w->log->n++] =
+		(struct seen){ .who = w->id, .what = what, .ts_ns = ts_ns, .api = api };
 }
 
 static void on_call(void *ctx, const struct gp_call_view *v)
@@ -59,22 +60,29 @@ static void on_gpu(void *ctx, const struct gp_gpu_sample *s)
 
 static struct gp_model_observer observer_of(struct watcher *w)
 {
-	return (struct gp_model_observer){ .ctx = w, .call = on_call, .sched = on_sched, .gpu = on_gpu };
+	return (struct gp_model_observer){
+		.ctx = w, .call = on_call, .sched = on_sched, .gpu = on_gpu
+	};
 }
 
 static void feed_slice(struct gp_model *m, __u64 ts_ns)
 {
-	struct gp_sched_slice sl = { .hdr = { .type = GP_EV_SCHED_SLICE, .size = sizeof(sl), .tgid = T_PID,
-					      .tid = T_TID, .ts_ns = ts_ns },
-				     .end_ns = ts_ns + 10, .left = GP_SL_BLOCKED };
+	struct gp_sched_slice sl = { .hdr = { .type = GP_EV_SCHED_SLICE,
+					      .size = sizeof(sl),
+					      .tgid = T_PID,
+					      .tid = T_TID,
+					      .ts_ns = ts_ns },
+				     .end_ns = ts_ns + 10,
+				     .left = GP_SL_BLOCKED };
 
 	assert_int_equal(gp_model_ingest(m, &sl, sizeof(sl)), 0);
 }
 
 static void feed_gpu_sample(struct gp_model *m, __u64 mono_ns)
 {
-	struct gp_gpu_sample s = { .index = 0, .valid = 1u << GP_GM_UTIL_GPU, .mono_ns = mono_ns,
-				   .window_ns = 1000 };
+	struct gp_gpu_sample s = {
+		.index = 0, .valid = 1u << GP_GM_UTIL_GPU, .mono_ns = mono_ns, .window_ns = 1000
+	};
 
 	assert_int_equal(gp_model_gpu_sample(m, &s), 0);
 }
@@ -134,7 +142,8 @@ static void a_removed_observer_sees_nothing_more(void **state)
 	struct log log = { .n = 0 };
 	struct watcher first = { .id = 1, .log = &log }, second = { .id = 2, .log = &log };
 	struct watcher third = { .id = 3, .log = &log };
-	struct gp_model_observer o1 = observer_of(&first), o2 = observer_of(&second), o3 = observer_of(&third);
+	struct gp_model_observer o1 = observer_of(&first), o2 = observer_of(&second),
+				 o3 = observer_of(&third);
 	struct gp_api_call c;
 
 	assert_non_null(m);
@@ -171,7 +180,7 @@ static void a_removed_observer_sees_nothing_more(void **state)
 	gp_model_free(m);
 }
 
-/* A call made inside another traced call is its outer call's implementation: shown to no observer. */
+/* A call made inside another traced call is its outer call's implementation: shown to none. */
 static void nested_calls_are_shown_to_none(void **state)
 {
 	struct gp_model *m = gp_model_new(NULL);
@@ -206,7 +215,8 @@ static void the_list_is_bounded(void **state)
 
 		w[i] = (struct watcher){ .id = i, .log = &log };
 		o = observer_of(&w[i]);
-		assert_int_equal(gp_model_add_observer(m, &o), i < GP_MODEL_OBSERVERS_MAX ? 0 : -ENOSPC);
+		assert_int_equal(gp_model_add_observer(m, &o),
+				 i < GP_MODEL_OBSERVERS_MAX ? 0 : -ENOSPC);
 	}
 	assert_int_equal(gp_model_remove_observer(m, &w[GP_MODEL_OBSERVERS_MAX]), -ENOENT);
 	assert_int_equal(gp_model_remove_observer(m, &w[0]), 0);
