@@ -6,9 +6,9 @@
  * (view_memory.h, view_kernels.h, view_cpu.h, view_nccl.h, view_stacks.h,
  * view_gpus.h), the process and the model below. The report builders and
  * sinks (src/output), the daemon's metrics and the replay planner include
- * this header and nothing else of src/model; only the src/model files
- * change these tables (model_internal.h: their writers, and what only they
- * use). Nothing here is ordered for printing: readers sort
+ * this header (it includes model.h), not the domain headers; only the
+ * src/model files change these tables (model_internal.h: their writers, and
+ * what only they use). Nothing here is ordered for printing: readers sort
  * (docs/report-format.md states each order).
  */
 #ifndef GP_MODEL_VIEW_H
