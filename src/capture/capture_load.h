@@ -23,6 +23,8 @@ struct gp_capture_load_stats {
 
 /* Applies one operation to m (answers to as). 0, or -EINVAL when malformed. */
 int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, const void *data, size_t len);
+/* One operation applied with err (gp_capture_apply's) counted in st. */
+void gp_capture_load_count(struct gp_capture_load_stats *st, unsigned op, int err);
 /* Reads r to its end into m. 0, or -errno on an I/O error (what was read is in m). */
 int gp_capture_load(struct gp_capture_reader *r, struct gp_model *m, struct gp_answers *as,
 		    struct gp_capture_load_stats *st);
@@ -31,15 +33,10 @@ int gp_capture_load(struct gp_capture_reader *r, struct gp_model *m, struct gp_a
  * After gp_capture_load: what every reader of a capture does before writing
  * reports. A cut capture's session ends at its last record; stacks are
  * named (again: a cut capture may not have reached its symbolization); the
- * model learns its source (path, and what r could not read).
+ * model learns its source (path, and what r could not read). A command
+ * opens a capture into a model with capture_open.h, which does all this.
  */
 void gp_capture_finish(struct gp_model *m, const struct gp_capture_reader *r, const char *path);
 
-/*
- * gp_capture_load and gp_capture_finish, with what a command says on
- * stderr about the file (an I/O error, a cut, corrupt chunks, operations
- * that did not decode). 0, or -errno (what was read is in m).
- */
-int gp_capture_load_said(struct gp_capture_reader *r, const char *path, struct gp_model *m, struct gp_answers *as);
 
 #endif /* GP_CAPTURE_LOAD_H */

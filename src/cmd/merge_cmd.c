@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "capture/capture_load.h"
+#include "capture/capture_open.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "log.h"
@@ -89,27 +89,48 @@ static void remove_parts(const char *out_dir, size_t n)
 	rmdir(path);
 }
 
+/* Part i being loaded: where its timeline goes, and the timeline. */
+struct part_load {
+	struct part *pt;
+	size_t i;
+	const char *out_dir;
+	bool timeline;
+	struct gp_timeline *tl;
+};
+
+/* Its model made: its timeline opened beside the others, as its observer. */
+static int part_ready(void *ctx, struct gp_model *m)
+{
+	struct part_load *pl = ctx;
+	struct part *pt = pl->pt;
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s/%s", pl->out_dir, PARTS_DIR);
+	mkdir(dir, 0755);
+	if ((size_t)snprintf(pt->trace_dir, sizeof(pt->trace_dir), "%s/%zu", dir, pl->i) >=
+	    sizeof(pt->trace_dir))
+		pl->timeline = false;
+	if (pl->timeline && !mkdir(pt->trace_dir, 0755))
+		pl->tl = gp_timeline_session_open(pt->trace_dir, GP_TIMELINE_DEFAULT_MAX_EVENTS, m);
+	return 0;
+}
+
 /* Loads part i (its timeline beside it when wanted). 0, or -errno when nothing could be. */
 static int load_part(struct part *pt, size_t i, const char *out_dir, bool timeline)
 {
 	const struct gp_cap_header *h = gp_capture_header(pt->r);
-	struct gp_resolver resolver;
-	struct gp_timeline *tl = NULL;
-	char dir[PATH_MAX];
+	struct part_load pl = { .pt = pt, .i = i, .out_dir = out_dir, .timeline = timeline };
+	const struct gp_capture_open_opts opts = { .reader = pt->r, .ctx = &pl, .ready = part_ready,
+						   .voice = GP_CAPTURE_REPORTING, .finish = true };
+	struct gp_capture_model cm;
+	int err = gp_capture_open_model(pt->path, &opts, &cm, NULL, 0);
 
-	pt->as = gp_answers_new();
-	resolver = gp_answers_resolver(pt->as);
-	pt->m = pt->as ? gp_model_new(&resolver) : NULL;
-	if (!pt->m)
-		return -ENOMEM;
-	snprintf(dir, sizeof(dir), "%s/%s", out_dir, PARTS_DIR);
-	mkdir(dir, 0755);
-	if ((size_t)snprintf(pt->trace_dir, sizeof(pt->trace_dir), "%s/%zu", dir, i) >= sizeof(pt->trace_dir))
-		timeline = false;
-	if (timeline && !mkdir(pt->trace_dir, 0755))
-		tl = gp_timeline_session_open(pt->trace_dir, GP_TIMELINE_DEFAULT_MAX_EVENTS, pt->m);
-	gp_capture_load_said(pt->r, pt->path, pt->m, pt->as);
-	pt->traced = tl && !gp_timeline_session_close(tl, pt->trace_dir, GP_TIMELINE_DEFAULT_MAX_EVENTS, pt->m, NULL);
+	pt->as = cm.answers; /* the part's, freed with it */
+	pt->m = cm.model;
+	if (err)
+		return err;
+	pt->traced = pl.tl && !gp_timeline_session_close(pl.tl, pt->trace_dir, GP_TIMELINE_DEFAULT_MAX_EVENTS,
+							 pt->m, NULL);
 	memcpy(pt->host, h->hostname, sizeof(h->hostname));
 	if (pt->m->session.hostname && *pt->m->session.hostname)
 		snprintf(pt->host, sizeof(pt->host), "%s", pt->m->session.hostname);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * report_cmd.c — `gpuprobed report CAPTURE [-o DIR]`: loads the capture into
- * a fresh model (capture_load.h) and writes every report from it, exactly
+ * report_cmd.c — `gpuprobed report CAPTURE [-o DIR]`: opens the capture into
+ * a fresh model (capture_open.h) and writes every report from it, exactly
  * as the live session wrote them; what the capture lacks (cut, corrupt
  * chunks) is said on stderr and in the reports' "source".
  */
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "capture/capture_load.h"
+#include "capture/capture_open.h"
 #include "cmd/commands.h"
 #include "cmd/cli.h"
 #include "log.h"
@@ -46,6 +46,26 @@ static int usage(const char *fmt, const char *arg)
 	return gp_usage_error("report", fmt, arg);
 }
 
+/* Where the reports go and whether a timeline is written beside them. */
+struct report_run {
+	const char *out_dir;
+	__u64 max_events;
+	bool timeline;
+	struct gp_timeline *tl;
+};
+
+/* The model made: the output directory prepared, the timeline made its observer. */
+static int ready(void *ctx, struct gp_model *m)
+{
+	struct report_run *run = ctx;
+
+	if (gp_prepare_out_dir(run->out_dir))
+		return 1; /* said */
+	if (run->timeline)
+		run->tl = gp_timeline_session_open(run->out_dir, run->max_events, m);
+	return 0;
+}
+
 int gp_cmd_report(int argc, char **argv)
 {
 	enum { OPT_NO_TIMELINE = 256, OPT_TIMELINE_MAX };
@@ -57,16 +77,15 @@ int gp_cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *out_dir = "./profile_output", *path;
-	struct gp_capture_reader *r = NULL;
-	struct gp_answers *as = NULL;
-	struct gp_model *m = NULL;
-	struct gp_resolver resolver;
-	__u64 max_events = GP_TIMELINE_DEFAULT_MAX_EVENTS;
-	struct gp_timeline *tl = NULL;
-	bool timeline = true;
+	struct report_run run = { .out_dir = "./profile_output",
+				  .max_events = GP_TIMELINE_DEFAULT_MAX_EVENTS,
+				  .timeline = true };
+	const struct gp_capture_open_opts opts = { .ctx = &run, .ready = ready,
+						   .voice = GP_CAPTURE_REPORTING, .finish = true };
+	const char *path;
+	struct gp_capture_model cm;
 	char errmsg[4200], *end;
-	int c, status = GP_EXIT_FAILURE;
+	int c, err, status = GP_EXIT_FAILURE;
 
 	opterr = 0;
 	optind = 1;
@@ -75,15 +94,15 @@ int gp_cmd_report(int argc, char **argv)
 		case 'o':
 			if (!*optarg)
 				return usage("--output: empty directory name%s", "");
-			out_dir = optarg;
+			run.out_dir = optarg;
 			break;
 		case OPT_NO_TIMELINE:
-			timeline = false;
+			run.timeline = false;
 			break;
 		case OPT_TIMELINE_MAX:
 			errno = 0;
-			max_events = strtoull(optarg, &end, 10);
-			if (errno || *end || !*optarg || *optarg == '-' || !max_events)
+			run.max_events = strtoull(optarg, &end, 10);
+			if (errno || *end || !*optarg || *optarg == '-' || !run.max_events)
 				return usage("--timeline-max-events: '%s' is not a positive number", optarg);
 			break;
 		default: {
@@ -97,31 +116,17 @@ int gp_cmd_report(int argc, char **argv)
 	if ((c = gp_cmd_one_capture(argc, argv, "report")) != GP_CMD_GO_ON)
 		return c;
 	path = argv[optind];
-	r = gp_capture_open(path, errmsg, sizeof(errmsg));
-	if (!r) {
-		gp_err("%s", errmsg);
-		return GP_EXIT_FAILURE;
-	}
-	if (gp_prepare_out_dir(out_dir))
-		goto out;
-	as = gp_answers_new();
-	resolver = gp_answers_resolver(as);
-	m = as ? gp_model_new(&resolver) : NULL;
-	if (!m) {
+	err = gp_capture_open_model(path, &opts, &cm, errmsg, sizeof(errmsg));
+	if (err == -ENOMEM)
 		gp_err("out of memory");
-		goto out;
+	if (!err) {
+		/* its loss counters before the reports */
+		gp_timeline_session_close(run.tl, run.out_dir, run.max_events, cm.model, NULL);
+		run.tl = NULL;
+		if (gp_write_reports(cm.model, run.out_dir) == 0)
+			status = GP_EXIT_OK;
 	}
-	if (timeline)
-		tl = gp_timeline_session_open(out_dir, max_events, m);
-	gp_capture_load_said(r, path, m, as);
-	gp_timeline_session_close(tl, out_dir, max_events, m, NULL); /* its loss counters before the reports */
-	tl = NULL;
-	if (gp_write_reports(m, out_dir) == 0)
-		status = GP_EXIT_OK;
-out:
-	gp_timeline_session_abort(tl, m);
-	gp_model_free(m);
-	gp_answers_free(as);
-	gp_capture_close(r);
+	gp_timeline_session_abort(run.tl, cm.model);
+	gp_capture_model_close(&cm);
 	return status;
 }

@@ -13,7 +13,7 @@
 #include <linux/types.h>
 
 #include "daemon/config.h"
-#include "model/model.h"
+#include "model/view.h"
 
 /* The daemon's own numbers, filled by the daemon. */
 struct gp_metrics_self {

@@ -19,13 +19,13 @@
 
 static void name_handle(struct gp_process *p, __u64 handle, const char *name)
 {
-	char *old = gp_u64map_get(&p->fnames, handle);
+	char *old = gp_u64map_get(&p->writer->fnames, handle);
 	char *dup;
 
 	if (!handle || !name || !name[0] || (old && !strcmp(old, name)))
 		return;
 	dup = strdup(name);
-	if (!dup || gp_u64map_put(&p->fnames, handle, dup)) {
+	if (!dup || gp_u64map_put(&p->writer->fnames, handle, dup)) {
 		free(dup);
 		return;
 	}
@@ -35,7 +35,7 @@ static void name_handle(struct gp_process *p, __u64 handle, const char *name)
 
 const char *gp_driver_function_name(const struct gp_process *p, __u64 handle)
 {
-	return gp_u64map_get(&p->fnames, handle);
+	return gp_u64map_get(&p->writer->fnames, handle);
 }
 
 /* Whether the out pointer of a successful call was read. */
@@ -71,7 +71,7 @@ void gp_shape_get_function(struct gp_shape_call *x)
 void gp_shape_kernel_get_function(struct gp_shape_call *x)
 {
 	if (out_read(x->c))
-		name_handle(x->p, x->c->out, gp_u64map_get(&x->p->fnames, x->c->args[1]));
+		name_handle(x->p, x->c->out, gp_u64map_get(&x->p->writer->fnames, x->c->args[1]));
 }
 
 static void free_str(void *v)
@@ -81,7 +81,7 @@ static void free_str(void *v)
 
 void gp_driver_release(struct gp_process *p)
 {
-	gp_u64map_clear(&p->fnames, free_str);
+	gp_u64map_clear(&p->writer->fnames, free_str);
 	gp_u64map_clear(&p->mem.vmm_handles, free);
 }
 

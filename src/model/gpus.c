@@ -160,8 +160,9 @@ int gp_model_gpu_sample(struct gp_model *m, const struct gp_gpu_sample *s)
 	}
 	if (s->valid & (1u << GP_GM_THROTTLE))
 		d->throttle_seen |= s->v[GP_GM_THROTTLE];
-	if (m->observer.gpu)
-		m->observer.gpu(m->observer.ctx, s);
+	for (size_t i = 0; i < m->writer->nobservers; i++)
+		if (m->writer->observers[i].gpu)
+			m->writer->observers[i].gpu(m->writer->observers[i].ctx, s);
 	return 0;
 }
 

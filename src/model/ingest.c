@@ -6,7 +6,8 @@
  * handles, NCCL, streams), then counts the GPU work it queued per layer and
  * per stream. A call made inside another traced call is that call's
  * implementation: listed (nesting.c), never counted twice. Each outermost
- * call is then shown, decoded, to the observer if one is set (the timeline).
+ * call is then shown, decoded, to the observers, in the order they were added
+ * (the timeline, the SQL export).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -115,9 +116,36 @@ static void count_work(struct gp_process *p, const struct gp_api_call *c)
 	w->host_ns += c->dur_ns;
 }
 
-void gp_model_set_observer(struct gp_model *m, const struct gp_model_observer *obs)
+int gp_model_add_observer(struct gp_model *m, const struct gp_model_observer *obs)
 {
-	m->observer = obs ? *obs : (struct gp_model_observer){ 0 };
+	if (!obs)
+		return -EINVAL;
+	if (m->writer->nobservers == GP_MODEL_OBSERVERS_MAX)
+		return -ENOSPC;
+	m->writer->observers[m->writer->nobservers++] = *obs;
+	return 0;
+}
+
+int gp_model_remove_observer(struct gp_model *m, const void *ctx)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < m->writer->nobservers; i++)
+		if (m->writer->observers[i].ctx != ctx)
+			m->writer->observers[kept++] = m->writer->observers[i];
+	if (kept == m->writer->nobservers)
+		return -ENOENT;
+	m->writer->nobservers = kept;
+	return 0;
+}
+
+/* Some observer wants the outermost calls (building their view costs a little). */
+static bool calls_observed(const struct gp_model *m)
+{
+	for (size_t i = 0; i < m->writer->nobservers; i++)
+		if (m->writer->observers[i].call)
+			return true;
+	return false;
 }
 
 /* Everything the observer needs of an outermost call, from what the aggregators decided. */
@@ -155,10 +183,12 @@ static void observe(struct gp_model *m, const struct gp_process *p, const struct
 		v.kernel_row = op->kernel;
 	}
 	if (fx->sync) {
-		v.covered = p->pending.covers;
-		v.ncovered = p->pending.ncovers;
+		v.covered = p->writer->queued.covers;
+		v.ncovered = p->writer->queued.ncovers;
 	}
-	m->observer.call(m->observer.ctx, &v);
+	for (size_t i = 0; i < m->writer->nobservers; i++)
+		if (m->writer->observers[i].call)
+			m->writer->observers[i].call(m->writer->observers[i].ctx, &v);
 }
 
 static int validate(const void *data, size_t len)
@@ -245,8 +275,9 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 
 		/* nothing in the reports: the timeline's alone (its totals are the CPU accounts') */
 		memcpy(&sl, data, sizeof(sl));
-		if (m->observer.sched)
-			m->observer.sched(m->observer.ctx, &sl);
+		for (size_t i = 0; i < m->writer->nobservers; i++)
+			if (m->writer->observers[i].sched)
+				m->writer->observers[i].sched(m->writer->observers[i].ctx, &sl);
 		return 0;
 	}
 	memcpy(&c, data, sizeof(c)); /* ring-buffer records need not be aligned for us */
@@ -280,8 +311,8 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 		return 0;
 	}
 	gp_api_outer_returned(p, c.hdr.tid, c.hdr.ts_ns, c.hdr.ts_ns + c.dur_ns);
-	m->cur_ips = stk ? stk->ips : NULL; /* kernel naming may use the launch's stack */
-	m->cur_nips = stk ? stk->nframes : 0;
+	m->writer->cur_ips = stk ? stk->ips : NULL; /* kernel naming may use the launch's stack */
+	m->writer->cur_nips = stk ? stk->nframes : 0;
 	gp_stats_add(&st->time, c.dur_ns);
 	if (c.ret) {
 		count_error(st, c.ret);
@@ -291,20 +322,21 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 	p->api_total_ns += c.dur_ns;
 	gp_cpu_call(p, count_thread(p, &c), st, &c);
 
-	p->pending.ncovers = 0; /* what a synchronisation covers is told per call */
+	p->writer->queued.ncovers = 0; /* what a synchronisation covers is told per call */
 	shape_model[a->shape].handler(&call);
 	count_work(p, &c);
 	gp_stream_work(p, &c, &fx);
-	if (fx.sync && !c.ret && !p->pending.ncovers) { /* it covered no work queued since the last one */
+	/* a synchronisation that covered no work queued since the last one */
+	if (fx.sync && !c.ret && !p->writer->queued.ncovers) {
 		st->redundant_syncs++;
 		st->redundant_ns += c.dur_ns;
 	}
 	if (stk)
 		stack = gp_stacks_add(m, p, &c, &op, stk);
-	if (m->observer.call)
+	if (calls_observed(m))
 		observe(m, p, &c, &op, &fx, live_before, stack);
-	m->cur_ips = NULL;
-	m->cur_nips = 0;
+	m->writer->cur_ips = NULL;
+	m->writer->cur_nips = 0;
 	return 0;
 }
 

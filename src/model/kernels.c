@@ -42,9 +42,9 @@ void gp_kernels_release(struct gp_process *p)
 	free(p->kernels);
 	p->kernels = NULL;
 	p->nkernels = p->kernels_cap = 0;
-	gp_u64map_clear(&p->ksites, site_chain_free);
-	gp_u64map_clear(&p->khandles, NULL);
-	gp_u64map_clear(&p->kregs, free);
+	gp_u64map_clear(&p->writer->ksites, site_chain_free);
+	gp_u64map_clear(&p->writer->khandles, NULL);
+	gp_u64map_clear(&p->writer->kregs, free);
 	gp_u64map_clear(&p->graphs, free);
 }
 
@@ -80,7 +80,7 @@ void gp_shape_get_kernel(struct gp_shape_call *x)
 
 	/* __cudaGetKernel(&handle, hostFun): from now on launches pass handle */
 	if (!c->ret && (c->hdr.flags & GP_EVF_OUT_VALID) && c->out && c->args[1])
-		gp_u64map_put(&x->p->khandles, c->out, (void *)(uintptr_t)c->args[1]);
+		gp_u64map_put(&x->p->writer->khandles, c->out, (void *)(uintptr_t)c->args[1]);
 }
 
 void gp_shape_register_function(struct gp_shape_call *x)
@@ -97,8 +97,8 @@ void gp_shape_register_function(struct gp_shape_call *x)
 	name = strdup(ext);
 	if (!name)
 		return;
-	old = gp_u64map_get(&p->kregs, c->args[1]);
-	if (gp_u64map_put(&p->kregs, c->args[1], name)) {
+	old = gp_u64map_get(&p->writer->kregs, c->args[1]);
+	if (gp_u64map_put(&p->writer->kregs, c->args[1], name)) {
 		free(name);
 		return;
 	}
@@ -122,23 +122,24 @@ static struct gp_kernel *kernel_named(struct gp_process *p, __u64 func, __u64 re
 static struct gp_kernel *kernel_for_new_site(struct gp_model *m, struct gp_process *p, __u64 func,
 					     __u64 ret_addr)
 {
-	char *name = m->name_buf, *mangled = m->mangled_buf;
-	void *host_fun = gp_u64map_get(&p->khandles, func);
+	const struct gp_model_writer *mw = m->writer;
+	char *name = mw->name_buf, *mangled = mw->mangled_buf;
+	void *host_fun = gp_u64map_get(&p->writer->khandles, func);
+	__u64 fn = host_fun ? (__u64)(uintptr_t)host_fun : func;
 	int rc = -ENOENT;
 
 	if (m->has_resolver) {
 		name[0] = mangled[0] = '\0';
 		/* a known nvcc handle: name the host function it stands for */
-		rc = m->resolver.kernel_name(m->resolver.ctx, p->pid,
-					     host_fun ? (__u64)(uintptr_t)host_fun : func, ret_addr, m->cur_ips,
-					     m->cur_nips, name, GP_NAME_BUF, mangled, GP_NAME_BUF);
+		rc = m->resolver.kernel_name(m->resolver.ctx, p->pid, fn, ret_addr, mw->cur_ips,
+					     mw->cur_nips, name, GP_NAME_BUF, mangled, GP_NAME_BUF);
 		name[GP_NAME_BUF - 1] = mangled[GP_NAME_BUF - 1] = '\0';
 		if (!rc && !name[0]) /* a name must be something */
 			rc = -ENOENT;
 	}
 	if (rc) {
 		/* no symbol (a stripped program): the name it registered at start-up */
-		const char *reg = gp_u64map_get(&p->kregs, host_fun ? (__u64)(uintptr_t)host_fun : func);
+		const char *reg = gp_u64map_get(&p->writer->kregs, fn);
 
 		if (!reg)
 			return kernel_new(p, func, ret_addr, NULL, NULL);
@@ -169,7 +170,7 @@ static struct gp_kernel *kernel_of_handle(struct gp_model *m, struct gp_process 
 	const char *mangled = gp_driver_function_name(p, func);
 
 	if (mangled) {
-		char *name = m->name_buf;
+		char *name = m->writer->name_buf;
 
 		if (m->resolver.demangle)
 			m->resolver.demangle(mangled, name, GP_NAME_BUF);
@@ -189,7 +190,7 @@ static struct gp_kernel *kernel_of_site(struct gp_model *m, struct gp_process *p
 					__u64 ret_addr)
 {
 	__u64 h = site_hash(func, ret_addr);
-	struct gp_ksite *head = gp_u64map_get(&p->ksites, h);
+	struct gp_ksite *head = gp_u64map_get(&p->writer->ksites, h);
 
 	for (struct gp_ksite *s = head; s; s = s->next)
 		if (s->func == func && s->ret_addr == ret_addr)
@@ -203,7 +204,7 @@ static struct gp_kernel *kernel_of_site(struct gp_model *m, struct gp_process *p
 	s->ret_addr = ret_addr;
 	s->kernel = kernel_for_new_site(m, p, func, ret_addr);
 	s->next = head;
-	if (!s->kernel || gp_u64map_put(&p->ksites, h, s)) {
+	if (!s->kernel || gp_u64map_put(&p->writer->ksites, h, s)) {
 		free(s);
 		return NULL;
 	}

@@ -497,7 +497,15 @@ struct gp_model_observer {
 	/* a device's NVML sample (NULL: not wanted) */
 	void (*gpu)(void *ctx, const struct gp_gpu_sample *s);
 };
-void gp_model_set_observer(struct gp_model *m, const struct gp_model_observer *obs); /* NULL: none */
+/*
+ * A model has up to GP_MODEL_OBSERVERS_MAX observers (the timeline, the SQL export, another live
+ * sink), each called in the order it was added, every one with the same view. Added: 0, -EINVAL
+ * (obs NULL) or -ENOSPC (full). Removed: every observer added with ctx (the others keep their
+ * order); 0 or -ENOENT. Neither from inside a callback.
+ */
+#define GP_MODEL_OBSERVERS_MAX 8
+int gp_model_add_observer(struct gp_model *m, const struct gp_model_observer *obs);
+int gp_model_remove_observer(struct gp_model *m, const void *ctx);
 
 /*
  * An NCCL stall said (src/collect/stalls.c): ranks waiting[0..nwaiting) of communicator comm_id

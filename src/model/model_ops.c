@@ -148,15 +148,16 @@ static int r_RAW(struct op_reader *r, struct gp_op_raw *v)
 	{                                                                                           \
 		/* every ring record fits (the largest: a 127-frame, 64-Python-frame stack): no malloc */ \
 		unsigned char small[GP_TAP_BUF], *buf = small;                                      \
+		const struct gp_model_tap *tap = &m->writer->tap;                                   \
 		size_t n;                                                                           \
                                                                                                     \
-		if (!m->tap.record)                                                                 \
+		if (!tap->record)                                                                   \
 			return;                                                                     \
 		small[0] = 0; /* an operation without fields writes nothing */                      \
 		n = gp_op_pack_##name(small, sizeof(small), v);                                     \
 		if (n > sizeof(small) && (buf = malloc(n)))                                         \
 			gp_op_pack_##name(buf, n, v);                                               \
-		m->tap.record(m->tap.ctx, GP_MOP_##NAME, buf, n); /* NULL: the recorder counts it lost */ \
+		tap->record(tap->ctx, GP_MOP_##NAME, buf, n); /* NULL: the recorder counts it lost */ \
 		if (buf != small)                                                                   \
 			free(buf);                                                                  \
 	}
@@ -295,7 +296,7 @@ int gp_op_unpack(unsigned op, const void *data, size_t len, union gp_op_val vals
 void gp_model_set_tap(struct gp_model *m, const struct gp_model_tap *tap)
 {
 	if (tap)
-		m->tap = *tap;
+		m->writer->tap = *tap;
 	else
-		memset(&m->tap, 0, sizeof(m->tap));
+		memset(&m->writer->tap, 0, sizeof(m->writer->tap));
 }

@@ -67,11 +67,11 @@ void gp_api_nested(struct gp_process *p, const struct gp_api_call *c, __u16 oute
 		nested_count(p, &w);
 		return;
 	}
-	if (GP_ARRAY_GROW(p->waiting, p->waiting_cap, p->nwaiting + 1, 8)) {
+	if (GP_ARRAY_GROW(p->writer->waiting, p->writer->waiting_cap, p->nwaiting + 1, 8)) {
 		nested_count(p, &w); /* out of memory: listed now, as if its outer call will come */
 		return;
 	}
-	p->waiting[p->nwaiting++] = w;
+	p->writer->waiting[p->nwaiting++] = w;
 }
 
 void gp_api_outer_returned(struct gp_process *p, __u32 tid, __u64 ts, __u64 end)
@@ -79,10 +79,10 @@ void gp_api_outer_returned(struct gp_process *p, __u32 tid, __u64 ts, __u64 end)
 	size_t kept = 0;
 
 	for (size_t i = 0; i < p->nwaiting; i++) {
-		const struct gp_nested_wait *w = &p->waiting[i];
+		const struct gp_nested_wait *w = &p->writer->waiting[i];
 
 		if (w->tid != tid)
-			p->waiting[kept++] = *w; /* in order: links are listed as first seen */
+			p->writer->waiting[kept++] = *w; /* in order: links listed as first seen */
 		else if (w->ts >= ts && w->end <= end)
 			nested_count(p, w);
 		else

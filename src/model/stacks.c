@@ -9,7 +9,7 @@
  * and names the frames once, at the end (gp_model_symbolize_stacks), once
  * per distinct address.
  *
- * Bounded: at most m->max_stacks distinct stacks, all processes together;
+ * Bounded: at most m->writer->max_stacks distinct stacks, all processes together;
  * a call beyond goes to the process's one "[stack table full]" stack and is
  * counted in drops.stacks_over_limit, so totals stay exact.
  */
@@ -72,7 +72,7 @@ void gp_model_set_stacks(struct gp_model *m, bool captured, size_t max_stacks)
 {
 	gp_model_tap_stacks(m, &(struct gp_op_stacks){ .captured = captured, .max_stacks = max_stacks });
 	m->stacks_on = captured;
-	m->max_stacks = max_stacks;
+	m->writer->max_stacks = max_stacks;
 }
 
 bool gp_model_stacks_captured(const struct gp_model *m)
@@ -173,7 +173,7 @@ static struct gp_stack *stack_get(struct gp_model *m, struct gp_process *p, cons
 	for (k = head; k; k = k->next)
 		if (same_stack(k, v))
 			return k;
-	if (m->nstacks >= m->max_stacks) {
+	if (m->writer->nstacks >= m->writer->max_stacks) {
 		gp_model_drop_add(m, "stacks_over_limit", 1);
 		if (!s->overflow)
 			s->overflow = stack_new(NULL, 0, UINT32_MAX);
@@ -192,7 +192,7 @@ static struct gp_stack *stack_get(struct gp_model *m, struct gp_process *p, cons
 		stack_free(k);
 		return NULL;
 	}
-	m->nstacks++;
+	m->writer->nstacks++;
 	*is_new = true;
 	return k;
 }

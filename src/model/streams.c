@@ -21,7 +21,7 @@
  * For the observer (the timeline), work items are numbered per stream from
  * 0, and a synchronisation covers every item queued on the stream(s) it
  * waits for since their previous synchronisation: the same rule, told per
- * item (gp_stream_fx, struct gp_pending.covers).
+ * item (gp_stream_fx, struct gp_queued.covers).
  *
  * Here are the handlers (shapes.h) of the shapes that create, synchronise
  * and destroy streams and events, and gp_stream_work(): the work every
@@ -81,18 +81,18 @@ static struct gp_stream *call_stream(struct gp_process *p, const struct gp_api_c
 	return gp_call_stream_key(c, &key) ? gp_stream_get(p, key) : NULL;
 }
 
-void gp_pending_release(struct gp_pending *pd)
+void gp_queued_release(struct gp_queued *q)
 {
-	gp_u64map_clear(&pd->by_stream, free);
-	gp_u64map_clear(&pd->by_event, free);
-	free(pd->covers);
-	pd->covers = NULL;
-	pd->ncovers = pd->covers_cap = 0;
+	gp_u64map_clear(&q->by_stream, free);
+	gp_u64map_clear(&q->by_event, free);
+	free(q->covers);
+	q->covers = NULL;
+	q->ncovers = q->covers_cap = 0;
 }
 
 static struct gp_pending_work *pending_of(struct gp_process *p, __u64 key)
 {
-	struct gp_pending_work *w = gp_u64map_get(&p->pending.by_stream, key);
+	struct gp_pending_work *w = gp_u64map_get(&p->writer->queued.by_stream, key);
 
 	if (w)
 		return w;
@@ -100,7 +100,7 @@ static struct gp_pending_work *pending_of(struct gp_process *p, __u64 key)
 	if (!w)
 		return NULL;
 	w->stream_key = key;
-	if (gp_u64map_put(&p->pending.by_stream, key, w)) {
+	if (gp_u64map_put(&p->writer->queued.by_stream, key, w)) {
 		free(w);
 		return NULL;
 	}
@@ -135,14 +135,15 @@ static void queued(struct gp_process *p, const struct gp_stream *s, const struct
 /* The observer's view of a synchronisation: it covered the items of w not covered yet. */
 static void covered(struct gp_process *p, struct gp_pending_work *w)
 {
-	struct gp_pending *pd = &p->pending;
+	struct gp_queued *q = &p->writer->queued;
 
 	if (!w || w->synced_seq == w->queued_seq)
 		return;
-	if (GP_ARRAY_GROW(pd->covers, pd->covers_cap, pd->ncovers + 1, 8))
+	if (GP_ARRAY_GROW(q->covers, q->covers_cap, q->ncovers + 1, 8))
 		return; /* the items stay uncovered: the timeline closes them at its end */
-	pd->covers[pd->ncovers++] = (struct gp_sync_cover){ .stream = w->stream_key, .first_seq = w->synced_seq,
-							    .end_seq = w->queued_seq };
+	q->covers[q->ncovers++] = (struct gp_sync_cover){ .stream = w->stream_key,
+							  .first_seq = w->synced_seq,
+							  .end_seq = w->queued_seq };
 	w->synced_seq = w->queued_seq;
 }
 
@@ -176,13 +177,13 @@ static void waited(struct gp_process *p, struct gp_pending_work *w, const struct
 /* A device-wide synchronisation: the latest work of every stream, charged once; all cleared. */
 static void waited_all(struct gp_process *p, const struct gp_api_call *c)
 {
-	size_t n = p->pending.by_stream.count;
+	size_t n = p->writer->queued.by_stream.count;
 	void **ws = n ? malloc(n * sizeof(*ws)) : NULL;
 	struct gp_pending_work *latest = NULL;
 
 	if (!ws)
 		return;
-	n = gp_u64map_values(&p->pending.by_stream, ws, n);
+	n = gp_u64map_values(&p->writer->queued.by_stream, ws, n);
 	for (size_t i = 0; i < n; i++) {
 		struct gp_pending_work *w = ws[i];
 
@@ -205,11 +206,11 @@ static void waited_all(struct gp_process *p, const struct gp_api_call *c)
 /* An event remembers the stream of its latest record; synchronising it waits for that stream. */
 static void event_recorded(struct gp_process *p, __u64 event, __u64 stream_key)
 {
-	__u64 *k = gp_u64map_get(&p->pending.by_event, event);
+	__u64 *k = gp_u64map_get(&p->writer->queued.by_event, event);
 
 	if (!k) {
 		k = malloc(sizeof(*k));
-		if (!k || gp_u64map_put(&p->pending.by_event, event, k)) {
+		if (!k || gp_u64map_put(&p->writer->queued.by_event, event, k)) {
 			free(k);
 			return;
 		}
@@ -219,10 +220,10 @@ static void event_recorded(struct gp_process *p, __u64 event, __u64 stream_key)
 
 static void event_waited(struct gp_process *p, __u64 event, const struct gp_api_call *c)
 {
-	const __u64 *k = gp_u64map_get(&p->pending.by_event, event);
+	const __u64 *k = gp_u64map_get(&p->writer->queued.by_event, event);
 
 	if (k) {
-		struct gp_pending_work *w = gp_u64map_get(&p->pending.by_stream, *k);
+		struct gp_pending_work *w = gp_u64map_get(&p->writer->queued.by_stream, *k);
 
 		covered(p, w);
 		waited(p, w, c);
@@ -270,7 +271,7 @@ void gp_shape_stream_sync(struct gp_shape_call *x)
 
 	if (!s)
 		return;
-	w = gp_u64map_get(&x->p->pending.by_stream, s->key);
+	w = gp_u64map_get(&x->p->writer->queued.by_stream, s->key);
 	s->sync_calls++;
 	s->sync_ns += x->c->dur_ns;
 	covered(x->p, w);
@@ -379,6 +380,7 @@ void gp_stream_work(struct gp_process *p, const struct gp_api_call *c, struct gp
 static const struct gp_pending_work *awaited(const struct gp_process *p, enum gp_api_id api, __u32 tid,
 					     const __u64 *args)
 {
+	const struct gp_queued *q = &p->writer->queued;
 	struct gp_api_call c = { .hdr.tid = tid, .api = api };
 	const struct gp_pending_work *latest = NULL;
 	const __u64 *k;
@@ -387,13 +389,13 @@ static const struct gp_pending_work *awaited(const struct gp_process *p, enum gp
 	memcpy(c.args, args, sizeof(c.args));
 	switch (gp_apis[api].shape) {
 	case GP_SHAPE_STREAM_SYNC:
-		return gp_call_stream_key(&c, &key) ? gp_u64map_get(&p->pending.by_stream, key) : NULL;
+		return gp_call_stream_key(&c, &key) ? gp_u64map_get(&q->by_stream, key) : NULL;
 	case GP_SHAPE_EVENT_SYNC:
-		k = gp_u64map_get(&p->pending.by_event, args[0]);
-		return k ? gp_u64map_get(&p->pending.by_stream, *k) : NULL;
+		k = gp_u64map_get(&q->by_event, args[0]);
+		return k ? gp_u64map_get(&q->by_stream, *k) : NULL;
 	case GP_SHAPE_DEVICE_SYNC:
-		for (size_t i = 0; i < p->pending.by_stream.cap; i++) {
-			const struct gp_pending_work *w = p->pending.by_stream.slots[i].val;
+		for (size_t i = 0; i < q->by_stream.cap; i++) {
+			const struct gp_pending_work *w = q->by_stream.slots[i].val;
 
 			if (w && w->kind != GP_WORK_NONE && (!latest || w->ts_ns > latest->ts_ns))
 				latest = w;

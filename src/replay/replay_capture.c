@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* replay_capture.c — a capture file as the plan's source of operations (capture_reader.h). */
+/* replay_capture.c — a capture file as the plan's source of operations (capture_open.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "capture/capture_reader.h"
-#include "log.h"
+#include "capture/capture_open.h"
 #include "replay/replay.h"
 
 static int next(void *ctx, unsigned *op, const void **data, size_t *len)
@@ -19,7 +18,6 @@ int gp_replay_plan_file(const char *path, const struct gp_kernel_times *kt, stru
 	char why[512];
 	struct gp_capture_reader *r = gp_capture_open(path, why, sizeof(why));
 	struct gp_op_source src;
-	const struct gp_capture_stats *st;
 	int rc;
 
 	if (!r) {
@@ -27,13 +25,9 @@ int gp_replay_plan_file(const char *path, const struct gp_kernel_times *kt, stru
 		return -EINVAL;
 	}
 	src = (struct gp_op_source){ .ctx = r, .next = next };
-	rc = gp_rplan_build(&src, kt, plan, errmsg, errlen);
-	st = gp_capture_stats(r);
-	if (!rc && !st->complete) /* what it holds is replayed; say what it lacks */
-		gp_warn("%s: %s", path, st->cut);
-	if (!rc && st->corrupt_chunks)
-		gp_warn("%s: %llu corrupt chunk%s skipped: %s", path, (unsigned long long)st->corrupt_chunks,
-			st->corrupt_chunks == 1 ? "" : "s", st->corruption);
+	rc = gp_rplan_build(&src, kt, plan, errmsg, errlen); /* its model: capture_open.h */
+	if (!rc) /* what it holds is replayed; say what it lacks */
+		gp_capture_say_lacks(r, path, GP_CAPTURE_REPORTING);
 	gp_capture_close(r);
 	return rc;
 }

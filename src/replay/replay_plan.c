@@ -6,7 +6,7 @@
  * applied to a model, so that a copy's direction and host memory kind, a
  * call's stream and a launch's kernel are decided by the very code that
  * writes the reports (transfers.c, streams.c, kernels.c), applied as
- * `gpuprobed report` applies them (capture_load.c), with the resolver's
+ * `gpuprobed report` applies them (capture_open.h), with the resolver's
  * recorded answers. replay_order.c then orders and links the calls.
  */
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/capture_load.h"
+#include "capture/capture_open.h"
 #include "model/view.h"
 #include "model/model_ops.h"
 #include "replay/replay_plan_internal.h"
@@ -306,14 +306,21 @@ static int ingest(struct gp_rbuild *b, const void *data, size_t len)
 	return plan_call(b, &c);
 }
 
-/* Applies op to the model as a report would, then keeps what the replay needs of it. */
-static int apply(struct gp_rbuild *b, unsigned op, const void *data, size_t len)
+/* The model made (capture_open.h): the plan reads it. */
+static int ready(void *ctx, struct gp_model *m)
 {
+	((struct gp_rbuild *)ctx)->model = m;
+	return 0;
+}
+
+/* op applied to the model as a report applies it (err: how it went): what the replay needs kept. */
+static int applied(void *ctx, unsigned op, const void *data, size_t len, int err)
+{
+	struct gp_rbuild *b = ctx;
 	union gp_op_val v[GP_OP_MAX_FIELDS];
 	struct gp_rbproc *bp;
 
-	if (gp_capture_apply(b->model, b->answers, op, data, len) || gp_model_op_is_answer(op) ||
-	    gp_op_unpack(op, data, len, v))
+	if (err || gp_model_op_is_answer(op) || gp_op_unpack(op, data, len, v))
 		return 0; /* malformed operations are skipped, as a report skips them */
 	switch (op) {
 	case GP_MOP_PROCESS_ADD:
@@ -344,34 +351,23 @@ static void rbuild_release(struct gp_rbuild *b)
 		free(bp);
 	}
 	free(b->procs);
-	gp_model_free(b->model);
-	gp_answers_free(b->answers);
 }
 
 int gp_rplan_build(const struct gp_op_source *src, const struct gp_kernel_times *kt, struct gp_rplan *plan,
 		   char *errmsg, size_t errlen)
 {
 	struct gp_rbuild b = { 0 };
-	struct gp_resolver res;
-	unsigned op;
-	const void *data;
-	size_t len;
+	const struct gp_capture_open_opts opts = { .next = src->next, .next_ctx = src->ctx,
+						   .ctx = &b, .ready = ready, .applied = applied };
+	struct gp_capture_model cm;
 	int rc;
 
 	memset(plan, 0, sizeof(*plan));
 	snprintf(errmsg, errlen, "out of memory");
-	if (!(b.answers = gp_answers_new()))
-		return -ENOMEM;
-	res = gp_answers_resolver(b.answers);
-	if (!(b.model = gp_model_new(&res))) {
-		gp_answers_free(b.answers);
-		return -ENOMEM;
-	}
-	while ((rc = src->next(src->ctx, &op, &data, &len)) > 0) {
-		if ((rc = apply(&b, op, data, len)))
-			goto out;
-	}
-	if (rc < 0) {
+	rc = gp_capture_open_model(NULL, &opts, &cm, NULL, 0);
+	if (rc)
+		goto out;
+	if ((rc = cm.read_err) < 0) {
 		snprintf(errmsg, errlen, "reading operations: %s", strerror(-rc));
 		goto out;
 	}
@@ -391,6 +387,7 @@ int gp_rplan_build(const struct gp_op_source *src, const struct gp_kernel_times 
 	rc = 0;
 out:
 	rbuild_release(&b);
+	gp_capture_model_close(&cm);
 	if (rc)
 		gp_rplan_release(plan);
 	return rc;

@@ -8,7 +8,7 @@
 #ifndef GP_REPLAY_PLAN_INTERNAL_H
 #define GP_REPLAY_PLAN_INTERNAL_H
 
-#include "model/model.h"
+#include "model/view.h"
 #include "replay/replay_plan.h"
 
 /* A call as read, before ordering: handles and addresses not yet objects. */
@@ -52,11 +52,8 @@ struct gp_rbproc {
 	size_t kcalls_n;
 };
 
-struct gp_answers;
-
 struct gp_rbuild {
-	struct gp_model *model;
-	struct gp_answers *answers; /* the resolver's recorded answers (capture_resolver.h) */
+	struct gp_model *model; /* the capture's (capture_open.h) */
 	struct gp_rbproc **procs;
 	size_t nprocs;
 };

@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "model/model.h"
+#include "model/view.h"
 
 #define GP_REPORT_SCHEMA   "gpuprobed.report/1"
 #define GP_REPORT_LEAKS_MAX 1000 /* leaks[] / live_at_end[] entries listed (largest first) */

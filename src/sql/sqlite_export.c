@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "array.h"
-#include "capture/capture_load.h"
+#include "capture/capture_open.h"
 #include "log.h"
 #include "model/model_ops.h"
 #include "sql/sql_export.h"
@@ -465,30 +465,76 @@ static void close_db(struct gp_sql_exp *x)
 	x->errs = NULL;
 }
 
-/* Reads the capture through the model, writing each record's rows; what could not be read said. */
-static int export_records(struct gp_sql_exp *x, struct gp_capture_reader *r, struct gp_model *m,
-			  struct gp_answers *as, const char *cap_path, struct gp_sql_export_stats *st)
-{
-	const struct gp_capture_stats *cs;
-	const void *data;
-	unsigned op;
-	size_t len;
-	int rc;
+/* One export under way: its database, where it goes, what it counted, its clock (for -v). */
+struct export_run {
+	struct gp_sql_exp x;
+	const struct gp_sql_export_opts *o;
+	const char *out_path;
+	char *tmp; /* the database's temporary name beside out_path */
+	struct gp_sql_export_stats *st;
+	const struct gp_capture_model *cm;
+	struct timespec t0;
+	double t_rows;
+};
 
-	if ((rc = gp_sql_writer_start(x)))
-		return rc;
-	while ((rc = gp_capture_next(r, &op, &data, &len)) > 0 && !x->failed && !gp_sql_writer_failed(x)) {
-		x->seen = false;
-		if (gp_capture_apply(m, as, op, data, len) < 0) {
-			st->malformed++;
-			continue;
-		}
-		/* a record the model refused (malformed_records) writes no row either */
-		if (op == GP_MOP_INGEST && len >= sizeof(struct gp_event_hdr) &&
-		    !(len < sizeof(struct gp_api_call) && gp_event_is_call(((const struct gp_event_hdr *)data)->type)))
-			record_rows(x, data);
+static double lap(struct timespec *t0);
+
+/* The model made: the database opened under a temporary name, its writer started. */
+static int export_ready(void *ctx, struct gp_model *m)
+{
+	struct export_run *run = ctx;
+	int fd, err;
+
+	if (asprintf(&run->tmp, "%s.tmp.XXXXXX", run->out_path) < 0) {
+		run->tmp = NULL;
+		return -ENOMEM;
 	}
-	for (size_t i = 0; i < x->nwaiting; i++) /* inner calls whose outer call never returned */
+	fd = mkstemp(run->tmp);
+	if (fd < 0) {
+		err = -errno;
+		gp_err("%s: %s", run->tmp, strerror(errno));
+		free(run->tmp);
+		run->tmp = NULL;
+		return err;
+	}
+	close(fd);
+	run->x.m = m;
+	lap(&run->t0);
+	if ((err = open_db(&run->x, run->tmp, run->o->indices)))
+		return err;
+	return gp_sql_writer_start(&run->x);
+}
+
+/* Before each operation: on while the database takes the rows. */
+static bool export_more(void *ctx)
+{
+	struct export_run *run = ctx;
+
+	return !run->x.failed && !gp_sql_writer_failed(&run->x);
+}
+
+/* Each operation applied: a record's rows, written the moment the model has folded it in. */
+static int export_applied(void *ctx, unsigned op, const void *data, size_t len, int err)
+{
+	struct gp_sql_exp *x = &((struct export_run *)ctx)->x;
+
+	/* a record the model refused (malformed_records) writes no row either */
+	if (err >= 0 && op == GP_MOP_INGEST && len >= sizeof(struct gp_event_hdr) &&
+	    !(len < sizeof(struct gp_api_call) &&
+	      gp_event_is_call(((const struct gp_event_hdr *)data)->type)))
+		record_rows(x, data);
+	x->seen = false; /* the observer tells the next operation's call anew */
+	return 0;
+}
+
+/* The last operation applied: inner calls whose outer call never returned, every row written. */
+static int export_done(void *ctx)
+{
+	struct export_run *run = ctx;
+	struct gp_sql_exp *x = &run->x;
+	const struct gp_capture_stats *cs = gp_capture_stats(run->cm->reader);
+
+	for (size_t i = 0; i < x->nwaiting; i++)
 		call_row(x, &x->waiting[i].c, 0, false);
 	x->nwaiting = 0;
 	gp_sql_rows_flush(x, &x->calls);
@@ -498,21 +544,12 @@ static int export_records(struct gp_sql_exp *x, struct gp_capture_reader *r, str
 	gp_sql_rows_flush(x, &x->allocs);
 	gp_sql_rows_flush(x, &x->nccl);
 	gp_sql_writer_stop(x);
-	cs = gp_capture_stats(r);
-	if (rc < 0)
-		gp_err("%s: %s (exporting what was read before it)", cap_path, strerror(-rc));
-	if (!cs->complete)
-		gp_warn("%s: %s (exported what it holds)", cap_path, cs->cut);
-	if (cs->corrupt_chunks)
-		gp_warn("%s: %llu corrupt chunk%s skipped: %s", cap_path, (unsigned long long)cs->corrupt_chunks,
-			cs->corrupt_chunks == 1 ? "" : "s", cs->corruption);
-	if (st->malformed)
-		gp_warn("%s: %llu operations did not decode and were skipped", cap_path,
-			(unsigned long long)st->malformed);
-	st->ops = cs->ops;
-	st->corrupt_chunks = cs->corrupt_chunks;
-	st->complete = cs->complete;
-	st->calls = (__u64)x->next_call;
+	run->t_rows = lap(&run->t0);
+	run->st->malformed = run->cm->stats.malformed;
+	run->st->ops = cs->ops;
+	run->st->corrupt_chunks = cs->corrupt_chunks;
+	run->st->complete = cs->complete;
+	run->st->calls = (__u64)x->next_call;
 	return x->failed;
 }
 
@@ -579,15 +616,19 @@ static double lap(struct timespec *t0)
 int gp_sql_export(const char *cap_path, const char *out_path, const struct gp_sql_export_opts *o,
 		  struct gp_sql_export_stats *st)
 {
-	struct gp_sql_exp x = { .failed = 0 };
-	struct gp_capture_reader *r;
-	struct gp_answers *as = NULL;
-	struct gp_model *m = NULL;
-	struct gp_resolver resolver;
-	char errmsg[4200], *tmp = NULL;
-	struct timespec t0;
-	double t_rows, t_model;
-	int fd, err = -ENOMEM;
+	struct gp_capture_model cm;
+	struct export_run run = { .o = o, .out_path = out_path, .st = st, .cm = &cm };
+	struct gp_sql_exp *x = &run.x;
+	const struct gp_model_observer obs = { .ctx = x, .call = observed };
+	/* the stacks named as the report names them (finish) */
+	const struct gp_capture_open_opts opts = {
+		.observers = &obs, .nobservers = 1, .ctx = &run, .ready = export_ready,
+		.more = export_more, .applied = export_applied, .done = export_done,
+		.voice = GP_CAPTURE_EXPORTING, .finish = true
+	};
+	char errmsg[4200];
+	double t_model;
+	int err;
 
 	*st = (struct gp_sql_export_stats){ 0 };
 	/* SQLite's allocation statistics take a global mutex on every malloc; nobody reads them */
@@ -596,67 +637,35 @@ int gp_sql_export(const char *cap_path, const char *out_path, const struct gp_sq
 		gp_err("%s exists (--force replaces it)", out_path);
 		return -EEXIST;
 	}
-	r = gp_capture_open(cap_path, errmsg, sizeof(errmsg));
-	if (!r) {
-		gp_err("%s", errmsg);
-		return -EINVAL;
-	}
-	if (asprintf(&tmp, "%s.tmp.XXXXXX", out_path) < 0) {
-		tmp = NULL;
+	err = gp_capture_open_model(cap_path, &opts, &cm, errmsg, sizeof(errmsg));
+	if (err || (err = gp_sql_model_rows(x)) || (err = write_meta(x, cm.reader, cap_path, st)))
 		goto out;
-	}
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		err = -errno;
-		gp_err("%s: %s", tmp, strerror(errno));
-		free(tmp);
-		tmp = NULL;
+	t_model = lap(&run.t0);
+	if ((err = gp_sql_schema_finish(x->db, o->indices)) || (err = gp_sql_exec(x->db, "COMMIT")))
 		goto out;
-	}
-	close(fd);
-	as = gp_answers_new();
-	resolver = gp_answers_resolver(as);
-	m = as ? gp_model_new(&resolver) : NULL;
-	if (!m)
-		goto out;
-	x.m = m;
-	gp_model_set_observer(m, &(struct gp_model_observer){ .ctx = &x, .call = observed });
-	lap(&t0);
-	if ((err = open_db(&x, tmp, o->indices)) || (err = export_records(&x, r, m, as, cap_path, st)))
-		goto out;
-	t_rows = lap(&t0);
-	gp_model_set_observer(m, NULL);
-	gp_capture_finish(m, r, cap_path); /* the stacks named, as the report names them */
-	if ((err = gp_sql_model_rows(&x)) || (err = write_meta(&x, r, cap_path, st)))
-		goto out;
-	t_model = lap(&t0);
-	if ((err = gp_sql_schema_finish(x.db, o->indices)) || (err = gp_sql_exec(x.db, "COMMIT")))
-		goto out;
-	gp_info("export: the records' rows %.2f s, the model's %.2f s, indices and views %.2f s", t_rows,
-		t_model, lap(&t0));
-	close_db(&x);
+	gp_info("export: the records' rows %.2f s, the model's %.2f s, indices and views %.2f s",
+		run.t_rows, t_model, lap(&run.t0));
+	close_db(x);
 	if (!o->force && access(out_path, F_OK) == 0) { /* made meanwhile: not ours to replace */
 		gp_err("%s exists (--force replaces it)", out_path);
 		err = -EEXIST;
 		goto out;
 	}
-	if (chmod(tmp, 0644) || rename(tmp, out_path)) {
+	if (chmod(run.tmp, 0644) || rename(run.tmp, out_path)) {
 		err = -errno;
 		gp_err("%s: %s", out_path, strerror(errno));
 		goto out;
 	}
-	free(tmp);
-	tmp = NULL;
+	free(run.tmp);
+	run.tmp = NULL;
 out:
 	if (err == -ENOMEM) /* the other failures said what failed where they happened */
 		gp_err("%s: out of memory exporting %s", out_path, cap_path);
-	close_db(&x);
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
+	close_db(x);
+	if (run.tmp) {
+		unlink(run.tmp);
+		free(run.tmp);
 	}
-	gp_model_free(m);
-	gp_answers_free(as);
-	gp_capture_close(r);
+	gp_capture_model_close(&cm);
 	return err;
 }

@@ -18,7 +18,7 @@ struct gp_timeline *gp_timeline_session_open(const char *dir, __u64 max_events, 
 		return NULL;
 	}
 	obs = gp_timeline_observer(tl);
-	gp_model_set_observer(m, &obs);
+	gp_model_add_observer(m, &obs); /* one of few: never full */
 	return tl;
 }
 
@@ -32,7 +32,7 @@ int gp_timeline_session_close(struct gp_timeline *tl, const char *dir, __u64 max
 		gp_timeline_remove_stale(dir); /* an earlier run's would pass for this one's */
 		return 0;
 	}
-	gp_model_set_observer(m, NULL);
+	gp_model_remove_observer(m, tl);
 	err = gp_timeline_close(tl, m, &tc); /* the counts are set even when writing failed */
 	gp_model_drop_set(m, GP_TIMELINE_DROP, tc.left_out);
 	gp_model_drop_set(m, GP_TIMELINE_SCHED_DROP, tc.slices_left_out);
@@ -54,6 +54,6 @@ void gp_timeline_session_abort(struct gp_timeline *tl, struct gp_model *m)
 {
 	if (!tl)
 		return;
-	gp_model_set_observer(m, NULL);
+	gp_model_remove_observer(m, tl);
 	gp_timeline_abort(tl);
 }

@@ -4,8 +4,9 @@
  * what unpack refuses), writer to reader round trips with exact counts, a
  * file cut at every kind of offset, corrupt chunks skipped and files that
  * are no capture refused with a clear message, and a model loaded from a
- * capture whose report.json equals the live model's; Python frames named
- * from the recorded answers alone.
+ * capture whose report.json equals the live model's, also when opened
+ * through capture_open.h (its observers, hooks and stops); Python frames
+ * named from the recorded answers alone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +30,7 @@
 #include "scenario.h"
 
 #include "capture/capture_load.h"
+#include "capture/capture_open.h"
 #include "capture/capture_reader.h"
 #include "capture/capture_resolver.h"
 #include "capture/capture_writer.h"
@@ -807,25 +809,25 @@ static void assert_same_report(const struct gp_model *live, const struct gp_mode
 	free(b);
 }
 
-static void load_equals_live(void **state)
+/*
+ * A live model (the scenario and its stacks) whose operations and resolver
+ * answers are written to a capture at path: what a session leaves.
+ */
+static struct gp_model *live_into_capture(char *path, size_t len,
+					  struct gp_capture_writer_stats *ws)
 {
-	struct gp_resolver inner = sc_resolver;
+	static struct gp_recording_resolver rr = { .record = gp_capture_writer_op };
+	struct gp_resolver inner = sc_resolver, live_res;
 	struct gp_cap_header h = { .abi_version = GP_ABI_VERSION };
-	struct gp_recording_resolver rr = { .record = gp_capture_writer_op };
-	struct gp_capture_writer_stats ws;
-	struct gp_capture_load_stats ls;
-	struct gp_capture_reader *r;
 	struct gp_capture_writer *w;
-	struct gp_answers *as;
-	struct gp_resolver live_res, ans_res;
-	struct gp_model *live, *loaded;
-	char path[PATH_MAX], err[512];
+	struct gp_model *live;
+	char err[512];
 
-	/* live: the resolver the session has (names kernels and frames, demangles), recorded */
+	/* the resolver the session has (names kernels and frames, demangles), recorded */
 	inner.demangle = gp_demangle;
 	inner.demangle_short = gp_demangle_short;
 	inner.symbolize = st_symbolize;
-	temp_path(path, sizeof(path));
+	temp_path(path, len);
 	w = gp_capture_writer_open(path, &h, err, sizeof(err));
 	if (!w)
 		fail_msg("%s", err);
@@ -836,9 +838,22 @@ static void load_equals_live(void **state)
 				   true, true);
 	stacks_part(live);
 	gp_model_set_tap(live, NULL);
-	assert_int_equal(gp_capture_writer_close(w, &ws), 0);
-	assert_int_equal(ws.lost_ops, 0);
+	assert_int_equal(gp_capture_writer_close(w, ws), 0);
+	assert_int_equal(ws->lost_ops, 0);
+	return live;
+}
 
+static void load_equals_live(void **state)
+{
+	struct gp_capture_writer_stats ws;
+	struct gp_capture_load_stats ls;
+	struct gp_capture_reader *r;
+	struct gp_answers *as;
+	struct gp_resolver ans_res;
+	struct gp_model *live, *loaded;
+	char path[PATH_MAX], err[512];
+
+	live = live_into_capture(path, sizeof(path), &ws);
 	/* loaded: nothing but the capture */
 	r = gp_capture_open(path, err, sizeof(err));
 	if (!r)
@@ -864,6 +879,179 @@ static void load_equals_live(void **state)
 	gp_answers_free(as);
 	gp_capture_close(r);
 	unlink(path);
+}
+
+/* ---- a capture opened into a model (capture_open.h) ------------------------- */
+
+/* What the hooks and observers of one opening saw. */
+struct opening {
+	struct second {
+		struct opening *o;
+	} second;          /* the second observer's ctx (observers are removed by theirs) */
+	struct gp_model *ready_model;
+	size_t calls[2];   /* outermost calls each observer saw */
+	size_t more, applied, malformed_seen;
+	size_t stop_after; /* applied answers -ENOMEM after this many (0: never) */
+	size_t more_until; /* more answers false once this many were applied (0: never) */
+	bool done;
+};
+
+static void seen_0(void *ctx, const struct gp_call_view *v)
+{
+	((struct opening *)ctx)->calls[0]++;
+}
+
+static void seen_1(void *ctx, const struct gp_call_view *v)
+{
+	struct opening *o = ((struct second *)ctx)->o;
+
+	assert_int_equal(o->calls[1] + 1, o->calls[0]); /* after the first observer, every time */
+	o->calls[1]++;
+}
+
+static int on_ready(void *ctx, struct gp_model *m)
+{
+	((struct opening *)ctx)->ready_model = m;
+	return 0;
+}
+
+static bool on_more(void *ctx)
+{
+	struct opening *o = ctx;
+
+	o->more++;
+	return !o->more_until || o->applied < o->more_until;
+}
+
+static int on_applied(void *ctx, unsigned op, const void *data, size_t len, int err)
+{
+	struct opening *o = ctx;
+
+	o->applied++;
+	if (err < 0)
+		o->malformed_seen++;
+	return o->stop_after && o->applied == o->stop_after ? -ENOMEM : 0;
+}
+
+static int on_done(void *ctx)
+{
+	((struct opening *)ctx)->done = true;
+	return 0;
+}
+
+/* Its two observers and its hooks. */
+static struct gp_capture_open_opts opening_opts(struct opening *o, struct gp_model_observer obs[2])
+{
+	o->second.o = o;
+	obs[0] = (struct gp_model_observer){ .ctx = o, .call = seen_0 };
+	obs[1] = (struct gp_model_observer){ .ctx = &o->second, .call = seen_1 };
+	return (struct gp_capture_open_opts){ .observers = obs, .nobservers = 2, .ctx = o,
+					      .ready = on_ready, .more = on_more, .applied = on_applied,
+					      .done = on_done, .finish = true };
+}
+
+static void open_model_equals_live(void **state)
+{
+	struct gp_capture_writer_stats ws;
+	struct gp_capture_model cm;
+	struct opening o = { 0 };
+	struct gp_model_observer obs[2];
+	struct gp_capture_open_opts opts = opening_opts(&o, obs);
+	struct gp_api_call c = rec(GP_API_CUDA_MALLOC, T_PID, T_TID, 1, 1, 0);
+	struct gp_model *live;
+	char path[PATH_MAX], err[512];
+
+	live = live_into_capture(path, sizeof(path), &ws);
+	assert_int_equal(gp_capture_open_model(path, &opts, &cm, err, sizeof(err)), 0);
+	assert_non_null(cm.reader);
+	assert_true(cm.own_reader);
+	assert_ptr_equal(o.ready_model, cm.model);
+	assert_int_equal(cm.read_err, 0);
+	assert_true(gp_capture_stats(cm.reader)->complete);
+	assert_int_equal(o.applied, ws.ops);
+	assert_int_equal(o.more, ws.ops);
+	assert_int_equal(cm.stats.applied + cm.stats.answers + cm.stats.ignored, ws.ops);
+	assert_int_equal(cm.stats.malformed, 0);
+	assert_true(o.done);
+	assert_true(o.calls[0] > 0);
+	assert_int_equal(o.calls[1], o.calls[0]);
+	/* finished as a report reads it: named stacks, its source */
+	assert_string_equal(cm.model->source.kind, "capture");
+	assert_same_report(live, cm.model, (const char *const[]){ "ml::step<float>", NULL });
+	/* the observers were removed after the last operation */
+	assert_int_equal(gp_model_ingest(cm.model, &c, sizeof(c)), 0);
+	assert_int_equal(o.calls[1], o.calls[0]);
+	gp_capture_model_close(&cm);
+	gp_model_free(live);
+	unlink(path);
+}
+
+/* A list of operations, as the replay planner's tests give them. */
+struct op_cursor {
+	const struct op_list *l;
+	size_t at;
+};
+
+static int cursor_next(void *ctx, unsigned *op, const void **data, size_t *len)
+{
+	struct op_cursor *cu = ctx;
+
+	if (cu->at == cu->l->n)
+		return 0;
+	*op = cu->l->op[cu->at];
+	*data = cu->l->data[cu->at];
+	*len = cu->l->len[cu->at];
+	cu->at++;
+	return 1;
+}
+
+static void open_model_hooks_stop_it(void **state)
+{
+	struct op_list l = { 0 };
+	struct op_cursor cu = { .l = &l };
+	struct gp_capture_model cm;
+	struct gp_model_observer obs[2];
+	struct opening o = { .stop_after = 5 };
+	struct gp_capture_open_opts opts = opening_opts(&o, obs);
+	char err[512] = "";
+
+	make_ops(&l, 40, SIZE_MAX, 64, false);
+	opts.next = cursor_next;
+	opts.next_ctx = &cu;
+	/* applied's nonzero stops at once, returned, nothing after it */
+	assert_int_equal(gp_capture_open_model(NULL, &opts, &cm, err, sizeof(err)), -ENOMEM);
+	assert_null(cm.reader);
+	assert_non_null(cm.model);
+	assert_int_equal(o.applied, 5);
+	assert_int_equal(cu.at, 5);
+	assert_false(o.done);
+	gp_capture_model_close(&cm);
+
+	/* more's false stops before the operation read is applied; done still comes */
+	o = (struct opening){ .more_until = 7 };
+	opts = opening_opts(&o, obs);
+	opts.next = cursor_next;
+	opts.next_ctx = &cu;
+	cu.at = 0;
+	assert_int_equal(gp_capture_open_model(NULL, &opts, &cm, err, sizeof(err)), 0);
+	assert_int_equal(o.applied, 7);
+	assert_int_equal(o.more, 8);
+	assert_int_equal(cu.at, 8);
+	assert_true(o.done);
+	assert_int_equal(cm.stats.applied + cm.stats.answers + cm.stats.ignored + cm.stats.malformed,
+			 7);
+	gp_capture_model_close(&cm);
+
+	/* a file that is no capture: -EINVAL, why in errmsg, no model */
+	o = (struct opening){ 0 };
+	opts = opening_opts(&o, obs);
+	assert_int_equal(gp_capture_open_model("/nonexistent/capture.gpz", &opts, &cm, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "/nonexistent/capture.gpz"));
+	assert_null(cm.model);
+	assert_null(o.ready_model);
+	gp_capture_model_close(&cm);
+	op_list_free(&l);
 }
 
 /* ---- Python frames through a capture --------------------------------------- */
@@ -1167,6 +1355,8 @@ int main(void)
 		cmocka_unit_test(corrupt_chunks_skipped),
 		cmocka_unit_test(not_a_capture),
 		cmocka_unit_test(load_equals_live),
+		cmocka_unit_test(open_model_equals_live),
+		cmocka_unit_test(open_model_hooks_stop_it),
 		cmocka_unit_test(python_frames_from_a_capture),
 		cmocka_unit_test(holds_from_a_capture),
 	};

@@ -99,7 +99,7 @@ static void inner_calls_wait_for_their_outer_call(void **state)
 	assert_int_equal(p->api[GP_API_CUDA_LAUNCH_KERNEL]->inner[0].calls, 1);
 	assert_int_equal(p->nested_left_out, 1);
 	assert_int_equal(p->nwaiting, 1); /* the other thread's still waits */
-	assert_int_equal(p->waiting[0].tid, T_TID + 1);
+	assert_int_equal(p->writer->waiting[0].tid, T_TID + 1);
 	feed(m, &counted);
 	assert_int_equal(p->api[GP_API_CU_LAUNCH_KERNEL]->nested_calls, 2);
 	assert_int_equal(p->nwaiting, 1);
