@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "report/report_doc.h"
+#include "report/report_builders.h"
 #include "report/report_sections.h"
 
 /* session.unwind: docs/report-format.md. */

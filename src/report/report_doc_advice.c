@@ -6,7 +6,7 @@
  * the ranks it meets. docs/report-format.md defines each field.
  */
 #include "analysis/advice.h"
-#include "report/report_doc.h"
+#include "report/report_builders.h"
 
 static json_t *rows_json(struct gp_doc *d, const struct gp_ev_rows *r);
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/report_doc.h"
+#include "report/report_builders.h"
 
 static int cmp_errcount(const void *a, const void *b)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "text/labels.h"
-#include "report/report_doc.h"
+#include "report/report_builders.h"
 
 static json_t *opt_str(const char *s)
 {

@@ -7,7 +7,7 @@
  */
 #include <stdio.h>
 
-#include "report/report_doc.h"
+#include "report/report_builders.h"
 
 json_t *gp_doc_cpu_attr(struct gp_doc *d, const struct gp_cpu_attr *a)
 {

@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "model/view.h"
-#include "report/report_doc.h"
+#include "report/report_builders.h"
 
 static const char *state_name(int state)
 {

@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "report/report_doc.h"
+#include "report/report_builders.h"
 
 static void put_counts(struct gp_doc *d, json_t *o, const struct gp_mem_counts *mc)
 {

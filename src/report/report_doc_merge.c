@@ -7,7 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "report/report_doc.h"
+#include "report/report_builders.h"
 
 static json_t *capture(struct gp_doc *d, const struct gp_merge_capture *c)
 {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "model/nccl_jobs.h"
-#include "report/report_doc.h"
+#include "report/report_builders.h"
 
 static json_t *layer_work(struct gp_doc *d, const struct gp_layer_work *w)
 {

@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 
-#include "report/report_doc.h"
+#include "report/report_builders.h"
 #include "stack_formats/stack_paths.h"
 #include "text/labels.h"
 

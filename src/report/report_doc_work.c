@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/report_doc.h"
+#include "report/report_builders.h"
 
 static int cmp_u64(__u64 a, __u64 b)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* report_sections.c — the registry of a process's report sections (report_sections.h). */
-#include "report/report_doc.h"
+#include "report/report_builders.h"
 #include "report/report_md.h"
 #include "report/report_sections.h"
 

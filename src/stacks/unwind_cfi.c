@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * unwind_cfi.c — the DWARF call-frame-information reader behind
- * unwind_table.c, for x86-64 (see unwind_cfi.h): bounded reads and pointer
+ * unwind_table.c, for x86-64 (see unwind_build.h): bounded reads and pointer
  * encodings, the CIEs and FDEs of .eh_frame and .debug_frame, and the
  * interpreter that runs each FDE's program once, its states encoded as rows.
  *
@@ -33,7 +33,7 @@
 #include <string.h>
 
 #include "array.h"
-#include "stacks/unwind_cfi.h"
+#include "stacks/unwind_build.h"
 
 typedef __u8 u8;
 typedef __u16 u16;
@@ -752,7 +752,7 @@ advance:
 	return r.err ? -EINVAL : 0;
 }
 
-/* One FDE's rows: its CIE's program, then its own (unwind_cfi.h). */
+/* One FDE's rows: its CIE's program, then its own (unwind_build.h). */
 void uw_fde_rows(struct uw_build *b, const struct uw_fde *f)
 {
 	const struct uw_cie *c = &b->secs[f->sec].cies[f->cie];

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "model/view.h"
-#include "stacks/unwind_cfi.h"
+#include "stacks/unwind_build.h"
 #include "stacks/unwind_table.h"
 
 typedef __u8 u8;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * report_doc.h — shared by the report_doc*.c files that build the report
+ * report_builders.h — shared by the report_doc*.c files that build the report
  * document: the per-section builders (their jansson helpers: json_out.h).
  */
-#ifndef GP_REPORT_DOC_H
-#define GP_REPORT_DOC_H
+#ifndef GP_REPORT_BUILDERS_H
+#define GP_REPORT_BUILDERS_H
 
 #include <jansson.h>
 
@@ -46,4 +46,4 @@ json_t *gp_doc_cpu_attr(struct gp_doc *d, const struct gp_cpu_attr *a);
  */
 json_t *gp_doc_recommendations(struct gp_doc *d, json_t **verdicts);
 
-#endif /* GP_REPORT_DOC_H */
+#endif /* GP_REPORT_BUILDERS_H */

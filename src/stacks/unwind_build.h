@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * unwind_cfi.h — between unwind_table.c, which finds a file's call-frame
+ * unwind_build.h — between unwind_table.c, which finds a file's call-frame
  * information and builds its table, and unwind_cfi.c, which reads it
  * (nobody else): the state of one build, the sections' CIEs and FDEs, and
  * the reader's entry points.
  */
-#ifndef GP_UNWIND_CFI_H
-#define GP_UNWIND_CFI_H
+#ifndef GP_UNWIND_BUILD_H
+#define GP_UNWIND_BUILD_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -83,4 +83,4 @@ void uw_stop_push(struct uw_build *b, __u64 pc, unsigned cause);
  */
 int uw_eh_frame_ptr(const __u8 *h, size_t avail, __u64 hdr_vaddr, __u64 *eh_vaddr);
 
-#endif /* GP_UNWIND_CFI_H */
+#endif /* GP_UNWIND_BUILD_H */
