@@ -2,7 +2,7 @@
 #
 #   make          build build/gpuprobed, the simulated GPU and the test workloads
 #   make deps     install every Debian package the build and the tests need (idempotent)
-#   make test     deps + build + unit tests + fuzz smoke + end-to-end tests (root: real BPF)
+#   make test     deps + format check + build + unit tests + fuzz smoke + end-to-end tests (root: real BPF)
 #                 + a smoke of exact tests on Debian 12's own kernel (6.1) in a VM (tests/kernels)
 #   make test-kernels  the whole e2e suite on Linux 5.10, 6.1, 6.12 in VMs and on the host's kernel
 #   make test-busy  make test beside BUSY_CPUS (1) busy loops: the suite must hold on a busy machine
@@ -35,7 +35,7 @@ LDLIBS   := -lbpf -lelf -lz -lzstd -ljansson -liberty -linih -lmicrohttpd -lsyst
 DEB_PACKAGES := make gcc g++ clang libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libzstd-dev libjansson-dev \
                 libiberty-dev libcmocka-dev libclang-rt-dev python3 python3-pytest python3-jsonschema bpftrace \
                 libinih-dev libmicrohttpd-dev libsystemd-dev systemd curl prometheus python3-seccomp strace \
-                libsqlite3-dev sqlite3 libseccomp-dev python3-zstandard \
+                libsqlite3-dev sqlite3 libseccomp-dev python3-zstandard clang-format \
                 qemu-system-x86 busybox-static kmod podman runc netavark
 
 # ---- BPF: vmlinux.h -> .bpf.o -> .skel.h ---------------------------------
@@ -74,7 +74,7 @@ $(BUILD)/gpuprobed: $(OBJS)
 
 -include $(OBJS:.o=.d)
 
-.PHONY: all gpuprobed deps test test-busy unit e2e demo bench install uninstall clean check-root
+.PHONY: all gpuprobed deps format format-check test test-busy unit e2e demo bench install uninstall clean check-root
 all: gpuprobed simgpu workloads
 gpuprobed: $(BUILD)/gpuprobed
 
@@ -101,11 +101,22 @@ deps:
 	else echo "make deps: all $(words $(DEB_PACKAGES)) packages present"; fi
 
 test: deps
+	$(MAKE) format-check
 	$(MAKE) all unit-build
 	$(MAKE) unit
 	$(MAKE) fuzz-smoke
 	$(MAKE) e2e
 	$(MAKE) kernel-smoke
+
+# The C of the tree as .clang-format writes it (Debian's clang-format 14): make format rewrites it, make
+# format-check (the first step of make test) names every file that differs.
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src bpf include tests -name '*.[ch]')
+format:
+	clang-format -i $(FORMAT_FILES)
+format-check:
+	@bad=$$(clang-format --dry-run --Werror $(FORMAT_FILES) 2>&1 | grep -o '^[^: ]*\.[ch]:[0-9]' | sed 's/:[0-9]*$$//' | sort -u); \
+	if [ -n "$$bad" ]; then echo "make format-check: not as .clang-format writes them (make format rewrites them):" $$bad >&2; exit 1; fi; \
+	echo "make format-check: $(words $(FORMAT_FILES)) files as .clang-format writes them"
 
 # make test beside BUSY_CPUS shell loops that keep CPUs busy (docs/testing.md): it must pass the same.
 BUSY_CPUS ?= 1

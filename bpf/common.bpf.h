@@ -38,15 +38,15 @@ const volatile bool no_attach_cookie = false;
 
 /* One traced call in progress on a thread. */
 struct gp_frame {
-	__u64 ts;          /* entry time */
-	__u64 sp;          /* stack pointer at entry: matches the return */
+	__u64 ts; /* entry time */
+	__u64 sp; /* stack pointer at entry: matches the return */
 	__u64 cookie;
-	__u32 flags;       /* GP_EVF_* known at entry */
-	__u32 vol_switches;   /* context switches of the thread during the call (sched.bpf.c) */
+	__u32 flags;	    /* GP_EVF_* known at entry */
+	__u32 vol_switches; /* context switches of the thread during the call (sched.bpf.c) */
 	__u32 invol_switches;
 	__u32 pad;
-	__u64 offcpu_ns;      /* time the thread spent off-CPU during the call (sched.bpf.c) */
-	__u64 min_flt0;       /* the task's fault counters at entry */
+	__u64 offcpu_ns; /* time the thread spent off-CPU during the call (sched.bpf.c) */
+	__u64 min_flt0;	 /* the task's fault counters at entry */
 	__u64 maj_flt0;
 	__u64 args[GP_MAX_ARGS];
 };
@@ -54,14 +54,15 @@ struct gp_frame {
 /* Where a native stack walk is (bpf/unwind.bpf.h): kept in task storage, not on the program's stack. */
 struct gp_uw_walk_state {
 	__u64 pc, sp, bp;
-	__u64 page_base, page_len;          /* the part of the stack copied into stack_page */
-	__u64 map_start, map_end, map_bias; /* the last mapping found: callers are often in the same file */
+	__u64 page_base, page_len; /* the part of the stack copied into stack_page */
+	__u64 map_start, map_end,
+		map_bias; /* the last mapping found: callers are often in the same file */
 	__u32 map_file;
-	__u32 gen;         /* the process's gp_uw_proc.gen */
-	__u32 n;           /* frames written */
+	__u32 gen; /* the process's gp_uw_proc.gen */
+	__u32 n;   /* frames written */
 	__s32 err;
 	__u8 stop, detail;
-	__u8 bp_ok;        /* bp holds the frame's rbp (an earlier row could not restore it otherwise) */
+	__u8 bp_ok; /* bp holds the frame's rbp (an earlier row could not restore it otherwise) */
 	__u8 fp_frames;
 };
 
@@ -90,7 +91,7 @@ struct gp_py_walk_state {
 };
 
 struct gp_task_state {
-	__u32 depth;      /* live frames */
+	__u32 depth;	  /* live frames */
 	__u32 overflowed; /* entries not recorded for lack of a frame; their returns are expected */
 	struct gp_frame frames[GP_MAX_DEPTH];
 	/*
@@ -238,7 +239,8 @@ static __always_inline struct gp_task_state *task_state_of(struct task_struct *t
 	void *z;
 
 	if (!no_task_storage)
-		return bpf_task_storage_get(&task_state, t, 0, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+		return bpf_task_storage_get(&task_state, t, 0,
+					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 	tid = BPF_CORE_READ(t, pid);
 	start = BPF_CORE_READ(t, start_time);
 	st = bpf_map_lookup_elem(&task_state, &tid);

@@ -79,7 +79,8 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, GP_MAX_PROBES + 64); /* + the measurements' probes on gpuprobed itself */
+	__uint(max_entries,
+	       GP_MAX_PROBES + 64); /* + the measurements' probes on gpuprobed itself */
 	__type(key, struct gp_probe_site);
 	__type(value, __u64);
 } probe_sites SEC(".maps");
@@ -256,7 +257,8 @@ int gp_api_enter(struct pt_regs *ctx)
 		 * memory they are in is not read (~165 ns a launch here). Should the
 		 * map be full and the call go as a record after all, it says so.
 		 */
-		if (ck & (GP_CK_STACK2 | GP_CK_LAUNCH_CFG | GP_CK_CU_LAUNCH | GP_CK_NCCL_ID | GP_CK_DEREF2))
+		if (ck & (GP_CK_STACK2 | GP_CK_LAUNCH_CFG | GP_CK_CU_LAUNCH | GP_CK_NCCL_ID |
+			  GP_CK_DEREF2))
 			f->flags |= GP_EVF_ARGS_PARTIAL;
 	} else if (ck & GP_CK_STACK2) {
 		if (bpf_probe_read_user(&f->args[6], 2 * sizeof(__u64), (void *)(sp + 8))) {
@@ -319,7 +321,8 @@ static __always_inline void read_ext(struct gp_api_call_ext *ext, const struct g
 	if (ext->call.ret != 0)
 		return;
 	if (ck & GP_CK_STR) {
-		n = bpf_probe_read_user_str(ext->data, sizeof(ext->data), (void *)f->args[GP_CK_STR_SLOT(ck)]);
+		n = bpf_probe_read_user_str(ext->data, sizeof(ext->data),
+					    (void *)f->args[GP_CK_STR_SLOT(ck)]);
 		if (n <= 0) {
 			ext->call.hdr.flags |= GP_EVF_ARGS_PARTIAL;
 			count(&drops, GP_DROP_ARG_READ);
@@ -352,7 +355,8 @@ static __always_inline void read_ext(struct gp_api_call_ext *ext, const struct g
 		return;
 	}
 	ext->data_len = comms;
-	if (f->args[2] && bpf_probe_read_user(ext->data + GP_NCCL_INIT_ALL_MAX * 8, devs, (void *)f->args[2]) == 0)
+	if (f->args[2] && bpf_probe_read_user(ext->data + GP_NCCL_INIT_ALL_MAX * 8, devs,
+					      (void *)f->args[2]) == 0)
 		ext->data_len = GP_NCCL_INIT_ALL_MAX * 8 + devs;
 }
 
@@ -370,7 +374,8 @@ static __always_inline void emit_with_stack(struct pt_regs *ctx, struct gp_task_
 	stk->call.hdr.type = GP_EV_API_CALL_USTACK;
 	stk->call.hdr.size = size;
 	if (bpf_ringbuf_output(&events, stk, size,
-			       (stk->call.hdr.flags & GP_EVF_PY_HELD) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
+			       (stk->call.hdr.flags & GP_EVF_PY_HELD) ? BPF_RB_FORCE_WAKEUP
+								      : BPF_RB_NO_WAKEUP)) {
 		count(&drops, GP_DROP_RINGBUF_FULL);
 		/* no record will say it was held: a SIGCONT now discards the pending SIGSTOP */
 		if (stk->call.hdr.flags & GP_EVF_PY_HELD)
@@ -385,12 +390,29 @@ static __always_inline __u32 log2_bucket(__u64 v)
 
 	if (!v)
 		return 0;
-	if (v >> 32) { v >>= 32; k += 32; }
-	if (v >> 16) { v >>= 16; k += 16; }
-	if (v >> 8) { v >>= 8; k += 8; }
-	if (v >> 4) { v >>= 4; k += 4; }
-	if (v >> 2) { v >>= 2; k += 2; }
-	if (v >> 1) { k += 1; }
+	if (v >> 32) {
+		v >>= 32;
+		k += 32;
+	}
+	if (v >> 16) {
+		v >>= 16;
+		k += 16;
+	}
+	if (v >> 8) {
+		v >>= 8;
+		k += 8;
+	}
+	if (v >> 4) {
+		v >>= 4;
+		k += 4;
+	}
+	if (v >> 2) {
+		v >>= 2;
+		k += 2;
+	}
+	if (v >> 1) {
+		k += 1;
+	}
 	return k < 62 ? k + 1 : 63; /* the last bucket holds everything from 2^62 ns on */
 }
 
@@ -399,11 +421,13 @@ static __always_inline __u32 log2_bucket(__u64 v)
  * full (the caller then writes the record). Only this thread writes its
  * keys (see api_agg): plain adds.
  */
-static __always_inline bool aggregate(const struct gp_frame *f, __u64 pid_tgid, __u16 api, __u16 parent_api,
-				      __u64 now, __s32 ret, __u64 min_flt, __u64 maj_flt)
+static __always_inline bool aggregate(const struct gp_frame *f, __u64 pid_tgid, __u16 api,
+				      __u16 parent_api, __u64 now, __s32 ret, __u64 min_flt,
+				      __u64 maj_flt)
 {
-	struct gp_api_agg_key k = { .tgid = pid_tgid >> 32, .tid = (__u32)pid_tgid, .api = api,
-				    .parent_api = parent_api };
+	struct gp_api_agg_key k = {
+		.tgid = pid_tgid >> 32, .tid = (__u32)pid_tgid, .api = api, .parent_api = parent_api
+	};
 	struct gp_api_agg *v = bpf_map_lookup_elem(&api_agg, &k);
 	__u64 dur = now - f->ts;
 	__u32 b;
@@ -453,7 +477,8 @@ static __always_inline int api_exit(struct pt_regs *ctx, bool with_loop)
 	__u64 entry_sp = ctx->sp - 8;
 	struct task_struct *task = current_task();
 	__u64 min_flt = task_min_flt(task), maj_flt = task_maj_flt(task);
-	__u64 pid_tgid = bpf_get_current_pid_tgid(); /* once: the gate, the record, the aggregate's key */
+	__u64 pid_tgid =
+		bpf_get_current_pid_tgid(); /* once: the gate, the record, the aggregate's key */
 	struct gp_task_state *st;
 	struct gp_api_call *rec = NULL;
 	struct gp_api_call_ext *ext = NULL;
@@ -499,7 +524,8 @@ static __always_inline int api_exit(struct pt_regs *ctx, bool with_loop)
 		if (st->overflowed)
 			st->overflowed--; /* already counted as depth_overflow */
 		else if (GP_COOKIE_FLAGS(cookie) & GP_CK_GATED)
-			count(&drops, GP_DROP_DUTY_CUT); /* the gate opened inside the call: an estimate, not a loss */
+			count(&drops,
+			      GP_DROP_DUTY_CUT); /* the gate opened inside the call: an estimate, not a loss */
 		else
 			count(&drops, GP_DROP_RETURN_NO_ENTRY);
 		return 0;
@@ -562,8 +588,9 @@ static __always_inline int api_exit(struct pt_regs *ctx, bool with_loop)
 	rec->major_faults = (__u32)(maj_flt - f->maj_flt0);
 	if ((ck & GP_CK_OUT) && rec->ret == 0) {
 		void *out_ptr = (void *)f->args[GP_CK_OUT_SLOT(ck)];
-		long err = (ck & GP_CK_OUT32) ? bpf_probe_read_user(&rec->out, sizeof(__u32), out_ptr)
-					      : bpf_probe_read_user(&rec->out, sizeof(rec->out), out_ptr);
+		long err = (ck & GP_CK_OUT32)
+				   ? bpf_probe_read_user(&rec->out, sizeof(__u32), out_ptr)
+				   : bpf_probe_read_user(&rec->out, sizeof(rec->out), out_ptr);
 
 		if (err == 0) {
 			rec->hdr.flags |= GP_EVF_OUT_VALID;

@@ -34,7 +34,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define NAME_BUF 64
+#define NAME_BUF     64
 #define GP_PROT_EXEC 0x4 /* uapi mman-common.h (a macro: not in BTF) */
 
 /* Per-CPU scratch: file names do not fit the 512-byte BPF stack comfortably. */
@@ -135,7 +135,8 @@ static __always_inline void open_exec_account(struct task_struct *p, __u64 now)
 	struct gp_thread_acct init = {};
 
 	init.tgid = p->tgid;
-	init.flags = GP_TAF_STARTED | GP_TAF_COUNTERS_SEEN | GP_TAF_ON_CPU | GP_TAF_FAULT_BASE | GP_TAF_FLT_IN;
+	init.flags = GP_TAF_STARTED | GP_TAF_COUNTERS_SEEN | GP_TAF_ON_CPU | GP_TAF_FAULT_BASE |
+		     GP_TAF_FLT_IN;
 	init.start_ns = now;
 	init.in_ns = now;
 	init.nvcsw = p->nvcsw;
@@ -177,7 +178,7 @@ int BPF_PROG(gp_proc_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 		if (!(sc->flags & GP_SCOPE_ALL) || state == GP_FILE_PLAIN)
 			return 0;
 		if (state == GP_FILE_ARMED && (sc->flags & GP_SCOPE_ASK))
-			flags |= GP_PF_HELD; /* the CUDA runtime is in it: userspace decides */
+			flags |= GP_PF_HELD;	 /* the CUDA runtime is in it: userspace decides */
 		else if (state == GP_FILE_ARMED) /* the CUDA runtime is in this executable */
 			now_in = admit(tgid, now);
 	}

@@ -236,7 +236,8 @@ static __always_inline void switch_out(struct task_struct *p, bool preempt, unsi
 			 */
 			f = current_call(p);
 			if (f) {
-				__u64 off_end = a->out_ns + off, from = f->ts > a->out_ns ? f->ts : a->out_ns;
+				__u64 off_end = a->out_ns + off,
+				      from = f->ts > a->out_ns ? f->ts : a->out_ns;
 
 				if (off_end > from)
 					f->offcpu_ns += off_end - from;
@@ -271,11 +272,13 @@ static __always_inline void switch_out(struct task_struct *p, bool preempt, unsi
 	a->nvcsw = nv;
 	a->nivcsw = niv;
 	/* preempted: it stays runnable, waiting for a CPU, until it runs again */
-	a->flags = (a->flags & ~GP_TAF_PREEMPTED) | GP_TAF_COUNTERS_SEEN | (di ? GP_TAF_PREEMPTED : 0);
+	a->flags =
+		(a->flags & ~GP_TAF_PREEMPTED) | GP_TAF_COUNTERS_SEEN | (di ? GP_TAF_PREEMPTED : 0);
 	a->vol_switches += dv;
 	a->invol_switches += di;
 	if (sched_slices)
-		emit_slice(p, a, slice_start, slice_flags, di ? GP_SL_PREEMPTED : GP_SL_BLOCKED, now, fetch);
+		emit_slice(p, a, slice_start, slice_flags, di ? GP_SL_PREEMPTED : GP_SL_BLOCKED,
+			   now, fetch);
 	f = current_call(p);
 	if (f) {
 		f->vol_switches += dv;
@@ -308,8 +311,9 @@ static __always_inline void switch_in(struct task_struct *n, __u64 now, bool fet
 	}
 }
 
-static __always_inline int sched_switch(bool preempt, struct task_struct *prev, struct task_struct *next,
-					unsigned int prev_state, bool fetch)
+static __always_inline int sched_switch(bool preempt, struct task_struct *prev,
+					struct task_struct *next, unsigned int prev_state,
+					bool fetch)
 {
 	bool out = traced(prev->tgid), in = traced(next->tgid);
 	__u64 now;
@@ -335,7 +339,8 @@ struct task_struct___state_long {
 	long state;
 } __attribute__((preserve_access_index));
 
-static __always_inline unsigned int switch_prev_state(unsigned long long *ctx, struct task_struct *prev)
+static __always_inline unsigned int switch_prev_state(unsigned long long *ctx,
+						      struct task_struct *prev)
 {
 	struct task_struct___state_long *old = (void *)prev;
 
@@ -364,7 +369,8 @@ int gp_sched_switch_no_fetch(unsigned long long *ctx)
 {
 	struct task_struct *prev = (void *)ctx[1];
 
-	return sched_switch((bool)ctx[0], prev, (void *)ctx[2], switch_prev_state(ctx, prev), false);
+	return sched_switch((bool)ctx[0], prev, (void *)ctx[2], switch_prev_state(ctx, prev),
+			    false);
 }
 
 /*
@@ -394,7 +400,8 @@ int BPF_PROG(gp_sched_fork, struct task_struct *parent, struct task_struct *chil
 		proc_event(child, GP_PROC_FORK, GP_PF_ADMITTED, parent->tgid, 0, 0, -1, now);
 	}
 	init.tgid = tgid;
-	init.flags = GP_TAF_STARTED | GP_TAF_COUNTERS_SEEN | GP_TAF_SUM_OUT | GP_TAF_FLT_IN; /* all start at 0 */
+	init.flags = GP_TAF_STARTED | GP_TAF_COUNTERS_SEEN | GP_TAF_SUM_OUT |
+		     GP_TAF_FLT_IN; /* all start at 0 */
 	init.start_ns = now;
 	init.out_ns = init.start_ns;
 	bpf_probe_read_kernel_str(init.comm, sizeof(init.comm), child->comm);

@@ -49,7 +49,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, GP_UW_MAX_PROCS * GP_UW_MAX_MAPS);
+	__uint(max_entries, GP_UW_MAX_PROCS *GP_UW_MAX_MAPS);
 	__type(key, __u32); /* slot * GP_UW_MAX_MAPS + i */
 	__type(value, struct gp_uw_map);
 } uw_maps SEC(".maps");
@@ -173,7 +173,8 @@ static __always_inline long uw_peek(struct uw_walk *w, __u64 *dst, __u64 addr)
 	__u64 off;
 
 	/* outside the copy, or not 8-aligned in it (rare: stack slots are): copy from addr */
-	if (addr < s->page_base || addr + 8 > s->page_base + s->page_len || ((addr - s->page_base) & 7)) {
+	if (addr < s->page_base || addr + 8 > s->page_base + s->page_len ||
+	    ((addr - s->page_base) & 7)) {
 		__u64 want = ((addr | 4095) + 1) - addr; /* to the end of addr's page: 1 .. 4096 */
 		long err;
 
@@ -187,7 +188,8 @@ static __always_inline long uw_peek(struct uw_walk *w, __u64 *dst, __u64 addr)
 		s->page_base = addr;
 		s->page_len = want;
 	}
-	off = (addr - s->page_base) & 0xff8; /* 8-aligned, < page_len - 7: the verifier sees it inside */
+	off = (addr - s->page_base) &
+	      0xff8; /* 8-aligned, < page_len - 7: the verifier sees it inside */
 	*dst = *(__u64 *)&w->st->stack_page[off];
 	return 0;
 }
@@ -210,7 +212,8 @@ static __always_inline int uw_fp_step(struct uw_walk *w)
 {
 	__u64 next, ret;
 
-	if (!w->s->bp_ok || w->s->bp < w->s->sp || (w->s->bp & 7) || w->s->bp - w->s->sp > GP_MAX_FRAME_BYTES) {
+	if (!w->s->bp_ok || w->s->bp < w->s->sp || (w->s->bp & 7) ||
+	    w->s->bp - w->s->sp > GP_MAX_FRAME_BYTES) {
 		w->s->stop = GP_STOP_NO_TABLE;
 		return 1;
 	}
@@ -258,7 +261,8 @@ static int uw_step(__u32 i, struct uw_walk *w)
 		}
 		if (file == GP_UW_FILE_NONE)
 			return uw_fp_step(w);
-		r = uw_find_row(file, pc - bias - 1); /* a return address: its call is the byte before */
+		r = uw_find_row(file,
+				pc - bias - 1); /* a return address: its call is the byte before */
 		if (!r)
 			return uw_fp_step(w);
 		row = *r;
@@ -331,7 +335,8 @@ static int uw_step(__u32 i, struct uw_walk *w)
  * a read faults, and on the main thread glibc leaves argc in rbp (a fault,
  * ~0.6 us, per walk).
  */
-static __always_inline void fp_walk(struct pt_regs *ctx, struct gp_task_state *st, struct uw_walk *w)
+static __always_inline void fp_walk(struct pt_regs *ctx, struct gp_task_state *st,
+				    struct uw_walk *w)
 {
 	struct gp_api_call_ustack *rec = w->rec;
 	__u64 fp = ctx->bp, low = ctx->sp, base = 0, len = 0;
@@ -345,7 +350,8 @@ static __always_inline void fp_walk(struct pt_regs *ctx, struct gp_task_state *s
 		if (fp < low || (fp & 7) || fp - low > GP_MAX_FRAME_BYTES)
 			return;
 		if (fp < base || fp + 16 > base + len) {
-			__u64 want = ((fp | 4095) + 1) - fp; /* to the end of fp's page: 8 .. 4096 */
+			__u64 want =
+				((fp | 4095) + 1) - fp; /* to the end of fp's page: 8 .. 4096 */
 			long err;
 
 			if (want < 16)
@@ -354,7 +360,8 @@ static __always_inline void fp_walk(struct pt_regs *ctx, struct gp_task_state *s
 			asm volatile("" : "+r"(want));
 			err = bpf_probe_read_user(st->stack_page, want, (void *)fp);
 			if (err) {
-				if (i == 1) { /* a plausible first frame that cannot be read (not in memory) */
+				if (i ==
+				    1) { /* a plausible first frame that cannot be read (not in memory) */
 					w->s->stop = GP_STOP_READ;
 					w->s->err = (__s32)err;
 					count(&drops, GP_DROP_STACK_UNREAD);
@@ -364,7 +371,8 @@ static __always_inline void fp_walk(struct pt_regs *ctx, struct gp_task_state *s
 			base = fp;
 			len = want;
 		}
-		off = (fp - base) & 0xff8; /* < len - 15, and the verifier sees it inside the page */
+		off = (fp - base) &
+		      0xff8; /* < len - 15, and the verifier sees it inside the page */
 		next = *(__u64 *)&st->stack_page[off];
 		ret = *(__u64 *)&st->stack_page[off + 8];
 		if (!ret)
@@ -523,8 +531,8 @@ __noinline int gp_py_code_new_global(__u32 i, __u32 base, __u32 tgid)
  * offsets userspace checked), confirmed by the state's thread_id (== fsbase:
  * not another thread's, not the GIL holder's), then the frame chain.
  */
-static __always_inline void py_walk(struct gp_task_state *st, struct gp_api_call_ustack *rec, __u32 base,
-				    const struct gp_py_proc *py, bool with_loop)
+static __always_inline void py_walk(struct gp_task_state *st, struct gp_api_call_ustack *rec,
+				    __u32 base, const struct gp_py_proc *py, bool with_loop)
 {
 	struct task_struct *task = current_task();
 	struct gp_py_walk_state *s = &st->pywalk;
@@ -536,21 +544,24 @@ static __always_inline void py_walk(struct gp_task_state *st, struct gp_api_call
 	*s = (struct gp_py_walk_state){ .base = base };
 	rec->py = GP_PY_NO_THREAD;
 	rec->npy = 0;
-	if (bpf_probe_read_user(&key, sizeof(key), (void *)py->tss_key_addr) || key < 0 || key >= 1024)
+	if (bpf_probe_read_user(&key, sizeof(key), (void *)py->tss_key_addr) || key < 0 ||
+	    key >= 1024)
 		return;
 	if (key < 32) {
 		slot = fsbase + py->tss_first + 16 * (__u64)key + 8;
 	} else {
 		__u64 second;
 
-		if (bpf_probe_read_user(&second, 8, (void *)(fsbase + py->tss_second + 8 * (__u64)((__u32)key >> 5))) ||
+		if (bpf_probe_read_user(
+			    &second, 8,
+			    (void *)(fsbase + py->tss_second + 8 * (__u64)((__u32)key >> 5))) ||
 		    !second)
 			return;
 		slot = second + 16 * (__u64)((__u32)key & 31) + 8;
 	}
 	if (bpf_probe_read_user(&tstate, 8, (void *)slot) || !tstate ||
-	    bpf_probe_read_user(&tid, 8, (void *)(tstate + py->tstate_thread_id)) || tid != fsbase ||
-	    bpf_probe_read_user(&frame, 8, (void *)(tstate + py->tstate_frame)))
+	    bpf_probe_read_user(&tid, 8, (void *)(tstate + py->tstate_thread_id)) ||
+	    tid != fsbase || bpf_probe_read_user(&frame, 8, (void *)(tstate + py->tstate_frame)))
 		return;
 	if (py->cframe_current != GP_PY_NONE && frame &&
 	    bpf_probe_read_user(&frame, 8, (void *)(frame + py->cframe_current)))
@@ -576,7 +587,9 @@ static __always_inline void py_walk(struct gp_task_state *st, struct gp_api_call
 	 * The thread's last stack again (a loop) costs no look at all.
 	 */
 	if (s->n && s->hash != st->py_hash) {
-		struct py_news c = { .rec = rec, .base = base, .tgid = bpf_get_current_pid_tgid() >> 32 };
+		struct py_news c = { .rec = rec,
+				     .base = base,
+				     .tgid = bpf_get_current_pid_tgid() >> 32 };
 		__u32 n = s->n;
 
 		st->py_hash = s->hash;
@@ -589,7 +602,8 @@ static __always_inline void py_walk(struct gp_task_state *st, struct gp_api_call
 		if (c.fresh) {
 			__u64 now = bpf_ktime_get_ns();
 
-			if (hold_current(current_task(), GP_HOLD_PYTHON, now, session_self(), 0, 0)) {
+			if (hold_current(current_task(), GP_HOLD_PYTHON, now, session_self(), 0,
+					 0)) {
 				rec->call.hdr.flags |= GP_EVF_PY_HELD;
 				st->py_hold_ns = now;
 			}
@@ -651,7 +665,8 @@ static __always_inline __u32 walk_stacks(struct pt_regs *ctx, struct gp_task_sta
 	rec->frames_fp = ws->fp_frames;
 	rec->err = ws->err;
 	if (py)
-		py_walk(st, rec, ws->n & (GP_USTACK_MAX_FRAMES - 1 + 1), py, with_loop); /* n <= 127 */
+		py_walk(st, rec, ws->n & (GP_USTACK_MAX_FRAMES - 1 + 1), py,
+			with_loop); /* n <= 127 */
 	words = (__u64)rec->nframes + 2 * (__u64)rec->npy;
 	return GP_USTACK_REC_SIZE(words, 0);
 }

@@ -11,7 +11,8 @@
 #include "gpuprobed/api.h"
 
 const struct gp_api_info gp_apis[GP_API_MAX] = {
-#define GP_API_INFO(id, fam, sym, shp, at) [GP_API_##id] = { .symbol = sym, .family = fam, .shape = shp, .attr = at },
+#define GP_API_INFO(id, fam, sym, shp, at) \
+	[GP_API_##id] = { .symbol = sym, .family = fam, .shape = shp, .attr = at },
 	GP_API_TABLE(GP_API_INFO)
 #undef GP_API_INFO
 };
@@ -68,16 +69,16 @@ static const struct {
 	bool per_rank_count;
 } nccl_layouts[GP_API_MAX] = {
 	/*                                     op                      count, dtype, redop, root; per_rank */
-	[GP_API_NCCL_ALL_REDUCE]     = { true, GP_NCCL_ALL_REDUCE,     2, 3, 4,  -1, false },
-	[GP_API_NCCL_BROADCAST]      = { true, GP_NCCL_BROADCAST,      2, 3, -1, 4,  false },
-	[GP_API_NCCL_BCAST]          = { true, GP_NCCL_BROADCAST,      1, 2, -1, 3,  false },
-	[GP_API_NCCL_REDUCE]         = { true, GP_NCCL_REDUCE,         2, 3, 4,  5,  false },
-	[GP_API_NCCL_ALL_GATHER]     = { true, GP_NCCL_ALL_GATHER,     2, 3, -1, -1, true },
-	[GP_API_NCCL_REDUCE_SCATTER] = { true, GP_NCCL_REDUCE_SCATTER, 2, 3, 4,  -1, true },
-	[GP_API_NCCL_ALLTOALL]       = { true, GP_NCCL_ALL_TO_ALL,     2, 3, -1, -1, true },
-	[GP_API_NCCL_ALL_TO_ALL]     = { true, GP_NCCL_ALL_TO_ALL,     2, 3, -1, -1, true },
-	[GP_API_NCCL_SEND]           = { true, GP_NCCL_SEND,           1, 2, -1, 3,  false },
-	[GP_API_NCCL_RECV]           = { true, GP_NCCL_RECV,           1, 2, -1, 3,  false },
+	[GP_API_NCCL_ALL_REDUCE] = { true, GP_NCCL_ALL_REDUCE, 2, 3, 4, -1, false },
+	[GP_API_NCCL_BROADCAST] = { true, GP_NCCL_BROADCAST, 2, 3, -1, 4, false },
+	[GP_API_NCCL_BCAST] = { true, GP_NCCL_BROADCAST, 1, 2, -1, 3, false },
+	[GP_API_NCCL_REDUCE] = { true, GP_NCCL_REDUCE, 2, 3, 4, 5, false },
+	[GP_API_NCCL_ALL_GATHER] = { true, GP_NCCL_ALL_GATHER, 2, 3, -1, -1, true },
+	[GP_API_NCCL_REDUCE_SCATTER] = { true, GP_NCCL_REDUCE_SCATTER, 2, 3, 4, -1, true },
+	[GP_API_NCCL_ALLTOALL] = { true, GP_NCCL_ALL_TO_ALL, 2, 3, -1, -1, true },
+	[GP_API_NCCL_ALL_TO_ALL] = { true, GP_NCCL_ALL_TO_ALL, 2, 3, -1, -1, true },
+	[GP_API_NCCL_SEND] = { true, GP_NCCL_SEND, 1, 2, -1, 3, false },
+	[GP_API_NCCL_RECV] = { true, GP_NCCL_RECV, 1, 2, -1, 3, false },
 };
 
 bool gp_nccl_layout(enum gp_api_id id, struct gp_nccl_layout *out)
@@ -100,10 +101,14 @@ bool gp_nccl_layout(enum gp_api_id id, struct gp_nccl_layout *out)
 const char *gp_nccl_op_name(enum gp_nccl_op op)
 {
 	static const char *const names[GP_NCCL_OP_MAX] = {
-		[GP_NCCL_ALL_REDUCE] = "AllReduce",   [GP_NCCL_BROADCAST] = "Broadcast",
-		[GP_NCCL_REDUCE] = "Reduce",          [GP_NCCL_ALL_GATHER] = "AllGather",
-		[GP_NCCL_REDUCE_SCATTER] = "ReduceScatter", [GP_NCCL_ALL_TO_ALL] = "AllToAll",
-		[GP_NCCL_SEND] = "Send",              [GP_NCCL_RECV] = "Recv",
+		[GP_NCCL_ALL_REDUCE] = "AllReduce",
+		[GP_NCCL_BROADCAST] = "Broadcast",
+		[GP_NCCL_REDUCE] = "Reduce",
+		[GP_NCCL_ALL_GATHER] = "AllGather",
+		[GP_NCCL_REDUCE_SCATTER] = "ReduceScatter",
+		[GP_NCCL_ALL_TO_ALL] = "AllToAll",
+		[GP_NCCL_SEND] = "Send",
+		[GP_NCCL_RECV] = "Recv",
 	};
 	return (unsigned)op < GP_NCCL_OP_MAX ? names[op] : "unknown";
 }
@@ -113,14 +118,16 @@ static const struct {
 	const char *name;
 	unsigned size;
 } nccl_dtypes[] = {
-	{ "int8", 1 },    { "uint8", 1 },   { "int32", 4 },    { "uint32", 4 },
-	{ "int64", 8 },   { "uint64", 8 },  { "float16", 2 },  { "float32", 4 },
+	{ "int8", 1 },	  { "uint8", 1 },    { "int32", 4 },	  { "uint32", 4 },
+	{ "int64", 8 },	  { "uint64", 8 },   { "float16", 2 },	  { "float32", 4 },
 	{ "float64", 8 }, { "bfloat16", 2 }, { "float8e4m3", 1 }, { "float8e5m2", 1 },
 };
 
 unsigned gp_nccl_dtype_size(int dtype)
 {
-	return dtype >= 0 && dtype < (int)(sizeof(nccl_dtypes) / sizeof(nccl_dtypes[0])) ? nccl_dtypes[dtype].size : 0;
+	return dtype >= 0 && dtype < (int)(sizeof(nccl_dtypes) / sizeof(nccl_dtypes[0]))
+		       ? nccl_dtypes[dtype].size
+		       : 0;
 }
 
 const char *gp_nccl_dtype_name(int dtype)

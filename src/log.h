@@ -10,7 +10,7 @@
 
 #include <syslog.h>
 
-extern int gp_log_level;       /* messages above this level are not printed */
+extern int gp_log_level;	 /* messages above this level are not printed */
 extern int gp_log_syslog_prefix; /* prefix "<N>" for journald (daemon mode) */
 
 void gp_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

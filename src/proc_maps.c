@@ -86,8 +86,8 @@ int gp_maps_parse(pid_t pid, const char *text, size_t len, struct gp_maps **out)
 		memcpy(line, p, ll);
 		line[ll] = '\0';
 		p = eol + 1;
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &stop, perms, &off, &maj,
-			   &min, &ino, &path_at) < 7)
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &stop, perms, &off,
+			   &maj, &min, &ino, &path_at) < 7)
 			continue;
 		struct gp_map *mp = &m->v[m->n++];
 

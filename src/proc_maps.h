@@ -12,19 +12,19 @@
 #include <linux/types.h>
 
 struct gp_map {
-	__u64 start, end;  /* [start, end) in the process */
-	__u64 offset;      /* file offset of start */
-	__u64 dev;         /* makedev(major, minor) of the backing file */
-	__u64 inode;       /* 0 for anonymous mappings */
-	bool exec;         /* 'x' in perms */
-	const char *path;  /* "" for anonymous; "[heap]", "/usr/lib/...", "... (deleted)" */
+	__u64 start, end; /* [start, end) in the process */
+	__u64 offset;	  /* file offset of start */
+	__u64 dev;	  /* makedev(major, minor) of the backing file */
+	__u64 inode;	  /* 0 for anonymous mappings */
+	bool exec;	  /* 'x' in perms */
+	const char *path; /* "" for anonymous; "[heap]", "/usr/lib/...", "... (deleted)" */
 };
 
 struct gp_maps {
 	pid_t pid;
-	struct gp_map *v;  /* sorted by start, as the kernel prints them */
+	struct gp_map *v; /* sorted by start, as the kernel prints them */
 	size_t n;
-	char *paths;       /* pool behind every path */
+	char *paths; /* pool behind every path */
 };
 
 /* Reads /proc/PID/maps. 0 or -errno (-ESRCH when the process is gone). */

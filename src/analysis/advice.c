@@ -95,8 +95,11 @@ int gp_advise(const struct gp_model *m, struct gp_findings *out)
 		__u64 from, to;
 
 		gp_process_window(m, p, &from, &to);
-		struct gp_advice a = { .m = m, .p = p, .wall_ns = from && to > from ? to - from : 0,
-				       .out = out, .verdicts = true };
+		struct gp_advice a = { .m = m,
+				       .p = p,
+				       .wall_ns = from && to > from ? to - from : 0,
+				       .out = out,
+				       .verdicts = true };
 
 		process_rules(&a);
 	}

@@ -13,9 +13,9 @@
 struct gp_advice {
 	const struct gp_model *m;
 	const struct gp_process *p;
-	__u64 wall_ns;           /* the process's traced wall time; 0: unknown */
+	__u64 wall_ns;		 /* the process's traced wall time; 0: unknown */
 	struct gp_findings *out; /* the findings so far, all processes (not yet ranked) */
-	bool verdicts;           /* a verdict goes to out->verdicts (else among the findings) */
+	bool verdicts;		 /* a verdict goes to out->verdicts (else among the findings) */
 };
 
 /* Keeps f if it passes the threshold, with its process and call sites (its evidence either way). */
@@ -34,8 +34,8 @@ void gp_ev_real2(struct gp_fields *f, const char *key, double v);
 void gp_ev_str(struct gp_fields *f, const char *key, const char *s); /* static s; NULL: "" */
 void gp_ev_bool(struct gp_fields *f, const char *key, bool v);
 void gp_ev_null(struct gp_fields *f, const char *key);
-struct gp_ev_rows *gp_ev_rows_new(void);                   /* NULL on failure (put records it) */
-struct gp_fields *gp_ev_row(struct gp_ev_rows *r);           /* a new row; NULL on failure */
+struct gp_ev_rows *gp_ev_rows_new(void);	   /* NULL on failure (put records it) */
+struct gp_fields *gp_ev_row(struct gp_ev_rows *r); /* a new row; NULL on failure */
 void gp_ev_rows_put(struct gp_fields *f, const char *key, struct gp_ev_rows *r); /* takes r */
 void gp_ev_rows_free(struct gp_ev_rows *r);
 void gp_fields_release(struct gp_fields *f);

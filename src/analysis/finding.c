@@ -14,7 +14,7 @@
 #include "model/u64map.h"
 #include "text/labels.h"
 
-#define SITE_FRAMES    12 /* frames of a path shown, nearest the call */
+#define SITE_FRAMES 12 /* frames of a path shown, nearest the call */
 
 const char *gp_advice_ms(char *buf, size_t len, __u64 ns)
 {
@@ -23,7 +23,8 @@ const char *gp_advice_ms(char *buf, size_t len, __u64 ns)
 }
 
 const char *const gp_about_names[GP_ABOUT_MAX] = {
-	"copies", "synchronisations", "launches", "allocations", "nccl", "other-calls", "outside-calls",
+	"copies", "synchronisations", "launches",      "allocations",
+	"nccl",	  "other-calls",      "outside-calls",
 };
 
 unsigned gp_about_api(unsigned api)
@@ -37,11 +38,20 @@ unsigned gp_about_api(unsigned api)
 	if (a->attr & GP_A_LAUNCH)
 		return GP_ABOUT_LAUNCHES;
 	switch (a->shape) {
-	case GP_SHAPE_ALLOC: case GP_SHAPE_ALLOC_ASYNC: case GP_SHAPE_FREE: case GP_SHAPE_FREE_ASYNC:
-	case GP_SHAPE_HOST_REGISTER: case GP_SHAPE_VMM_CREATE: case GP_SHAPE_VMM_RELEASE:
-	case GP_SHAPE_VMM_MAP: case GP_SHAPE_VMM_UNMAP:
+	case GP_SHAPE_ALLOC:
+	case GP_SHAPE_ALLOC_ASYNC:
+	case GP_SHAPE_FREE:
+	case GP_SHAPE_FREE_ASYNC:
+	case GP_SHAPE_HOST_REGISTER:
+	case GP_SHAPE_VMM_CREATE:
+	case GP_SHAPE_VMM_RELEASE:
+	case GP_SHAPE_VMM_MAP:
+	case GP_SHAPE_VMM_UNMAP:
 		return GP_ABOUT_ALLOCS;
-	case GP_SHAPE_MEMCPY: case GP_SHAPE_MEMCPY_2D: case GP_SHAPE_MEMCPY_PEER: case GP_SHAPE_MEMSET:
+	case GP_SHAPE_MEMCPY:
+	case GP_SHAPE_MEMCPY_2D:
+	case GP_SHAPE_MEMCPY_PEER:
+	case GP_SHAPE_MEMSET:
 	case GP_SHAPE_CU_MEMCPY:
 		return GP_ABOUT_COPIES;
 	default:
@@ -205,7 +215,8 @@ static int cmp_site(const void *a, const void *b)
 }
 
 /* The innermost Python frame of k beyond its first SITE_FRAMES frames, or NULL. */
-static const struct gp_stack_frame *python_caller(const struct gp_stacks *s, const struct gp_stack *k, unsigned first)
+static const struct gp_stack_frame *python_caller(const struct gp_stacks *s,
+						  const struct gp_stack *k, unsigned first)
 {
 	for (unsigned i = first; k->frame_ids && i < k->nsym; i++)
 		if (s->frames[k->frame_ids[i]].kind == GP_FRAME_PYTHON)
@@ -241,11 +252,14 @@ static char *site_path(const struct gp_process *p, const struct gp_stack *k, __u
 	if (n > first)
 		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "… → ");
 	for (unsigned i = first; i-- > 0 && len < sizeof(buf);) {
-		const struct gp_stack_frame *f = k->frame_ids && k->frame_ids[i] < s->nframes ?
-							 &s->frames[k->frame_ids[i]] : NULL;
+		const struct gp_stack_frame *f = k->frame_ids && k->frame_ids[i] < s->nframes
+							 ? &s->frames[k->frame_ids[i]]
+							 : NULL;
 
-		if (f && i == 0 && f->function && f->kind == GP_FRAME_NATIVE) /* the call site: which call in its function */
-			snprintf(frame, sizeof(frame), "%s+0x%llx", f->function, (unsigned long long)f->sym_offset);
+		if (f && i == 0 && f->function &&
+		    f->kind == GP_FRAME_NATIVE) /* the call site: which call in its function */
+			snprintf(frame, sizeof(frame), "%s+0x%llx", f->function,
+				 (unsigned long long)f->sym_offset);
 		else if (f)
 			gp_stack_frame_label(f, frame, sizeof(frame));
 		else
@@ -321,8 +335,9 @@ void gp_advice_emit(struct gp_advice *a, struct gp_finding *f)
 {
 	const struct gp_process *p = a->p;
 	struct gp_findings *out = a->out;
-	bool enough = f->impact_ns >= GP_ADVICE_MIN_NS &&
-		      (!a->wall_ns || (double)f->impact_ns >= GP_ADVICE_MIN_SHARE * (double)a->wall_ns);
+	bool enough =
+		f->impact_ns >= GP_ADVICE_MIN_NS &&
+		(!a->wall_ns || (double)f->impact_ns >= GP_ADVICE_MIN_SHARE * (double)a->wall_ns);
 	bool verdict = f->verdict && a->verdicts;
 	struct gp_finding *k;
 

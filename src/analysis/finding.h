@@ -20,13 +20,13 @@
  * same kind of time claim some of the same nanoseconds, so their savings do not add up.
  */
 enum gp_about {
-	GP_ABOUT_COPIES = 1u << 0,      /* copy and memset calls */
-	GP_ABOUT_SYNCS = 1u << 1,       /* synchronisation calls */
-	GP_ABOUT_LAUNCHES = 1u << 2,    /* launch calls */
-	GP_ABOUT_ALLOCS = 1u << 3,      /* allocation, free and registration calls */
-	GP_ABOUT_NCCL = 1u << 4,        /* NCCL calls */
+	GP_ABOUT_COPIES = 1u << 0,	/* copy and memset calls */
+	GP_ABOUT_SYNCS = 1u << 1,	/* synchronisation calls */
+	GP_ABOUT_LAUNCHES = 1u << 2,	/* launch calls */
+	GP_ABOUT_ALLOCS = 1u << 3,	/* allocation, free and registration calls */
+	GP_ABOUT_NCCL = 1u << 4,	/* NCCL calls */
 	GP_ABOUT_OTHER_CALLS = 1u << 5, /* any other traced call */
-	GP_ABOUT_OUTSIDE = 1u << 6,     /* the calling threads' time outside traced calls */
+	GP_ABOUT_OUTSIDE = 1u << 6,	/* the calling threads' time outside traced calls */
 	GP_ABOUT_MAX = 7
 };
 
@@ -43,8 +43,8 @@ enum gp_ev_kind {
 	GP_EV_REAL2, /* shown rounded to 2 decimals */
 	GP_EV_STR,   /* a name from the tables (static) */
 	GP_EV_BOOL,
-	GP_EV_NULL,  /* not known */
-	GP_EV_ROWS,  /* a list of rows, each named values of its own */
+	GP_EV_NULL, /* not known */
+	GP_EV_ROWS, /* a list of rows, each named values of its own */
 };
 
 struct gp_ev_rows;
@@ -81,7 +81,7 @@ struct gp_ev_rows {
 #define GP_SITES_MAX 3 /* call paths kept per finding, the costliest first */
 
 struct gp_call_site {
-	char *path;     /* "main → step → cudaMemcpy": outermost first, the traced API last (owned) */
+	char *path; /* "main → step → cudaMemcpy": outermost first, the traced API last (owned) */
 	__u64 calls, host_ns;
 };
 
@@ -90,19 +90,19 @@ struct gp_stack_op;
 typedef bool (*gp_advice_site_fn)(const struct gp_stack_op *r);
 
 struct gp_finding {
-	const char *id;         /* the rule: "pageable-copies", "sync-wait", ... */
-	__u32 pid;              /* the process */
-	const char *comm;       /* its name (the model's: valid as long as the model) */
-	__u64 impact_ns;        /* the host time a fix saves (a leak: 0, memory not time) */
-	__u64 wall_ns;          /* the process's traced wall time (impact_share); 0: unknown */
-	const char *estimate;   /* "exact", "model", "upper_bound" */
+	const char *id;	      /* the rule: "pageable-copies", "sync-wait", ... */
+	__u32 pid;	      /* the process */
+	const char *comm;     /* its name (the model's: valid as long as the model) */
+	__u64 impact_ns;      /* the host time a fix saves (a leak: 0, memory not time) */
+	__u64 wall_ns;	      /* the process's traced wall time (impact_share); 0: unknown */
+	const char *estimate; /* "exact", "model", "upper_bound" */
 	char title[256];
-	char method[768];       /* the formula, with this session's numbers */
-	const char *action;     /* what to do */
+	char method[768];   /* the formula, with this session's numbers */
+	const char *action; /* what to do */
 	struct gp_fields evidence;
 	struct gp_call_site sites[GP_SITES_MAX];
 	unsigned nsites;
-	unsigned about;         /* enum gp_about: the host time its saving comes from */
+	unsigned about; /* enum gp_about: the host time its saving comes from */
 	/*
 	 * A state that other findings explain (gpu-idle-host-busy: the GPU waits while the host works):
 	 * reported as a verdict beside the findings that name its causes, never ranked among them.
@@ -117,16 +117,16 @@ struct gp_finding {
 	size_t nranks;
 	/* the rule's, read before the finding is kept */
 	gp_advice_site_fn site; /* NULL: no call sites */
-	bool unconditional;     /* reported whatever its impact (leak, failing-calls) */
+	bool unconditional;	/* reported whatever its impact (leak, failing-calls) */
 };
 
 /* Every finding of a model (gp_advise(), advice.h). */
 struct gp_findings {
-	struct gp_finding **v;        /* ranked: impact_ns descending, then id, then pid */
+	struct gp_finding **v; /* ranked: impact_ns descending, then id, then pid */
 	size_t n, cap;
 	struct gp_finding **verdicts; /* in the order found: processes, then rules */
 	size_t nverdicts, vcap;
-	bool failed;                  /* out of memory: the list is incomplete */
+	bool failed; /* out of memory: the list is incomplete */
 };
 
 #endif /* GP_FINDING_H */

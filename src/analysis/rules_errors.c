@@ -17,9 +17,14 @@ void gp_rule_failing_calls(struct gp_advice *a)
 
 	for (unsigned i = 0; i < GP_API_MAX; i++) {
 		const struct gp_api_stats *st = p->api[i];
-		struct gp_finding f = { .id = "failing-calls", .estimate = "exact", .unconditional = true,
-					.action = "Check the error the first time it happens: a call that keeps failing "
-						  "does nothing but cost time (and may hide a bug)." };
+		struct gp_finding f = {
+			.id = "failing-calls",
+			.estimate = "exact",
+			.unconditional = true,
+			.action =
+				"Check the error the first time it happens: a call that keeps failing "
+				"does nothing but cost time (and may hide a bug)."
+		};
 		struct gp_ev_rows *codes;
 
 		if (!st || st->errors < GP_ADVICE_FAIL_MIN)
@@ -38,8 +43,9 @@ void gp_rule_failing_calls(struct gp_advice *a)
 				gp_ev_null(o, "name");
 			gp_ev_u64(o, "count", st->codes[j].count);
 		}
-		snprintf(f.title, sizeof(f.title), "%s failed %llu of %llu times", gp_apis[i].symbol,
-			 (unsigned long long)st->errors, (unsigned long long)st->time.count);
+		snprintf(f.title, sizeof(f.title), "%s failed %llu of %llu times",
+			 gp_apis[i].symbol, (unsigned long long)st->errors,
+			 (unsigned long long)st->time.count);
 		snprintf(f.method, sizeof(f.method), "the host time of the %llu failed calls: %s",
 			 (unsigned long long)st->errors, MS(t1, st->error_ns));
 		gp_ev_str(&f.evidence, "api", gp_apis[i].symbol);
@@ -54,10 +60,15 @@ void gp_rule_failing_calls(struct gp_advice *a)
 void gp_rule_leak(struct gp_advice *a)
 {
 	const struct gp_process *p = a->p;
-	struct gp_finding f = { .id = "leak", .about = 0,
-				.estimate = "exact", .unconditional = true,
-				.action = "Free what the process allocates before it exits (if it is a framework's cache, "
-					  "this is how much it kept)." };
+	struct gp_finding f = {
+		.id = "leak",
+		.about = 0,
+		.estimate = "exact",
+		.unconditional = true,
+		.action =
+			"Free what the process allocates before it exits (if it is a framework's cache, "
+			"this is how much it kept)."
+	};
 	const struct gp_alloc **live;
 	size_t n;
 	__u64 count[GP_AK_MAPPED + 1] = { 0 }, bytes[GP_AK_MAPPED + 1] = { 0 }, total = 0;
@@ -82,9 +93,11 @@ void gp_rule_leak(struct gp_advice *a)
 		gp_ev_u64(o, "allocations", count[k]);
 		gp_ev_u64(o, "bytes", bytes[k]);
 	}
-	snprintf(f.title, sizeof(f.title), "%zu allocation%s (%.1f MiB) never freed before the process exited", n,
+	snprintf(f.title, sizeof(f.title),
+		 "%zu allocation%s (%.1f MiB) never freed before the process exited", n,
 		 n == 1 ? "" : "s", (double)total / (1 << 20));
-	snprintf(f.method, sizeof(f.method), "memory, not time: the allocations live at exit (memory.leaks)");
+	snprintf(f.method, sizeof(f.method),
+		 "memory, not time: the allocations live at exit (memory.leaks)");
 	gp_ev_u64(&f.evidence, "allocations", n);
 	gp_ev_u64(&f.evidence, "bytes", total);
 	gp_ev_rows_put(&f.evidence, "by_kind", by_kind);

@@ -14,11 +14,15 @@
 void gp_rule_cpu_feeding(struct gp_advice *a)
 {
 	const struct gp_process *p = a->p;
-	struct gp_finding f = { .id = "cpu-feeding", .about = GP_ABOUT_OUTSIDE,
-				.estimate = "upper_bound",
-				.action = "Move data loading and preprocessing off the GPU-feeding threads (worker "
-					  "processes, DataLoader(num_workers=N, pin_memory=True)) and prefetch ahead of the "
-					  "GPU." };
+	struct gp_finding f = {
+		.id = "cpu-feeding",
+		.about = GP_ABOUT_OUTSIDE,
+		.estimate = "upper_bound",
+		.action =
+			"Move data loading and preprocessing off the GPU-feeding threads (worker "
+			"processes, DataLoader(num_workers=N, pin_memory=True)) and prefetch ahead of the "
+			"GPU."
+	};
 	size_t n;
 	void **ts = gp_advice_map_values(a, &p->threads, &n);
 	__u64 C = 0, wall = 0, B = 0, calls;
@@ -41,15 +45,20 @@ void gp_rule_cpu_feeding(struct gp_advice *a)
 	gp_ev_rows_free(by_api);
 	B += gp_sync_time(a, true, &calls, &by_api);
 	gp_ev_rows_free(by_api);
-	if (!threads || (double)C < GP_ADVICE_FEED_CPU_SHARE * (double)wall || B * GP_ADVICE_FEED_SYNC_DIV > C)
+	if (!threads || (double)C < GP_ADVICE_FEED_CPU_SHARE * (double)wall ||
+	    B * GP_ADVICE_FEED_SYNC_DIV > C)
 		return;
 	f.impact_ns = C;
-	snprintf(f.title, sizeof(f.title), "the GPU-feeding threads ran %s on the CPU outside GPU calls (%.0f %% of their time) while the GPU waited",
-		 MS(t1, C), 100.0 * (double)C / (double)wall);
-	snprintf(f.method, sizeof(f.method),
-		 "on-CPU time of the %u threads that made GPU calls, outside those calls: %s, with only %s blocked in "
-		 "synchronisations (the GPU was done first); upper bound: what the steps save if that work ran in "
-		 "parallel with the GPU (%s of thread time)", threads, MS(t1, C), MS(t2, B), MS(t3, wall));
+	snprintf(
+		f.title, sizeof(f.title),
+		"the GPU-feeding threads ran %s on the CPU outside GPU calls (%.0f %% of their time) while the GPU waited",
+		MS(t1, C), 100.0 * (double)C / (double)wall);
+	snprintf(
+		f.method, sizeof(f.method),
+		"on-CPU time of the %u threads that made GPU calls, outside those calls: %s, with only %s blocked in "
+		"synchronisations (the GPU was done first); upper bound: what the steps save if that work ran in "
+		"parallel with the GPU (%s of thread time)",
+		threads, MS(t1, C), MS(t2, B), MS(t3, wall));
 	gp_ev_u64(&f.evidence, "threads", threads);
 	gp_ev_u64(&f.evidence, "cpu_outside_calls_ns", C);
 	gp_ev_u64(&f.evidence, "thread_wall_ns", wall);
@@ -60,9 +69,13 @@ void gp_rule_cpu_feeding(struct gp_advice *a)
 void gp_rule_faults(struct gp_advice *a)
 {
 	const struct gp_process *p = a->p;
-	struct gp_finding f = { .id = "faults-in-calls", .estimate = "model",
-				.action = "Touch (or pin) host buffers once, before the loop, and reuse them: fresh pages "
-					  "fault inside the copies that first use them." };
+	struct gp_finding f = {
+		.id = "faults-in-calls",
+		.estimate = "model",
+		.action =
+			"Touch (or pin) host buffers once, before the loop, and reuse them: fresh pages "
+			"fault inside the copies that first use them."
+	};
 	__u64 minor = p->in_calls.minor_faults, major = p->in_calls.major_faults, top_faults = 0;
 	unsigned top = 0;
 	struct gp_ev_rows *by_api;
@@ -91,14 +104,16 @@ void gp_rule_faults(struct gp_advice *a)
 		gp_ev_u64(o, "minor_faults", st->inside.minor_faults);
 		gp_ev_u64(o, "major_faults", st->inside.major_faults);
 	}
-	snprintf(f.title, sizeof(f.title), "%llu page faults inside GPU calls (%llu major), %llu of them in %s",
-		 (unsigned long long)(minor + major), (unsigned long long)major, (unsigned long long)top_faults,
-		 gp_apis[top].symbol);
-	snprintf(f.method, sizeof(f.method),
-		 "per API: the minor faults in its calls × 1 µs%s, at most the host time of its calls; summed: %s",
-		 major ? " + the off-CPU time inside its calls where they took major faults (those wait for the disk)"
-		       : "",
-		 MS(t1, f.impact_ns));
+	snprintf(f.title, sizeof(f.title),
+		 "%llu page faults inside GPU calls (%llu major), %llu of them in %s",
+		 (unsigned long long)(minor + major), (unsigned long long)major,
+		 (unsigned long long)top_faults, gp_apis[top].symbol);
+	snprintf(
+		f.method, sizeof(f.method),
+		"per API: the minor faults in its calls × 1 µs%s, at most the host time of its calls; summed: %s",
+		major ? " + the off-CPU time inside its calls where they took major faults (those wait for the disk)"
+		      : "",
+		MS(t1, f.impact_ns));
 	gp_ev_u64(&f.evidence, "minor_faults", minor);
 	gp_ev_u64(&f.evidence, "major_faults", major);
 	gp_ev_rows_put(&f.evidence, "by_api", by_api);
@@ -142,11 +157,16 @@ void gp_rule_gpu_idle(struct gp_advice *a)
 						  "on the CPU outside GPU calls" };
 	const struct gp_process *p = a->p;
 	const struct gp_gpu_device *dev = sole_device(a->m, p->pid);
-	struct gp_finding f = { .id = "gpu-idle-host-busy", .estimate = "upper_bound", .verdict = true,
-				.about = GP_ABOUT_COPIES | GP_ABOUT_ALLOCS | GP_ABOUT_OUTSIDE,
-				.action = "Overlap the host's work with the GPU's: pinned buffers and cudaMemcpyAsync for "
-					  "the copies, allocations hoisted out of the loop, input preparation on other "
-					  "threads or processes ahead of the GPU (DataLoader workers, prefetching)." };
+	struct gp_finding f = {
+		.id = "gpu-idle-host-busy",
+		.estimate = "upper_bound",
+		.verdict = true,
+		.about = GP_ABOUT_COPIES | GP_ABOUT_ALLOCS | GP_ABOUT_OUTSIDE,
+		.action =
+			"Overlap the host's work with the GPU's: pinned buffers and cudaMemcpyAsync for "
+			"the copies, allocations hoisted out of the loop, input preparation on other "
+			"threads or processes ahead of the GPU (DataLoader workers, prefetching)."
+	};
 	__u64 part[3] = { 0 }, span = 0, host, busy, idle;
 	const struct gp_gpu_stat *util;
 	double util_avg, gpu_share, host_share;
@@ -161,7 +181,8 @@ void gp_rule_gpu_idle(struct gp_advice *a)
 		for (int k = 0; k < 2; k++)
 			part[0] += p->xfer[d][GP_HM_PAGEABLE][k].total_ns;
 	for (unsigned i = 0; i < GP_API_MAX; i++)
-		if (p->api[i] && (gp_apis[i].shape == GP_SHAPE_ALLOC || gp_apis[i].shape == GP_SHAPE_FREE))
+		if (p->api[i] &&
+		    (gp_apis[i].shape == GP_SHAPE_ALLOC || gp_apis[i].shape == GP_SHAPE_FREE))
 			part[1] += p->api[i]->time.sum;
 	ts = gp_advice_map_values(a, &p->threads, &n);
 	for (size_t i = 0; i < n; i++) {
@@ -182,7 +203,8 @@ void gp_rule_gpu_idle(struct gp_advice *a)
 			if (window < t->last_ns - t->first_ns)
 				window = t->last_ns - t->first_ns;
 			cpu_known = true;
-			part[2] += min_u64(sub_sat(t->cpu.oncpu_ns, sub_sat(t->host_ns, t->in_calls.offcpu_ns)),
+			part[2] += min_u64(sub_sat(t->cpu.oncpu_ns,
+						   sub_sat(t->host_ns, t->in_calls.offcpu_ns)),
 					   sub_sat(window, t->host_ns));
 		}
 		span += window;
@@ -201,19 +223,23 @@ void gp_rule_gpu_idle(struct gp_advice *a)
 			top = i;
 	idle = a->wall_ns - busy;
 	f.impact_ns = min_u64(host, idle);
-	snprintf(f.title, sizeof(f.title),
-		 "GPU %u busy %.0f %% of the time while the host spent %.0f %% of its time in %s (%.0f %% on host-side work in all)",
-		 dev->index, 100.0 * gpu_share, span ? 100.0 * (double)part[top] / (double)span : 0.0, part_names[top],
-		 100.0 * host_share);
-	snprintf(f.method, sizeof(f.method),
-		 "NVML's GPU utilization %.2f %% (time-weighted over %llu samples, %s) = %s busy in the process's %s; "
-		 "host-side work of the threads that made GPU calls: %s in pageable copies + %s in allocation calls + "
-		 "%s on the CPU outside GPU calls%s = %s of their %s; upper bound: the smaller of that work and the "
-		 "GPU's idle time, what overlapping the two could save at most",
-		 util_avg, (unsigned long long)util->n, MS(t1, dev->window_ns), MS(t2, busy), MS(t3, a->wall_ns),
-		 MS(t4, part[0]), gp_advice_ms((char[32]){ 0 }, 32, part[1]), gp_advice_ms((char[32]){ 0 }, 32, part[2]),
-		 cpu_known ? "" : " (not known: no scheduling records)", gp_advice_ms((char[32]){ 0 }, 32, host),
-		 gp_advice_ms((char[32]){ 0 }, 32, span));
+	snprintf(
+		f.title, sizeof(f.title),
+		"GPU %u busy %.0f %% of the time while the host spent %.0f %% of its time in %s (%.0f %% on host-side work in all)",
+		dev->index, 100.0 * gpu_share,
+		span ? 100.0 * (double)part[top] / (double)span : 0.0, part_names[top],
+		100.0 * host_share);
+	snprintf(
+		f.method, sizeof(f.method),
+		"NVML's GPU utilization %.2f %% (time-weighted over %llu samples, %s) = %s busy in the process's %s; "
+		"host-side work of the threads that made GPU calls: %s in pageable copies + %s in allocation calls + "
+		"%s on the CPU outside GPU calls%s = %s of their %s; upper bound: the smaller of that work and the "
+		"GPU's idle time, what overlapping the two could save at most",
+		util_avg, (unsigned long long)util->n, MS(t1, dev->window_ns), MS(t2, busy),
+		MS(t3, a->wall_ns), MS(t4, part[0]), gp_advice_ms((char[32]){ 0 }, 32, part[1]),
+		gp_advice_ms((char[32]){ 0 }, 32, part[2]),
+		cpu_known ? "" : " (not known: no scheduling records)",
+		gp_advice_ms((char[32]){ 0 }, 32, host), gp_advice_ms((char[32]){ 0 }, 32, span));
 	gp_ev_u64(&f.evidence, "gpu", dev->index);
 	gp_ev_real2(&f.evidence, "gpu_util_avg", util_avg);
 	gp_ev_u64(&f.evidence, "gpu_samples", util->n);

@@ -31,8 +31,8 @@ static __u64 comm_blocked(const struct gp_nccl_comm *c)
  * taken as one job when exactly one of them holds each rank 0..N-1 (several jobs of the same size in one
  * session are not told apart: no finding). The straggler is the rank its peers waited for.
  */
-static void straggler_of_size(const struct gp_model *m, struct gp_findings *out, struct rank_of *ranks,
-			      size_t n, __s32 nranks)
+static void straggler_of_size(const struct gp_model *m, struct gp_findings *out,
+			      struct rank_of *ranks, size_t n, __s32 nranks)
 {
 	struct rank_of *by_rank = calloc((size_t)nranks, sizeof(*by_rank));
 	size_t found = 0, slow = 0;
@@ -42,7 +42,8 @@ static void straggler_of_size(const struct gp_model *m, struct gp_findings *out,
 	if (!by_rank)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		if (ranks[i].c->nranks != nranks || ranks[i].c->rank < 0 || ranks[i].c->rank >= nranks)
+		if (ranks[i].c->nranks != nranks || ranks[i].c->rank < 0 ||
+		    ranks[i].c->rank >= nranks)
 			continue;
 		if (by_rank[ranks[i].c->rank].p) /* two jobs of this size, or a rank seen twice */
 			goto out;
@@ -65,13 +66,18 @@ static void straggler_of_size(const struct gp_model *m, struct gp_findings *out,
 		__u64 from, to;
 
 		gp_process_window(m, p, &from, &to);
-		struct gp_advice a = { .m = m, .p = p, .wall_ns = from && to > from ? to - from : 0,
-				       .out = out };
-		struct gp_finding f = { .id = "nccl-straggler", .about = GP_ABOUT_NCCL,
-					.estimate = "model",
-					.action = "Find what delays this rank before its collectives (its own CPU work, "
-						  "data loading, a slower device or link) and balance the work across ranks; "
-						  "every collective waits for the last rank to arrive." };
+		struct gp_advice a = {
+			.m = m, .p = p, .wall_ns = from && to > from ? to - from : 0, .out = out
+		};
+		struct gp_finding f = {
+			.id = "nccl-straggler",
+			.about = GP_ABOUT_NCCL,
+			.estimate = "model",
+			.action =
+				"Find what delays this rank before its collectives (its own CPU work, "
+				"data loading, a slower device or link) and balance the work across ranks; "
+				"every collective waits for the last rank to arrive."
+		};
 		struct gp_ev_rows *arr = gp_ev_rows_new();
 
 		f.impact_ns = others - by_rank[slow].blocked_ns;
@@ -82,12 +88,15 @@ static void straggler_of_size(const struct gp_model *m, struct gp_findings *out,
 			gp_ev_u64(o, "pid", by_rank[r].p->pid);
 			gp_ev_u64(o, "blocked_ns", by_rank[r].blocked_ns);
 		}
-		snprintf(f.title, sizeof(f.title), "rank %zu of %d is the straggler: its peers waited %s for its collectives, it waited %s",
-			 slow, nranks, MS(t1, others), MS(t2, by_rank[slow].blocked_ns));
-		snprintf(f.method, sizeof(f.method),
-			 "the other ranks' average time blocked in synchronisations that waited for collectives %s − this "
-			 "rank's %s = %s: what each rank saves if this one arrived as early as they do",
-			 MS(t1, others), MS(t2, by_rank[slow].blocked_ns), MS(t3, f.impact_ns));
+		snprintf(
+			f.title, sizeof(f.title),
+			"rank %zu of %d is the straggler: its peers waited %s for its collectives, it waited %s",
+			slow, nranks, MS(t1, others), MS(t2, by_rank[slow].blocked_ns));
+		snprintf(
+			f.method, sizeof(f.method),
+			"the other ranks' average time blocked in synchronisations that waited for collectives %s − this "
+			"rank's %s = %s: what each rank saves if this one arrived as early as they do",
+			MS(t1, others), MS(t2, by_rank[slow].blocked_ns), MS(t3, f.impact_ns));
 		gp_ev_u64(&f.evidence, "rank", slow);
 		gp_ev_u64(&f.evidence, "nranks", (__u64)nranks);
 		gp_ev_u64(&f.evidence, "peers_blocked_avg_ns", others);
@@ -114,7 +123,8 @@ void gp_advice_jobs(const struct gp_model *m, struct gp_findings *out)
 				free(ranks);
 				return;
 			}
-			ranks[n++] = (struct rank_of){ .p = m->procs[i], .c = nc->comms[j],
+			ranks[n++] = (struct rank_of){ .p = m->procs[i],
+						       .c = nc->comms[j],
 						       .blocked_ns = comm_blocked(nc->comms[j]) };
 		}
 	}

@@ -70,10 +70,10 @@ static void record_maps(void *ctx, pid_t pid, const struct gp_maps *maps)
 		const struct gp_map *m = &maps->v[i];
 
 		if (m->exec)
-			fprintf(f, "%llx-%llx r-xp %08llx %02x:%02x %llu %s\n", (unsigned long long)m->start,
-				(unsigned long long)m->end, (unsigned long long)m->offset,
-				major((dev_t)m->dev), minor((dev_t)m->dev),
-				(unsigned long long)m->inode, m->path);
+			fprintf(f, "%llx-%llx r-xp %08llx %02x:%02x %llu %s\n",
+				(unsigned long long)m->start, (unsigned long long)m->end,
+				(unsigned long long)m->offset, major((dev_t)m->dev),
+				minor((dev_t)m->dev), (unsigned long long)m->inode, m->path);
 	}
 	if (fclose(f) == 0) {
 		unsigned char *buf;
@@ -120,17 +120,22 @@ int gp_capture_live_close(struct gp_capture_live *cl, struct gp_model *m)
 	gp_model_set_tap(m, NULL);
 	err = gp_capture_writer_close(cl->w, &st);
 	cl->w = NULL;
-	gp_model_set_source(m, &(struct gp_report_source){ .kind = "live", .capture_file = cl->path,
-							   .ops = st.ops, .lost_ops = st.lost_ops,
-							   .chunks = st.chunks, .complete = !err });
+	gp_model_set_source(m, &(struct gp_report_source){ .kind = "live",
+							   .capture_file = cl->path,
+							   .ops = st.ops,
+							   .lost_ops = st.lost_ops,
+							   .chunks = st.chunks,
+							   .complete = !err });
 	if (err) {
 		gp_warn("capture %s: %s after %llu chunks: %llu operations lost (the report has them all; the "
-			"capture ends there)", cl->path, strerror(-err), (unsigned long long)st.chunks,
+			"capture ends there)",
+			cl->path, strerror(-err), (unsigned long long)st.chunks,
 			(unsigned long long)st.lost_ops);
 		return err;
 	}
 	gp_info("capture %s: %llu operations, %.1f MiB (%.1f MiB before compression); the consumer waited %llu "
-		"times for its writer", cl->path, (unsigned long long)st.ops, (double)st.file_bytes / 1048576.0,
+		"times for its writer",
+		cl->path, (unsigned long long)st.ops, (double)st.file_bytes / 1048576.0,
 		(double)st.raw_bytes / 1048576.0, (unsigned long long)st.waits);
 	return 0;
 }

@@ -25,7 +25,8 @@ struct gp_capture_live {
  * Creates path and wraps *resolver so that its answers are recorded (the
  * model must be created with the wrapped one). 0, or -errno after a message.
  */
-int gp_capture_live_open(struct gp_capture_live *cl, const char *path, struct gp_resolver *resolver);
+int gp_capture_live_open(struct gp_capture_live *cl, const char *path,
+			 struct gp_resolver *resolver);
 /* Every maps snapshot sym takes goes into the capture too (GP_MOP_MAPS: for readers of the file). */
 struct gp_symbolizer;
 void gp_capture_live_maps(struct gp_capture_live *cl, struct gp_symbolizer *sym);

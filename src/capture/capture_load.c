@@ -77,7 +77,8 @@ static int apply_record(struct gp_model *m, unsigned op, const void *data, size_
 	}
 	case GP_MOP_API_ESTIMATED:
 		UNPACK(api_estimated);
-		gp_model_api_estimated(m, u.api_estimated.pid, u.api_estimated.api, u.api_estimated.calls);
+		gp_model_api_estimated(m, u.api_estimated.pid, u.api_estimated.api,
+				       u.api_estimated.calls);
 		break;
 	case GP_MOP_SAMPLING: {
 		struct gp_sampling smp;
@@ -120,8 +121,9 @@ static int apply_process(struct gp_model *m, unsigned op, const void *data, size
 	switch (op) {
 	case GP_MOP_PROCESS_ADD:
 		UNPACK(process_add);
-		gp_model_process_add(m, u.process_add.pid, u.process_add.comm, u.process_add.cmdline,
-				     u.process_add.attach_mono_ns, u.process_add.traced_from_start);
+		gp_model_process_add(m, u.process_add.pid, u.process_add.comm,
+				     u.process_add.cmdline, u.process_add.attach_mono_ns,
+				     u.process_add.traced_from_start);
 		break;
 	case GP_MOP_PROCESS_EXITED:
 		UNPACK(process_exited);
@@ -129,11 +131,13 @@ static int apply_process(struct gp_model *m, unsigned op, const void *data, size
 		break;
 	case GP_MOP_PROCESS_ORIGIN:
 		UNPACK(process_origin);
-		gp_model_process_origin(m, u.process_origin.pid, u.process_origin.because, u.process_origin.parent_pid);
+		gp_model_process_origin(m, u.process_origin.pid, u.process_origin.because,
+					u.process_origin.parent_pid);
 		break;
 	case GP_MOP_PROCESS_EXEC:
 		UNPACK(process_exec);
-		gp_model_process_exec(m, u.process_exec.pid, u.process_exec.comm, u.process_exec.cmdline);
+		gp_model_process_exec(m, u.process_exec.pid, u.process_exec.comm,
+				      u.process_exec.cmdline);
 		break;
 	case GP_MOP_PROCESS_PLACE:
 		UNPACK(process_place);
@@ -141,15 +145,16 @@ static int apply_process(struct gp_model *m, unsigned op, const void *data, size
 		break;
 	case GP_MOP_PROCESS_PYTHON:
 		UNPACK(process_python);
-		gp_model_process_python(m, u.process_python.pid, u.process_python.hexversion, u.process_python.walked,
-					u.process_python.note);
+		gp_model_process_python(m, u.process_python.pid, u.process_python.hexversion,
+					u.process_python.walked, u.process_python.note);
 		break;
 	case GP_MOP_LIBRARY:
 		UNPACK(library);
 		if (u.library.family < GP_FAM_CUDART || u.library.family > GP_FAM_NCCL)
 			return -EINVAL;
-		gp_model_library_add(m, u.library.pid, u.library.path, (enum gp_family)u.library.family,
-				     u.library.is_static, u.library.build_id);
+		gp_model_library_add(m, u.library.pid, u.library.path,
+				     (enum gp_family)u.library.family, u.library.is_static,
+				     u.library.build_id);
 		break;
 	case GP_MOP_THREAD_NAME:
 		UNPACK(thread_name);
@@ -159,12 +164,14 @@ static int apply_process(struct gp_model *m, unsigned op, const void *data, size
 		UNPACK(probe_add);
 		if (u.probe_add.api >= GP_API_MAX)
 			return -EINVAL;
-		gp_model_probe_add(m, u.probe_add.idx, u.probe_add.target, u.probe_add.pid, u.probe_add.symbol,
-				   u.probe_add.file_offset, (enum gp_api_id)u.probe_add.api);
+		gp_model_probe_add(m, u.probe_add.idx, u.probe_add.target, u.probe_add.pid,
+				   u.probe_add.symbol, u.probe_add.file_offset,
+				   (enum gp_api_id)u.probe_add.api);
 		break;
 	case GP_MOP_PROBE_HITS:
 		UNPACK(probe_hits);
-		gp_model_probe_hits(m, u.probe_hits.idx, u.probe_hits.entry_hits, u.probe_hits.return_hits);
+		gp_model_probe_hits(m, u.probe_hits.idx, u.probe_hits.entry_hits,
+				    u.probe_hits.return_hits);
 		break;
 	default:
 		return NOT_HERE;
@@ -181,10 +188,13 @@ static int apply_session(struct gp_model *m, unsigned op, const void *data, size
 	case GP_MOP_SESSION:
 		UNPACK(session);
 		gp_model_set_session(m, &(struct gp_session_info){
-			.tool_version = u.session.tool_version, .command_line = u.session.command_line,
-			.mode = u.session.mode, .hostname = u.session.hostname,
-			.kernel_release = u.session.kernel_release, .start_mono_ns = u.session.start_mono_ns,
-			.start_realtime_ns = u.session.start_realtime_ns });
+						.tool_version = u.session.tool_version,
+						.command_line = u.session.command_line,
+						.mode = u.session.mode,
+						.hostname = u.session.hostname,
+						.kernel_release = u.session.kernel_release,
+						.start_mono_ns = u.session.start_mono_ns,
+						.start_realtime_ns = u.session.start_realtime_ns });
 		break;
 	case GP_MOP_SESSION_END:
 		UNPACK(session_end);
@@ -200,7 +210,8 @@ static int apply_session(struct gp_model *m, unsigned op, const void *data, size
 		break;
 	case GP_MOP_LAUNCH:
 		UNPACK(launch);
-		gp_model_set_launch(m, u.launch.command, u.launch.exited, u.launch.exit_status, u.launch.term_signal);
+		gp_model_set_launch(m, u.launch.command, u.launch.exited, u.launch.exit_status,
+				    u.launch.term_signal);
 		break;
 	case GP_MOP_SKIPPED:
 		UNPACK(skipped);
@@ -226,7 +237,8 @@ static int apply_kernel(struct gp_model *m, unsigned op, const void *data, size_
 	case GP_MOP_KERNEL_REPLACED:
 		UNPACK(kernel_replaced);
 		if (gp_model_kernel_replaced(m, u.kernel_replaced.feature, u.kernel_replaced.since,
-					     u.kernel_replaced.by, u.kernel_replaced.cost, u.kernel_replaced.by_request))
+					     u.kernel_replaced.by, u.kernel_replaced.cost,
+					     u.kernel_replaced.by_request))
 			return -ENOMEM;
 		break;
 	case GP_MOP_PROBE_REMOVAL:
@@ -241,17 +253,32 @@ static int apply_kernel(struct gp_model *m, unsigned op, const void *data, size_
 		const struct gp_op_unwind *w = &u.unwind;
 
 		UNPACK(unwind);
-		gp_model_set_unwind(m, &(struct gp_unwind_summary){
-			.procs = w->procs, .procs_max = w->procs_max, .procs_full = w->procs_full, .maps = w->maps,
-			.maps_none = w->maps_none, .maps_over = w->maps_over, .files = w->files,
-			.files_built = w->files_built, .files_reused = w->files_reused,
-			.files_evicted = w->files_evicted, .rows = w->rows, .rows_max = w->rows_max,
-			.pool_rows = w->pool_rows, .build_ns = w->build_ns, .build_ns_max = w->build_ns_max,
-			.build_max_file = w->build_max_file, .fail_open = w->fail_open,
-			.fail_not_elf = w->fail_not_elf, .fail_no_cfi = w->fail_no_cfi,
-			.fail_too_big = w->fail_too_big, .fail_pool_full = w->fail_pool_full,
-			.fail_files_full = w->fail_files_full, .fail_no_segment = w->fail_no_segment,
-			.fail_other = w->fail_other, .python_holds = w->python_holds });
+		gp_model_set_unwind(
+			m, &(struct gp_unwind_summary){ .procs = w->procs,
+							.procs_max = w->procs_max,
+							.procs_full = w->procs_full,
+							.maps = w->maps,
+							.maps_none = w->maps_none,
+							.maps_over = w->maps_over,
+							.files = w->files,
+							.files_built = w->files_built,
+							.files_reused = w->files_reused,
+							.files_evicted = w->files_evicted,
+							.rows = w->rows,
+							.rows_max = w->rows_max,
+							.pool_rows = w->pool_rows,
+							.build_ns = w->build_ns,
+							.build_ns_max = w->build_ns_max,
+							.build_max_file = w->build_max_file,
+							.fail_open = w->fail_open,
+							.fail_not_elf = w->fail_not_elf,
+							.fail_no_cfi = w->fail_no_cfi,
+							.fail_too_big = w->fail_too_big,
+							.fail_pool_full = w->fail_pool_full,
+							.fail_files_full = w->fail_files_full,
+							.fail_no_segment = w->fail_no_segment,
+							.fail_other = w->fail_other,
+							.python_holds = w->python_holds });
 		break;
 	}
 	default:
@@ -268,15 +295,15 @@ static int apply_holds(struct gp_model *m, unsigned op, const void *data, size_t
 	switch (op) {
 	case GP_MOP_HOLDS:
 		UNPACK(holds);
-		gp_model_set_holds(m, &(struct gp_holds_summary){ .holds = u.holds.holds,
-								  .total_ns = u.holds.total_ns,
-								  .max_ns = u.holds.max_ns,
-								  .timed_out = u.holds.timed_out,
-								  .exec = u.holds.exec,
-								  .map = u.holds.map,
-								  .python = u.holds.python,
-								  .files_left_out =
-									  u.holds.files_left_out });
+		gp_model_set_holds(
+			m, &(struct gp_holds_summary){ .holds = u.holds.holds,
+						       .total_ns = u.holds.total_ns,
+						       .max_ns = u.holds.max_ns,
+						       .timed_out = u.holds.timed_out,
+						       .exec = u.holds.exec,
+						       .map = u.holds.map,
+						       .python = u.holds.python,
+						       .files_left_out = u.holds.files_left_out });
 		break;
 	case GP_MOP_HOLD_FILE:
 		UNPACK(hold_file);
@@ -327,9 +354,9 @@ static int apply_gpu(struct gp_model *m, unsigned op, const void *data, size_t l
 	}
 	case GP_MOP_GPU_PROCESS:
 		UNPACK(gpu_process);
-		if (gp_model_gpu_process(m, u.gpu_process.index, u.gpu_process.pid, u.gpu_process.mono_ns,
-					 u.gpu_process.used_memory, u.gpu_process.sm_util,
-					 u.gpu_process.mem_util))
+		if (gp_model_gpu_process(m, u.gpu_process.index, u.gpu_process.pid,
+					 u.gpu_process.mono_ns, u.gpu_process.used_memory,
+					 u.gpu_process.sm_util, u.gpu_process.mem_util))
 			return -ENOMEM;
 		break;
 	case GP_MOP_GPU_ERROR:
@@ -360,7 +387,8 @@ static int apply_nccl(struct gp_model *m, unsigned op, const void *data, size_t 
 			return -EINVAL;
 		n = st->waiting.n / sizeof(__s32);
 		memcpy(ranks, st->waiting.p, st->waiting.n); /* unaligned in the payload */
-		if (gp_model_nccl_stall(m, st->comm_id, st->seq, st->op, st->bytes, st->waited_ns, st->mono_ns, ranks, n))
+		if (gp_model_nccl_stall(m, st->comm_id, st->seq, st->op, st->bytes, st->waited_ns,
+					st->mono_ns, ranks, n))
 			return -ENOMEM;
 		break;
 	}
@@ -369,7 +397,8 @@ static int apply_nccl(struct gp_model *m, unsigned op, const void *data, size_t 
 		int err;
 
 		UNPACK(nccl_stall_behind);
-		err = gp_model_nccl_stall_behind(m, b->comm_id, b->seq, b->rank, b->pid, b->last_seq, b->state);
+		err = gp_model_nccl_stall_behind(m, b->comm_id, b->seq, b->rank, b->pid,
+						 b->last_seq, b->state);
 		if (err)
 			return err;
 		break;
@@ -382,7 +411,8 @@ static int apply_nccl(struct gp_model *m, unsigned op, const void *data, size_t 
 
 #undef UNPACK
 
-int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, const void *data, size_t len)
+int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, const void *data,
+		     size_t len)
 {
 	/* the records first: nearly every operation of a capture is one */
 	static int (*const steps[])(struct gp_model *, unsigned, const void *, size_t) = {
@@ -437,8 +467,12 @@ void gp_capture_finish(struct gp_model *m, const struct gp_capture_reader *r, co
 		gp_model_set_session_end(m, gp_model_last_event_ns(m)); /* cut: it ends there */
 	gp_model_symbolize_stacks(m, NULL);
 	gp_model_set_source(m, &(struct gp_report_source){
-				       .kind = "capture", .capture_file = path, .ops = cs->ops, .chunks = cs->chunks,
-				       .corrupt_chunks = cs->corrupt_chunks, .complete = cs->complete,
+				       .kind = "capture",
+				       .capture_file = path,
+				       .ops = cs->ops,
+				       .chunks = cs->chunks,
+				       .corrupt_chunks = cs->corrupt_chunks,
+				       .complete = cs->complete,
 				       .cut = cs->complete ? NULL : cs->cut,
 				       .corruption = cs->corrupt_chunks ? cs->corruption : NULL });
 }

@@ -15,14 +15,15 @@
 #include "model/model.h"
 
 struct gp_capture_load_stats {
-	__u64 applied;    /* operations applied to the model */
-	__u64 answers;    /* resolver answers kept */
-	__u64 malformed;  /* operations whose payload did not decode: skipped */
-	__u64 ignored;    /* operations for readers only (maps snapshots) */
+	__u64 applied;	 /* operations applied to the model */
+	__u64 answers;	 /* resolver answers kept */
+	__u64 malformed; /* operations whose payload did not decode: skipped */
+	__u64 ignored;	 /* operations for readers only (maps snapshots) */
 };
 
 /* Applies one operation to m (answers to as). 0, or -EINVAL when malformed. */
-int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, const void *data, size_t len);
+int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, const void *data,
+		     size_t len);
 /* One operation applied with err (gp_capture_apply's) counted in st. */
 void gp_capture_load_count(struct gp_capture_load_stats *st, unsigned op, int err);
 /* Reads r to its end into m. 0, or -errno on an I/O error (what was read is in m). */
@@ -37,6 +38,5 @@ int gp_capture_load(struct gp_capture_reader *r, struct gp_model *m, struct gp_a
  * opens a capture into a model with capture_open.h, which does all this.
  */
 void gp_capture_finish(struct gp_model *m, const struct gp_capture_reader *r, const char *path);
-
 
 #endif /* GP_CAPTURE_LOAD_H */

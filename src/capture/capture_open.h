@@ -58,7 +58,7 @@ struct gp_capture_open_opts {
 struct gp_capture_model {
 	/* its header, what was read of it; NULL: operations from next */
 	struct gp_capture_reader *reader;
-	bool own_reader;            /* opened here: closed with the model */
+	bool own_reader;	    /* opened here: closed with the model */
 	struct gp_answers *answers; /* the resolver's recorded answers */
 	struct gp_model *model;
 	struct gp_capture_load_stats stats;

@@ -26,12 +26,12 @@ struct gp_capture_reader {
 	struct gp_capture_stats st;
 	unsigned char *raw, *z;
 	size_t raw_cap, z_cap;
-	size_t raw_len, pos;  /* the inflated chunk being read, and where */
-	__u64 next_seq;       /* the chunk expected next */
-	__u64 offset;         /* file offset of the next byte to read */
-	ZSTD_DCtx *zctx;      /* for zstd chunks, made at the first */
+	size_t raw_len, pos; /* the inflated chunk being read, and where */
+	__u64 next_seq;	     /* the chunk expected next */
+	__u64 offset;	     /* file offset of the next byte to read */
+	ZSTD_DCtx *zctx;     /* for zstd chunks, made at the first */
 	bool done;
-	z_stream zs;          /* raw inflate, kept across chunks (zs_ready: initialised) */
+	z_stream zs; /* raw inflate, kept across chunks (zs_ready: initialised) */
 	bool zs_ready;
 };
 
@@ -49,7 +49,7 @@ static void tell(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-#define set_cut(r, ...) tell((r)->st.cut, sizeof((r)->st.cut), __VA_ARGS__)
+#define set_cut(r, ...)	    tell((r)->st.cut, sizeof((r)->st.cut), __VA_ARGS__)
 #define set_corrupt(r, ...) tell((r)->st.corruption, sizeof((r)->st.corruption), __VA_ARGS__)
 
 struct gp_capture_reader *gp_capture_open(const char *path, char *errmsg, size_t errlen)
@@ -86,26 +86,34 @@ struct gp_capture_reader *gp_capture_open(const char *path, char *errmsg, size_t
 		goto err;
 	}
 	/* fewer bytes than the magic, but those right: a capture cut short, not another kind of file */
-	if (memcmp(r->hdr.magic, GP_CAP_MAGIC, n < sizeof(r->hdr.magic) ? n : sizeof(r->hdr.magic))) {
-		snprintf(errmsg, errlen, "%s: not a gpuprobed capture (it does not start with the capture magic)", path);
+	if (memcmp(r->hdr.magic, GP_CAP_MAGIC,
+		   n < sizeof(r->hdr.magic) ? n : sizeof(r->hdr.magic))) {
+		snprintf(errmsg, errlen,
+			 "%s: not a gpuprobed capture (it does not start with the capture magic)",
+			 path);
 		goto err;
 	}
 	if (n < offsetof(struct gp_cap_header, header_size) + 4) {
-		snprintf(errmsg, errlen, "%s: the capture is cut inside its header (%zu bytes)", path, n);
+		snprintf(errmsg, errlen, "%s: the capture is cut inside its header (%zu bytes)",
+			 path, n);
 		goto err;
 	}
 	if (r->hdr.version > GP_CAP_VERSION || r->hdr.version == 0) {
-		snprintf(errmsg, errlen,
-			 "%s: capture format version %u; this gpuprobed reads version 1 to %u (a newer gpuprobed wrote it)",
-			 path, r->hdr.version, GP_CAP_VERSION);
+		snprintf(
+			errmsg, errlen,
+			"%s: capture format version %u; this gpuprobed reads version 1 to %u (a newer gpuprobed wrote it)",
+			path, r->hdr.version, GP_CAP_VERSION);
 		goto err;
 	}
 	if (n < sizeof(r->hdr) || r->hdr.header_size < sizeof(r->hdr)) {
-		snprintf(errmsg, errlen, "%s: the capture is cut inside its header (%zu bytes)", path, n);
+		snprintf(errmsg, errlen, "%s: the capture is cut inside its header (%zu bytes)",
+			 path, n);
 		goto err;
 	}
-	if (r->hdr.header_crc != (__u32)crc32(0, (const Bytef *)&r->hdr, offsetof(struct gp_cap_header, header_crc))) {
-		snprintf(errmsg, errlen, "%s: the capture's header is corrupt (checksum mismatch)", path);
+	if (r->hdr.header_crc !=
+	    (__u32)crc32(0, (const Bytef *)&r->hdr, offsetof(struct gp_cap_header, header_crc))) {
+		snprintf(errmsg, errlen, "%s: the capture's header is corrupt (checksum mismatch)",
+			 path);
 		goto err;
 	}
 	if (r->hdr.header_size > sizeof(r->hdr) && fseeko(r->f, r->hdr.header_size, SEEK_SET)) {
@@ -153,7 +161,8 @@ static bool chunk_header_ok(const struct gp_cap_chunk *h)
 						     : compressBound(h->raw_len);
 
 	return (h->magic == GP_CAP_CHUNK_MAGIC || h->magic == GP_CAP_CHUNK_ZSTD) &&
-	       h->hdr_crc == (__u32)crc32(0, (const Bytef *)h, offsetof(struct gp_cap_chunk, hdr_crc)) &&
+	       h->hdr_crc ==
+		       (__u32)crc32(0, (const Bytef *)h, offsetof(struct gp_cap_chunk, hdr_crc)) &&
 	       h->raw_len && h->raw_len <= RAW_MAX && h->zlen && h->zlen <= bound;
 }
 
@@ -239,8 +248,11 @@ static void chunks_lost_before(struct gp_capture_reader *r, __u32 seq, bool resy
 		lost = 1; /* damaged bytes that were no chunk of the sequence: counted once */
 	if (lost) {
 		r->st.corrupt_chunks += lost;
-		set_corrupt(r, "chunks %llu to %llu are missing or unreadable: skipped, the chunks after them are kept",
-			    (unsigned long long)r->next_seq, (unsigned long long)r->next_seq + lost - 1);
+		set_corrupt(
+			r,
+			"chunks %llu to %llu are missing or unreadable: skipped, the chunks after them are kept",
+			(unsigned long long)r->next_seq,
+			(unsigned long long)r->next_seq + lost - 1);
 	}
 	if (seq >= r->next_seq)
 		r->next_seq = seq;
@@ -271,7 +283,8 @@ static int inflate_zlib(struct gp_capture_reader *r, size_t zlen, size_t raw_len
 	r->zs.avail_in = (uInt)(zlen - 2);
 	r->zs.next_out = r->raw;
 	r->zs.avail_out = (uInt)raw_len;
-	return inflate(&r->zs, Z_FINISH) == Z_STREAM_END && r->zs.total_out == raw_len ? 0 : -EINVAL;
+	return inflate(&r->zs, Z_FINISH) == Z_STREAM_END && r->zs.total_out == raw_len ? 0
+										       : -EINVAL;
 }
 
 /*
@@ -307,14 +320,17 @@ static int next_chunk(struct gp_capture_reader *r)
 			return 0;
 		}
 		if (n < sizeof(h)) {
-			set_cut(r, "the capture is cut inside the header of chunk %llu at byte %llu",
+			set_cut(r,
+				"the capture is cut inside the header of chunk %llu at byte %llu",
 				(unsigned long long)r->next_seq, (unsigned long long)at);
 			r->offset += n;
 			return 0;
 		}
 		r->offset += sizeof(h);
 		if (!chunk_header_ok(&h)) {
-			set_corrupt(r, "a corrupt chunk header at byte %llu: skipped to the next good chunk",
+			set_corrupt(
+				r,
+				"a corrupt chunk header at byte %llu: skipped to the next good chunk",
 				(unsigned long long)at);
 			if (!resync(r, &h, at + 1)) {
 				r->st.corrupt_chunks++; /* the chunk of that header: no good one follows */
@@ -331,22 +347,27 @@ static int next_chunk(struct gp_capture_reader *r)
 		if (n < h.zlen) {
 			if (ferror(r->f))
 				return -EIO;
-			set_cut(r, "the capture is cut inside chunk %u at byte %llu (%zu of its %u bytes are there)",
+			set_cut(r,
+				"the capture is cut inside chunk %u at byte %llu (%zu of its %u bytes are there)",
 				h.seq, (unsigned long long)at, n, h.zlen);
 			return 0;
 		}
 
 		size_t raw_len = h.raw_len;
 
-		int inflated = h.data_crc == (__u32)crc32(0, r->z, h.zlen) ? inflate_chunk(r, &h) : -EINVAL;
+		int inflated = h.data_crc == (__u32)crc32(0, r->z, h.zlen) ? inflate_chunk(r, &h)
+									   : -EINVAL;
 
 		if (inflated == -ENOMEM)
 			return -ENOMEM;
 		if (inflated || !ops_ok(r->raw, raw_len)) {
 			r->st.corrupt_chunks++;
-			set_corrupt(r, "chunk %u (byte %llu) is corrupt: skipped, the chunks after it are kept", h.seq,
-				(unsigned long long)at);
-			if (h.seq >= r->next_seq) /* counted: not lost again when the next one comes */
+			set_corrupt(
+				r,
+				"chunk %u (byte %llu) is corrupt: skipped, the chunks after it are kept",
+				h.seq, (unsigned long long)at);
+			if (h.seq >=
+			    r->next_seq) /* counted: not lost again when the next one comes */
 				r->next_seq = (__u64)h.seq + 1;
 			continue;
 		}
@@ -369,8 +390,9 @@ int gp_capture_next(struct gp_capture_reader *r, unsigned *op, const void **data
 			if (rc <= 0) {
 				r->done = true;
 				if (rc == 0 && !r->st.complete)
-					set_cut(r, "the capture ends at byte %llu without its end record (gpuprobed was "
-						   "killed or the disk filled): this is what was recorded until then",
+					set_cut(r,
+						"the capture ends at byte %llu without its end record (gpuprobed was "
+						"killed or the disk filled): this is what was recorded until then",
 						(unsigned long long)r->offset);
 				return rc;
 			}

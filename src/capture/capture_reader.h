@@ -18,14 +18,14 @@
 struct gp_capture_reader;
 
 struct gp_capture_stats {
-	__u64 chunks;          /* chunks read whole */
-	__u64 corrupt_chunks;  /* chunks skipped: bad checksum, bad zlib data, bad operation inside */
-	__u64 skipped_bytes;   /* file bytes skipped looking for the next good chunk */
-	__u64 ops;             /* operations returned */
-	__u64 file_bytes;      /* size of the file */
-	bool complete;         /* the end operation was read */
-	char cut[256];         /* !complete: where and how the file ends, for humans; "" otherwise */
-	char corruption[256];  /* corrupt_chunks: the first one, for humans; "" otherwise */
+	__u64 chunks;	      /* chunks read whole */
+	__u64 corrupt_chunks; /* chunks skipped: bad checksum, bad zlib data, bad operation inside */
+	__u64 skipped_bytes;  /* file bytes skipped looking for the next good chunk */
+	__u64 ops;	      /* operations returned */
+	__u64 file_bytes;     /* size of the file */
+	bool complete;	      /* the end operation was read */
+	char cut[256];	      /* !complete: where and how the file ends, for humans; "" otherwise */
+	char corruption[256]; /* corrupt_chunks: the first one, for humans; "" otherwise */
 };
 
 /*

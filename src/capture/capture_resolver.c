@@ -13,7 +13,7 @@
 /* ---- live ---------------------------------------------------------------- */
 
 /* The answer as an operation of the capture (model_ops.h); a payload that cannot be made is counted lost. */
-#define RECORD(rr, NAME, name, ...)                                                              \
+#define RECORD(rr, NAME, name, ...)                                                               \
 	do {                                                                                      \
 		const struct gp_op_##name v_ = { __VA_ARGS__ };                                   \
 		unsigned char small_[1024], *buf_ = small_;                                       \
@@ -26,16 +26,17 @@
 			free(buf_);                                                               \
 	} while (0)
 
-static int rec_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack, unsigned nstack,
-			   char *name, size_t name_len, char *mangled, size_t mangled_len)
+static int rec_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack,
+			   unsigned nstack, char *name, size_t name_len, char *mangled,
+			   size_t mangled_len)
 {
 	struct gp_recording_resolver *rr = ctx;
-	int rc = rr->inner.kernel_name(rr->inner.ctx, tgid, func, ret_addr, stack, nstack, name, name_len, mangled,
-				       mangled_len);
+	int rc = rr->inner.kernel_name(rr->inner.ctx, tgid, func, ret_addr, stack, nstack, name,
+				       name_len, mangled, mangled_len);
 
 	name[name_len - 1] = mangled[mangled_len - 1] = '\0';
-	RECORD(rr, KERNEL_NAME, kernel_name, .tgid = tgid, .func = func, .ret_addr = ret_addr, .rc = rc, .name = name,
-	       .mangled = mangled);
+	RECORD(rr, KERNEL_NAME, kernel_name, .tgid = tgid, .func = func, .ret_addr = ret_addr,
+	       .rc = rc, .name = name, .mangled = mangled);
 	return rc;
 }
 
@@ -52,9 +53,10 @@ static int rec_symbolize(void *ctx, __u32 tgid, __u64 addr, struct gp_frame_sym 
 	struct gp_recording_resolver *rr = ctx;
 	int rc = rr->inner.symbolize(rr->inner.ctx, tgid, addr, out);
 
-	RECORD(rr, SYMBOL, symbol, .tgid = tgid, .addr = addr, .rc = rc, .function = out->function, .symbol = out->symbol,
-	       .file = out->file, .build_id = out->build_id, .sym_offset = out->sym_offset,
-	       .file_offset = out->file_offset, .source = out->source);
+	RECORD(rr, SYMBOL, symbol, .tgid = tgid, .addr = addr, .rc = rc, .function = out->function,
+	       .symbol = out->symbol, .file = out->file, .build_id = out->build_id,
+	       .sym_offset = out->sym_offset, .file_offset = out->file_offset,
+	       .source = out->source);
 	return rc;
 }
 
@@ -64,7 +66,8 @@ static int rec_py_frame(void *ctx, __u32 tgid, __u64 code, __u64 word, struct gp
 	int rc = rr->inner.py_frame(rr->inner.ctx, tgid, code, word, out);
 
 	RECORD(rr, PY_FRAME, py_frame, .tgid = tgid, .code = code, .word = word, .rc = rc,
-	       .qualname = rc ? NULL : out->qualname, .file = rc ? NULL : out->file, .line = rc ? 0 : out->line);
+	       .qualname = rc ? NULL : out->qualname, .file = rc ? NULL : out->file,
+	       .line = rc ? 0 : out->line);
 	return rc;
 }
 
@@ -179,9 +182,10 @@ int gp_answers_add(struct gp_answers *as, unsigned op, const void *data, size_t 
 	memcpy(x->payload, data, len);
 	x->op = op;
 	err = -EINVAL;
-	if (op == GP_MOP_KERNEL_NAME   ? gp_op_unpack_kernel_name(x->payload, len, &x->kernel_name)
-	    : op == GP_MOP_PY_FRAME ? gp_op_unpack_py_frame(x->payload, len, &x->py_frame)
-				    : op != GP_MOP_SYMBOL || gp_op_unpack_symbol(x->payload, len, &x->symbol))
+	if (op == GP_MOP_KERNEL_NAME ? gp_op_unpack_kernel_name(x->payload, len, &x->kernel_name)
+	    : op == GP_MOP_PY_FRAME
+		    ? gp_op_unpack_py_frame(x->payload, len, &x->py_frame)
+		    : op != GP_MOP_SYMBOL || gp_op_unpack_symbol(x->payload, len, &x->symbol))
 		goto err;
 	question(x, &t, &a, &b);
 	key = key_of(op, t, a, b);
@@ -198,7 +202,8 @@ int gp_answers_add(struct gp_answers *as, unsigned op, const void *data, size_t 
 		*pp = x; /* head itself, or a link inside the chain the map holds */
 		old->next = NULL;
 		chain_free(old);
-		return head == x ? gp_u64map_put(&as->by_key, key, head) : 0; /* replacing a value: no growth */
+		return head == x ? gp_u64map_put(&as->by_key, key, head)
+				 : 0; /* replacing a value: no growth */
 	}
 	x->next = head;
 	err = gp_u64map_put(&as->by_key, key, x);
@@ -216,8 +221,9 @@ static void copy_str(char *dst, size_t len, const char *s)
 	snprintf(dst, len, "%s", s ? s : "");
 }
 
-static int ans_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack, unsigned nstack,
-			   char *name, size_t name_len, char *mangled, size_t mangled_len)
+static int ans_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack,
+			   unsigned nstack, char *name, size_t name_len, char *mangled,
+			   size_t mangled_len)
 {
 	struct answer *x = find(ctx, GP_MOP_KERNEL_NAME, tgid, func, ret_addr);
 
@@ -235,10 +241,14 @@ static int ans_symbolize(void *ctx, __u32 tgid, __u64 addr, struct gp_frame_sym 
 	if (!x)
 		return -ENOENT;
 	*out = (struct gp_frame_sym){
-		.function = x->symbol.function, .symbol = x->symbol.symbol, .file = x->symbol.file,
-		.build_id = x->symbol.build_id, .sym_offset = x->symbol.sym_offset,
+		.function = x->symbol.function,
+		.symbol = x->symbol.symbol,
+		.file = x->symbol.file,
+		.build_id = x->symbol.build_id,
+		.sym_offset = x->symbol.sym_offset,
 		.file_offset = x->symbol.file_offset,
-		.source = x->symbol.source <= GP_SYM_PERF_MAP ? (enum gp_sym_source)x->symbol.source : GP_SYM_NONE,
+		.source = x->symbol.source <= GP_SYM_PERF_MAP ? (enum gp_sym_source)x->symbol.source
+							      : GP_SYM_NONE,
 	};
 	return x->symbol.rc;
 }
@@ -249,7 +259,8 @@ static int ans_py_frame(void *ctx, __u32 tgid, __u64 code, __u64 word, struct gp
 
 	if (!x)
 		return -ENOENT;
-	*out = (struct gp_py_frame_sym){ .qualname = x->py_frame.qualname, .file = x->py_frame.file,
+	*out = (struct gp_py_frame_sym){ .qualname = x->py_frame.qualname,
+					 .file = x->py_frame.file,
 					 .line = x->py_frame.line };
 	return x->py_frame.rc;
 }

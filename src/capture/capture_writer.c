@@ -33,7 +33,7 @@ struct gp_capture_writer {
 	struct chunk_buf bufs[GP_CAP_WRITER_CHUNKS];
 	int free_list[GP_CAP_WRITER_CHUNKS], nfree;
 	int queue[GP_CAP_WRITER_CHUNKS], qhead, qlen; /* full chunks, oldest first */
-	int cur;                                      /* being filled by the consumer; -1: none */
+	int cur;				      /* being filled by the consumer; -1: none */
 	bool stop;
 	__u32 submitted; /* chunks handed to the thread: the next one's seq */
 	/* the consumer's */
@@ -43,7 +43,7 @@ struct gp_capture_writer {
 	int err;
 	unsigned char *zbuf; /* the thread's compression buffer */
 	size_t zcap;
-	ZSTD_CCtx *zctx;     /* the thread's compressor, kept across chunks */
+	ZSTD_CCtx *zctx; /* the thread's compressor, kept across chunks */
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -66,9 +66,12 @@ static int write_all(int fd, const void *p, size_t n)
 }
 
 /* Compresses and writes one chunk; 0 or -errno. Called by the thread without the lock. */
-static int write_chunk(struct gp_capture_writer *w, const struct chunk_buf *b, __u32 seq, __u64 *file_bytes)
+static int write_chunk(struct gp_capture_writer *w, const struct chunk_buf *b, __u32 seq,
+		       __u64 *file_bytes)
 {
-	struct gp_cap_chunk h = { .magic = GP_CAP_CHUNK_ZSTD, .seq = seq, .raw_len = (__u32)b->len };
+	struct gp_cap_chunk h = { .magic = GP_CAP_CHUNK_ZSTD,
+				  .seq = seq,
+				  .raw_len = (__u32)b->len };
 	size_t zlen = ZSTD_compressBound(b->len);
 
 	if (zlen > w->zcap) {
@@ -184,7 +187,8 @@ void gp_capture_writer_op(void *writer, unsigned op, const void *data, size_t le
 		submit(w);
 		b = current(w);
 	}
-	if (b->len + need > b->cap) { /* one operation larger than a chunk gets a chunk of its own size */
+	if (b->len + need >
+	    b->cap) { /* one operation larger than a chunk gets a chunk of its own size */
 		unsigned char *raw = realloc(b->raw, b->len + need);
 
 		if (!raw) {
@@ -247,7 +251,8 @@ struct gp_capture_writer *gp_capture_writer_open(const char *path, const struct 
 	h.version = GP_CAP_VERSION;
 	h.header_size = sizeof(h);
 	h.pad = 0;
-	h.header_crc = (__u32)crc32(0, (const Bytef *)&h, offsetof(struct gp_cap_header, header_crc));
+	h.header_crc =
+		(__u32)crc32(0, (const Bytef *)&h, offsetof(struct gp_cap_header, header_crc));
 	err = write_all(w->fd, &h, sizeof(h));
 	if (err) {
 		snprintf(errmsg, errlen, "%s: %s", path, strerror(-err));
@@ -256,7 +261,8 @@ struct gp_capture_writer *gp_capture_writer_open(const char *path, const struct 
 	w->file_bytes = sizeof(h);
 	err = pthread_create(&w->thread, NULL, writer_thread, w);
 	if (err) {
-		snprintf(errmsg, errlen, "%s: cannot start its writer thread: %s", path, strerror(err));
+		snprintf(errmsg, errlen, "%s: cannot start its writer thread: %s", path,
+			 strerror(err));
 		goto err_close;
 	}
 	w->thread_started = true;

@@ -22,13 +22,13 @@
 struct gp_capture_writer;
 
 struct gp_capture_writer_stats {
-	__u64 ops;         /* operations written */
-	__u64 lost_ops;    /* operations not written: a write failed (disk full) or out of memory */
-	__u64 chunks;      /* chunks written */
-	__u64 raw_bytes;   /* operations' bytes before compression */
-	__u64 file_bytes;  /* bytes in the file */
-	__u64 waits;       /* times the consumer waited for the compressing thread */
-	int err;           /* first write error (-errno), 0 when none */
+	__u64 ops;	  /* operations written */
+	__u64 lost_ops;	  /* operations not written: a write failed (disk full) or out of memory */
+	__u64 chunks;	  /* chunks written */
+	__u64 raw_bytes;  /* operations' bytes before compression */
+	__u64 file_bytes; /* bytes in the file */
+	__u64 waits;	  /* times the consumer waited for the compressing thread */
+	int err;	  /* first write error (-errno), 0 when none */
 };
 
 /*

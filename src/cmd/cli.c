@@ -177,7 +177,9 @@ static void getopt_tables(struct option *longopts, char *shortopts)
 		if (!opt->flag || opt->kind == GP_KIND_COMMAND) /* main.c runs --release-holds */
 			continue;
 		longopts[n++] = (struct option){
-			opt->flag, opt->meta ? required_argument : no_argument, NULL,
+			opt->flag,
+			opt->meta ? required_argument : no_argument,
+			NULL,
 			opt->short_flag ? opt->short_flag : GETOPT_ROW + (int)i,
 		};
 		if (opt->short_flag) {
@@ -212,15 +214,18 @@ static int add_target(const struct gp_option *opt, const char *arg, struct gp_op
 	case GP_OPT_name:
 		if (!*arg || strlen(arg) >= 64 || strchr(arg, '/'))
 			return usage_error("--name: '%s' is not a process or file name (1 to 63 "
-					   "characters, no '/')", arg);
+					   "characters, no '/')",
+					   arg);
 		if (o->nnames == GP_MAX_NAME_ARGS)
 			return usage_error("--name: more than %s names", "8");
 		o->names[o->nnames++] = arg;
 		return GP_CMD_GO_ON;
 	case GP_OPT_container:
 		if (!*arg || strlen(arg) > 255 || strchr(arg, '/'))
-			return usage_error("--container: '%s' is not a container id or name (1 to 255 "
-					   "characters, no '/')", arg);
+			return usage_error(
+				"--container: '%s' is not a container id or name (1 to 255 "
+				"characters, no '/')",
+				arg);
 		if (o->ncontainers == GP_MAX_NAME_ARGS)
 			return usage_error("--container: more than %s containers", "8");
 		o->containers[o->ncontainers++] = arg;
@@ -280,13 +285,13 @@ static int take_option(const struct gp_option *opt, const char *arg, struct gp_o
 
 static int target_kinds(const struct gp_options *o)
 {
-	return (o->npids > 0) + (o->nnames > 0) + o->all + (o->ncontainers > 0) + (o->command != NULL);
+	return (o->npids > 0) + (o->nnames > 0) + o->all + (o->ncontainers > 0) +
+	       (o->command != NULL);
 }
 
 /* The first option of this scope that is not at its default, or NULL. */
-static const struct gp_option *first_set(const struct gp_options *o,
-					 const struct gp_options *defaults,
-					 enum gp_option_scope scope)
+static const struct gp_option *
+first_set(const struct gp_options *o, const struct gp_options *defaults, enum gp_option_scope scope)
 {
 	for (size_t i = 0; i < GP_OPT_COUNT; i++) {
 		const struct gp_option *opt = &gp_option_table[i];
@@ -304,22 +309,28 @@ static int check_options(const struct gp_options *o, const struct gp_options *de
 	if (!o->record && o->record_path)
 		return usage_error("--record and --no-record contradict each other%s", "");
 	if (!o->record && o->sqlite_path)
-		return usage_error("--sqlite exports the capture: it contradicts --no-record%s", "");
+		return usage_error("--sqlite exports the capture: it contradicts --no-record%s",
+				   "");
 	if (o->timeline_sched && !o->timeline)
-		return usage_error("--timeline-sched and --no-timeline contradict each other%s", "");
+		return usage_error("--timeline-sched and --no-timeline contradict each other%s",
+				   "");
 	if (o->daemon) {
 		/* everything else comes from the configuration file */
 		if (target_kinds(o))
-			return usage_error("--daemon traces every CUDA process: give no target%s", "");
+			return usage_error("--daemon traces every CUDA process: give no target%s",
+					   "");
 		if (first_set(o, defaults, GP_SCOPE_SESSION))
-			return usage_error("--daemon takes its settings from the configuration file (--config)%s", "");
+			return usage_error(
+				"--daemon takes its settings from the configuration file (--config)%s",
+				"");
 		return GP_CMD_GO_ON;
 	}
 	if ((opt = first_set(o, defaults, GP_SCOPE_DAEMON)))
 		return usage_error("--%s goes with --daemon", opt->flag);
 	if (target_kinds(o) > 1)
-		return usage_error("give one kind of target: --pid, --name, --all, --container or -- COMMAND%s",
-				   "");
+		return usage_error(
+			"give one kind of target: --pid, --name, --all, --container or -- COMMAND%s",
+			"");
 	return GP_CMD_GO_ON;
 }
 
@@ -336,8 +347,10 @@ static int choose_mode(struct gp_options *o)
 	else if (o->command)
 		o->mode = GP_MODE_LAUNCH;
 	else
-		return usage_error("no target: give --pid PID, --name NAME, --all, --container ID|NAME or "
-				   "-- COMMAND%s", "");
+		return usage_error(
+			"no target: give --pid PID, --name NAME, --all, --container ID|NAME or "
+			"-- COMMAND%s",
+			"");
 	return GP_CMD_GO_ON;
 }
 
@@ -378,7 +391,6 @@ int gp_cli_parse(int argc, char **argv, struct gp_options *o)
 	return GP_CMD_GO_ON;
 }
 
-
 void gp_cli_release(struct gp_options *o)
 {
 	free(o->command_line);
@@ -407,6 +419,8 @@ int gp_cmd_one_capture(int argc, char **argv, const char *subcommand)
 	if (optind >= argc)
 		return gp_usage_error(subcommand, "no capture file given%s", "");
 	if (optind + 1 < argc)
-		return gp_usage_error(subcommand, "one capture file at a time ('%s' is one too many)", argv[optind + 1]);
+		return gp_usage_error(subcommand,
+				      "one capture file at a time ('%s' is one too many)",
+				      argv[optind + 1]);
 	return GP_CMD_GO_ON;
 }

@@ -85,7 +85,7 @@ int gp_cmd_export(int argc, char **argv)
 		return usage("no output given (-o FILE.sqlite)%s", "");
 	if (gp_sql_export(argv[optind], out, &o, &st))
 		return GP_EXIT_FAILURE;
-	gp_info("%s: %llu operations, %llu calls exported to %s", argv[optind], (unsigned long long)st.ops,
-		(unsigned long long)st.calls, out);
+	gp_info("%s: %llu operations, %llu calls exported to %s", argv[optind],
+		(unsigned long long)st.ops, (unsigned long long)st.calls, out);
 	return GP_EXIT_OK;
 }

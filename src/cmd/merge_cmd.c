@@ -71,7 +71,8 @@ static int usage(const char *fmt, const char *arg)
 /* Two files hold the same session: same host, same start on both of its clocks. */
 static bool same_session(const struct gp_cap_header *a, const struct gp_cap_header *b)
 {
-	return a->start_mono_ns == b->start_mono_ns && a->start_boottime_ns == b->start_boottime_ns &&
+	return a->start_mono_ns == b->start_mono_ns &&
+	       a->start_boottime_ns == b->start_boottime_ns &&
 	       !strncmp(a->hostname, b->hostname, sizeof(a->hostname));
 }
 
@@ -80,7 +81,8 @@ static void remove_parts(const char *out_dir, size_t n)
 	char path[PATH_MAX];
 
 	for (size_t i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%s/%zu/%s", out_dir, PARTS_DIR, i, GP_TIMELINE_FILE);
+		snprintf(path, sizeof(path), "%s/%s/%zu/%s", out_dir, PARTS_DIR, i,
+			 GP_TIMELINE_FILE);
 		unlink(path);
 		snprintf(path, sizeof(path), "%s/%s/%zu", out_dir, PARTS_DIR, i);
 		rmdir(path);
@@ -120,8 +122,11 @@ static int load_part(struct part *pt, size_t i, const char *out_dir, bool timeli
 {
 	const struct gp_cap_header *h = gp_capture_header(pt->r);
 	struct part_load pl = { .pt = pt, .i = i, .out_dir = out_dir, .timeline = timeline };
-	const struct gp_capture_open_opts opts = { .reader = pt->r, .ctx = &pl, .ready = part_ready,
-						   .voice = GP_CAPTURE_REPORTING, .finish = true };
+	const struct gp_capture_open_opts opts = { .reader = pt->r,
+						   .ctx = &pl,
+						   .ready = part_ready,
+						   .voice = GP_CAPTURE_REPORTING,
+						   .finish = true };
 	struct gp_capture_model cm;
 	int err = gp_capture_open_model(pt->path, &opts, &cm, NULL, 0);
 
@@ -129,8 +134,9 @@ static int load_part(struct part *pt, size_t i, const char *out_dir, bool timeli
 	pt->m = cm.model;
 	if (err)
 		return err;
-	pt->traced = pl.tl && !gp_timeline_session_close(pl.tl, pt->trace_dir, GP_TIMELINE_DEFAULT_MAX_EVENTS,
-							 pt->m, NULL);
+	pt->traced =
+		pl.tl && !gp_timeline_session_close(pl.tl, pt->trace_dir,
+						    GP_TIMELINE_DEFAULT_MAX_EVENTS, pt->m, NULL);
 	memcpy(pt->host, h->hostname, sizeof(h->hostname));
 	if (pt->m->session.hostname && *pt->m->session.hostname)
 		snprintf(pt->host, sizeof(pt->host), "%s", pt->m->session.hostname);
@@ -153,7 +159,8 @@ static char *note(const char *fmt, ...)
 }
 
 /* What a reader must know: old captures, cut ones, unrelated jobs. */
-static size_t notes_of(const struct part *pts, const struct gp_merge_capture *mc, size_t n, char **notes)
+static size_t notes_of(const struct part *pts, const struct gp_merge_capture *mc, size_t n,
+		       char **notes)
 {
 	size_t k = 0;
 	bool unrelated = false;
@@ -162,14 +169,20 @@ static size_t notes_of(const struct part *pts, const struct gp_merge_capture *mc
 		const struct gp_cap_header *h = gp_capture_header(pts[i].r);
 
 		if (!h->start_realtime_ns || !h->start_mono_ns)
-			notes[k++] = note("%s: no CLOCK_REALTIME relation recorded (an older capture): its clock is "
-					  "aligned only by the collectives it shares with the others, if any", pts[i].path);
+			notes[k++] = note(
+				"%s: no CLOCK_REALTIME relation recorded (an older capture): its clock is "
+				"aligned only by the collectives it shares with the others, if any",
+				pts[i].path);
 		if (!mc[i].complete)
-			notes[k++] = note("%s was cut (%s): merged what it holds; what it lost after that point is "
-					  "missing from every total of its processes", pts[i].path, mc[i].cut);
+			notes[k++] = note(
+				"%s was cut (%s): merged what it holds; what it lost after that point is "
+				"missing from every total of its processes",
+				pts[i].path, mc[i].cut);
 		if (mc[i].corrupt_chunks)
-			notes[k++] = note("%s: %" PRIu64 " corrupt chunk(s) skipped (%s): their operations are missing",
-					  pts[i].path, (uint64_t)mc[i].corrupt_chunks, mc[i].corruption);
+			notes[k++] =
+				note("%s: %" PRIu64
+				     " corrupt chunk(s) skipped (%s): their operations are missing",
+				     pts[i].path, (uint64_t)mc[i].corrupt_chunks, mc[i].corruption);
 		if (i && strcmp(mc[i].method, "collectives"))
 			unrelated = true;
 	}
@@ -179,17 +192,20 @@ static size_t notes_of(const struct part *pts, const struct gp_merge_capture *mc
 
 		for (size_t i = 1; i < n; i++)
 			if (strcmp(mc[i].method, "collectives") && len < sizeof(list))
-				len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", len ? ", " : "",
-							 pts[i].path);
-		notes[k++] = note("%s share%s no NCCL communicator (with enough collectives) with %s: unrelated "
-				  "jobs, or ranks of different communicators; their clocks are aligned by the "
-				  "recorded CLOCK_REALTIME only (uncertainty unknown: as good as the hosts' time "
-				  "synchronisation)", list, strchr(list, ',') ? "" : "s", pts[0].path);
+				len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+							len ? ", " : "", pts[i].path);
+		notes[k++] = note(
+			"%s share%s no NCCL communicator (with enough collectives) with %s: unrelated "
+			"jobs, or ranks of different communicators; their clocks are aligned by the "
+			"recorded CLOCK_REALTIME only (uncertainty unknown: as good as the hosts' time "
+			"synchronisation)",
+			list, strchr(list, ',') ? "" : "s", pts[0].path);
 	}
 	return k;
 }
 
-static int merge(struct part *pts, size_t n, const char *out_dir, bool timeline, const char *cmdline)
+static int merge(struct part *pts, size_t n, const char *out_dir, bool timeline,
+		 const char *cmdline)
 {
 	struct gp_merge_capture *mc = calloc(n, sizeof(*mc));
 	struct gp_clock_in *in = calloc(n, sizeof(*in));
@@ -206,12 +222,20 @@ static int merge(struct part *pts, size_t n, const char *out_dir, bool timeline,
 		const struct gp_cap_header *h = gp_capture_header(pts[i].r);
 		const struct gp_report_source *src = &pts[i].m->source;
 
-		in[i] = (struct gp_clock_in){ .m = pts[i].m, .realtime_known = h->start_realtime_ns && h->start_mono_ns,
-					      .wall_minus_mono_ns = (__s64)(h->start_realtime_ns - h->start_mono_ns) };
-		mc[i] = (struct gp_merge_capture){ .path = pts[i].path, .host = pts[i].host, .ops = src->ops,
-						   .chunks = src->chunks, .corrupt_chunks = src->corrupt_chunks,
-						   .processes = pts[i].m->nprocs, .complete = src->complete,
-						   .cut = src->cut, .corruption = src->corruption };
+		in[i] = (struct gp_clock_in){
+			.m = pts[i].m,
+			.realtime_known = h->start_realtime_ns && h->start_mono_ns,
+			.wall_minus_mono_ns = (__s64)(h->start_realtime_ns - h->start_mono_ns)
+		};
+		mc[i] = (struct gp_merge_capture){ .path = pts[i].path,
+						   .host = pts[i].host,
+						   .ops = src->ops,
+						   .chunks = src->chunks,
+						   .corrupt_chunks = src->corrupt_chunks,
+						   .processes = pts[i].m->nprocs,
+						   .complete = src->complete,
+						   .cut = src->cut,
+						   .corruption = src->corruption };
 	}
 	if ((err = gp_clock_align(in, n, mc)))
 		goto out;
@@ -219,21 +243,28 @@ static int merge(struct part *pts, size_t n, const char *out_dir, bool timeline,
 	for (size_t i = 0; i < n; i++) {
 		const struct gp_model *pm = pts[i].m;
 		__u64 s = pm->session.start_mono_ns + (__u64)mc[i].offset_ns;
-		__u64 e = (pm->session.end_mono_ns ? pm->session.end_mono_ns : pm->last_event_ns) + (__u64)mc[i].offset_ns;
+		__u64 e = (pm->session.end_mono_ns ? pm->session.end_mono_ns : pm->last_event_ns) +
+			  (__u64)mc[i].offset_ns;
 
 		start = !i || s < start ? s : start;
 		end = e > end ? e : end;
 		if (!strstr(hosts, pts[i].host) && hl < sizeof(hosts))
-			hl += (size_t)snprintf(hosts + hl, sizeof(hosts) - hl, "%s%s", hl ? ", " : "", pts[i].host);
-		gp_info("merge: %s (host %s): clock offset %+" PRId64 " ns by %s", pts[i].path, pts[i].host,
-			(int64_t)mc[i].offset_ns, mc[i].method);
+			hl += (size_t)snprintf(hosts + hl, sizeof(hosts) - hl, "%s%s",
+					       hl ? ", " : "", pts[i].host);
+		gp_info("merge: %s (host %s): clock offset %+" PRId64 " ns by %s", pts[i].path,
+			pts[i].host, (int64_t)mc[i].offset_ns, mc[i].method);
 	}
-	gp_model_set_session(m, &(struct gp_session_info){
-					.tool_version = GP_VERSION, .command_line = cmdline, .mode = "merge",
-					.hostname = hosts, .kernel_release = pts[0].m->session.kernel_release,
-					.start_mono_ns = start,
-					.start_realtime_ns = in[0].realtime_known ?
-						start + (__u64)in[0].wall_minus_mono_ns : 0 });
+	gp_model_set_session(
+		m, &(struct gp_session_info){
+			   .tool_version = GP_VERSION,
+			   .command_line = cmdline,
+			   .mode = "merge",
+			   .hostname = hosts,
+			   .kernel_release = pts[0].m->session.kernel_release,
+			   .start_mono_ns = start,
+			   .start_realtime_ns = in[0].realtime_known
+							? start + (__u64)in[0].wall_minus_mono_ns
+							: 0 });
 	gp_model_set_session_end(m, end);
 	for (size_t i = 0; i < n; i++)
 		if ((err = gp_model_adopt(m, pts[i].m, pts[i].host, mc[i].offset_ns)))
@@ -266,7 +297,9 @@ static int merge(struct part *pts, size_t n, const char *out_dir, bool timeline,
 		gp_model_set_source(m, &src);
 		free(files);
 	}
-	struct gp_merge_info info = { .captures = mc, .ncaptures = n, .notes = (const char *const *)notes,
+	struct gp_merge_info info = { .captures = mc,
+				      .ncaptures = n,
+				      .notes = (const char *const *)notes,
 				      .nnotes = nnotes };
 
 	gp_model_set_merge(m, &info);
@@ -282,7 +315,8 @@ static int merge(struct part *pts, size_t n, const char *out_dir, bool timeline,
 			if (asprintf(&p, "%s/%s", pts[i].trace_dir, GP_TIMELINE_FILE) < 0)
 				err = -ENOMEM;
 			else
-				tp[k++] = (struct gp_trace_part){ .path = p, .host = pts[i].host,
+				tp[k++] = (struct gp_trace_part){ .path = p,
+								  .host = pts[i].host,
 								  .offset_ns = mc[i].offset_ns };
 		}
 		if (!err)
@@ -370,12 +404,16 @@ int gp_cmd_merge(int argc, char **argv)
 			goto out;
 		}
 		for (size_t j = 0; j < i; j++)
-			if (same_session(gp_capture_header(pts[j].r), gp_capture_header(pts[i].r))) {
+			if (same_session(gp_capture_header(pts[j].r),
+					 gp_capture_header(pts[i].r))) {
 				char what[2 * PATH_MAX + 128];
 
-				snprintf(what, sizeof(what), "'%s' and '%s' are the same capture (one session of host %.64s): "
-					 "give each capture once", pts[j].path, pts[i].path,
-					 gp_capture_header(pts[i].r)->hostname);
+				snprintf(
+					what, sizeof(what),
+					"'%s' and '%s' are the same capture (one session of host %.64s): "
+					"give each capture once",
+					pts[j].path, pts[i].path,
+					gp_capture_header(pts[i].r)->hostname);
 				status = usage("%s", what);
 				goto out;
 			}

@@ -79,7 +79,8 @@ int gp_cmd_query(int argc, char **argv)
 	if (optind + 1 >= argc)
 		return usage("no SQL given%s", "");
 	if (optind + 2 < argc)
-		return usage("one SQL argument ('%s' is one too many: quote the statement)", argv[optind + 2]);
+		return usage("one SQL argument ('%s' is one too many: quote the statement)",
+			     argv[optind + 2]);
 	path = argv[optind];
 	is_db = gp_sql_is_database(path);
 	if (is_db < 0) {
@@ -88,7 +89,8 @@ int gp_cmd_query(int argc, char **argv)
 	}
 	if (!is_db && gp_sql_cached_export(path, &db))
 		return GP_EXIT_FAILURE;
-	status = gp_sql_query(db ? db : path, argv[optind + 1], fmt, stdout) ? GP_EXIT_FAILURE : GP_EXIT_OK;
+	status = gp_sql_query(db ? db : path, argv[optind + 1], fmt, stdout) ? GP_EXIT_FAILURE
+									     : GP_EXIT_OK;
 	free(db);
 	return status;
 }

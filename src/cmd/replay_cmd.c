@@ -100,7 +100,8 @@ static int parse(int argc, char **argv, struct replay_opts *o)
 		case OPT_SPEED:
 			errno = 0;
 			o->speed = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !isfinite(o->speed) || o->speed <= 0 || o->speed > 1e6)
+			if (errno || end == optarg || *end || !isfinite(o->speed) ||
+			    o->speed <= 0 || o->speed > 1e6)
 				return usage("--speed: '%s' is not a number above 0", optarg);
 			break;
 		case OPT_WHAT_IF:
@@ -110,9 +111,10 @@ static int parse(int argc, char **argv, struct replay_opts *o)
 		case OPT_ROUNDS:
 			errno = 0;
 			o->rounds = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || o->rounds < 1 || o->rounds > GP_WHATIF_ROUNDS_MAX ||
-			    !(o->rounds & 1))
-				return usage("--rounds: '%s' is not an odd number from 1 to 99", optarg);
+			if (errno || end == optarg || *end || o->rounds < 1 ||
+			    o->rounds > GP_WHATIF_ROUNDS_MAX || !(o->rounds & 1))
+				return usage("--rounds: '%s' is not an odd number from 1 to 99",
+					     optarg);
 			break;
 		case OPT_KERNEL_TIMES:
 			o->kernel_times = optarg;
@@ -184,7 +186,8 @@ int gp_cmd_replay(int argc, char **argv)
 	status = GP_EXIT_FAILURE;
 	if (o.kernel_times && load_kernel_times(o.kernel_times, &kt))
 		return GP_EXIT_FAILURE;
-	if ((rc = gp_replay_plan_file(o.path, o.kernel_times ? &kt : NULL, &plan, errmsg, sizeof(errmsg)))) {
+	if ((rc = gp_replay_plan_file(o.path, o.kernel_times ? &kt : NULL, &plan, errmsg,
+				      sizeof(errmsg)))) {
 		gp_err("%s", errmsg);
 		goto out;
 	}
@@ -212,10 +215,13 @@ int gp_cmd_replay(int argc, char **argv)
 		}
 		gp_info("replaying through %s", cu.rt_name);
 		for (size_t i = 0; i < n; i++) { /* one process after the other, in this process */
-			out[i].stats.rounds = o.rounds ? (unsigned)o.rounds : GP_WHATIF_ROUNDS_DEFAULT;
-			rc = o.what ? gp_whatif_measure(&cu, out[i].p, o.speed, o.what, &out[i].stats, &out[i].base,
+			out[i].stats.rounds =
+				o.rounds ? (unsigned)o.rounds : GP_WHATIF_ROUNDS_DEFAULT;
+			rc = o.what ? gp_whatif_measure(&cu, out[i].p, o.speed, o.what,
+							&out[i].stats, &out[i].base,
 							&out[i].changed, errmsg, sizeof(errmsg))
-				    : gp_replay_run(&cu, out[i].p, o.speed, 0, &out[i].base, errmsg, sizeof(errmsg));
+				    : gp_replay_run(&cu, out[i].p, o.speed, 0, &out[i].base, errmsg,
+						    sizeof(errmsg));
 			if (rc) {
 				gp_err("%s", errmsg);
 				goto out;
@@ -225,7 +231,8 @@ int gp_cmd_replay(int argc, char **argv)
 		gp_cuda_close(&cu);
 	}
 	gp_replay_print(stdout, out, n);
-	if (gp_replay_report_write(o.out_dir, o.path, o.speed, o.what, out, n, errmsg, sizeof(errmsg))) {
+	if (gp_replay_report_write(o.out_dir, o.path, o.speed, o.what, out, n, errmsg,
+				   sizeof(errmsg))) {
 		gp_err("%s", errmsg);
 		goto out;
 	}

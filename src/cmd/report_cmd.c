@@ -80,8 +80,9 @@ int gp_cmd_report(int argc, char **argv)
 	struct report_run run = { .out_dir = "./profile_output",
 				  .max_events = GP_TIMELINE_DEFAULT_MAX_EVENTS,
 				  .timeline = true };
-	const struct gp_capture_open_opts opts = { .ctx = &run, .ready = ready,
-						   .voice = GP_CAPTURE_REPORTING, .finish = true };
+	const struct gp_capture_open_opts opts = {
+		.ctx = &run, .ready = ready, .voice = GP_CAPTURE_REPORTING, .finish = true
+	};
 	const char *path;
 	struct gp_capture_model cm;
 	char errmsg[4200], *end;
@@ -103,7 +104,8 @@ int gp_cmd_report(int argc, char **argv)
 			errno = 0;
 			run.max_events = strtoull(optarg, &end, 10);
 			if (errno || *end || !*optarg || *optarg == '-' || !run.max_events)
-				return usage("--timeline-max-events: '%s' is not a positive number", optarg);
+				return usage("--timeline-max-events: '%s' is not a positive number",
+					     optarg);
 			break;
 		default: {
 			int rc = gp_cmd_common_option(c, "report", usage_text, argv);

@@ -36,13 +36,13 @@ struct gp_agg {
 	int fd;
 	struct gp_model *model;
 	struct gp_u64map by_hash; /* hash(key) -> struct agg_entry chain */
-	bool no_batch;            /* the kernel refused batch lookups: one key at a time */
+	bool no_batch;		  /* the kernel refused batch lookups: one key at a time */
 	struct gp_api_agg_key *keys;
 	struct gp_api_agg *vals;
 	struct gp_agg_stats st;
-	gp_agg_weight_fn weight;  /* NULL: every delta as counted */
+	gp_agg_weight_fn weight; /* NULL: every delta as counted */
 	void *weight_ctx;
-	__u32 only_tgid;          /* this read folds this process's keys only; 0: all */
+	__u32 only_tgid; /* this read folds this process's keys only; 0: all */
 };
 
 static __u64 key_hash(const struct gp_api_agg_key *k)
@@ -55,7 +55,8 @@ static __u64 key_hash(const struct gp_api_agg_key *k)
 
 static bool key_eq(const struct gp_api_agg_key *a, const struct gp_api_agg_key *b)
 {
-	return a->tgid == b->tgid && a->tid == b->tid && a->api == b->api && a->parent_api == b->parent_api;
+	return a->tgid == b->tgid && a->tid == b->tid && a->api == b->api &&
+	       a->parent_api == b->parent_api;
 }
 
 struct gp_agg *gp_agg_new(int map_fd, struct gp_model *model)
@@ -177,11 +178,12 @@ static int fold(struct gp_agg *a, const struct gp_api_agg_key *k, const struct g
 	d.first_ns = v->first_ns;
 	d.last_ns = v->last_ns;
 	for (unsigned b = 0; b < GP_AGG_HIST_BUCKETS; b++) {
-		d.dur_hist[b] = (__u32)(v->dur_hist[b] - e->last.dur_hist[b]); /* u32 counters wrap */
+		d.dur_hist[b] =
+			(__u32)(v->dur_hist[b] - e->last.dur_hist[b]); /* u32 counters wrap */
 		moved |= d.dur_hist[b] != 0;
 	}
-	moved |= d.calls || d.errors || d.sum_ns || d.offcpu_ns || d.vol_switches || d.invol_switches ||
-		 d.minor_faults || d.major_faults;
+	moved |= d.calls || d.errors || d.sum_ns || d.offcpu_ns || d.vol_switches ||
+		 d.invol_switches || d.minor_faults || d.major_faults;
 	e->last = *v;
 	if (!moved)
 		return 0;
@@ -215,7 +217,8 @@ static int collect(struct gp_agg *a)
 		return collect_one_by_one(a);
 	for (;;) {
 		__u32 n = GP_AGG_BATCH;
-		int err = bpf_map_lookup_batch(a->fd, first ? NULL : token, token, a->keys, a->vals, &n, NULL);
+		int err = bpf_map_lookup_batch(a->fd, first ? NULL : token, token, a->keys, a->vals,
+					       &n, NULL);
 
 		if (err && errno != ENOENT) {
 			if (first && (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP)) {

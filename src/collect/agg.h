@@ -15,10 +15,10 @@ struct gp_model;
 struct gp_agg;
 
 struct gp_agg_stats {
-	__u64 collects;   /* reads of the whole map */
-	__u64 keys;       /* keys known now */
+	__u64 collects;	  /* reads of the whole map */
+	__u64 keys;	  /* keys known now */
 	__u64 aggregates; /* deltas handed to the model */
-	__u64 calls;      /* calls in them */
+	__u64 calls;	  /* calls in them */
 };
 
 /* map_fd: the api_agg map. NULL on ENOMEM. */

@@ -50,7 +50,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	}
 	if (size == sizeof(struct gp_proc_event) && h->type == GP_EV_PROC) {
 		if (c->on_proc)
-			c->on_proc(c->proc_ctx, data); /* admissions and holds: the session's business */
+			c->on_proc(c->proc_ctx,
+				   data); /* admissions and holds: the session's business */
 		return 0;
 	}
 	gp_model_ingest(c->model, data, size); /* malformed records are counted there */
@@ -58,7 +59,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (size >= sizeof(*h) && h->type == GP_EV_API_CALL_USTACK && (h->flags & GP_EVF_PY_HELD)) {
 		c->py_holds++;
 		if (c->continue_held)
-			c->continue_held(c->proc_ctx, (pid_t)h->tgid); /* the registry's record goes too */
+			c->continue_held(c->proc_ctx,
+					 (pid_t)h->tgid); /* the registry's record goes too */
 		else if (kill((pid_t)h->tgid, SIGCONT) && errno != ESRCH)
 			gp_warn("pid %u: cannot continue it: %s", h->tgid, strerror(errno));
 	}

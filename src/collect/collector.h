@@ -25,15 +25,15 @@ struct gp_collector {
 	/* receives process records (admissions, holds); may be NULL */
 	void (*on_proc)(void *ctx, const struct gp_proc_event *e);
 	void *proc_ctx;
-	__u64 records;      /* records read from the ring */
-	__u64 calls;        /* of which: completed API calls made outside any other traced call */
+	__u64 records;	    /* records read from the ring */
+	__u64 calls;	    /* of which: completed API calls made outside any other traced call */
 	__u64 nested_calls; /* and those made inside another traced call (its implementation) */
 	__u64 bytes;
-	__u64 py_holds;     /* processes continued after their new Python code objects were named */
+	__u64 py_holds; /* processes continued after their new Python code objects were named */
 	/* continues a process held for its Python code (with proc_ctx); NULL: a plain SIGCONT */
 	void (*continue_held)(void *ctx, pid_t pid);
-	__u32 last_tid;     /* fast path: consecutive records of one thread */
-	void *known_tids;   /* tsearch tree of tids already named */
+	__u32 last_tid;	  /* fast path: consecutive records of one thread */
+	void *known_tids; /* tsearch tree of tids already named */
 };
 
 /* ringbuf_fd: the BPF ring buffer map. 0 or -errno. */

@@ -22,7 +22,7 @@ struct baseline {
 
 struct gp_cpu_accounts {
 	struct gp_model *model;
-	void *by_tid;        /* tsearch tree of struct baseline *, by tid */
+	void *by_tid; /* tsearch tree of struct baseline *, by tid */
 	struct baseline **all;
 	size_t n, cap;
 };
@@ -154,7 +154,8 @@ int gp_cpu_accounts_open(struct gp_cpu_accounts *a, pid_t pid, __u64 start_ns)
 			return -ENOMEM;
 		}
 		b->start_ns = start_ns;
-		b->faults_known = gp_read_thread_faults(pid, (pid_t)tid, &b->minflt, &b->majflt) == 0;
+		b->faults_known =
+			gp_read_thread_faults(pid, (pid_t)tid, &b->minflt, &b->majflt) == 0;
 	}
 	closedir(d);
 	return 0;
@@ -162,8 +163,8 @@ int gp_cpu_accounts_open(struct gp_cpu_accounts *a, pid_t pid, __u64 start_ns)
 
 /* One gp_thread_cpu into the model. final_min/maj: the task's counters at the end of its window. */
 static void report(struct gp_cpu_accounts *a, const struct gp_thread_acct *acct, __u32 tid,
-		   __u64 end_ns, __u64 oncpu, __u64 offcpu, __u64 runnable, bool faults_read, __u64 final_min,
-		   __u64 final_maj, __u32 extra_flags)
+		   __u64 end_ns, __u64 oncpu, __u64 offcpu, __u64 runnable, bool faults_read,
+		   __u64 final_min, __u64 final_maj, __u32 extra_flags)
 {
 	struct gp_thread_cpu rec = { 0 };
 	struct baseline *b = find(a, tid);
@@ -203,8 +204,8 @@ void gp_cpu_accounts_exit(struct gp_cpu_accounts *a, const struct gp_thread_exit
 {
 	const struct gp_thread_acct *acct = &rec->acct;
 
-	report(a, acct, rec->hdr.tid, acct->end_ns, acct->oncpu_ns, acct->offcpu_ns, acct->runnable_ns, true,
-	       acct->min_flt_exit, acct->maj_flt_exit, 0);
+	report(a, acct, rec->hdr.tid, acct->end_ns, acct->oncpu_ns, acct->offcpu_ns,
+	       acct->runnable_ns, true, acct->min_flt_exit, acct->maj_flt_exit, 0);
 }
 
 int gp_cpu_accounts_close(struct gp_cpu_accounts *a, int map_fd, __u64 end_ns)
@@ -263,7 +264,8 @@ int gp_cpu_accounts_close(struct gp_cpu_accounts *a, int map_fd, __u64 end_ns)
 				acct.comm[strcspn(acct.comm, "\n")] = '\0';
 			fclose(f);
 		}
-		report(a, &acct, b->tid, end_ns, 0, end_ns - b->start_ns, 0, true, minf, majf, GP_TCF_NEVER_RAN);
+		report(a, &acct, b->tid, end_ns, 0, end_ns - b->start_ns, 0, true, minf, majf,
+		       GP_TCF_NEVER_RAN);
 	}
 	return 0;
 }

@@ -97,7 +97,8 @@ void gp_duty_next_period(struct gp_duty *d, __u64 now, __u64 gated_hits, __u64 o
 	d->report.attached_ns += on;
 	if (d->duty < 1)
 		d->report.sampled_periods++;
-	if (d->have_prev && traced_cpu_ns && gated_hits >= d->prev_gated_hits && other_hits >= d->prev_other_hits) {
+	if (d->have_prev && traced_cpu_ns && gated_hits >= d->prev_gated_hits &&
+	    other_hits >= d->prev_other_hits) {
 		double gated = (double)(gated_hits - d->prev_gated_hits);
 		double other = (double)(other_hits - d->prev_other_hits);
 		double cost = (gated + other) * d->hit_ns;

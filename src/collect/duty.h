@@ -22,9 +22,9 @@
 
 #include "model/model.h"
 
-#define GP_DUTY_PERIOD_NS 1000000000ull
+#define GP_DUTY_PERIOD_NS      1000000000ull
 /* The shortest part of a period the hot probes are attached: below, the scaled counts say too little. */
-#define GP_DUTY_MIN 0.02
+#define GP_DUTY_MIN	       0.02
 /*
  * Cost of one probe hit (an entry or a return) when it cannot be measured,
  * from docs/performance.md: an entry+return pair adds ~0.9 us (the kernel's
@@ -32,17 +32,17 @@
  * measures the machinery's part at its start (gp_uprobes_measure_hit_ns)
  * and adds GP_PROGRAM_HIT_NS, what our programs do beyond their first check.
  */
-#define GP_PROBE_HIT_COST_NS 620
+#define GP_PROBE_HIT_COST_NS   620
 #define GP_PROBE_HIT_COST_TEXT "620 ns"
-#define GP_PROGRAM_HIT_NS 175
+#define GP_PROGRAM_HIT_NS      175
 
 struct gp_duty {
-	double budget;          /* share of the traced CPU time; 0: none (always attached) */
-	double hit_ns;          /* the cost of a probe hit (report.hit_ns too) */
-	double duty;            /* this period's planned share */
-	__u64 period_start;     /* CLOCK_MONOTONIC ns */
-	__u64 on_start, on_end; /* this period's window; on_end 0 while it is open */
-	bool open;              /* the hot probes are attached now */
+	double budget;		   /* share of the traced CPU time; 0: none (always attached) */
+	double hit_ns;		   /* the cost of a probe hit (report.hit_ns too) */
+	double duty;		   /* this period's planned share */
+	__u64 period_start;	   /* CLOCK_MONOTONIC ns */
+	__u64 on_start, on_end;	   /* this period's window; on_end 0 while it is open */
+	bool open;		   /* the hot probes are attached now */
 	struct gp_sampling report; /* totals for the model (gp_model_set_sampling) */
 	__u64 prev_gated_hits, prev_other_hits; /* hit totals at the previous period's end */
 	bool have_prev;
@@ -59,7 +59,7 @@ void gp_duty_set_budget(struct gp_duty *d, double budget);
 
 enum gp_duty_step {
 	GP_DUTY_NOTHING,
-	GP_DUTY_CLOSE,      /* the window is over: detach the hot probes, then gp_duty_closed */
+	GP_DUTY_CLOSE,	    /* the window is over: detach the hot probes, then gp_duty_closed */
 	GP_DUTY_PERIOD_END, /* read what the period counted (gp_duty_weight), then gp_duty_next_period */
 };
 enum gp_duty_step gp_duty_due(const struct gp_duty *d, __u64 now);

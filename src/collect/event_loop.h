@@ -22,11 +22,11 @@ enum gp_stop_reason {
 
 struct gp_loop_ops {
 	void *ctx;
-	void (*drain)(void *ctx);                 /* read what the ring buffer holds */
-	void (*ready)(void *ctx, __u64 tag);      /* a watched descriptor is readable */
+	void (*drain)(void *ctx);	     /* read what the ring buffer holds */
+	void (*ready)(void *ctx, __u64 tag); /* a watched descriptor is readable */
 	/* a stop signal arrived: true to stop, false to go on (it was relayed) */
 	bool (*signal)(void *ctx, const struct signalfd_siginfo *si);
-	bool (*done)(void *ctx);                  /* nothing left to trace */
+	bool (*done)(void *ctx); /* nothing left to trace */
 };
 
 struct gp_loop;

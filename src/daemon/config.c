@@ -93,7 +93,7 @@ static int parse_listen(const char *v, struct gp_daemon_config *c, char *why)
 	unsigned port;
 	int af = AF_INET;
 
-	if (!strcasecmp(v, "off")) {   /* like the booleans' off */
+	if (!strcasecmp(v, "off")) { /* like the booleans' off */
 		c->listen_enabled = false;
 		return 0;
 	}
@@ -118,7 +118,8 @@ static int parse_listen(const char *v, struct gp_daemon_config *c, char *why)
 	addr[alen] = '\0';
 	if (inet_pton(af, addr, bin) != 1) {
 		if (af == AF_INET && inet_pton(AF_INET6, addr, bin) == 1)
-			return why_printf(why, "'%s': an IPv6 address goes in brackets, e.g. [::1]:9400", v);
+			return why_printf(
+				why, "'%s': an IPv6 address goes in brackets, e.g. [::1]:9400", v);
 		goto bad;
 	}
 	if (!parse_range(colon + 1, 1, 65535, &port))
@@ -128,8 +129,10 @@ static int parse_listen(const char *v, struct gp_daemon_config *c, char *why)
 	c->listen_port = port;
 	return 0;
 bad:
-	return why_printf(why, "'%s' is not ADDRESS:PORT with a numeric address "
-			  "(e.g. 127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400) or off", v);
+	return why_printf(why,
+			  "'%s' is not ADDRESS:PORT with a numeric address "
+			  "(e.g. 127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400) or off",
+			  v);
 }
 
 static int parse_job_label(const char *v, struct gp_daemon_config *c, char *why)
@@ -157,8 +160,10 @@ static int parse_job_label(const char *v, struct gp_daemon_config *c, char *why)
 	strcpy(c->job_env, name);
 	return 0;
 bad_name:
-	return why_printf(why, "'%s' is not a variable name (letters, digits and _, "
-			  "not starting with a digit, at most %zu characters)", name, sizeof(c->job_env) - 1);
+	return why_printf(why,
+			  "'%s' is not a variable name (letters, digits and _, "
+			  "not starting with a digit, at most %zu characters)",
+			  name, sizeof(c->job_env) - 1);
 }
 
 static int parse_state_dir(const char *v, struct gp_daemon_config *c, char *why)
@@ -169,11 +174,13 @@ static int parse_state_dir(const char *v, struct gp_daemon_config *c, char *why)
 		return why_printf(why, "'%s' is not an absolute path (it must start with /)", v);
 	for (const char *p = v; *p; p++)
 		if (iscntrl((unsigned char)*p))
-			return why_printf(why, "the path contains a control character (an absolute path)");
-	while (n > 1 && v[n - 1] == '/')  /* "/var/lib/x/" and "/var/lib/x" are the same directory */
+			return why_printf(
+				why, "the path contains a control character (an absolute path)");
+	while (n > 1 && v[n - 1] == '/') /* "/var/lib/x/" and "/var/lib/x" are the same directory */
 		n--;
 	if (n >= sizeof(c->state_dir))
-		return why_printf(why, "the path is longer than %zu characters", sizeof(c->state_dir) - 1);
+		return why_printf(why, "the path is longer than %zu characters",
+				  sizeof(c->state_dir) - 1);
 	memcpy(c->state_dir, v, n);
 	c->state_dir[n] = '\0';
 	return 0;
@@ -187,19 +194,35 @@ static int parse_max_size(const char *v, struct gp_daemon_config *c, char *why)
 	if (!parse_u64(v, &end, &n))
 		goto bad;
 	switch (*end) {
-	case '\0': break;
-	case 'K': case 'k': mult = 1ULL << 10; end++; break;
-	case 'M': case 'm': mult = 1ULL << 20; end++; break;
-	case 'G': case 'g': mult = 1ULL << 30; end++; break;
-	default: goto bad;
+	case '\0':
+		break;
+	case 'K':
+	case 'k':
+		mult = 1ULL << 10;
+		end++;
+		break;
+	case 'M':
+	case 'm':
+		mult = 1ULL << 20;
+		end++;
+		break;
+	case 'G':
+	case 'g':
+		mult = 1ULL << 30;
+		end++;
+		break;
+	default:
+		goto bad;
 	}
 	if (*end || n > ULLONG_MAX / mult || n * mult < (1ULL << 20))
 		goto bad;
 	c->report_max_bytes = n * mult;
 	return 0;
 bad:
-	return why_printf(why, "'%s' is not a size of at least 1M (bytes, or a number followed by "
-			  "K, M or G, 1024-based)", v);
+	return why_printf(why,
+			  "'%s' is not a size of at least 1M (bytes, or a number followed by "
+			  "K, M or G, 1024-based)",
+			  v);
 }
 
 /* A PATH key: an absolute path, into the field's buffer. */
@@ -244,13 +267,19 @@ static int parse_overhead_budget(const char *v, struct gp_daemon_config *c, char
 	c->overhead_budget = pct / 100;
 	return 0;
 bad:
-	return why_printf(why, "'%s' is not off or a percentage above 0%% and at most 100%% (e.g. 1%% or 0.5%%)", v);
+	return why_printf(
+		why,
+		"'%s' is not off or a percentage above 0%% and at most 100%% (e.g. 1%% or 0.5%%)",
+		v);
 }
 
 static int parse_log_level(const char *v, struct gp_daemon_config *c, char *why)
 {
-	static const struct { const char *name; int level; } levels[] = {
-		{ "err", LOG_ERR }, { "warning", LOG_WARNING }, { "notice", LOG_NOTICE },
+	static const struct {
+		const char *name;
+		int level;
+	} levels[] = {
+		{ "err", LOG_ERR },   { "warning", LOG_WARNING }, { "notice", LOG_NOTICE },
 		{ "info", LOG_INFO }, { "debug", LOG_DEBUG },
 	};
 
@@ -267,9 +296,15 @@ static int parse_log_level(const char *v, struct gp_daemon_config *c, char *why)
 
 /* struct gp_daemon_config's field of each key (CFG_NONE: its parser of its own sets its fields) */
 #define CFG(f) GP_FIELD_OF(struct gp_daemon_config, f)
-#define CFG_NONE { 0 }
+#define CFG_NONE  \
+	{         \
+		0 \
+	}
 #define KEY(sec, place, change, cfg, why) cfg
-#define NO_KEY { 0 }
+#define NO_KEY    \
+	{         \
+		0 \
+	}
 #define GP_OPTION(name, kind, scope, field, flag, key, ...) [GP_OPT_##name] = key,
 static const struct gp_field cfg_fields[GP_OPT_COUNT] = {
 #include "options/option_table.h"
@@ -375,18 +410,19 @@ struct parse {
 	const char *path;
 	FILE *f;
 	struct gp_daemon_config *c;
-	char *buf;              /* getline's */
+	char *buf; /* getline's */
 	size_t cap;
 	int lineno;
-	enum line_kind kind;    /* of line lineno */
-	bool handled;           /* inih called us for line lineno */
-	unsigned sec;           /* enum gp_option_section, or SEC_BAD */
+	enum line_kind kind;	/* of line lineno */
+	bool handled;		/* inih called us for line lineno */
+	unsigned sec;		/* enum gp_option_section, or SEC_BAD */
 	int seen[GP_OPT_COUNT]; /* the line each key was given on, 0: not yet */
 	int errors;
 	int read_errno;
 };
 
-static void problem(struct parse *p, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void problem(struct parse *p, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 static void problem(struct parse *p, int line, const char *fmt, ...)
 {
 	char msg[512];
@@ -418,8 +454,10 @@ static void section_line(struct parse *p, char *s)
 	size_t i;
 
 	if (!close) {
-		problem(p, p->lineno, "'%s': a section header needs its closing ] "
-			"(sections: [metrics], [reports], [trace], [log])", trim(s));
+		problem(p, p->lineno,
+			"'%s': a section header needs its closing ] "
+			"(sections: [metrics], [reports], [trace], [log])",
+			trim(s));
 		p->sec = SEC_BAD;
 		return;
 	}
@@ -437,7 +475,8 @@ static void section_line(struct parse *p, char *s)
 			return;
 		}
 	}
-	problem(p, p->lineno, "[%s]: unknown section (sections: [metrics], [reports], [trace], [log])", name);
+	problem(p, p->lineno,
+		"[%s]: unknown section (sections: [metrics], [reports], [trace], [log])", name);
 	p->sec = SEC_BAD;
 }
 
@@ -468,13 +507,13 @@ static char *reader(char *str, int num, void *stream)
 	if (n > 0 && p->buf[n - 1] == '\n')
 		p->buf[--n] = '\0';
 	s = p->buf;
-	if (p->lineno == 1 && !strncmp(s, "\xEF\xBB\xBF", 3))  /* a UTF-8 byte-order mark */
+	if (p->lineno == 1 && !strncmp(s, "\xEF\xBB\xBF", 3)) /* a UTF-8 byte-order mark */
 		s += 3;
 	/* leading blanks would make inih take the line for the continuation of the previous value */
 	while (isspace((unsigned char)*s))
 		s++;
 
-	str[0] = '\0';   /* what inih sees of a line we reject here: nothing */
+	str[0] = '\0'; /* what inih sees of a line we reject here: nothing */
 	if ((ssize_t)strlen(p->buf) != n) {
 		problem(p, p->lineno, "the line contains a NUL byte");
 		return str;
@@ -505,9 +544,10 @@ static void unknown_key(struct parse *p, const char *name)
 
 	for (size_t k = 0; k < n; k++)
 		if (keys[k]->section == p->sec)
-			len += (size_t)snprintf(allowed + len, sizeof(allowed) - len, "%s%s", len ? ", " : "",
-						keys[k]->name);
-	problem(p, p->lineno, "[%s] %s: unknown key (the keys of [%s]: %s)", sec, name, sec, allowed);
+			len += (size_t)snprintf(allowed + len, sizeof(allowed) - len, "%s%s",
+						len ? ", " : "", keys[k]->name);
+	problem(p, p->lineno, "[%s] %s: unknown key (the keys of [%s]: %s)", sec, name, sec,
+		allowed);
 }
 
 static int handler(void *user, const char *section, const char *name, const char *value)
@@ -517,14 +557,15 @@ static int handler(void *user, const char *section, const char *name, const char
 	char why[WHY_LEN];
 	size_t i;
 
-	(void)section;  /* ours is p->sec: it also knows a header inih did not accept */
+	(void)section; /* ours is p->sec: it also knows a header inih did not accept */
 	p->handled = true;
 	if (p->kind != LINE_KEY)
 		return 1;
-	if (p->sec == SEC_BAD)        /* the header was reported; its keys would only repeat it */
+	if (p->sec == SEC_BAD) /* the header was reported; its keys would only repeat it */
 		return 1;
 	if (p->sec == GP_SECTION_NONE) {
-		problem(p, p->lineno, "%s: a key before any [section] (sections: [metrics], [reports], [trace], [log])",
+		problem(p, p->lineno,
+			"%s: a key before any [section] (sections: [metrics], [reports], [trace], [log])",
 			name);
 		return 1;
 	}
@@ -536,19 +577,21 @@ static int handler(void *user, const char *section, const char *name, const char
 		return 1;
 	}
 	if (p->seen[i]) {
-		problem(p, p->lineno, "[%s] %s: given twice, on lines %d and %d (each key at most once)",
-			sec, name, p->seen[i], p->lineno);
+		problem(p, p->lineno,
+			"[%s] %s: given twice, on lines %d and %d (each key at most once)", sec,
+			name, p->seen[i], p->lineno);
 		return 1;
 	}
 	p->seen[i] = p->lineno;
 	if (!*value) {
-		problem(p, p->lineno, "[%s] %s: no value (see config/gpuprobed.conf for what it takes)",
-			sec, name);
+		problem(p, p->lineno,
+			"[%s] %s: no value (see config/gpuprobed.conf for what it takes)", sec,
+			name);
 		return 1;
 	}
 	if (parse_key(&gp_option_table[i], value, p->c, why))
 		problem(p, p->lineno, "[%s] %s: %s", sec, name, why);
-	return 1;   /* never stop inih: every problem of the file is told in one pass */
+	return 1; /* never stop inih: every problem of the file is told in one pass */
 }
 
 int gp_daemon_config_load(const char *path, bool missing_ok, struct gp_daemon_config *c)
@@ -586,8 +629,8 @@ static const char *restart_field(const struct gp_daemon_config *c, const struct 
 	return (const char *)c + cfg_fields[id_of(opt)].off;
 }
 
-int gp_daemon_config_restart_keys(const struct gp_daemon_config *old, const struct gp_daemon_config *new_,
-				  char *buf, size_t len)
+int gp_daemon_config_restart_keys(const struct gp_daemon_config *old,
+				  const struct gp_daemon_config *new_, char *buf, size_t len)
 {
 	const struct gp_option *keys[GP_OPT_COUNT];
 	size_t nkeys = gp_options_in_file_order(keys), used = 0;
@@ -612,12 +655,14 @@ int gp_daemon_config_restart_keys(const struct gp_daemon_config *old, const stru
 	return n;
 }
 
-void gp_daemon_config_keep_running(struct gp_daemon_config *next, const struct gp_daemon_config *running)
+void gp_daemon_config_keep_running(struct gp_daemon_config *next,
+				   const struct gp_daemon_config *running)
 {
 	for (size_t i = 0; i < GP_OPT_COUNT; i++)
-		if (gp_option_table[i].change == GP_RESTART && gp_option_table[i].section != GP_SECTION_NONE)
-			memcpy((char *)next + cfg_fields[i].off, restart_field(running, &gp_option_table[i]),
-			       cfg_fields[i].size);
+		if (gp_option_table[i].change == GP_RESTART &&
+		    gp_option_table[i].section != GP_SECTION_NONE)
+			memcpy((char *)next + cfg_fields[i].off,
+			       restart_field(running, &gp_option_table[i]), cfg_fields[i].size);
 }
 
 void gp_daemon_config_to_options(const struct gp_daemon_config *c, struct gp_options *o)
@@ -632,6 +677,7 @@ void gp_daemon_config_to_options(const struct gp_daemon_config *c, struct gp_opt
 		if (opt->kind == GP_KIND_PATH) /* the file's buffer; unset: none */
 			*(const char **)to = *from ? from : NULL;
 		else
-			memcpy(to, from, opt->field.size); /* alike (gp_daemon_config_check_table) */
+			memcpy(to, from,
+			       opt->field.size); /* alike (gp_daemon_config_check_table) */
 	}
 }

@@ -17,43 +17,46 @@ struct gp_options;
 
 /* Where a process's job_id label comes from. */
 enum gp_job_source {
-	GP_JOB_NONE = 0,   /* no job_id label */
-	GP_JOB_CGROUP,     /* its cgroup path (v2, else name=systemd, else another v1 hierarchy: containers.h) */
-	GP_JOB_ENV,        /* an environment variable of the process (job_env), e.g. SLURM_JOB_ID */
+	GP_JOB_NONE = 0, /* no job_id label */
+	GP_JOB_CGROUP, /* its cgroup path (v2, else name=systemd, else another v1 hierarchy: containers.h) */
+	GP_JOB_ENV, /* an environment variable of the process (job_env), e.g. SLURM_JOB_ID */
 };
 
 struct gp_daemon_config {
 	/* [metrics] */
-	bool listen_enabled;     /* listen = off disables the endpoint */
-	char listen_addr[64];    /* numeric IPv4 or IPv6 address (never a host name) */
-	unsigned listen_port;    /* 1..65535 */
+	bool listen_enabled;  /* listen = off disables the endpoint */
+	char listen_addr[64]; /* numeric IPv4 or IPv6 address (never a host name) */
+	unsigned listen_port; /* 1..65535 */
 	enum gp_job_source job_source;
-	char job_env[128];       /* GP_JOB_ENV: the variable's name */
-	unsigned exited_grace_s; /* an exited process's series stay this long (0: removed at once) */
+	char job_env[128]; /* GP_JOB_ENV: the variable's name */
+	unsigned
+		exited_grace_s; /* an exited process's series stay this long (0: removed at once) */
 
 	/* [reports] */
-	char state_dir[4096];        /* periodic reports under state_dir/reports/ */
-	unsigned report_interval_s;  /* 0: a report only at exit */
-	unsigned long long report_max_bytes; /* the reports directory's bound: oldest removed first */
+	char state_dir[4096];	    /* periodic reports under state_dir/reports/ */
+	unsigned report_interval_s; /* 0: a report only at exit */
+	unsigned long long
+		report_max_bytes; /* the reports directory's bound: oldest removed first */
 
 	/* [trace]: the session's options as struct gp_options holds them (nvml_lib: a buffer), and */
 	/* max_processes, overhead_budget: the daemon's own */
-	bool stacks;               /* call stacks (per-call records) */
-	bool timeline;             /* trace.json in each periodic report's directory */
-	bool aggregate;            /* hot calls counted in kernel maps, not one record each */
-	unsigned max_processes;    /* processes kept (live + exited in grace); over: oldest exited, then idlest evicted */
-	unsigned max_stacks;       /* distinct call stacks kept */
-	unsigned ringbuf_mb;       /* power of two */
-	unsigned poll_ms;          /* 1..1000 */
-	unsigned hold_max_ms;      /* 1..60000: a held process is continued after this long at most */
-	double stall_timeout_s;    /* 0..86400: an NCCL stall is said after this long; 0: off */
-	bool no_uprobe_multi;      /* uprobe_multi = off */
-	double overhead_budget;    /* fraction of the traced processes' CPU time (0.01 = "1%"); 0: off */
+	bool stacks;	/* call stacks (per-call records) */
+	bool timeline;	/* trace.json in each periodic report's directory */
+	bool aggregate; /* hot calls counted in kernel maps, not one record each */
+	unsigned
+		max_processes; /* processes kept (live + exited in grace); over: oldest exited, then idlest evicted */
+	unsigned max_stacks;	/* distinct call stacks kept */
+	unsigned ringbuf_mb;	/* power of two */
+	unsigned poll_ms;	/* 1..1000 */
+	unsigned hold_max_ms;	/* 1..60000: a held process is continued after this long at most */
+	double stall_timeout_s; /* 0..86400: an NCCL stall is said after this long; 0: off */
+	bool no_uprobe_multi;	/* uprobe_multi = off */
+	double overhead_budget; /* fraction of the traced processes' CPU time (0.01 = "1%"); 0: off */
 	unsigned nvml_interval_ms; /* 10..60000; 0: NVML off */
-	char nvml_lib[256];        /* "": libnvidia-ml.so.1 through the loader's search */
+	char nvml_lib[256];	   /* "": libnvidia-ml.so.1 through the loader's search */
 
 	/* [log] */
-	int log_level;             /* syslog level: LOG_ERR .. LOG_DEBUG */
+	int log_level; /* syslog level: LOG_ERR .. LOG_DEBUG */
 };
 
 /* The defaults (option_table.h's daemon defaults), as config/gpuprobed.conf states them. */
@@ -80,11 +83,12 @@ int gp_daemon_config_load(const char *path, bool missing_ok, struct gp_daemon_co
  * [trace] max_processes and overhead_budget are userspace-only: reloadable.
  * Returns the number that differ.
  */
-int gp_daemon_config_restart_keys(const struct gp_daemon_config *old, const struct gp_daemon_config *new_,
-				  char *buf, size_t len);
+int gp_daemon_config_restart_keys(const struct gp_daemon_config *old,
+				  const struct gp_daemon_config *new_, char *buf, size_t len);
 
 /* On reload: what needs a restart keeps its running value in next. */
-void gp_daemon_config_keep_running(struct gp_daemon_config *next, const struct gp_daemon_config *running);
+void gp_daemon_config_keep_running(struct gp_daemon_config *next,
+				   const struct gp_daemon_config *running);
 
 /* Into the session's options, what the file sets of them (nvml_lib points into c). */
 void gp_daemon_config_to_options(const struct gp_daemon_config *c, struct gp_options *o);

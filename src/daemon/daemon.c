@@ -62,8 +62,8 @@ struct daemon {
 	/* the /metrics hand-off between the HTTP thread and the session's thread */
 	pthread_mutex_t lock;
 	pthread_cond_t rendered;
-	unsigned wanted;   /* scrapes waiting for a page */
-	__u64 generation;  /* pages rendered */
+	unsigned wanted;  /* scrapes waiting for a page */
+	__u64 generation; /* pages rendered */
 	char *page;
 	size_t page_len;
 	int page_err;
@@ -123,7 +123,8 @@ static int fill_metrics(void *ctx, char **body, size_t *len)
 
 static void metrics_opts(const struct daemon *d, struct gp_metrics_opts *o)
 {
-	*o = (struct gp_metrics_opts){ .job_source = d->cfg.job_source, .job_env = d->cfg.job_env,
+	*o = (struct gp_metrics_opts){ .job_source = d->cfg.job_source,
+				       .job_env = d->cfg.job_env,
 				       .proc_root = "/proc" };
 }
 
@@ -168,7 +169,8 @@ static int start_http(struct daemon *d)
 	if (!d->http)
 		return errno ? -errno : -EADDRNOTAVAIL; /* the server said why */
 	gp_notice("metrics on http://%s%s%s:%u/metrics", strchr(d->cfg.listen_addr, ':') ? "[" : "",
-		  d->cfg.listen_addr, strchr(d->cfg.listen_addr, ':') ? "]" : "", d->cfg.listen_port);
+		  d->cfg.listen_addr, strchr(d->cfg.listen_addr, ':') ? "]" : "",
+		  d->cfg.listen_port);
 	return 0;
 }
 
@@ -224,7 +226,8 @@ static void remove_dir(const char *dir)
 /* A dated report directory: YYYYmmddTHHMMSSZ, maybe with "-N". */
 static bool dated_name(const char *name)
 {
-	return strlen(name) >= 16 && name[8] == 'T' && name[15] == 'Z' && strspn(name, "0123456789") == 8;
+	return strlen(name) >= 16 && name[8] == 'T' && name[15] == 'Z' &&
+	       strspn(name, "0123456789") == 8;
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -257,7 +260,9 @@ static void rotate_reports(struct daemon *d)
 	bytes = calloc(n ? n : 1, sizeof(*bytes));
 	total = dir_bytes(d->current_dir);
 	for (size_t i = 0; bytes && i < n; i++) {
-		bytes[i] = join_path(path, sizeof(path), d->reports_dir, names[i]) ? 0 : dir_bytes(path);
+		bytes[i] = join_path(path, sizeof(path), d->reports_dir, names[i])
+				   ? 0
+				   : dir_bytes(path);
 		total += bytes[i];
 	}
 	for (size_t i = 0; bytes && i + 1 < n && total > d->cfg.report_max_bytes; i++) {
@@ -266,7 +271,8 @@ static void rotate_reports(struct daemon *d)
 		remove_dir(path);
 		total -= bytes[i];
 		d->self.reports_removed++;
-		gp_info("removed report %s (reports over %llu bytes)", path, d->cfg.report_max_bytes);
+		gp_info("removed report %s (reports over %llu bytes)", path,
+			d->cfg.report_max_bytes);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
@@ -322,7 +328,8 @@ static void keep_previous_current(struct daemon *d)
 	if (dated_dir(d, st.st_mtime, dir, sizeof(dir)) == 0) {
 		rmdir(dir);
 		if (rename(d->current_dir, dir))
-			gp_warn("keep the previous report %s as %s: %s", d->current_dir, dir, strerror(errno));
+			gp_warn("keep the previous report %s as %s: %s", d->current_dir, dir,
+				strerror(errno));
 	}
 }
 
@@ -344,7 +351,8 @@ static const struct gp_options *daemon_cli; /* for -v on reload */
  * stacks or the timeline every call is a record, and there is nothing to
  * scale. (Those keys need a restart: on reload, the running values count.)
  */
-static int config_usable(const struct daemon *d, const struct gp_daemon_config *c, const struct gp_daemon_config *running)
+static int config_usable(const struct daemon *d, const struct gp_daemon_config *c,
+			 const struct gp_daemon_config *running)
 {
 	const struct gp_daemon_config *r = running ? running : c;
 
@@ -365,16 +373,19 @@ static void reload(struct daemon *d)
 
 	if (d->notify)
 		sd_notify(0, "RELOADING=1");
-	if (gp_daemon_config_load(d->config_path, d->config_missing_ok, &next) || config_usable(d, &next, &d->cfg)) {
+	if (gp_daemon_config_load(d->config_path, d->config_missing_ok, &next) ||
+	    config_usable(d, &next, &d->cfg)) {
 		d->self.reload_failures++;
-		gp_err("reload: %s has errors (above): keeping the running configuration", d->config_path);
+		gp_err("reload: %s has errors (above): keeping the running configuration",
+		       d->config_path);
 		goto out;
 	}
 	if (gp_daemon_config_restart_keys(&d->cfg, &next, keys, sizeof(keys)))
-		gp_warn("reload: %s changed, which needs a restart: keeping the running value%s", keys,
-			strchr(keys, ',') ? "s" : "");
+		gp_warn("reload: %s changed, which needs a restart: keeping the running value%s",
+			keys, strchr(keys, ',') ? "s" : "");
 	gp_daemon_config_keep_running(&next, &d->cfg);
-	listen_changed = next.listen_enabled != d->cfg.listen_enabled || next.listen_port != d->cfg.listen_port ||
+	listen_changed = next.listen_enabled != d->cfg.listen_enabled ||
+			 next.listen_port != d->cfg.listen_port ||
 			 strcmp(next.listen_addr, d->cfg.listen_addr);
 	if (listen_changed) {
 		struct gp_daemon_config old = d->cfg;
@@ -392,9 +403,10 @@ static void reload(struct daemon *d)
 		}
 	}
 	if (next.report_interval_s != d->cfg.report_interval_s)
-		d->next_report_ns = next.report_interval_s ? clock_ns(CLOCK_MONOTONIC) +
-								 (__u64)next.report_interval_s * 1000000000ull
-							   : 0;
+		d->next_report_ns = next.report_interval_s
+					    ? clock_ns(CLOCK_MONOTONIC) +
+						      (__u64)next.report_interval_s * 1000000000ull
+					    : 0;
 	d->cfg = next;
 	apply_log_level(d, daemon_cli);
 	d->self.reloads++;
@@ -414,7 +426,8 @@ static void on_started(void *ctx, struct gp_model *m)
 	if (start_http(d) && d->cfg.listen_enabled)
 		gp_err("metrics endpoint is down until a reload names a free address");
 	if (d->cfg.report_interval_s)
-		d->next_report_ns = clock_ns(CLOCK_MONOTONIC) + (__u64)d->cfg.report_interval_s * 1000000000ull;
+		d->next_report_ns =
+			clock_ns(CLOCK_MONOTONIC) + (__u64)d->cfg.report_interval_s * 1000000000ull;
 	if (d->notify)
 		sd_notify(0, "READY=1\nSTATUS=tracing every CUDA process");
 }
@@ -427,11 +440,12 @@ static bool on_tick(void *ctx, struct gp_model *m, __u64 now, bool counters_fres
 		size_t evicted = 0;
 		__u64 grace = (__u64)d->cfg.exited_grace_s * 1000000000ull;
 
-		gp_model_forget_exited(m, now > grace ? now - grace : 0, d->cfg.max_processes, &evicted);
+		gp_model_forget_exited(m, now > grace ? now - grace : 0, d->cfg.max_processes,
+				       &evicted);
 		if (evicted) {
 			d->self.processes_evicted += evicted;
-			gp_info("forgot %zu process%s early (max_processes %u)", evicted, evicted == 1 ? "" : "es",
-				d->cfg.max_processes);
+			gp_info("forgot %zu process%s early (max_processes %u)", evicted,
+				evicted == 1 ? "" : "es", d->cfg.max_processes);
 		}
 	}
 	if (d->next_report_ns && now >= d->next_report_ns) {
@@ -470,7 +484,8 @@ static void session_options(struct daemon *d, const struct gp_options *cli)
 {
 	struct gp_options *o = &d->opt;
 
-	gp_options_defaults(o, true); /* all, daemon, no capture: an always-on one would grow without bound */
+	gp_options_defaults(
+		o, true); /* all, daemon, no capture: an always-on one would grow without bound */
 	gp_daemon_config_to_options(&d->cfg, o);
 	o->mode = GP_MODE_ALL;
 	o->out_dir = d->current_dir;
@@ -481,8 +496,11 @@ static void session_options(struct daemon *d, const struct gp_options *cli)
 int gp_daemon_run(const struct gp_options *cli)
 {
 	static struct daemon d; /* static: large, and the hooks hold it for the session's life */
-	const struct gp_session_hooks hooks = { .ctx = &d, .started = on_started, .tick = on_tick,
-						.signal = on_signal, .stopping = on_stopping,
+	const struct gp_session_hooks hooks = { .ctx = &d,
+						.started = on_started,
+						.tick = on_tick,
+						.signal = on_signal,
+						.stopping = on_stopping,
 						.overhead_budget = &d.cfg.overhead_budget };
 	int status;
 
@@ -491,7 +509,8 @@ int gp_daemon_run(const struct gp_options *cli)
 	daemon_cli = cli;
 	/* journald reads "<N>" prefixes as priorities; a person at a terminal wants none */
 	gp_log_syslog_prefix = !cli->foreground && getenv("JOURNAL_STREAM") != NULL;
-	if (gp_daemon_config_load(d.config_path, d.config_missing_ok, &d.cfg) || config_usable(&d, &d.cfg, NULL)) {
+	if (gp_daemon_config_load(d.config_path, d.config_missing_ok, &d.cfg) ||
+	    config_usable(&d, &d.cfg, NULL)) {
 		gp_err("%s has errors (above): not starting", d.config_path);
 		return GP_EXIT_FAILURE;
 	}
@@ -511,7 +530,8 @@ int gp_daemon_run(const struct gp_options *cli)
 		return GP_EXIT_FAILURE;
 	session_options(&d, cli);
 	gp_notice("daemon: configuration %s%s, reports in %s", d.config_path,
-		  d.config_missing_ok && access(d.config_path, F_OK) ? " (missing: defaults)" : "", d.reports_dir);
+		  d.config_missing_ok && access(d.config_path, F_OK) ? " (missing: defaults)" : "",
+		  d.reports_dir);
 	status = gp_session_run_hooked(&d.opt, &hooks);
 	rotate_reports(&d);
 	stop_http(&d);

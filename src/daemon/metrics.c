@@ -76,11 +76,12 @@ static void sampling_families(struct render *r)
 	gauge(r, "gpuprobed_overhead_unsampled_estimate_ratio",
 	      "The same had every probe been attached all the time (absent when unknown).",
 	      s->set && s->overhead_full >= 0, s->overhead_full);
-	gauge(r, "gpuprobed_overhead_budget_ratio", "The configured overhead budget (overhead_budget); absent when off.",
+	gauge(r, "gpuprobed_overhead_budget_ratio",
+	      "The configured overhead budget (overhead_budget); absent when off.",
 	      s->set && s->budget > 0, s->budget);
 	gauge(r, "gpuprobed_duty_cycle_ratio",
-	      "Fraction of the current second the hot probes are attached (1 without an overhead budget).", true,
-	      s->set ? s->duty : 1);
+	      "Fraction of the current second the hot probes are attached (1 without an overhead budget).",
+	      true, s->set ? s->duty : 1);
 	family(r, "gpuprobed_counts_estimated", "gauge",
 	       "1 when some counts were scaled up from a duty cycle below 1 (estimates, not exact counts), else 0.");
 	plain_u64(r, "gpuprobed_counts_estimated", r->m->estimated_calls > 0);
@@ -133,36 +134,43 @@ static void self_families(struct render *r, const struct gp_metrics_self *self)
 		__u64 ns = ((__u64)ru.ru_utime.tv_sec + (__u64)ru.ru_stime.tv_sec) * 1000000000ull +
 			   ((__u64)ru.ru_utime.tv_usec + (__u64)ru.ru_stime.tv_usec) * 1000ull;
 
-		family(r, "gpuprobed_cpu_seconds_total", "counter", "CPU time gpuprobed itself used, user and system.");
+		family(r, "gpuprobed_cpu_seconds_total", "counter",
+		       "CPU time gpuprobed itself used, user and system.");
 		fputs("gpuprobed_cpu_seconds_total", r->out);
 		fprintf(r->out, " %llu.%09llu\n", (unsigned long long)(ns / 1000000000ull),
 			(unsigned long long)(ns % 1000000000ull));
 	}
 	statm = gp_read_whole_file("/proc/self/statm", NULL);
 	if (statm && sscanf(statm, "%llu %llu", &size, &resident) == 2) {
-		family(r, "gpuprobed_resident_memory_bytes", "gauge", "Resident memory of gpuprobed itself.");
-		plain_u64(r, "gpuprobed_resident_memory_bytes", resident * (__u64)sysconf(_SC_PAGESIZE));
+		family(r, "gpuprobed_resident_memory_bytes", "gauge",
+		       "Resident memory of gpuprobed itself.");
+		plain_u64(r, "gpuprobed_resident_memory_bytes",
+			  resident * (__u64)sysconf(_SC_PAGESIZE));
 	}
 	free(statm);
-	family(r, "gpuprobed_start_time_seconds", "gauge", "When gpuprobed started, seconds since the Unix epoch.");
+	family(r, "gpuprobed_start_time_seconds", "gauge",
+	       "When gpuprobed started, seconds since the Unix epoch.");
 	fprintf(r->out, "gpuprobed_start_time_seconds %llu.%09llu\n",
 		(unsigned long long)(self->start_realtime_ns / 1000000000ull),
 		(unsigned long long)(self->start_realtime_ns % 1000000000ull));
 	family(r, "gpuprobed_processes_evicted_total", "counter",
 	       "Processes forgotten before their time to stay under max_processes.");
 	plain_u64(r, "gpuprobed_processes_evicted_total", self->processes_evicted);
-	family(r, "gpuprobed_config_reloads_total", "counter", "Configuration reloads (SIGHUP), by result.");
+	family(r, "gpuprobed_config_reloads_total", "counter",
+	       "Configuration reloads (SIGHUP), by result.");
 	fprintf(r->out, "gpuprobed_config_reloads_total{result=\"ok\"} %llu\n",
 		(unsigned long long)self->reloads);
 	fprintf(r->out, "gpuprobed_config_reloads_total{result=\"failed\"} %llu\n",
 		(unsigned long long)self->reload_failures);
-	family(r, "gpuprobed_reports_written_total", "counter", "Periodic and exit reports written.");
+	family(r, "gpuprobed_reports_written_total", "counter",
+	       "Periodic and exit reports written.");
 	plain_u64(r, "gpuprobed_reports_written_total", self->reports_written);
 	family(r, "gpuprobed_reports_removed_total", "counter",
 	       "Reports removed to keep the reports directory under its bound.");
 	plain_u64(r, "gpuprobed_reports_removed_total", self->reports_removed);
 	sampling_families(r);
-	family(r, "gpuprobed_build_info", "gauge", "Always 1; the version of gpuprobed in its label.");
+	family(r, "gpuprobed_build_info", "gauge",
+	       "Always 1; the version of gpuprobed in its label.");
 	fputs("gpuprobed_build_info{", r->out);
 	label(r, false, "version", GP_VERSION);
 	fputs("} 1\n", r->out);

@@ -18,15 +18,15 @@
 /* The daemon's own numbers, filled by the daemon. */
 struct gp_metrics_self {
 	__u64 start_realtime_ns;
-	__u64 processes_evicted;      /* forgotten to stay under max_processes */
+	__u64 processes_evicted; /* forgotten to stay under max_processes */
 	__u64 reloads, reload_failures;
 	__u64 reports_written, reports_removed;
 };
 
 struct gp_metrics_opts {
 	enum gp_job_source job_source; /* GP_JOB_NONE: no job_id label */
-	const char *job_env;           /* GP_JOB_ENV: the variable's name */
-	const char *proc_root;         /* "/proc" (NULL means the same; tests point elsewhere) */
+	const char *job_env;	       /* GP_JOB_ENV: the variable's name */
+	const char *proc_root;	       /* "/proc" (NULL means the same; tests point elsewhere) */
 };
 
 /*

@@ -66,8 +66,8 @@ static void read_stat(struct render *r, __u32 pid, struct proc_counts *pc)
 	/* the name (field 2) may hold spaces and parentheses: fields 3.. follow its last ')' */
 	s = buf ? strrchr(buf, ')') : NULL;
 	if (s && sscanf(s + 1, " %*c %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
-			&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10],
-			&v[11]) == 12) {
+			&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9],
+			&v[10], &v[11]) == 12) {
 		/* v[i] is field i + 4: minflt 10, majflt 12, utime 14, stime 15 */
 		pc->minflt = v[6];
 		pc->majflt = v[8];
@@ -98,8 +98,9 @@ static void read_switches(struct render *r, __u32 pid, struct proc_counts *pc)
 		snprintf(path, sizeof(path), "%s/%u/task/%s/status", r->proc_root, pid, e->d_name);
 		buf = gp_read_whole_file(path, NULL);
 		s = buf ? strstr(buf, "\nvoluntary_ctxt_switches:") : NULL;
-		if (s && sscanf(s, "\nvoluntary_ctxt_switches: %llu\nnonvoluntary_ctxt_switches: %llu", &vol,
-				&invol) == 2) {
+		if (s &&
+		    sscanf(s, "\nvoluntary_ctxt_switches: %llu\nnonvoluntary_ctxt_switches: %llu",
+			   &vol, &invol) == 2) {
 			pc->vol += vol;
 			pc->invol += invol;
 			pc->switches_ok = true;

@@ -30,10 +30,14 @@ static const struct {
 	  "Memory utilization in percent over the last sample's window (DCGM_FI_DEV_MEM_COPY_UTIL)." },
 	{ GP_GM_MEM_USED, "gpuprobed_gpu_fb_used_bytes", GS_RAW,
 	  "Device memory in use, bytes (DCGM_FI_DEV_FB_USED, in MiB there)." },
-	{ GP_GM_SM_CLOCK, "gpuprobed_gpu_sm_clock_mhz", GS_RAW, "SM clock, MHz (DCGM_FI_DEV_SM_CLOCK)." },
-	{ GP_GM_MEM_CLOCK, "gpuprobed_gpu_mem_clock_mhz", GS_RAW, "Memory clock, MHz (DCGM_FI_DEV_MEM_CLOCK)." },
-	{ GP_GM_POWER, "gpuprobed_gpu_power_usage_watts", GS_MILLI, "Power draw, watts (DCGM_FI_DEV_POWER_USAGE)." },
-	{ GP_GM_TEMP, "gpuprobed_gpu_temp_celsius", GS_RAW, "GPU temperature, degrees C (DCGM_FI_DEV_GPU_TEMP)." },
+	{ GP_GM_SM_CLOCK, "gpuprobed_gpu_sm_clock_mhz", GS_RAW,
+	  "SM clock, MHz (DCGM_FI_DEV_SM_CLOCK)." },
+	{ GP_GM_MEM_CLOCK, "gpuprobed_gpu_mem_clock_mhz", GS_RAW,
+	  "Memory clock, MHz (DCGM_FI_DEV_MEM_CLOCK)." },
+	{ GP_GM_POWER, "gpuprobed_gpu_power_usage_watts", GS_MILLI,
+	  "Power draw, watts (DCGM_FI_DEV_POWER_USAGE)." },
+	{ GP_GM_TEMP, "gpuprobed_gpu_temp_celsius", GS_RAW,
+	  "GPU temperature, degrees C (DCGM_FI_DEV_GPU_TEMP)." },
 	{ GP_GM_PCIE_TX, "gpuprobed_gpu_pcie_tx_bytes_per_second", GS_KIB,
 	  "PCIe bytes per second sent by the device (DCGM_FI_PROF_PCIE_TX_BYTES)." },
 	{ GP_GM_PCIE_RX, "gpuprobed_gpu_pcie_rx_bytes_per_second", GS_KIB,
@@ -56,43 +60,49 @@ static void gpu_labels(struct render *r, const struct gp_gpu_device *d)
 static void close_scaled(struct render *r, __u64 v, enum gpu_scale scale)
 {
 	if (scale == GS_MILLI) /* exactly: no float rounding */
-		fprintf(r->out, "} %llu.%03llu\n", (unsigned long long)(v / 1000), (unsigned long long)(v % 1000));
+		fprintf(r->out, "} %llu.%03llu\n", (unsigned long long)(v / 1000),
+			(unsigned long long)(v % 1000));
 	else
 		close_u64(r, scale == GS_KIB ? v * 1024 : v);
 }
 
 /* Loops over the devices NVML still answers for (a lost one has only gpuprobed_gpu_lost). */
-#define FOR_LIVE_GPUS(r, d)                                                                         \
-	for (size_t gi_ = 0; gi_ < (r)->m->gpus.n; gi_++)                                           \
-		for (const struct gp_gpu_device *d = &(r)->m->gpus.devs[gi_]; d && !d->lost; d = NULL)
+#define FOR_LIVE_GPUS(r, d)                                                                  \
+	for (size_t gi_ = 0; gi_ < (r)->m->gpus.n; gi_++)                                    \
+		for (const struct gp_gpu_device *d = &(r)->m->gpus.devs[gi_]; d && !d->lost; \
+		     d = NULL)
 
 /* The rows of the processes NVML listed in the device's latest sample (not the ones gone since). */
-#define FOR_GPU_PROCS(d, row)                                                                       \
-	for (size_t pi_ = 0; pi_ < (d)->nprocs; pi_++)                                              \
-		for (const struct gp_gpu_proc_row *row = &(d)->procs[pi_]; row && row->last_ns >= (d)->last_ns; \
-		     row = NULL)
+#define FOR_GPU_PROCS(d, row)                                              \
+	for (size_t pi_ = 0; pi_ < (d)->nprocs; pi_++)                     \
+		for (const struct gp_gpu_proc_row *row = &(d)->procs[pi_]; \
+		     row && row->last_ns >= (d)->last_ns; row = NULL)
 
 enum gpu_proc_field { GP_MEM, GP_SM, GP_MEMUTIL };
 
-static void gpu_proc_family(struct render *r, const char *name, enum gpu_proc_field fld, const char *help)
+static void gpu_proc_family(struct render *r, const char *name, enum gpu_proc_field fld,
+			    const char *help)
 {
 	family(r, name, "gauge", help);
 	FOR_LIVE_GPUS(r, d)
-		FOR_GPU_PROCS(d, row) {
-			const struct gp_process *p = gp_u64map_get(&r->m->by_pid, row->pid);
-			char pid[16];
+	FOR_GPU_PROCS(d, row)
+	{
+		const struct gp_process *p = gp_u64map_get(&r->m->by_pid, row->pid);
+		char pid[16];
 
-			/* a utilization NVML did not give with the latest listing is absent, not 0 */
-			if (fld != GP_MEM && (!row->util_samples || row->util_last_ns != row->last_ns))
-				continue;
-			snprintf(pid, sizeof(pid), "%u", row->pid);
-			open_sample(r, name, "");
-			gpu_labels(r, d);
-			label(r, true, "pid", pid);
-			label(r, true, "comm", p && p->comm ? p->comm : "");
-			gp_metrics_place_labels(r->out, p);
-			close_u64(r, fld == GP_MEM ? row->mem_last : fld == GP_SM ? row->sm_last : row->mem_util_last);
-		}
+		/* a utilization NVML did not give with the latest listing is absent, not 0 */
+		if (fld != GP_MEM && (!row->util_samples || row->util_last_ns != row->last_ns))
+			continue;
+		snprintf(pid, sizeof(pid), "%u", row->pid);
+		open_sample(r, name, "");
+		gpu_labels(r, d);
+		label(r, true, "pid", pid);
+		label(r, true, "comm", p && p->comm ? p->comm : "");
+		gp_metrics_place_labels(r->out, p);
+		close_u64(r, fld == GP_MEM  ? row->mem_last
+			     : fld == GP_SM ? row->sm_last
+					    : row->mem_util_last);
+	}
 }
 
 void gp_metrics_gpu_families(struct render *r)
@@ -104,7 +114,8 @@ void gp_metrics_gpu_families(struct render *r)
 	plain_u64(r, "gpuprobed_nvml_up", g->state == GP_NVML_OK);
 	for (size_t i = 0; i < sizeof(gpu_gauges) / sizeof(gpu_gauges[0]); i++) {
 		family(r, gpu_gauges[i].name, "gauge", gpu_gauges[i].help);
-		FOR_LIVE_GPUS(r, d) {
+		FOR_LIVE_GPUS(r, d)
+		{
 			const struct gp_gpu_stat *st = &d->m[gpu_gauges[i].metric];
 
 			if (!st->n || st->last_ns != d->last_ns)
@@ -114,8 +125,10 @@ void gp_metrics_gpu_families(struct render *r)
 			close_scaled(r, st->last, gpu_gauges[i].scale);
 		}
 	}
-	family(r, "gpuprobed_gpu_fb_total_bytes", "gauge", "Device memory in all, bytes (DCGM_FI_DEV_FB_TOTAL).");
-	FOR_LIVE_GPUS(r, d) {
+	family(r, "gpuprobed_gpu_fb_total_bytes", "gauge",
+	       "Device memory in all, bytes (DCGM_FI_DEV_FB_TOTAL).");
+	FOR_LIVE_GPUS(r, d)
+	{
 		open_sample(r, "gpuprobed_gpu_fb_total_bytes", "");
 		gpu_labels(r, d);
 		close_u64(r, d->memory_total);
@@ -126,7 +139,8 @@ void gp_metrics_gpu_families(struct render *r)
 		gpu_labels(r, &g->devs[i]);
 		close_u64(r, g->devs[i].samples);
 	}
-	family(r, "gpuprobed_gpu_lost", "gauge", "1 once NVML said the device is lost (GPU_IS_LOST), else 0.");
+	family(r, "gpuprobed_gpu_lost", "gauge",
+	       "1 once NVML said the device is lost (GPU_IS_LOST), else 0.");
 	for (size_t i = 0; i < g->n; i++) {
 		open_sample(r, "gpuprobed_gpu_lost", "");
 		gpu_labels(r, &g->devs[i]);
@@ -147,11 +161,14 @@ void gp_metrics_gpu_families(struct render *r)
 		label(r, true, "code", code);
 		close_u64(r, e->count);
 	}
-	gpu_proc_family(r, "gpuprobed_gpu_process_fb_used_bytes", GP_MEM,
-			"Device memory NVML says the process holds on the device, bytes (its context and the "
-			"allocator's cache included).");
-	gpu_proc_family(r, "gpuprobed_gpu_process_sm_util", GP_SM,
-			"The process's SM utilization on the device in percent, as NVML last gave it.");
-	gpu_proc_family(r, "gpuprobed_gpu_process_mem_util", GP_MEMUTIL,
-			"The process's memory utilization on the device in percent, as NVML last gave it.");
+	gpu_proc_family(
+		r, "gpuprobed_gpu_process_fb_used_bytes", GP_MEM,
+		"Device memory NVML says the process holds on the device, bytes (its context and the "
+		"allocator's cache included).");
+	gpu_proc_family(
+		r, "gpuprobed_gpu_process_sm_util", GP_SM,
+		"The process's SM utilization on the device in percent, as NVML last gave it.");
+	gpu_proc_family(
+		r, "gpuprobed_gpu_process_mem_util", GP_MEMUTIL,
+		"The process's memory utilization on the device in percent, as NVML last gave it.");
 }

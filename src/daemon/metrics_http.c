@@ -22,7 +22,7 @@
 #include "daemon/metrics_http.h"
 #include "log.h"
 
-#define CONNECTION_LIMIT 16
+#define CONNECTION_LIMIT     16
 #define CONNECTION_TIMEOUT_S 10
 
 struct gp_metrics_server {
@@ -49,8 +49,8 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	gp_warn("metrics endpoint: %s", buf);
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, void *body, size_t len,
-			     enum MHD_ResponseMemoryMode mode)
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
+			     void *body, size_t len, enum MHD_ResponseMemoryMode mode)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
 	enum MHD_Result ret;
@@ -70,12 +70,13 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 
 static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *text)
 {
-	return reply(c, status, "text/plain; charset=utf-8", (void *)text, strlen(text), MHD_RESPMEM_PERSISTENT);
+	return reply(c, status, "text/plain; charset=utf-8", (void *)text, strlen(text),
+		     MHD_RESPMEM_PERSISTENT);
 }
 
-static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-			      const char *version, const char *upload_data, size_t *upload_data_size,
-			      void **con_cls)
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_data_size, void **con_cls)
 {
 	struct gp_metrics_server *s = cls;
 	char *body = NULL;
@@ -85,10 +86,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed: use GET\n");
 	if (!strcmp(url, "/"))
-		return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", (void *)index_page, sizeof(index_page) - 1,
-			     MHD_RESPMEM_PERSISTENT);
+		return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", (void *)index_page,
+			     sizeof(index_page) - 1, MHD_RESPMEM_PERSISTENT);
 	if (strcmp(url, "/metrics"))
-		return reply_text(c, MHD_HTTP_NOT_FOUND, "not found: the metrics are at /metrics\n");
+		return reply_text(c, MHD_HTTP_NOT_FOUND,
+				  "not found: the metrics are at /metrics\n");
 	err = s->fill(s->ctx, &body, &len);
 	if (err) {
 		free(body);
@@ -140,8 +142,8 @@ fail:
 	return err;
 }
 
-struct gp_metrics_server *gp_metrics_server_start(const char *addr, unsigned port, gp_metrics_fill_fn fill,
-						  void *ctx)
+struct gp_metrics_server *gp_metrics_server_start(const char *addr, unsigned port,
+						  gp_metrics_fill_fn fill, void *ctx)
 {
 	struct gp_metrics_server *s = NULL;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
@@ -169,16 +171,16 @@ struct gp_metrics_server *gp_metrics_server_start(const char *addr, unsigned por
 	}
 	if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
 		flags |= MHD_USE_EPOLL;
-	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
-				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-				  MHD_OPTION_LISTEN_SOCKET, fd,
+	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER,
+				  mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
 				  MHD_OPTION_END);
 	if (!s->mhd) {
 		err = errno ? errno : EIO;
 		close(fd);
-		gp_err("metrics endpoint %s:%u: the HTTP server did not start: %s", addr, port, strerror(err));
+		gp_err("metrics endpoint %s:%u: the HTTP server did not start: %s", addr, port,
+		       strerror(err));
 		goto fail;
 	}
 	return s;

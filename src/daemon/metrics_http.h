@@ -28,8 +28,8 @@ struct gp_metrics_server;
  * gp_metrics_server_port). NULL, with errno set, after one gp_err message
  * naming addr:port and the cause (e.g. "Address already in use").
  */
-struct gp_metrics_server *gp_metrics_server_start(const char *addr, unsigned port, gp_metrics_fill_fn fill,
-						  void *ctx);
+struct gp_metrics_server *gp_metrics_server_start(const char *addr, unsigned port,
+						  gp_metrics_fill_fn fill, void *ctx);
 /* The port it listens on. */
 unsigned gp_metrics_server_port(const struct gp_metrics_server *s);
 /* Stops serving, closes the socket and joins the server's thread. NULL is a no-op. */

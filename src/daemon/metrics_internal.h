@@ -29,8 +29,8 @@ struct render {
 	const struct gp_model *m;
 	const struct gp_metrics_opts *o;
 	const char *proc_root;
-	char **labels;            /* [proc index]: its escaped label text; NULL: not rendered */
-	struct proc_counts *pc;   /* [proc index] */
+	char **labels;		/* [proc index]: its escaped label text; NULL: not rendered */
+	struct proc_counts *pc; /* [proc index] */
 };
 
 /* ---- the text format's writers ------------------------------------------ */
@@ -80,9 +80,9 @@ static inline void plain_double(struct render *r, const char *name, double v)
 }
 
 /* Loops over the rendered processes: p, its index i and its labels L. */
-#define FOR_PROCS(r, i, p, L)                                                              \
-	for (size_t i = 0; i < (r)->m->nprocs; i++)                                        \
-		for (const struct gp_process *p = (r)->m->procs[i]; p; p = NULL)           \
+#define FOR_PROCS(r, i, p, L)                                                    \
+	for (size_t i = 0; i < (r)->m->nprocs; i++)                              \
+		for (const struct gp_process *p = (r)->m->procs[i]; p; p = NULL) \
 			for (const char *L = (r)->labels[i]; L; L = NULL)
 
 /* ---- the parts of the page --------------------------------------------- */

@@ -16,8 +16,8 @@
 #include "text/labels.h"
 
 /* A process's two samples of name told apart by kind (voluntary/involuntary, minor/major). */
-static void kind_pair(struct render *r, const char *name, const char *plabels, const char *k1, __u64 v1,
-		      const char *k2, __u64 v2)
+static void kind_pair(struct render *r, const char *name, const char *plabels, const char *k1,
+		      __u64 v1, const char *k2, __u64 v2)
 {
 	open_sample(r, name, plabels);
 	label(r, true, "kind", k1);
@@ -35,20 +35,21 @@ static void api_family(struct render *r, const char *name, enum api_field fld, c
 {
 	family(r, name, "counter", help);
 	FOR_PROCS(r, i, p, L)
-		for (unsigned a = 1; a < GP_API_MAX; a++) {
-			const struct gp_api_stats *st = p->api[a];
+	for (unsigned a = 1; a < GP_API_MAX; a++) {
+		const struct gp_api_stats *st = p->api[a];
 
-			if (!st || !st->time.count || (fld == API_ESTIMATED && !st->estimated_calls))
-				continue;
-			open_sample(r, name, L);
-			label(r, true, "api", gp_apis[a].symbol);
-			label(r, true, "library", gp_family_name(gp_apis[a].family));
-			if (fld == API_SECONDS)
-				close_ns(r, st->time.sum);
-			else
-				close_u64(r, fld == API_CALLS ? st->time.count
-					     : fld == API_ERRORS ? st->errors : st->estimated_calls);
-		}
+		if (!st || !st->time.count || (fld == API_ESTIMATED && !st->estimated_calls))
+			continue;
+		open_sample(r, name, L);
+		label(r, true, "api", gp_apis[a].symbol);
+		label(r, true, "library", gp_family_name(gp_apis[a].family));
+		if (fld == API_SECONDS)
+			close_ns(r, st->time.sum);
+		else
+			close_u64(r, fld == API_CALLS	 ? st->time.count
+				     : fld == API_ERRORS ? st->errors
+							 : st->estimated_calls);
+	}
 }
 
 enum xfer_field { XF_BYTES, XF_CALLS, XF_SECONDS };
@@ -57,34 +58,36 @@ static void xfer_family(struct render *r, const char *name, enum xfer_field fld,
 {
 	family(r, name, "counter", help);
 	FOR_PROCS(r, i, p, L)
-		for (int d = 0; d < GP_DIR_MAX; d++)
-			for (int h = 0; h < GP_HM_MAX; h++) {
-				const struct gp_xfer_row *x = p->xfer[d][h];
-				__u64 calls = x[0].calls + x[1].calls;
+	for (int d = 0; d < GP_DIR_MAX; d++)
+		for (int h = 0; h < GP_HM_MAX; h++) {
+			const struct gp_xfer_row *x = p->xfer[d][h];
+			__u64 calls = x[0].calls + x[1].calls;
 
-				if (!calls)
-					continue;
-				open_sample(r, name, L);
-				label(r, true, "direction", gp_dir_name(d));
-				label(r, true, "host_memory", gp_hostmem_name(h));
-				if (fld == XF_SECONDS)
-					close_ns(r, x[0].total_ns + x[1].total_ns);
-				else
-					close_u64(r, fld == XF_CALLS ? calls : x[0].bytes + x[1].bytes);
-			}
+			if (!calls)
+				continue;
+			open_sample(r, name, L);
+			label(r, true, "direction", gp_dir_name(d));
+			label(r, true, "host_memory", gp_hostmem_name(h));
+			if (fld == XF_SECONDS)
+				close_ns(r, x[0].total_ns + x[1].total_ns);
+			else
+				close_u64(r, fld == XF_CALLS ? calls : x[0].bytes + x[1].bytes);
+		}
 }
 
 static void memory_families(struct render *r)
 {
 	family(r, "gpuprobed_device_memory_bytes", "gauge",
 	       "Device and managed memory the process has allocated and not freed (as seen by the traced calls).");
-	FOR_PROCS(r, i, p, L) {
+	FOR_PROCS(r, i, p, L)
+	{
 		open_sample(r, "gpuprobed_device_memory_bytes", L);
 		close_u64(r, p->mem.total.live_bytes);
 	}
 	family(r, "gpuprobed_device_memory_peak_bytes", "gauge",
 	       "Most device and managed memory the process had allocated at once while traced.");
-	FOR_PROCS(r, i, p, L) {
+	FOR_PROCS(r, i, p, L)
+	{
 		open_sample(r, "gpuprobed_device_memory_peak_bytes", L);
 		close_u64(r, p->mem.total.peak_bytes);
 	}
@@ -102,13 +105,15 @@ static void comm_id_label(const struct gp_nccl_comm *cm, char id[17])
 
 static bool same_comm_id(const struct gp_nccl_comm *a, const struct gp_nccl_comm *b)
 {
-	return a->comm_id_known == b->comm_id_known && (!a->comm_id_known || a->comm_id == b->comm_id);
+	return a->comm_id_known == b->comm_id_known &&
+	       (!a->comm_id_known || a->comm_id == b->comm_id);
 }
 
 static void nccl_family(struct render *r, const char *name, enum nccl_field fld, const char *help)
 {
 	family(r, name, "counter", help);
-	FOR_PROCS(r, i, p, L) {
+	FOR_PROCS(r, i, p, L)
+	{
 		if (!p->nccl)
 			continue;
 		/* by comm_id (handles are not labels): communicators without one are summed together */
@@ -155,7 +160,8 @@ static void nccl_family(struct render *r, const char *name, enum nccl_field fld,
 }
 
 /* A communicator's series of its own (comm_id, rank): known id and rank, the first of its process. */
-static bool rank_series(const struct gp_process *p, size_t c, char id[17], char rank[12], char nranks[12])
+static bool rank_series(const struct gp_process *p, size_t c, char id[17], char rank[12],
+			char nranks[12])
 {
 	const struct gp_nccl_comm *cm = p->nccl->comms[c];
 
@@ -176,7 +182,8 @@ static void rank_family(struct render *r, const char *name, bool waiting, __u64 
 {
 	char id[17], rank[12], nranks[12];
 
-	FOR_PROCS(r, i, p, L) {
+	FOR_PROCS(r, i, p, L)
+	{
 		for (size_t c = 0; p->nccl && c < p->nccl->ncomms; c++) {
 			const struct gp_nccl_comm *cm = p->nccl->comms[c];
 
@@ -187,8 +194,10 @@ static void rank_family(struct render *r, const char *name, bool waiting, __u64 
 			label(r, true, "rank", rank);
 			label(r, true, "nranks", nranks);
 			if (waiting)
-				close_ns(r, !p->exited && cm->wait_since_ns && now > cm->wait_since_ns ?
-						    now - cm->wait_since_ns : 0);
+				close_ns(r,
+					 !p->exited && cm->wait_since_ns && now > cm->wait_since_ns
+						 ? now - cm->wait_since_ns
+						 : 0);
 			else
 				close_u64(r, cm->collectives + (cm->inflight ? 1 : 0));
 		}
@@ -210,7 +219,8 @@ static void nccl_rank_families(struct render *r)
 	family(r, "gpuprobed_nccl_waiting_seconds", "gauge",
 	       "How long this rank has waited on its current collective (inside the NCCL call, or blocked in a "
 	       "synchronisation awaiting it); 0 when not waiting.");
-	rank_family(r, "gpuprobed_nccl_waiting_seconds", true, (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec);
+	rank_family(r, "gpuprobed_nccl_waiting_seconds", true,
+		    (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec);
 }
 
 static void cpu_families(struct render *r)
@@ -221,7 +231,8 @@ static void cpu_families(struct render *r)
 		hz = 100;
 	family(r, "gpuprobed_process_cpu_seconds_total", "counter",
 	       "User and system CPU time of the live process since it started (/proc/PID/stat).");
-	FOR_PROCS(r, i, p, L) {
+	FOR_PROCS(r, i, p, L)
+	{
 		const struct proc_counts *pc = &r->pc[i];
 		__u64 ticks = pc->utime + pc->stime;
 
@@ -229,26 +240,30 @@ static void cpu_families(struct render *r)
 			continue;
 		open_sample(r, "gpuprobed_process_cpu_seconds_total", L);
 		/* ticks to nanoseconds first: exact for every usual tick rate */
-		close_ns(r, ticks / (__u64)hz * 1000000000ull + ticks % (__u64)hz * 1000000000ull / (__u64)hz);
+		close_ns(r, ticks / (__u64)hz * 1000000000ull +
+				    ticks % (__u64)hz * 1000000000ull / (__u64)hz);
 	}
 	family(r, "gpuprobed_process_context_switches_total", "counter",
 	       "Context switches of the live process's current threads since they started (/proc/PID/task/*/status).");
-	FOR_PROCS(r, i, p, L) {
+	FOR_PROCS(r, i, p, L)
+	{
 		const struct proc_counts *pc = &r->pc[i];
 
 		if (!pc->switches_ok)
 			continue;
-		kind_pair(r, "gpuprobed_process_context_switches_total", L, "voluntary", pc->vol, "involuntary",
-			  pc->invol);
+		kind_pair(r, "gpuprobed_process_context_switches_total", L, "voluntary", pc->vol,
+			  "involuntary", pc->invol);
 	}
 	family(r, "gpuprobed_process_page_faults_total", "counter",
 	       "Page faults of the live process since it started (/proc/PID/stat).");
-	FOR_PROCS(r, i, p, L) {
+	FOR_PROCS(r, i, p, L)
+	{
 		const struct proc_counts *pc = &r->pc[i];
 
 		if (!pc->stat_ok)
 			continue;
-		kind_pair(r, "gpuprobed_process_page_faults_total", L, "minor", pc->minflt, "major", pc->majflt);
+		kind_pair(r, "gpuprobed_process_page_faults_total", L, "minor", pc->minflt, "major",
+			  pc->majflt);
 	}
 }
 
@@ -256,32 +271,41 @@ void gp_metrics_process_families(struct render *r)
 {
 	__u64 live = 0;
 
-	api_family(r, "gpuprobed_api_calls_total", API_CALLS,
-		   "Calls of a traced API made outside any other traced call (a runtime call's own driver calls are not counted again).");
+	api_family(
+		r, "gpuprobed_api_calls_total", API_CALLS,
+		"Calls of a traced API made outside any other traced call (a runtime call's own driver calls are not counted again).");
 	api_family(r, "gpuprobed_api_errors_total", API_ERRORS,
 		   "Of gpuprobed_api_calls_total, the calls that returned an error.");
 	api_family(r, "gpuprobed_api_seconds_total", API_SECONDS,
 		   "Host-observed time inside those calls, entry to return (not GPU time).");
-	api_family(r, "gpuprobed_api_estimated_calls_total", API_ESTIMATED,
-		   "Of gpuprobed_api_calls_total, the calls not seen but estimated: the overhead budget attached the "
-		   "probe for part of the time and the counts were scaled up (absent while every call was seen).");
-	xfer_family(r, "gpuprobed_transfer_bytes_total", XF_BYTES,
-		    "Bytes copied by copy calls, by direction and by the kind of host memory involved.");
+	api_family(
+		r, "gpuprobed_api_estimated_calls_total", API_ESTIMATED,
+		"Of gpuprobed_api_calls_total, the calls not seen but estimated: the overhead budget attached the "
+		"probe for part of the time and the counts were scaled up (absent while every call was seen).");
+	xfer_family(
+		r, "gpuprobed_transfer_bytes_total", XF_BYTES,
+		"Bytes copied by copy calls, by direction and by the kind of host memory involved.");
 	xfer_family(r, "gpuprobed_transfers_total", XF_CALLS,
 		    "Copy calls, by direction and by the kind of host memory involved.");
-	xfer_family(r, "gpuprobed_transfer_seconds_total", XF_SECONDS,
-		    "Host-observed time inside copy calls (asynchronous copies return before the copy is done).");
+	xfer_family(
+		r, "gpuprobed_transfer_seconds_total", XF_SECONDS,
+		"Host-observed time inside copy calls (asynchronous copies return before the copy is done).");
 	memory_families(r);
-	nccl_family(r, "gpuprobed_nccl_calls_total", NC_CALLS,
-		    "NCCL collective and point-to-point calls, by operation, over all communicators.");
-	nccl_family(r, "gpuprobed_nccl_bytes_total", NC_BYTES,
-		    "Bytes of those calls as nccl-tests counts them (the message size), by operation.");
-	nccl_family(r, "gpuprobed_nccl_seconds_total", NC_SECONDS,
-		    "Host-observed time inside those calls (enqueueing, not the collective's GPU time).");
+	nccl_family(
+		r, "gpuprobed_nccl_calls_total", NC_CALLS,
+		"NCCL collective and point-to-point calls, by operation, over all communicators.");
+	nccl_family(
+		r, "gpuprobed_nccl_bytes_total", NC_BYTES,
+		"Bytes of those calls as nccl-tests counts them (the message size), by operation.");
+	nccl_family(
+		r, "gpuprobed_nccl_seconds_total", NC_SECONDS,
+		"Host-observed time inside those calls (enqueueing, not the collective's GPU time).");
 	nccl_rank_families(r);
 	cpu_families(r);
-	family(r, "gpuprobed_process_exited", "gauge", "1 when the traced process has exited (its series stay for the grace period), else 0.");
-	FOR_PROCS(r, i, p, L) {
+	family(r, "gpuprobed_process_exited", "gauge",
+	       "1 when the traced process has exited (its series stay for the grace period), else 0.");
+	FOR_PROCS(r, i, p, L)
+	{
 		open_sample(r, "gpuprobed_process_exited", L);
 		close_u64(r, p->exited);
 		live += !p->exited;

@@ -25,14 +25,14 @@ int gp_nvml_open(struct gp_nvml *n, const char *path, char *why, size_t len)
 		return -ENOENT;
 	}
 	n->nvmlErrorString = (const char *(*)(gp_nvml_return))dlsym(n->lib, "nvmlErrorString");
-#define GP_NVML_SYM(req, name, args)                                                               \
-	*(void **)&n->name = dlsym(n->lib, #name);                                                 \
-	if (req && !n->name) {                                                                     \
-		snprintf(why, len, "no NVML: %s has no %s (a driver too old)",                     \
-			 path ? path : GP_NVML_SONAME, #name);                                     \
-		dlclose(n->lib);                                                                   \
-		memset(n, 0, sizeof(*n));                                                          \
-		return -ENOSYS;                                                                    \
+#define GP_NVML_SYM(req, name, args)                                           \
+	*(void **)&n->name = dlsym(n->lib, #name);                             \
+	if (req && !n->name) {                                                 \
+		snprintf(why, len, "no NVML: %s has no %s (a driver too old)", \
+			 path ? path : GP_NVML_SONAME, #name);                 \
+		dlclose(n->lib);                                               \
+		memset(n, 0, sizeof(*n));                                      \
+		return -ENOSYS;                                                \
 	}
 	GP_NVML_FUNCS(GP_NVML_SYM)
 #undef GP_NVML_SYM

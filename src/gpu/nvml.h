@@ -13,7 +13,7 @@
 #define GP_NVML_SONAME "libnvidia-ml.so.1"
 
 typedef struct gp_nvml_device_st *gp_nvml_device; /* nvmlDevice_t */
-typedef int gp_nvml_return;                       /* nvmlReturn_t */
+typedef int gp_nvml_return;			  /* nvmlReturn_t */
 
 enum {
 	GP_NVML_SUCCESS = 0,
@@ -23,42 +23,46 @@ enum {
 	GP_NVML_ERROR_FUNCTION_NOT_FOUND = 13,
 	GP_NVML_ERROR_GPU_IS_LOST_ = 15,
 };
-enum { GP_NVML_CLOCK_SM = 1, GP_NVML_CLOCK_MEM = 2 };     /* nvmlClockType_t */
-enum { GP_NVML_TEMPERATURE_GPU = 0 };                     /* nvmlTemperatureSensors_t */
+enum { GP_NVML_CLOCK_SM = 1, GP_NVML_CLOCK_MEM = 2 };	       /* nvmlClockType_t */
+enum { GP_NVML_TEMPERATURE_GPU = 0 };			       /* nvmlTemperatureSensors_t */
 enum { GP_NVML_PCIE_TX_BYTES = 0, GP_NVML_PCIE_RX_BYTES = 1 }; /* nvmlPcieUtilCounter_t */
 
-struct gp_nvml_utilization { unsigned int gpu, memory; };                   /* nvmlUtilization_t */
-struct gp_nvml_memory { unsigned long long total, free, used; };            /* nvmlMemory_t */
-struct gp_nvml_process_info {                                               /* nvmlProcessInfo_t (v2) */
+struct gp_nvml_utilization {
+	unsigned int gpu, memory;
+}; /* nvmlUtilization_t */
+struct gp_nvml_memory {
+	unsigned long long total, free, used;
+};			      /* nvmlMemory_t */
+struct gp_nvml_process_info { /* nvmlProcessInfo_t (v2) */
 	unsigned int pid;
 	unsigned long long usedGpuMemory;
 	unsigned int gpuInstanceId, computeInstanceId;
 };
-struct gp_nvml_process_util {                              /* nvmlProcessUtilizationSample_t */
+struct gp_nvml_process_util { /* nvmlProcessUtilizationSample_t */
 	unsigned int pid;
 	unsigned long long timeStamp;
 	unsigned int smUtil, memUtil, encUtil, decUtil;
 };
 
 /* The functions used, by their NVML names: required ones first (without them NVML is unusable). */
-#define GP_NVML_FUNCS(X) \
-	X(1, nvmlInit_v2, (void)) \
-	X(1, nvmlShutdown, (void)) \
-	X(1, nvmlDeviceGetCount_v2, (unsigned int *)) \
-	X(1, nvmlDeviceGetHandleByIndex_v2, (unsigned int, gp_nvml_device *)) \
-	X(0, nvmlSystemGetDriverVersion, (char *, unsigned int)) \
-	X(0, nvmlDeviceGetName, (gp_nvml_device, char *, unsigned int)) \
-	X(0, nvmlDeviceGetUUID, (gp_nvml_device, char *, unsigned int)) \
-	X(0, nvmlDeviceGetUtilizationRates, (gp_nvml_device, struct gp_nvml_utilization *)) \
-	X(0, nvmlDeviceGetMemoryInfo, (gp_nvml_device, struct gp_nvml_memory *)) \
-	X(0, nvmlDeviceGetClockInfo, (gp_nvml_device, int, unsigned int *)) \
-	X(0, nvmlDeviceGetPowerUsage, (gp_nvml_device, unsigned int *)) \
-	X(0, nvmlDeviceGetTemperature, (gp_nvml_device, int, unsigned int *)) \
-	X(0, nvmlDeviceGetPcieThroughput, (gp_nvml_device, int, unsigned int *)) \
+#define GP_NVML_FUNCS(X)                                                                        \
+	X(1, nvmlInit_v2, (void))                                                               \
+	X(1, nvmlShutdown, (void))                                                              \
+	X(1, nvmlDeviceGetCount_v2, (unsigned int *))                                           \
+	X(1, nvmlDeviceGetHandleByIndex_v2, (unsigned int, gp_nvml_device *))                   \
+	X(0, nvmlSystemGetDriverVersion, (char *, unsigned int))                                \
+	X(0, nvmlDeviceGetName, (gp_nvml_device, char *, unsigned int))                         \
+	X(0, nvmlDeviceGetUUID, (gp_nvml_device, char *, unsigned int))                         \
+	X(0, nvmlDeviceGetUtilizationRates, (gp_nvml_device, struct gp_nvml_utilization *))     \
+	X(0, nvmlDeviceGetMemoryInfo, (gp_nvml_device, struct gp_nvml_memory *))                \
+	X(0, nvmlDeviceGetClockInfo, (gp_nvml_device, int, unsigned int *))                     \
+	X(0, nvmlDeviceGetPowerUsage, (gp_nvml_device, unsigned int *))                         \
+	X(0, nvmlDeviceGetTemperature, (gp_nvml_device, int, unsigned int *))                   \
+	X(0, nvmlDeviceGetPcieThroughput, (gp_nvml_device, int, unsigned int *))                \
 	X(0, nvmlDeviceGetCurrentClocksThrottleReasons, (gp_nvml_device, unsigned long long *)) \
-	X(0, nvmlDeviceGetComputeRunningProcesses_v3, \
-	  (gp_nvml_device, unsigned int *, struct gp_nvml_process_info *)) \
-	X(0, nvmlDeviceGetProcessUtilization, \
+	X(0, nvmlDeviceGetComputeRunningProcesses_v3,                                           \
+	  (gp_nvml_device, unsigned int *, struct gp_nvml_process_info *))                      \
+	X(0, nvmlDeviceGetProcessUtilization,                                                   \
 	  (gp_nvml_device, struct gp_nvml_process_util *, unsigned int *, unsigned long long))
 
 struct gp_nvml {

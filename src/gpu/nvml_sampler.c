@@ -83,8 +83,11 @@ static void push(struct gp_nvml_sampler *s, const struct ev *e)
 
 static void error(struct gp_nvml_sampler *s, struct dev *d, const char *call, int code)
 {
-	push(s, &(struct ev){ .kind = EV_ERROR, .index = d ? d->index : GP_GPU_NO_DEVICE, .call = call,
-			      .code = code, .ns = now_ns(CLOCK_MONOTONIC) });
+	push(s, &(struct ev){ .kind = EV_ERROR,
+			      .index = d ? d->index : GP_GPU_NO_DEVICE,
+			      .call = call,
+			      .code = code,
+			      .ns = now_ns(CLOCK_MONOTONIC) });
 	if (d && code == GP_NVML_ERROR_GPU_IS_LOST_)
 		d->lost = true;
 }
@@ -105,8 +108,8 @@ static bool ok(struct gp_nvml_sampler *s, struct dev *d, const char *call, int b
 }
 
 /* Calls NVML function F of device d if the library has it; false (queued) when it failed. */
-#define CALL(s, d, bit, F, ...)                                                                   \
-	((d)->lost ? false                                                                        \
+#define CALL(s, d, bit, F, ...) \
+	((d)->lost ? false      \
 		   : ok(s, d, #F, bit, (void *)(s)->nv.F, (s)->nv.F ? (s)->nv.F(__VA_ARGS__) : 0))
 
 static void put(struct gp_gpu_sample *g, enum gp_gpu_metric m, __u64 v)
@@ -134,8 +137,12 @@ static void sample_processes(struct gp_nvml_sampler *s, struct dev *d, __u64 t)
 		     (void *)s->nv.nvmlDeviceGetProcessUtilization, r))
 		nu = 0;
 	for (unsigned i = 0; i < n && i < MAX_PROCS; i++) {
-		struct ev e = { .kind = EV_PROCESS, .index = d->index, .pid = s->pinfo[i].pid, .ns = t,
-				.used = s->pinfo[i].usedGpuMemory, .sm = GP_NVML_UNKNOWN_UTIL,
+		struct ev e = { .kind = EV_PROCESS,
+				.index = d->index,
+				.pid = s->pinfo[i].pid,
+				.ns = t,
+				.used = s->pinfo[i].usedGpuMemory,
+				.sm = GP_NVML_UNKNOWN_UTIL,
 				.mu = GP_NVML_UNKNOWN_UTIL };
 
 		for (unsigned j = 0; j < nu && j < MAX_PROCS; j++)
@@ -217,7 +224,8 @@ static void *run(void *arg)
 		pthread_mutex_lock(&s->mu);
 		s->samples++;
 		now = now_ns(CLOCK_MONOTONIC);
-		if (now > due + period) /* a sleep far too long (a stopped machine): do not catch up */
+		if (now >
+		    due + period) /* a sleep far too long (a stopped machine): do not catch up */
 			clock_gettime(CLOCK_MONOTONIC, &next);
 	}
 	s->cpu_ns = now_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -277,7 +285,8 @@ static void open_devices(struct gp_nvml_sampler *s, struct gp_model *m)
 	}
 }
 
-struct gp_nvml_sampler *gp_nvml_sampler_start(struct gp_model *m, const char *lib, unsigned interval_ms)
+struct gp_nvml_sampler *gp_nvml_sampler_start(struct gp_model *m, const char *lib,
+					      unsigned interval_ms)
 {
 	struct gp_nvml_sampler *s = calloc(1, sizeof(*s));
 	pthread_condattr_t ca;
@@ -290,7 +299,8 @@ struct gp_nvml_sampler *gp_nvml_sampler_start(struct gp_model *m, const char *li
 	err = gp_nvml_open(&s->nv, lib, why, sizeof(why));
 	if (err) {
 		gp_info("%s", why);
-		gp_model_gpu_nvml(m, err == -ENOENT ? GP_NVML_ABSENT : GP_NVML_FAILED, why, NULL, interval_ns, 0);
+		gp_model_gpu_nvml(m, err == -ENOENT ? GP_NVML_ABSENT : GP_NVML_FAILED, why, NULL,
+				  interval_ns, 0);
 		free(s);
 		return NULL;
 	}
@@ -317,7 +327,8 @@ struct gp_nvml_sampler *gp_nvml_sampler_start(struct gp_model *m, const char *li
 	}
 	pthread_setname_np(s->thread, "gp-nvml");
 	s->running = true;
-	gp_info("NVML: sampling %u device%s every %u ms", s->ndevs, s->ndevs == 1 ? "" : "s", interval_ms);
+	gp_info("NVML: sampling %u device%s every %u ms", s->ndevs, s->ndevs == 1 ? "" : "s",
+		interval_ms);
 	return s;
 }
 
@@ -345,9 +356,11 @@ void gp_nvml_sampler_drain(struct gp_nvml_sampler *s, struct gp_model *m)
 			gp_model_gpu_process(m, e->index, e->pid, e->ns, e->used, e->sm, e->mu);
 			break;
 		case EV_ERROR:
-			gp_model_gpu_error(m, e->index, e->call, e->code, gp_nvml_error(&s->nv, e->code), e->ns);
+			gp_model_gpu_error(m, e->index, e->call, e->code,
+					   gp_nvml_error(&s->nv, e->code), e->ns);
 			if (e->code == GP_NVML_ERROR_GPU_IS_LOST_)
-				gp_notice("NVML: GPU %u is lost (%s): no more samples of it", e->index, e->call);
+				gp_notice("NVML: GPU %u is lost (%s): no more samples of it",
+					  e->index, e->call);
 			break;
 		}
 	}
@@ -365,9 +378,10 @@ void gp_nvml_sampler_stop(struct gp_nvml_sampler *s, struct gp_model *m)
 		pthread_mutex_unlock(&s->mu);
 		pthread_join(s->thread, NULL);
 		gp_nvml_sampler_drain(s, m);
-		gp_model_gpu_nvml(m, GP_NVML_OK, m->gpus.note, m->gpus.driver, m->gpus.interval_ns, s->cpu_ns);
-		gp_info("NVML: %llu samples, sampling thread CPU %.3f ms", (unsigned long long)s->samples,
-			(double)s->cpu_ns / 1e6);
+		gp_model_gpu_nvml(m, GP_NVML_OK, m->gpus.note, m->gpus.driver, m->gpus.interval_ns,
+				  s->cpu_ns);
+		gp_info("NVML: %llu samples, sampling thread CPU %.3f ms",
+			(unsigned long long)s->samples, (double)s->cpu_ns / 1e6);
 	}
 	gp_nvml_close(&s->nv);
 	pthread_mutex_destroy(&s->mu);

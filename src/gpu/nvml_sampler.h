@@ -21,7 +21,8 @@ struct gp_nvml_sampler;
  * learns NVML's state (a line when it is absent or failing: never fatal) and the devices.
  * NULL when there is nothing to sample (said in the model), or on ENOMEM.
  */
-struct gp_nvml_sampler *gp_nvml_sampler_start(struct gp_model *m, const char *lib, unsigned interval_ms);
+struct gp_nvml_sampler *gp_nvml_sampler_start(struct gp_model *m, const char *lib,
+					      unsigned interval_ms);
 /* What the thread sampled since the last drain, into m. */
 void gp_nvml_sampler_drain(struct gp_nvml_sampler *s, struct gp_model *m);
 /* Stops the thread, drains, says its CPU time in the model, shuts NVML down, frees. NULL: no-op. */

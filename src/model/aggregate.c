@@ -195,7 +195,8 @@ int gp_model_api_aggregate(struct gp_model *m, const struct gp_api_aggregate *a)
 {
 	int err = aggregate(m, a);
 
-	gp_model_tap_api_aggregate(m, &(struct gp_op_api_aggregate){ .aggregate = { a, sizeof(*a) } });
+	gp_model_tap_api_aggregate(m,
+				   &(struct gp_op_api_aggregate){ .aggregate = { a, sizeof(*a) } });
 	return err;
 }
 
@@ -204,7 +205,8 @@ int gp_model_api_estimated(struct gp_model *m, __u32 pid, unsigned api, __u64 ca
 	struct gp_process *p;
 	struct gp_api_stats *st;
 
-	gp_model_tap_api_estimated(m, &(struct gp_op_api_estimated){ .pid = pid, .api = api, .calls = calls });
+	gp_model_tap_api_estimated(
+		m, &(struct gp_op_api_estimated){ .pid = pid, .api = api, .calls = calls });
 	if (api <= GP_API_INVALID || api >= GP_API_MAX)
 		return -EINVAL;
 	p = gp_model_process_get(m, pid);
@@ -220,5 +222,6 @@ void gp_model_set_sampling(struct gp_model *m, const struct gp_sampling *s)
 {
 	m->sampling = *s;
 	m->sampling.set = true;
-	gp_model_tap_sampling(m, &(struct gp_op_sampling){ .sampling = { &m->sampling, sizeof(m->sampling) } });
+	gp_model_tap_sampling(
+		m, &(struct gp_op_sampling){ .sampling = { &m->sampling, sizeof(m->sampling) } });
 }

@@ -79,13 +79,14 @@ static int cmp_s64(const void *a, const void *b)
 
 /* An offset of capture i from capture j's collectives of one communicator (j at offset off_j). */
 struct fit {
-	size_t n;           /* collectives used; 0: none */
+	size_t n; /* collectives used; 0: none */
 	__s64 offset, half_spread;
 	bool bounded;
 	__s64 lo, hi;
 };
 
-static int fit_pair(const struct host_comm *hi_, const struct host_comm *hj, __s64 off_j, struct fit *f)
+static int fit_pair(const struct host_comm *hi_, const struct host_comm *hj, __s64 off_j,
+		    struct fit *f)
 {
 	size_t n = hi_->n < hj->n ? hi_->n : hj->n, k = 0;
 	__s64 *d = n ? malloc(n * sizeof(*d)) : NULL;
@@ -125,7 +126,8 @@ static int fit_pair(const struct host_comm *hi_, const struct host_comm *hj, __s
 			f->offset = f->hi;
 		/* the causal bounds, when tighter, are the uncertainty */
 		if (f->bounded) {
-			__s64 w = f->offset - f->lo > f->hi - f->offset ? f->offset - f->lo : f->hi - f->offset;
+			__s64 w = f->offset - f->lo > f->hi - f->offset ? f->offset - f->lo
+									: f->hi - f->offset;
 
 			if (w < f->half_spread)
 				f->half_spread = w;
@@ -136,7 +138,8 @@ static int fit_pair(const struct host_comm *hi_, const struct host_comm *hj, __s
 }
 
 /* The best fit of capture i against an aligned capture j over every communicator they share. */
-static int fit_best(const struct gp_clock_in *in, size_t i, size_t j, __s64 off_j, struct fit *best, __u64 *comm_id)
+static int fit_best(const struct gp_clock_in *in, size_t i, size_t j, __s64 off_j, struct fit *best,
+		    __u64 *comm_id)
 {
 	const struct gp_model *m = in[i].m;
 
@@ -180,7 +183,9 @@ int gp_clock_align(const struct gp_clock_in *in, size_t n, struct gp_merge_captu
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		out[i].realtime_known = in[i].realtime_known && in[0].realtime_known;
-		out[i].realtime_offset_ns = out[i].realtime_known ? in[i].wall_minus_mono_ns - in[0].wall_minus_mono_ns : 0;
+		out[i].realtime_offset_ns =
+			out[i].realtime_known ? in[i].wall_minus_mono_ns - in[0].wall_minus_mono_ns
+					      : 0;
 		out[i].uncertainty_ns = -1;
 		out[i].method = "none";
 	}
@@ -218,7 +223,9 @@ int gp_clock_align(const struct gp_clock_in *in, size_t n, struct gp_merge_captu
 		if (bi < n) {
 			out[bi].method = "collectives";
 			out[bi].offset_ns = best.offset;
-			out[bi].uncertainty_ns = best.half_spread + (out[bj].uncertainty_ns > 0 ? out[bj].uncertainty_ns : 0);
+			out[bi].uncertainty_ns =
+				best.half_spread +
+				(out[bj].uncertainty_ns > 0 ? out[bj].uncertainty_ns : 0);
 			out[bi].collectives = best.n;
 			out[bi].aligned_to = bj;
 			out[bi].comm_id = best_comm;

@@ -15,9 +15,9 @@
 #define GP_CLOCK_MIN_COLLECTIVES 3
 
 struct gp_clock_in {
-	const struct gp_model *m;  /* the capture's model (its processes not adopted yet) */
-	bool realtime_known;       /* it recorded the relation */
-	__s64 wall_minus_mono_ns;  /* CLOCK_REALTIME - CLOCK_MONOTONIC at its start */
+	const struct gp_model *m; /* the capture's model (its processes not adopted yet) */
+	bool realtime_known;	  /* it recorded the relation */
+	__s64 wall_minus_mono_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC at its start */
 };
 
 /*

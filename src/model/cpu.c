@@ -11,7 +11,8 @@
 
 #include "model/model_internal.h"
 
-static void attr_add(struct gp_cpu_attr *a, __u64 offcpu, __u64 vol, __u64 invol, __u64 minf, __u64 majf)
+static void attr_add(struct gp_cpu_attr *a, __u64 offcpu, __u64 vol, __u64 invol, __u64 minf,
+		     __u64 majf)
 {
 	a->offcpu_ns += offcpu;
 	a->vol_switches += vol;
@@ -58,7 +59,8 @@ int gp_cpu_thread_record(struct gp_model *m, const struct gp_thread_cpu *r)
 	memcpy(comm, r->comm, sizeof(r->comm));
 	comm[sizeof(r->comm)] = '\0';
 	if (comm[0])
-		gp_model_thread_name(m, r->hdr.tgid, r->hdr.tid, comm); /* its name at exit is the last word */
+		gp_model_thread_name(m, r->hdr.tgid, r->hdr.tid,
+				     comm); /* its name at exit is the last word */
 	return 0;
 }
 
@@ -128,7 +130,8 @@ void gp_cpu_summarize(const struct gp_process *p, __u64 from, __u64 to, struct g
 		}
 	if (!s->known || !s->focus_wall_ns)
 		s->verdict = GP_VERDICT_UNKNOWN;
-	else if ((s->focus_cpu_ns + s->focus_runnable_ns) * 100 >= s->focus_wall_ns * GP_VERDICT_CPU_BOUND_PCT)
+	else if ((s->focus_cpu_ns + s->focus_runnable_ns) * 100 >=
+		 s->focus_wall_ns * GP_VERDICT_CPU_BOUND_PCT)
 		s->verdict = GP_VERDICT_CPU_BOUND;
 	else if (s->focus_offcpu_in_calls_ns * 100 >= s->focus_offcpu_ns * GP_VERDICT_GPU_WAIT_PCT)
 		s->verdict = GP_VERDICT_WAITING_GPU;

@@ -224,14 +224,9 @@ static const struct code_name cu_errors[] = {
 
 /* ncclResult_t, sorted by code. */
 static const struct code_name nccl_errors[] = {
-	{ 0, "ncclSuccess" },
-	{ 1, "ncclUnhandledCudaError" },
-	{ 2, "ncclSystemError" },
-	{ 3, "ncclInternalError" },
-	{ 4, "ncclInvalidArgument" },
-	{ 5, "ncclInvalidUsage" },
-	{ 6, "ncclRemoteError" },
-	{ 7, "ncclInProgress" },
+	{ 0, "ncclSuccess" },	    { 1, "ncclUnhandledCudaError" }, { 2, "ncclSystemError" },
+	{ 3, "ncclInternalError" }, { 4, "ncclInvalidArgument" },    { 5, "ncclInvalidUsage" },
+	{ 6, "ncclRemoteError" },   { 7, "ncclInProgress" },
 };
 
 static int cmp_code(const void *key, const void *elem)

@@ -166,8 +166,8 @@ int gp_model_gpu_sample(struct gp_model *m, const struct gp_gpu_sample *s)
 	return 0;
 }
 
-int gp_model_gpu_process(struct gp_model *m, __u32 index, __u32 pid, __u64 mono_ns, __u64 used_memory,
-			 __s32 sm_util, __s32 mem_util)
+int gp_model_gpu_process(struct gp_model *m, __u32 index, __u32 pid, __u64 mono_ns,
+			 __u64 used_memory, __s32 sm_util, __s32 mem_util)
 {
 	struct gp_gpu_device *d = device(m, index);
 	struct gp_gpu_proc_row *r = NULL;
@@ -209,8 +209,8 @@ int gp_model_gpu_process(struct gp_model *m, __u32 index, __u32 pid, __u64 mono_
 	return 0;
 }
 
-int gp_model_gpu_error(struct gp_model *m, __u32 index, const char *call, __s32 code, const char *text,
-		       __u64 mono_ns)
+int gp_model_gpu_error(struct gp_model *m, __u32 index, const char *call, __s32 code,
+		       const char *text, __u64 mono_ns)
 {
 	struct gp_gpus *g = &m->gpus;
 	struct gp_gpu_error_row *r = NULL;

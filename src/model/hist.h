@@ -17,8 +17,8 @@
 #include <linux/types.h>
 
 #define GP_HIST_SUB_BITS 6
-#define GP_HIST_SUB      (1u << GP_HIST_SUB_BITS)
-#define GP_HIST_BUCKETS  (GP_HIST_SUB + (64 - GP_HIST_SUB_BITS) * GP_HIST_SUB)
+#define GP_HIST_SUB	 (1u << GP_HIST_SUB_BITS)
+#define GP_HIST_BUCKETS	 (GP_HIST_SUB + (64 - GP_HIST_SUB_BITS) * GP_HIST_SUB)
 
 struct gp_stats {
 	__u64 count;
@@ -50,7 +50,8 @@ int gp_stats_add_n(struct gp_stats *s, __u64 v, __u64 n);
 __u64 gp_stats_percentile(const struct gp_stats *s, double p);
 /* Sample standard deviation (n - 1 in the denominator); 0 with fewer than two samples. */
 double gp_stats_stddev(const struct gp_stats *s);
-void gp_stats_release(struct gp_stats *s); /* frees the buckets; the struct itself is the caller's */
+void gp_stats_release(
+	struct gp_stats *s); /* frees the buckets; the struct itself is the caller's */
 
 /* log2 size histogram: bucket 0 holds 0, bucket k >= 1 holds [2^(k-1), 2^k - 1]. */
 #define GP_SIZE_BUCKETS 65

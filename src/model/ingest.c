@@ -198,14 +198,18 @@ static int validate(const void *data, size_t len)
 	if (!data || len < sizeof(struct gp_event_hdr))
 		return -EINVAL;
 	if (c->hdr.type == GP_EV_THREAD_CPU)
-		return c->hdr.size == sizeof(struct gp_thread_cpu) && len >= sizeof(struct gp_thread_cpu)
-			       ? 0 : -EINVAL;
+		return c->hdr.size == sizeof(struct gp_thread_cpu) &&
+				       len >= sizeof(struct gp_thread_cpu)
+			       ? 0
+			       : -EINVAL;
 	if (c->hdr.type == GP_EV_SCHED_SLICE) {
 		const struct gp_sched_slice *sl = data;
 
-		return c->hdr.size == sizeof(*sl) && len >= sizeof(*sl) && sl->end_ns >= sl->hdr.ts_ns &&
-				       sl->left >= GP_SL_BLOCKED && sl->left <= GP_SL_EXITED
-			       ? 0 : -EINVAL;
+		return c->hdr.size == sizeof(*sl) && len >= sizeof(*sl) &&
+				       sl->end_ns >= sl->hdr.ts_ns && sl->left >= GP_SL_BLOCKED &&
+				       sl->left <= GP_SL_EXITED
+			       ? 0
+			       : -EINVAL;
 	}
 	if (c->hdr.type == GP_EV_API_CALL_EXT) {
 		const struct gp_api_call_ext *x = data;
@@ -221,8 +225,9 @@ static int validate(const void *data, size_t len)
 	} else if (c->hdr.type == GP_EV_API_CALL_USTACK) {
 		const struct gp_api_call_ustack *k = data;
 
-		if (len < GP_USTACK_REC_SIZE(1, 0) || !k->nframes || k->nframes > GP_USTACK_MAX_FRAMES ||
-		    k->npy > GP_PY_MAX_FRAMES || k->stop >= GP_STOP_MAX ||
+		if (len < GP_USTACK_REC_SIZE(1, 0) || !k->nframes ||
+		    k->nframes > GP_USTACK_MAX_FRAMES || k->npy > GP_PY_MAX_FRAMES ||
+		    k->stop >= GP_STOP_MAX ||
 		    c->hdr.size != GP_USTACK_REC_SIZE(k->nframes, k->npy) || len < c->hdr.size)
 			return -EINVAL;
 	} else if (c->hdr.type != GP_EV_API_CALL || c->hdr.size != sizeof(*c) || len < sizeof(*c)) {
@@ -239,18 +244,26 @@ static struct gp_stack_view *stack_view(const void *data, __u16 type, struct gp_
 	if (type == GP_EV_API_CALL_USTACK) {
 		const struct gp_api_call_ustack *k = data;
 
-		*v = (struct gp_stack_view){ .ips = k->words, .nframes = k->nframes, .py = k->words + k->nframes,
-					     .npy = k->npy, .stop = k->stop, .detail = k->stop_detail,
-					     .py_status = k->py, .frames_fp = k->frames_fp };
+		*v = (struct gp_stack_view){ .ips = k->words,
+					     .nframes = k->nframes,
+					     .py = k->words + k->nframes,
+					     .npy = k->npy,
+					     .stop = k->stop,
+					     .detail = k->stop_detail,
+					     .py_status = k->py,
+					     .frames_fp = k->frames_fp };
 		return v;
 	}
 	if (type == GP_EV_API_CALL_STACK) { /* older captures: frame pointers only */
 		const struct gp_api_call_stack *k = data;
 
-		*v = (struct gp_stack_view){ .ips = k->ips, .nframes = k->nframes, .frames_fp = (__u8)k->nframes,
+		*v = (struct gp_stack_view){ .ips = k->ips,
+					     .nframes = k->nframes,
+					     .frames_fp = (__u8)k->nframes,
 					     .stop = (k->stack_flags & GP_STF_UNREAD) ? GP_STOP_READ
-						     : k->nframes == GP_STACK_MAX_FRAMES ? GP_STOP_DEPTH
-						     : GP_STOP_FP_END };
+						     : k->nframes == GP_STACK_MAX_FRAMES
+							     ? GP_STOP_DEPTH
+							     : GP_STOP_FP_END };
 		return v;
 	}
 	return NULL;
@@ -284,7 +297,8 @@ static int ingest(struct gp_model *m, const void *data, size_t len)
 
 	const struct gp_api_call_ext *x = c.hdr.type == GP_EV_API_CALL_EXT ? data : NULL;
 	struct gp_stack_view sv, *stk = stack_view(data, c.hdr.type, &sv);
-	struct gp_op op = { .kind = (gp_apis[c.api].attr & GP_A_SYNC_CALL) ? GP_OP_SYNC : GP_OP_OTHER };
+	struct gp_op op = { .kind = (gp_apis[c.api].attr & GP_A_SYNC_CALL) ? GP_OP_SYNC
+									   : GP_OP_OTHER };
 	const char *ext = x ? x->data : NULL;
 	__u32 ext_len = x ? x->data_len : 0;
 	struct gp_process *p = gp_model_process_get(m, c.hdr.tgid);
@@ -351,11 +365,14 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len)
 		memcpy(&h, data, sizeof(h));
 		end = h.ts_ns;
 		if (gp_event_is_call(h.type))
-			memcpy(&more, (const char *)data + offsetof(struct gp_api_call, dur_ns), sizeof(more));
+			memcpy(&more, (const char *)data + offsetof(struct gp_api_call, dur_ns),
+			       sizeof(more));
 		else if (h.type == GP_EV_THREAD_CPU)
-			memcpy(&end, (const char *)data + offsetof(struct gp_thread_cpu, end_ns), sizeof(end));
+			memcpy(&end, (const char *)data + offsetof(struct gp_thread_cpu, end_ns),
+			       sizeof(end));
 		else if (h.type == GP_EV_SCHED_SLICE)
-			memcpy(&end, (const char *)data + offsetof(struct gp_sched_slice, end_ns), sizeof(end));
+			memcpy(&end, (const char *)data + offsetof(struct gp_sched_slice, end_ns),
+			       sizeof(end));
 		if (end + more > m->last_event_ns)
 			m->last_event_ns = end + more;
 	}

@@ -48,8 +48,8 @@ void gp_kernels_release(struct gp_process *p)
 	gp_u64map_clear(&p->graphs, free);
 }
 
-static struct gp_kernel *kernel_new(struct gp_process *p, __u64 func, __u64 ret_addr, const char *name,
-				    const char *mangled)
+static struct gp_kernel *kernel_new(struct gp_process *p, __u64 func, __u64 ret_addr,
+				    const char *name, const char *mangled)
 {
 	struct gp_kernel *k = calloc(1, sizeof(*k));
 
@@ -106,8 +106,8 @@ void gp_shape_register_function(struct gp_shape_call *x)
 }
 
 /* The row of a demangled name, or a new one. */
-static struct gp_kernel *kernel_named(struct gp_process *p, __u64 func, __u64 ret_addr, const char *name,
-				      const char *mangled)
+static struct gp_kernel *kernel_named(struct gp_process *p, __u64 func, __u64 ret_addr,
+				      const char *name, const char *mangled)
 {
 	for (size_t i = 0; i < p->nkernels; i++) {
 		struct gp_kernel *k = p->kernels[i];
@@ -217,8 +217,8 @@ static void count_config(struct gp_kernel *k, const struct gp_kconfig *cfg)
 	for (unsigned i = 0; i < k->nconfigs; i++) {
 		struct gp_kconfig *c = &k->configs[i];
 
-		if (!memcmp(c->grid, cfg->grid, sizeof(c->grid)) && !memcmp(c->block, cfg->block, sizeof(c->block)) &&
-		    c->smem == cfg->smem) {
+		if (!memcmp(c->grid, cfg->grid, sizeof(c->grid)) &&
+		    !memcmp(c->block, cfg->block, sizeof(c->block)) && c->smem == cfg->smem) {
 			c->launches++;
 			return;
 		}

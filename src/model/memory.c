@@ -170,8 +170,8 @@ int gp_memory_alloc(struct gp_process *p, const struct gp_api_call *c, enum gp_a
 	a->api = c->api;
 	a->kind = kind;
 
-	int err = gp_ranges_insert(host ? &mem->host_ranges : &mem->device_ranges, &a->r, ptr, bytes,
-				   evict_stale, mem);
+	int err = gp_ranges_insert(host ? &mem->host_ranges : &mem->device_ranges, &a->r, ptr,
+				   bytes, evict_stale, mem);
 
 	if (err) {
 		free(a);

@@ -35,9 +35,9 @@ static const char *const bpf_drop_names[GP_BPF_DROP_MAX] = {
 };
 
 /* Counters the model keeps itself; present (at 0) in every report, like the BPF ones. */
-static const char *const model_drop_names[] = { "malformed_records", "alloc_out_unread", "ext_truncated",
-						"stacks_over_limit", "timeline_left_out",
-						"timeline_sched_left_out" };
+static const char *const model_drop_names[] = { "malformed_records", "alloc_out_unread",
+						"ext_truncated",     "stacks_over_limit",
+						"timeline_left_out", "timeline_sched_left_out" };
 
 const char *gp_bpf_drop_name(enum gp_bpf_drop d)
 {
@@ -225,7 +225,8 @@ static size_t eviction_candidate(const struct gp_model *m)
 	__u64 pick_ns = 0;
 
 	for (size_t i = 0; i < m->nprocs; i++)
-		if (m->procs[i]->exited && (pick == m->nprocs || m->procs[i]->exit_ns < m->procs[pick]->exit_ns))
+		if (m->procs[i]->exited &&
+		    (pick == m->nprocs || m->procs[i]->exit_ns < m->procs[pick]->exit_ns))
 			pick = i;
 	if (pick < m->nprocs)
 		return pick;
@@ -240,7 +241,8 @@ static size_t eviction_candidate(const struct gp_model *m)
 	return pick;
 }
 
-size_t gp_model_forget_exited(struct gp_model *m, __u64 exited_before_ns, size_t keep_at_most, size_t *evicted)
+size_t gp_model_forget_exited(struct gp_model *m, __u64 exited_before_ns, size_t keep_at_most,
+			      size_t *evicted)
 {
 	size_t removed = 0, over = 0;
 
@@ -284,8 +286,12 @@ int gp_model_process_add(struct gp_model *m, __u32 pid, const char *comm, const 
 {
 	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
 
-	gp_model_tap_process_add(m, &(struct gp_op_process_add){ .pid = pid, .comm = comm, .cmdline = cmdline,
-				.attach_mono_ns = attach_mono_ns, .traced_from_start = traced_from_start });
+	gp_model_tap_process_add(
+		m, &(struct gp_op_process_add){ .pid = pid,
+						.comm = comm,
+						.cmdline = cmdline,
+						.attach_mono_ns = attach_mono_ns,
+						.traced_from_start = traced_from_start });
 	if (!p || p->exited) /* an exited pid that comes back is a new process */
 		p = process_new(m, pid);
 	if (!p)
@@ -301,20 +307,23 @@ int gp_model_process_origin(struct gp_model *m, __u32 pid, const char *because, 
 {
 	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
 
-	gp_model_tap_process_origin(m, &(struct gp_op_process_origin){ .pid = pid, .because = because,
-								   .parent_pid = parent_pid });
+	gp_model_tap_process_origin(m, &(struct gp_op_process_origin){ .pid = pid,
+								       .because = because,
+								       .parent_pid = parent_pid });
 	if (!p)
 		return -ENOENT;
 	p->parent_pid = parent_pid;
 	return gp_replace_str(&p->traced_because, because);
 }
 
-int gp_model_process_python(struct gp_model *m, __u32 pid, __u32 hexversion, bool walked, const char *note)
+int gp_model_process_python(struct gp_model *m, __u32 pid, __u32 hexversion, bool walked,
+			    const char *note)
 {
 	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
 
-	gp_model_tap_process_python(m, &(struct gp_op_process_python){ .pid = pid, .hexversion = hexversion,
-								   .walked = walked, .note = note });
+	gp_model_tap_process_python(
+		m, &(struct gp_op_process_python){
+			   .pid = pid, .hexversion = hexversion, .walked = walked, .note = note });
 	if (!p)
 		return -ENOENT;
 	p->python.found = true;
@@ -357,7 +366,8 @@ int gp_model_process_exec(struct gp_model *m, __u32 pid, const char *comm, const
 {
 	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
 
-	gp_model_tap_process_exec(m, &(struct gp_op_process_exec){ .pid = pid, .comm = comm, .cmdline = cmdline });
+	gp_model_tap_process_exec(
+		m, &(struct gp_op_process_exec){ .pid = pid, .comm = comm, .cmdline = cmdline });
 	if (!p || p->exited)
 		return -ENOENT;
 	p->execs++;
@@ -370,7 +380,8 @@ int gp_model_process_exited(struct gp_model *m, __u32 pid, __u64 exit_mono_ns)
 {
 	struct gp_process *p = gp_u64map_get(&m->by_pid, pid);
 
-	gp_model_tap_process_exited(m, &(struct gp_op_process_exited){ .pid = pid, .exit_mono_ns = exit_mono_ns });
+	gp_model_tap_process_exited(
+		m, &(struct gp_op_process_exited){ .pid = pid, .exit_mono_ns = exit_mono_ns });
 	if (!p)
 		return -ENOENT;
 	p->exited = true;
@@ -383,8 +394,11 @@ int gp_model_library_add(struct gp_model *m, __u32 pid, const char *path, enum g
 {
 	struct gp_process *p = gp_model_process_get(m, pid);
 
-	gp_model_tap_library(m, &(struct gp_op_library){ .pid = pid, .path = path, .family = family,
-						  .is_static = is_static, .build_id = build_id ? build_id : "" });
+	gp_model_tap_library(m, &(struct gp_op_library){ .pid = pid,
+							 .path = path,
+							 .family = family,
+							 .is_static = is_static,
+							 .build_id = build_id ? build_id : "" });
 	if (!p)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nlibs; i++)
@@ -396,7 +410,9 @@ int gp_model_library_add(struct gp_model *m, __u32 pid, const char *path, enum g
 	if (!libs)
 		return -ENOMEM;
 	p->libs = libs;
-	libs[p->nlibs] = (struct gp_library){ .path = gp_dup_str(path), .family = family, .is_static = is_static,
+	libs[p->nlibs] = (struct gp_library){ .path = gp_dup_str(path),
+					      .family = family,
+					      .is_static = is_static,
 					      .build_id = gp_dup_str(build_id) };
 	if (!libs[p->nlibs].path || !libs[p->nlibs].build_id) {
 		free(libs[p->nlibs].path);
@@ -430,7 +446,8 @@ int gp_model_thread_name(struct gp_model *m, __u32 pid, __u32 tid, const char *n
 	struct gp_process *p = gp_model_process_get(m, pid);
 	struct gp_thread *t = p ? gp_process_thread_get(p, tid) : NULL;
 
-	gp_model_tap_thread_name(m, &(struct gp_op_thread_name){ .pid = pid, .tid = tid, .name = name });
+	gp_model_tap_thread_name(
+		m, &(struct gp_op_thread_name){ .pid = pid, .tid = tid, .name = name });
 	if (!t)
 		return -ENOMEM;
 	return gp_replace_str(&t->name, name);
@@ -439,8 +456,12 @@ int gp_model_thread_name(struct gp_model *m, __u32 pid, __u32 tid, const char *n
 int gp_model_probe_add(struct gp_model *m, unsigned idx, const char *target, __u32 pid,
 		       const char *symbol, __u64 file_offset, enum gp_api_id api)
 {
-	gp_model_tap_probe_add(m, &(struct gp_op_probe_add){ .idx = idx, .target = target, .pid = pid, .symbol = symbol,
-						     .file_offset = file_offset, .api = api });
+	gp_model_tap_probe_add(m, &(struct gp_op_probe_add){ .idx = idx,
+							     .target = target,
+							     .pid = pid,
+							     .symbol = symbol,
+							     .file_offset = file_offset,
+							     .api = api });
 	if (idx >= GP_MAX_PROBES)
 		return -EINVAL;
 
@@ -462,8 +483,9 @@ int gp_model_probe_add(struct gp_model *m, unsigned idx, const char *target, __u
 
 int gp_model_probe_hits(struct gp_model *m, unsigned idx, __u64 entry_hits, __u64 return_hits)
 {
-	gp_model_tap_probe_hits(m, &(struct gp_op_probe_hits){ .idx = idx, .entry_hits = entry_hits,
-						       .return_hits = return_hits });
+	gp_model_tap_probe_hits(m, &(struct gp_op_probe_hits){ .idx = idx,
+							       .entry_hits = entry_hits,
+							       .return_hits = return_hits });
 	if (idx >= GP_MAX_PROBES || !m->probes[idx])
 		return -ENOENT;
 	m->probes[idx]->entry_hits = entry_hits;
@@ -533,7 +555,8 @@ void gp_process_window(const struct gp_model *m, const struct gp_process *p, __u
 	*to = p->exited ? p->exit_ns : end;
 }
 
-int gp_model_adopt(struct gp_model *m, struct gp_model *src, const char *host, __s64 clock_offset_ns)
+int gp_model_adopt(struct gp_model *m, struct gp_model *src, const char *host,
+		   __s64 clock_offset_ns)
 {
 	if (GP_ARRAY_GROW(m->procs, m->procs_cap, m->nprocs + src->nprocs, 8))
 		return -ENOMEM;
@@ -546,14 +569,16 @@ int gp_model_adopt(struct gp_model *m, struct gp_model *src, const char *host, _
 
 		p->clock_offset_ns = clock_offset_ns;
 		p->own_start_ns = src->session.start_mono_ns;
-		p->own_end_ns = src->session.end_mono_ns ? src->session.end_mono_ns : src->last_event_ns;
+		p->own_end_ns =
+			src->session.end_mono_ns ? src->session.end_mono_ns : src->last_event_ns;
 		m->procs[m->nprocs++] = p;
 	}
 	m->writer->nstacks += src->writer->nstacks;
 	src->nprocs = 0;
 	gp_u64map_clear(&src->by_pid, NULL);
 	for (size_t i = 0; i < src->nskipped; i++)
-		if (gp_model_skipped_add(m, src->skipped[i].pid, src->skipped[i].comm, src->skipped[i].reason))
+		if (gp_model_skipped_add(m, src->skipped[i].pid, src->skipped[i].comm,
+					 src->skipped[i].reason))
 			return -ENOMEM;
 	for (size_t i = 0; i < src->ndrops; i++)
 		gp_model_drop_add(m, src->drops[i].name, src->drops[i].count);

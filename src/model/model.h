@@ -32,12 +32,12 @@ enum gp_sym_source { GP_SYM_NONE, GP_SYM_ELF, GP_SYM_PERF_MAP, GP_SYM_PYTHON };
 
 /* One address of a process, symbolized (strings valid until the resolver's next call). */
 struct gp_frame_sym {
-	const char *function;  /* demangled, without parameters; NULL: no symbol */
-	const char *symbol;    /* raw (mangled) symbol; NULL: none */
-	const char *file;      /* path of the mapped file; NULL: anonymous or unmapped */
-	const char *build_id;  /* hex GNU build-id of that file, "" when none */
-	__u64 sym_offset;      /* addr - symbol start */
-	__u64 file_offset;     /* addr's offset in the file */
+	const char *function; /* demangled, without parameters; NULL: no symbol */
+	const char *symbol;   /* raw (mangled) symbol; NULL: none */
+	const char *file;     /* path of the mapped file; NULL: anonymous or unmapped */
+	const char *build_id; /* hex GNU build-id of that file, "" when none */
+	__u64 sym_offset;     /* addr - symbol start */
+	__u64 file_offset;    /* addr's offset in the file */
 	enum gp_sym_source source;
 };
 
@@ -45,7 +45,7 @@ struct gp_frame_sym {
 struct gp_py_frame_sym {
 	const char *qualname; /* the code's qualified name ("Model.forward"); 3.10: its name */
 	const char *file;     /* the code's file name, as the interpreter has it */
-	int line;             /* the line being executed; 0: the instruction has none */
+	int line;	      /* the line being executed; 0: the instruction has none */
 };
 
 struct gp_resolver {
@@ -58,7 +58,8 @@ struct gp_resolver {
 	 * or -ENOENT when no name can be found.
 	 */
 	int (*kernel_name)(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack,
-			   unsigned nstack, char *name, size_t name_len, char *mangled, size_t mangled_len);
+			   unsigned nstack, char *name, size_t name_len, char *mangled,
+			   size_t mangled_len);
 	/* Optional: demangles a C++ symbol (a copy of it when not mangled). */
 	void (*demangle)(const char *mangled, char *out, size_t len);
 	/* Optional: the same without parameters ("ml::scale<float>"). */
@@ -83,12 +84,12 @@ struct gp_resolver {
 /* What the session was: printed at the top of every report. */
 struct gp_session_info {
 	const char *tool_version;
-	const char *command_line;  /* gpuprobed's own argv, joined */
-	const char *mode;          /* "pid", "name", "launch", "all", "daemon" */
+	const char *command_line; /* gpuprobed's own argv, joined */
+	const char *mode;	  /* "pid", "name", "launch", "all", "daemon" */
 	const char *hostname;
 	const char *kernel_release;
-	__u64 start_mono_ns;       /* session start, CLOCK_MONOTONIC */
-	__u64 start_realtime_ns;   /* the same instant, CLOCK_REALTIME */
+	__u64 start_mono_ns;	 /* session start, CLOCK_MONOTONIC */
+	__u64 start_realtime_ns; /* the same instant, CLOCK_REALTIME */
 };
 
 /*
@@ -115,16 +116,16 @@ struct gp_unwind_summary {
  * processes until a file was probed or Python code named, and their time.
  */
 struct gp_holds_summary {
-	__u64 holds;     /* stops ended */
-	__u64 total_ns;  /* held time, all of them together */
-	__u64 max_ns;    /* the longest */
+	__u64 holds;	/* stops ended */
+	__u64 total_ns; /* held time, all of them together */
+	__u64 max_ns;	/* the longest */
 	__u64 timed_out; /* ended at --hold-max-ms before gpuprobed was done (each named: hold_timeout) */
 	__u64 exec, map, python; /* holds by reason (enum gp_hold_reason) */
-	__u64 files_left_out;    /* holds in no file's row (beyond 1,024 files) */
+	__u64 files_left_out;	 /* holds in no file's row (beyond 1,024 files) */
 };
 
 struct gp_model *gp_model_new(const struct gp_resolver *resolver); /* NULL + errno on failure */
-void gp_model_free(struct gp_model *m);                            /* NULL is a no-op */
+void gp_model_free(struct gp_model *m);				   /* NULL is a no-op */
 
 void gp_model_set_session(struct gp_model *m, const struct gp_session_info *info);
 void gp_model_set_session_end(struct gp_model *m, __u64 end_mono_ns);
@@ -140,8 +141,8 @@ void gp_model_set_probe_call_cost(struct gp_model *m, __u64 probe_call_ns);
  */
 #define GP_PARANOID_UNKNOWN (-1000)
 int gp_model_set_kernel(struct gp_model *m, const char *features, int perf_event_paranoid);
-int gp_model_kernel_replaced(struct gp_model *m, const char *feature, const char *since, const char *by,
-			     const char *cost, bool by_request);
+int gp_model_kernel_replaced(struct gp_model *m, const char *feature, const char *since,
+			     const char *by, const char *cost, bool by_request);
 /* The probes removed at the session's end (pairs), and the time their removal took. */
 void gp_model_set_probe_removal(struct gp_model *m, __u64 probes, __u64 ns);
 /* The process that removes them after the session (their removal then took the session ns: a hand-over). */
@@ -155,8 +156,8 @@ void gp_model_set_holds(struct gp_model *m, const struct gp_holds_summary *h);
  * reason, so far (replaces the previous totals of that file and reason);
  * path NULL: unknown. 0 or -ENOMEM.
  */
-int gp_model_hold_file(struct gp_model *m, __u64 dev, __u64 ino, __u32 reason, const char *path, __u64 holds,
-		       __u64 total_ns, __u64 max_ns);
+int gp_model_hold_file(struct gp_model *m, __u64 dev, __u64 ino, __u32 reason, const char *path,
+		       __u64 holds, __u64 total_ns, __u64 max_ns);
 /* A hold of pid (enum gp_hold_reason) ended at --hold-max-ms after held_ns. 0 or -ENOMEM. */
 int gp_model_hold_timeout(struct gp_model *m, __u32 pid, __u32 reason, __u64 held_ns);
 bool gp_model_session_ended(const struct gp_model *m);
@@ -192,14 +193,16 @@ int gp_model_process_exec(struct gp_model *m, __u32 pid, const char *comm, const
  * tap (the daemon writes no capture). Returns the processes removed;
  * *evicted (may be NULL) those removed by the bound.
  */
-size_t gp_model_forget_exited(struct gp_model *m, __u64 exited_before_ns, size_t keep_at_most, size_t *evicted);
+size_t gp_model_forget_exited(struct gp_model *m, __u64 exited_before_ns, size_t keep_at_most,
+			      size_t *evicted);
 /*
  * What gpuprobed found of pid's Python interpreter: hexversion its
  * PY_VERSION_HEX (0: none found), walked whether its frames are recorded
  * with its calls' stacks, note one line saying what was found or why its
  * frames are not walked.
  */
-int gp_model_process_python(struct gp_model *m, __u32 pid, __u32 hexversion, bool walked, const char *note);
+int gp_model_process_python(struct gp_model *m, __u32 pid, __u32 hexversion, bool walked,
+			    const char *note);
 /*
  * Where pid runs (src/processes/containers.h): its pid inside its pid
  * namespace, its container (runtime, id, name) and Kubernetes pod (uid,
@@ -281,7 +284,7 @@ int gp_model_ingest(struct gp_model *m, const void *data, size_t len);
  */
 struct gp_api_aggregate {
 	__u32 pid, tid;
-	__u16 api;        /* enum gp_api_id */
+	__u16 api;	  /* enum gp_api_id */
 	__u16 parent_api; /* the enclosing traced call's API; 0: outermost */
 	__s32 last_error;
 	__u64 calls, errors;
@@ -309,22 +312,23 @@ int gp_model_api_estimated(struct gp_model *m, __u32 pid, unsigned api, __u64 ca
 
 /* The overhead budget's duty cycle, as the reports show it (docs/report-format.md, "sampling"). */
 struct gp_sampling {
-	bool set;              /* the session can gate its hot probes (else none of this is shown) */
-	bool pad[7];           /* a capture stores the struct as it is: no stray bytes */
-	double budget;         /* share of the traced processes' CPU time the probes may cost; 0: none */
-	double duty;           /* the current period's share of time the hot probes are attached */
-	__u64 periods;         /* periods (of 1 s) so far */
+	bool set;      /* the session can gate its hot probes (else none of this is shown) */
+	bool pad[7];   /* a capture stores the struct as it is: no stray bytes */
+	double budget; /* share of the traced processes' CPU time the probes may cost; 0: none */
+	double duty;   /* the current period's share of time the hot probes are attached */
+	__u64 periods; /* periods (of 1 s) so far */
 	__u64 sampled_periods; /* of which: with the hot probes attached for only part of it */
 	__u64 attached_ns;     /* time the hot probes were attached, over those periods */
 	__u64 period_ns;       /* the periods' total time */
-	double overhead;       /* last period: estimated probe cost / traced CPU time, as attached; < 0: unknown */
-	double overhead_full;  /* the same with every probe attached all the time; < 0: unknown */
-	__u64 over_budget;     /* periods over the budget even at the shortest duty cycle */
-	double hit_ns;         /* the cost of one probe hit used for the estimates (measured at the start) */
+	double overhead; /* last period: estimated probe cost / traced CPU time, as attached; < 0: unknown */
+	double overhead_full; /* the same with every probe attached all the time; < 0: unknown */
+	__u64 over_budget;    /* periods over the budget even at the shortest duty cycle */
+	double hit_ns; /* the cost of one probe hit used for the estimates (measured at the start) */
 };
 _Static_assert(sizeof(struct gp_sampling) == 8 + 7 * 8 + 3 * 8, "gp_sampling layout");
 void gp_model_set_sampling(struct gp_model *m, const struct gp_sampling *s);
-_Static_assert(sizeof(struct gp_api_aggregate) == 16 + 13 * 8 + 8 * GP_AGG_HIST_BUCKETS, "gp_api_aggregate layout");
+_Static_assert(sizeof(struct gp_api_aggregate) == 16 + 13 * 8 + 8 * GP_AGG_HIST_BUCKETS,
+	       "gp_api_aggregate layout");
 
 /*
  * A tap sees every operation that changes the model (model_ops.h) right
@@ -344,15 +348,16 @@ void gp_model_set_tap(struct gp_model *m, const struct gp_model_tap *tap); /* NU
  * and the report of its capture.
  */
 struct gp_report_source {
-	const char *kind;         /* "live" or "capture" */
-	const char *capture_file; /* live: the capture written (NULL: none); capture: the file read */
-	__u64 ops;                /* operations written / read */
-	__u64 lost_ops;           /* live: operations the capture lost (disk full) */
-	__u64 chunks;             /* chunks written / read whole */
-	__u64 corrupt_chunks;     /* capture: chunks skipped */
-	bool complete;            /* capture: its end was read; live: it was closed cleanly */
-	const char *cut;          /* capture: where and how it ends when not complete; NULL otherwise */
-	const char *corruption;   /* capture: the first corrupt chunk; NULL when none */
+	const char *kind; /* "live" or "capture" */
+	const char
+		*capture_file; /* live: the capture written (NULL: none); capture: the file read */
+	__u64 ops;	       /* operations written / read */
+	__u64 lost_ops;	       /* live: operations the capture lost (disk full) */
+	__u64 chunks;	       /* chunks written / read whole */
+	__u64 corrupt_chunks;  /* capture: chunks skipped */
+	bool complete;	       /* capture: its end was read; live: it was closed cleanly */
+	const char *cut; /* capture: where and how it ends when not complete; NULL otherwise */
+	const char *corruption; /* capture: the first corrupt chunk; NULL when none */
 };
 void gp_model_set_source(struct gp_model *m, const struct gp_report_source *src);
 
@@ -368,15 +373,16 @@ struct gp_merge_capture {
 	bool complete;
 	const char *cut, *corruption; /* as struct gp_report_source's; NULL: none */
 	/* its clock */
-	const char *method;       /* "reference", "collectives", "realtime" (the recorded relation only), "none" */
-	__s64 offset_ns;          /* used: merged = its CLOCK_MONOTONIC + offset_ns */
-	__s64 uncertainty_ns;     /* collectives: half the spread of the middle 80 % of their estimates; -1: unknown */
-	bool realtime_known;      /* it recorded CLOCK_REALTIME - CLOCK_MONOTONIC at its start */
+	const char *
+		method; /* "reference", "collectives", "realtime" (the recorded relation only), "none" */
+	__s64 offset_ns; /* used: merged = its CLOCK_MONOTONIC + offset_ns */
+	__s64 uncertainty_ns; /* collectives: half the spread of the middle 80 % of their estimates; -1: unknown */
+	bool realtime_known;	  /* it recorded CLOCK_REALTIME - CLOCK_MONOTONIC at its start */
 	__s64 realtime_offset_ns; /* the offset that relation gives (realtime_known) */
-	__u64 collectives;        /* collectives whose releases estimated the offset */
-	size_t aligned_to;        /* the capture they were compared with (collectives) */
-	__u64 comm_id;            /* the communicator they were collectives of */
-	bool bounded;             /* causal bounds found: the offset cannot lie outside [lo_ns, hi_ns] */
+	__u64 collectives;	  /* collectives whose releases estimated the offset */
+	size_t aligned_to;	  /* the capture they were compared with (collectives) */
+	__u64 comm_id;		  /* the communicator they were collectives of */
+	bool bounded; /* causal bounds found: the offset cannot lie outside [lo_ns, hi_ns] */
 	__s64 lo_ns, hi_ns;
 };
 
@@ -388,7 +394,8 @@ struct gp_merge_info {
 };
 
 /* The merged processes and loss counters of src moved into m (src keeps none), on host, at clock offset. */
-int gp_model_adopt(struct gp_model *m, struct gp_model *src, const char *host, __s64 clock_offset_ns);
+int gp_model_adopt(struct gp_model *m, struct gp_model *src, const char *host,
+		   __s64 clock_offset_ns);
 void gp_model_set_merge(struct gp_model *m, const struct gp_merge_info *merge);
 
 /*
@@ -401,7 +408,7 @@ void gp_model_set_merge(struct gp_model *m, const struct gp_merge_info *merge);
 
 /* Work a synchronisation covered on one stream: the stream's queued work numbers [first_seq, end_seq). */
 struct gp_sync_cover {
-	__u64 stream;    /* stream key (model_internal.h: GP_STREAM_KEY_* or the handle) */
+	__u64 stream; /* stream key (model_internal.h: GP_STREAM_KEY_* or the handle) */
 	__u64 first_seq;
 	__u64 end_seq;
 };
@@ -413,27 +420,27 @@ struct gp_op;
 struct gp_call_view {
 	__u32 pid, tid;
 	enum gp_api_id api;
-	__u64 ts_ns, dur_ns;       /* entry, host-observed time in the call */
+	__u64 ts_ns, dur_ns; /* entry, host-observed time in the call */
 	__s32 ret;
-	const char *error;         /* ret's name in the API's enum; NULL when 0 or unknown */
-	const char *op;            /* what it did: "kernel", "copy", "memset", "alloc", "free", "collective",
+	const char *error; /* ret's name in the API's enum; NULL when 0 or unknown */
+	const char *op; /* what it did: "kernel", "copy", "memset", "alloc", "free", "collective",
 				      "sync", "graph", "other" */
-	__u64 bytes;               /* copied, set, allocated, reduced; 0 when it names none */
-	const char *direction;     /* copies: "HtoD", ...; NULL otherwise */
-	const char *host_memory;   /* copies: "pinned", "pageable", ...; NULL otherwise */
-	const char *kernel;        /* launches: the kernel's demangled name; NULL when unresolved */
-	bool has_stream;           /* the call names a stream (stream is its key) */
+	__u64 bytes;	/* copied, set, allocated, reduced; 0 when it names none */
+	const char *direction;	 /* copies: "HtoD", ...; NULL otherwise */
+	const char *host_memory; /* copies: "pinned", "pageable", ...; NULL otherwise */
+	const char *kernel;	 /* launches: the kernel's demangled name; NULL when unresolved */
+	bool has_stream;	 /* the call names a stream (stream is its key) */
 	__u64 stream;
-	bool queued;               /* it queued work on stream that a later synchronisation covers */
-	__u64 queue_seq;           /* that work's number on its stream, from 0 */
-	bool memory_changed;       /* it allocated or freed device memory */
-	__u64 device_live_bytes;   /* the process's live device (+ managed) memory after the call */
+	bool queued;		 /* it queued work on stream that a later synchronisation covers */
+	__u64 queue_seq;	 /* that work's number on its stream, from 0 */
+	bool memory_changed;	 /* it allocated or freed device memory */
+	__u64 device_live_bytes; /* the process's live device (+ managed) memory after the call */
 	const struct gp_sync_cover *covered; /* a synchronisation: what it waited for */
 	size_t ncovered;
 	/* the model's own rows (view.h), for sinks that key on them (the SQL export): NULL when none */
 	const struct gp_kernel *kernel_row; /* launches: its kernels[] row */
-	const struct gp_stack *stack;       /* calls with a stack: its stacks row */
-	const struct gp_op *op_detail;      /* what it did, decoded (op above is its kind's name) */
+	const struct gp_stack *stack;	    /* calls with a stack: its stacks row */
+	const struct gp_op *op_detail;	    /* what it did, decoded (op above is its kind's name) */
 };
 
 /* ---- the GPU's side (NVML, src/gpu/; the tables: gpus.c, view.h) ----------------------------- */
@@ -441,23 +448,23 @@ struct gp_call_view {
  * Every metric a device sample holds: enum name, report.json key, unit. A metric a call did not
  * give is left out of the sample's valid bits (it failed: said by gp_model_gpu_error).
  */
-#define GP_GPU_METRIC_TABLE(X) \
-	X(UTIL_GPU, "gpu_util_pct", "%") \
-	X(UTIL_MEM, "memory_util_pct", "%") \
+#define GP_GPU_METRIC_TABLE(X)                    \
+	X(UTIL_GPU, "gpu_util_pct", "%")          \
+	X(UTIL_MEM, "memory_util_pct", "%")       \
 	X(MEM_USED, "memory_used_bytes", "bytes") \
-	X(SM_CLOCK, "sm_clock_mhz", "MHz") \
-	X(MEM_CLOCK, "memory_clock_mhz", "MHz") \
-	X(POWER, "power_mw", "mW") \
-	X(TEMP, "temperature_c", "C") \
-	X(PCIE_TX, "pcie_tx_kbps", "KB/s") \
-	X(PCIE_RX, "pcie_rx_kbps", "KB/s") \
+	X(SM_CLOCK, "sm_clock_mhz", "MHz")        \
+	X(MEM_CLOCK, "memory_clock_mhz", "MHz")   \
+	X(POWER, "power_mw", "mW")                \
+	X(TEMP, "temperature_c", "C")             \
+	X(PCIE_TX, "pcie_tx_kbps", "KB/s")        \
+	X(PCIE_RX, "pcie_rx_kbps", "KB/s")        \
 	X(THROTTLE, "throttle_reasons", "bits")
 
 enum gp_gpu_metric {
 #define GP_GM_ENUM(NAME, key, unit) GP_GM_##NAME,
 	GP_GPU_METRIC_TABLE(GP_GM_ENUM)
 #undef GP_GM_ENUM
-	GP_GM_N
+		GP_GM_N
 };
 
 const char *gp_gpu_metric_key(enum gp_gpu_metric g);
@@ -466,28 +473,29 @@ const char *gp_gpu_metric_unit(enum gp_gpu_metric g);
 /* One device's sample (the capture's GPU_SAMPLE, raw: the layout is the format's). */
 struct gp_gpu_sample {
 	__u32 index;
-	__u32 valid;	  /* bit per enum gp_gpu_metric */
-	__u64 mono_ns;	  /* when it was taken */
-	__u64 window_ns;  /* since the device's previous sample (the utilizations' window) */
+	__u32 valid;	 /* bit per enum gp_gpu_metric */
+	__u64 mono_ns;	 /* when it was taken */
+	__u64 window_ns; /* since the device's previous sample (the utilizations' window) */
 	__u64 v[GP_GM_N];
 };
 
 /* What became of NVML: enum gp_nvml_state, a line for the report when it is not OK. */
 enum gp_nvml_state { GP_NVML_OFF = 0, GP_NVML_OK, GP_NVML_ABSENT, GP_NVML_FAILED };
-#define GP_NVML_UNKNOWN_UTIL (-1) /* a per-process utilization NVML did not give */
-#define GP_NVML_ERROR_GPU_IS_LOST 15 /* nvml.h's NVML_ERROR_GPU_IS_LOST */
+#define GP_NVML_UNKNOWN_UTIL	  (-1) /* a per-process utilization NVML did not give */
+#define GP_NVML_ERROR_GPU_IS_LOST 15   /* nvml.h's NVML_ERROR_GPU_IS_LOST */
 
 /* NVML's state; again at the end with the sampling thread's CPU time */
-void gp_model_gpu_nvml(struct gp_model *m, int state, const char *note, const char *driver, __u64 interval_ns,
-		       __u64 sampler_cpu_ns);
-int gp_model_gpu_device(struct gp_model *m, __u32 index, const char *name, const char *uuid, __u64 memory_total);
+void gp_model_gpu_nvml(struct gp_model *m, int state, const char *note, const char *driver,
+		       __u64 interval_ns, __u64 sampler_cpu_ns);
+int gp_model_gpu_device(struct gp_model *m, __u32 index, const char *name, const char *uuid,
+			__u64 memory_total);
 int gp_model_gpu_sample(struct gp_model *m, const struct gp_gpu_sample *s);
-int gp_model_gpu_process(struct gp_model *m, __u32 index, __u32 pid, __u64 mono_ns, __u64 used_memory,
-			 __s32 sm_util, __s32 mem_util);
+int gp_model_gpu_process(struct gp_model *m, __u32 index, __u32 pid, __u64 mono_ns,
+			 __u64 used_memory, __s32 sm_util, __s32 mem_util);
 /* A failed NVML call (index: the device, or GP_GPU_NO_DEVICE); GPU_IS_LOST marks the device lost. */
 #define GP_GPU_NO_DEVICE 0xffffffffu
-int gp_model_gpu_error(struct gp_model *m, __u32 index, const char *call, __s32 code, const char *text,
-		       __u64 mono_ns);
+int gp_model_gpu_error(struct gp_model *m, __u32 index, const char *call, __s32 code,
+		       const char *text, __u64 mono_ns);
 
 struct gp_model_observer {
 	void *ctx;
@@ -513,10 +521,10 @@ int gp_model_remove_observer(struct gp_model *m, const void *ctx);
  * mono_ns; then each rank behind it, appended to that stall. 0, -ENOMEM or -EINVAL (no such stall).
  */
 #define GP_NCCL_STALL_RANKS_MAX 256 /* waiting ranks a stall names at most */
-int gp_model_nccl_stall(struct gp_model *m, __u64 comm_id, __u64 seq, unsigned op, __u64 bytes, __u64 waited_ns,
-			__u64 mono_ns, const __s32 *waiting, size_t nwaiting);
-int gp_model_nccl_stall_behind(struct gp_model *m, __u64 comm_id, __u64 seq, __s32 rank, __u32 pid, __u64 last_seq,
-			       const char *state);
+int gp_model_nccl_stall(struct gp_model *m, __u64 comm_id, __u64 seq, unsigned op, __u64 bytes,
+			__u64 waited_ns, __u64 mono_ns, const __s32 *waiting, size_t nwaiting);
+int gp_model_nccl_stall_behind(struct gp_model *m, __u64 comm_id, __u64 seq, __s32 rank, __u32 pid,
+			       __u64 last_seq, const char *state);
 /*
  * The stall detector's live view (struct gp_nccl_comm's inflight, wait_seq, wait_since_ns; not an
  * operation: not in the capture): gp_model_nccl_live_clear forgets the last look, then each

@@ -15,7 +15,7 @@
 /* The latest work queued on a stream and not yet synchronised (streams.c). */
 struct gp_pending_work {
 	__u64 stream_key;
-	__u64 ts_ns;         /* entry of the call that queued it */
+	__u64 ts_ns; /* entry of the call that queued it */
 	enum gp_work_kind kind;
 	__u32 ops_since_sync; /* work items queued on the stream since its last synchronisation */
 	struct gp_nccl_row *coll; /* GP_WORK_COLL: its (communicator, op) row */
@@ -65,7 +65,7 @@ struct gp_stack_view {
 	unsigned nframes;
 	const __u64 *py; /* npy pairs: code object, instruction | GP_PYF_* << 32 */
 	unsigned npy;
-	__u8 stop;       /* enum gp_stack_stop */
+	__u8 stop; /* enum gp_stack_stop */
 	__u8 detail;
 	__u8 py_status;
 	__u8 frames_fp;
@@ -79,8 +79,8 @@ struct gp_process_writer {
 	size_t waiting_cap;
 	struct gp_u64map ksites;   /* hash(func, ret_addr) -> struct gp_ksite chain */
 	struct gp_u64map khandles; /* nvcc kernel handle -> host function (from __cudaGetKernel) */
-	struct gp_u64map kregs;    /* host function -> char * name, mangled (__cudaRegisterFunction) */
-	struct gp_u64map fnames;   /* CUfunction / CUkernel handle -> char * mangled kernel name */
+	struct gp_u64map kregs; /* host function -> char * name, mangled (__cudaRegisterFunction) */
+	struct gp_u64map fnames; /* CUfunction / CUkernel handle -> char * mangled kernel name */
 };
 
 /* The model's writers' own state (m->writer). */
@@ -88,18 +88,19 @@ struct gp_model_writer {
 	struct gp_model_tap tap; /* sees every operation (model_ops.c) */
 	struct gp_model_observer observers[GP_MODEL_OBSERVERS_MAX]; /* in the order added */
 	size_t nobservers;
-	char *name_buf;    /* resolver output buffers, GP_NAME_BUF bytes each */
+	char *name_buf; /* resolver output buffers, GP_NAME_BUF bytes each */
 	char *mangled_buf;
 	const __u64 *cur_ips; /* the stack of the record being ingested (NULL: none) */
 	unsigned cur_nips;
-	size_t max_stacks;    /* distinct stacks kept, all processes together */
+	size_t max_stacks; /* distinct stacks kept, all processes together */
 	size_t nstacks;
 };
 
 /* model.c */
 char *gp_dup_str(const char *s); /* strdup that maps NULL to "": readers never see NULL */
 int gp_replace_str(char **dst, const char *src); /* *dst replaced by gp_dup_str(src); -ENOMEM */
-struct gp_process *gp_model_process_get(struct gp_model *m, __u32 pid); /* creates it; NULL on ENOMEM */
+struct gp_process *gp_model_process_get(struct gp_model *m,
+					__u32 pid); /* creates it; NULL on ENOMEM */
 struct gp_thread *gp_process_thread_get(struct gp_process *p, __u32 tid); /* creates it */
 void gp_model_drop_add(struct gp_model *m, const char *name, __u64 n);
 
@@ -139,14 +140,16 @@ void gp_nccl_released(struct gp_nccl_comm *comm, __u64 seq, __u64 ns);
 /* streams.c */
 struct gp_stream *gp_stream_get(struct gp_process *p, __u64 key); /* creates it; NULL on ENOMEM */
 /* A collective queued on its stream (its row in nccl.c; comm's collective seq, 0: a Send/Recv). */
-void gp_stream_collective(struct gp_process *p, const struct gp_api_call *c, struct gp_nccl_row *row, __u64 bytes,
-			  struct gp_nccl_comm *comm, __u64 seq, struct gp_stream_fx *fx);
+void gp_stream_collective(struct gp_process *p, const struct gp_api_call *c,
+			  struct gp_nccl_row *row, __u64 bytes, struct gp_nccl_comm *comm,
+			  __u64 seq, struct gp_stream_fx *fx);
 void gp_queued_release(struct gp_queued *q);
 
 /* stacks.c */
 /* A call that came with its stack; the stack's row (the overflow row when full), NULL without memory. */
-const struct gp_stack *gp_stacks_add(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c,
-				     const struct gp_op *op, const struct gp_stack_view *v);
+const struct gp_stack *gp_stacks_add(struct gp_model *m, struct gp_process *p,
+				     const struct gp_api_call *c, const struct gp_op *op,
+				     const struct gp_stack_view *v);
 void gp_stacks_release(struct gp_stacks *s);
 
 /* cpu.c */
@@ -154,9 +157,9 @@ void gp_cpu_call(struct gp_process *p, struct gp_thread *t, struct gp_api_stats 
 		 const struct gp_api_call *c);
 int gp_cpu_thread_record(struct gp_model *m, const struct gp_thread_cpu *r);
 
-
 /* Hands an operation (model_ops.h: gp_model_tap_<name>(m, &fields)) to the tap, if any. */
-#define GP_OP_TAP_DECLARE(num, NAME, name) void gp_model_tap_##name(struct gp_model *m, const struct gp_op_##name *v);
+#define GP_OP_TAP_DECLARE(num, NAME, name) \
+	void gp_model_tap_##name(struct gp_model *m, const struct gp_op_##name *v);
 GP_MODEL_OP_TABLE(GP_OP_TAP_DECLARE)
 #undef GP_OP_TAP_DECLARE
 

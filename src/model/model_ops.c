@@ -10,12 +10,12 @@
 #include "model/model_internal.h"
 #include "model/model_ops.h"
 
-#define GP_OP_FMT_U32 "u"
-#define GP_OP_FMT_U64 "U"
-#define GP_OP_FMT_S32 "i"
-#define GP_OP_FMT_BOOL "b"
-#define GP_OP_FMT_STR "s"
-#define GP_OP_FMT_RAW "r"
+#define GP_OP_FMT_U32	       "u"
+#define GP_OP_FMT_U64	       "U"
+#define GP_OP_FMT_S32	       "i"
+#define GP_OP_FMT_BOOL	       "b"
+#define GP_OP_FMT_STR	       "s"
+#define GP_OP_FMT_RAW	       "r"
 #define GP_OP_FMT(kind, field) GP_OP_FMT_##kind
 
 static const struct {
@@ -41,9 +41,18 @@ static void w_put(struct op_writer *w, const void *src, size_t n)
 	w->off += n;
 }
 
-static void w_U32(struct op_writer *w, __u32 v) { w_put(w, &v, 4); }
-static void w_U64(struct op_writer *w, __u64 v) { w_put(w, &v, 8); }
-static void w_S32(struct op_writer *w, __s32 v) { w_U32(w, (__u32)v); }
+static void w_U32(struct op_writer *w, __u32 v)
+{
+	w_put(w, &v, 4);
+}
+static void w_U64(struct op_writer *w, __u64 v)
+{
+	w_put(w, &v, 8);
+}
+static void w_S32(struct op_writer *w, __s32 v)
+{
+	w_U32(w, (__u32)v);
+}
 
 static void w_BOOL(struct op_writer *w, bool v)
 {
@@ -60,7 +69,10 @@ static void w_STR(struct op_writer *w, const char *s)
 	w_put(w, s, n);
 }
 
-static void w_RAW(struct op_writer *w, struct gp_op_raw r) { w_put(w, r.p, r.n); }
+static void w_RAW(struct op_writer *w, struct gp_op_raw r)
+{
+	w_put(w, r.p, r.n);
+}
 
 struct op_reader {
 	const unsigned char *d;
@@ -123,43 +135,44 @@ static int r_RAW(struct op_reader *r, struct gp_op_raw *v)
 }
 
 #define GP_OP_PUT(kind, field) w_##kind(&w, v->field);
-#define GP_OP_GET(kind, field) if (r_##kind(&r, &v->field)) return -EINVAL;
+#define GP_OP_GET(kind, field)       \
+	if (r_##kind(&r, &v->field)) \
+		return -EINVAL;
 /* A tap packs an operation here: every ring record with its length prefix fits. */
 #define GP_TAP_BUF 2560
 
-#define GP_OP_DEFINE(num, NAME, name)                                                               \
-	size_t gp_op_pack_##name(void *buf, size_t cap, const struct gp_op_##name *v)               \
-	{                                                                                           \
-		struct op_writer w = { .buf = buf, .cap = cap };                                    \
-                                                                                                    \
-		(void)v;                                                                            \
-		GP_OPF_##NAME(GP_OP_PUT)                                                            \
-		return w.off;                                                                       \
-	}                                                                                           \
-	int gp_op_unpack_##name(const void *data, size_t len, struct gp_op_##name *v)               \
-	{                                                                                           \
-		struct op_reader r = { .d = data, .len = len };                                     \
-                                                                                                    \
-		(void)v;                                                                            \
-		GP_OPF_##NAME(GP_OP_GET)                                                            \
-		return r.off == len ? 0 : -EINVAL;                                                  \
-	}                                                                                           \
-	void gp_model_tap_##name(struct gp_model *m, const struct gp_op_##name *v)                  \
-	{                                                                                           \
+#define GP_OP_DEFINE(num, NAME, name)                                                                     \
+	size_t gp_op_pack_##name(void *buf, size_t cap, const struct gp_op_##name *v)                     \
+	{                                                                                                 \
+		struct op_writer w = { .buf = buf, .cap = cap };                                          \
+                                                                                                          \
+		(void)v;                                                                                  \
+		GP_OPF_##NAME(GP_OP_PUT) return w.off;                                                    \
+	}                                                                                                 \
+	int gp_op_unpack_##name(const void *data, size_t len, struct gp_op_##name *v)                     \
+	{                                                                                                 \
+		struct op_reader r = { .d = data, .len = len };                                           \
+                                                                                                          \
+		(void)v;                                                                                  \
+		GP_OPF_##NAME(GP_OP_GET) return r.off == len ? 0 : -EINVAL;                               \
+	}                                                                                                 \
+	void gp_model_tap_##name(struct gp_model *m, const struct gp_op_##name *v)                        \
+	{                                                                                                 \
 		/* every ring record fits (the largest: a 127-frame, 64-Python-frame stack): no malloc */ \
-		unsigned char small[GP_TAP_BUF], *buf = small;                                      \
-		const struct gp_model_tap *tap = &m->writer->tap;                                   \
-		size_t n;                                                                           \
-                                                                                                    \
-		if (!tap->record)                                                                   \
-			return;                                                                     \
-		small[0] = 0; /* an operation without fields writes nothing */                      \
-		n = gp_op_pack_##name(small, sizeof(small), v);                                     \
-		if (n > sizeof(small) && (buf = malloc(n)))                                         \
-			gp_op_pack_##name(buf, n, v);                                               \
-		tap->record(tap->ctx, GP_MOP_##NAME, buf, n); /* NULL: the recorder counts it lost */ \
-		if (buf != small)                                                                   \
-			free(buf);                                                                  \
+		unsigned char small[GP_TAP_BUF], *buf = small;                                            \
+		const struct gp_model_tap *tap = &m->writer->tap;                                         \
+		size_t n;                                                                                 \
+                                                                                                          \
+		if (!tap->record)                                                                         \
+			return;                                                                           \
+		small[0] = 0; /* an operation without fields writes nothing */                            \
+		n = gp_op_pack_##name(small, sizeof(small), v);                                           \
+		if (n > sizeof(small) && (buf = malloc(n)))                                               \
+			gp_op_pack_##name(buf, n, v);                                                     \
+		tap->record(tap->ctx, GP_MOP_##NAME, buf,                                                 \
+			    n); /* NULL: the recorder counts it lost */                                   \
+		if (buf != small)                                                                         \
+			free(buf);                                                                        \
 	}
 GP_MODEL_OP_TABLE(GP_OP_DEFINE)
 #undef GP_OP_DEFINE
@@ -279,7 +292,8 @@ int gp_op_unpack(unsigned op, const void *data, size_t len, union gp_op_val vals
 			if (u32 > len - off || (u32 && d[off + u32 - 1]))
 				return -EINVAL;
 			vals[k].s = u32 ? (const char *)d + off : NULL;
-			if (u32 && memchr(d + off, 0, u32 - 1)) /* an inner NUL would cut it silently */
+			if (u32 &&
+			    memchr(d + off, 0, u32 - 1)) /* an inner NUL would cut it silently */
 				return -EINVAL;
 			off += u32;
 			break;

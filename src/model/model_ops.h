@@ -30,60 +30,62 @@
  * Field kinds: U32 'u', U64 'U', S32 'i', BOOL 'b', STR 's', RAW 'r' (the
  * rest of the payload; last field only).
  */
-#define GP_MODEL_OP_TABLE(X) \
-	/* applied by the model's public functions (model.h) */ \
-	X(1, SESSION, session) \
-	X(2, SESSION_END, session_end) \
-	X(3, PROCESS_ADD, process_add) \
-	X(4, PROCESS_EXITED, process_exited) \
-	X(5, PROCESS_ORIGIN, process_origin) \
-	X(6, PROCESS_EXEC, process_exec) \
-	X(7, SKIPPED, skipped) \
-	X(8, LAUNCH, launch) \
-	X(9, LIBRARY, library) \
-	X(10, THREAD_NAME, thread_name) \
-	X(11, PROBE_ADD, probe_add) \
-	X(12, PROBE_HITS, probe_hits) \
-	X(13, DROP_SET, drop_set) \
-	X(14, STACKS, stacks) \
-	X(15, INGEST, ingest) \
-	X(16, SYMBOLIZE, symbolize) \
-	/* the resolver's answers, recorded by the capture (applied by nobody: looked up) */ \
-	X(17, KERNEL_NAME, kernel_name) \
-	X(18, SYMBOL, symbol) \
-	/* what the capture adds about processes, for readers of the file (not needed by the model) */ \
-	X(19, MAPS, maps) \
-	X(20, END, end) \
-	/* after END: the numbers above are the capture format's and never change */ \
-	X(21, API_AGGREGATE, api_aggregate) \
-	X(22, API_ESTIMATED, api_estimated) \
-	X(23, SAMPLING, sampling) \
-	X(24, PROBE_COST, probe_cost) \
-	X(25, PROBE_CALL_COST, probe_call_cost) \
-	X(26, PY_FRAME, py_frame) /* a resolver's answer, as KERNEL_NAME and SYMBOL */ \
-	X(27, PROCESS_PYTHON, process_python) \
-	X(28, UNWIND, unwind) \
-	X(29, HOLDS, holds) \
-	X(30, HOLD_TIMEOUT, hold_timeout) \
-	X(31, HOLD_FILE, hold_file) \
-	/* NVML (src/gpu/): the library's state, each device, its samples, processes, failed calls */ \
-	X(32, GPU_NVML, gpu_nvml) \
-	X(33, GPU_DEVICE, gpu_device) \
-	X(34, GPU_SAMPLE, gpu_sample) \
-	X(35, GPU_PROCESS, gpu_process) \
-	X(36, GPU_ERROR, gpu_error) \
-	/* NCCL stalls said live (src/session/stalls.c) */ \
-	X(37, NCCL_STALL, nccl_stall) \
-	X(38, NCCL_STALL_BEHIND, nccl_stall_behind) \
-	/* what the kernel offers (src/probes/kernel_features.c), and what removing the probes cost */ \
-	X(39, KERNEL, kernel) \
-	X(40, KERNEL_REPLACED, kernel_replaced) \
-	X(41, PROBE_REMOVAL, probe_removal) \
-	/* where a process runs: its pid namespace, container and pod (src/processes/containers.h) */ \
-	X(42, PROCESS_PLACE, process_place) \
+#define GP_MODEL_OP_TABLE(X)                                                                                   \
+	/* applied by the model's public functions (model.h) */                                                \
+	X(1, SESSION, session)                                                                                 \
+	X(2, SESSION_END, session_end)                                                                         \
+	X(3, PROCESS_ADD, process_add)                                                                         \
+	X(4, PROCESS_EXITED, process_exited)                                                                   \
+	X(5, PROCESS_ORIGIN, process_origin)                                                                   \
+	X(6, PROCESS_EXEC, process_exec)                                                                       \
+	X(7, SKIPPED, skipped)                                                                                 \
+	X(8, LAUNCH, launch)                                                                                   \
+	X(9, LIBRARY, library)                                                                                 \
+	X(10, THREAD_NAME, thread_name)                                                                        \
+	X(11, PROBE_ADD, probe_add)                                                                            \
+	X(12, PROBE_HITS, probe_hits)                                                                          \
+	X(13, DROP_SET, drop_set)                                                                              \
+	X(14, STACKS, stacks)                                                                                  \
+	X(15, INGEST, ingest)                                                                                  \
+	X(16, SYMBOLIZE, symbolize)                                                                            \
+	/* the resolver's answers, recorded by the capture (applied by nobody: looked up) */                   \
+	X(17, KERNEL_NAME, kernel_name)                                                                        \
+	X(18, SYMBOL, symbol)                                                                                  \
+	/* what the capture adds about processes, for readers of the file (not needed by the model) */         \
+	X(19, MAPS, maps)                                                                                      \
+	X(20, END, end)                                                                                        \
+	/* after END: the numbers above are the capture format's and never change */                           \
+	X(21, API_AGGREGATE, api_aggregate)                                                                    \
+	X(22, API_ESTIMATED, api_estimated)                                                                    \
+	X(23, SAMPLING, sampling)                                                                              \
+	X(24, PROBE_COST, probe_cost)                                                                          \
+	X(25, PROBE_CALL_COST, probe_call_cost)                                                                \
+	X(26, PY_FRAME, py_frame) /* a resolver's answer, as KERNEL_NAME and SYMBOL */                         \
+	X(27, PROCESS_PYTHON, process_python)                                                                  \
+	X(28, UNWIND, unwind)                                                                                  \
+	X(29, HOLDS, holds)                                                                                    \
+	X(30, HOLD_TIMEOUT, hold_timeout)                                                                      \
+	X(31, HOLD_FILE, hold_file)                                                                            \
+	/* NVML (src/gpu/): the library's state, each device, its samples, processes, failed calls */          \
+	X(32, GPU_NVML, gpu_nvml)                                                                              \
+	X(33, GPU_DEVICE, gpu_device)                                                                          \
+	X(34, GPU_SAMPLE, gpu_sample)                                                                          \
+	X(35, GPU_PROCESS, gpu_process)                                                                        \
+	X(36, GPU_ERROR, gpu_error)                                                                            \
+	/* NCCL stalls said live (src/session/stalls.c) */                                                     \
+	X(37, NCCL_STALL, nccl_stall)                                                                          \
+	X(38, NCCL_STALL_BEHIND, nccl_stall_behind)                                                            \
+	/* what the kernel offers (src/probes/kernel_features.c), and what removing the probes cost */         \
+	X(39, KERNEL, kernel)                                                                                  \
+	X(40, KERNEL_REPLACED, kernel_replaced)                                                                \
+	X(41, PROBE_REMOVAL, probe_removal)                                                                    \
+	/* where a process runs: its pid namespace, container and pod (src/processes/containers.h) */          \
+	X(42, PROCESS_PLACE, process_place)                                                                    \
 	/* the process left to remove the probes after the session (perf-event links: src/probes/uprobes.h) */ \
 	X(43, PROBE_REMOVER, probe_remover)
 
+/* The operations' fields, one operation a line as the table reads (clang-format would reflow them). */
+/* clang-format off */
 #define GP_OPF_SESSION(F) F(STR, tool_version) F(STR, command_line) F(STR, mode) F(STR, hostname) \
 	F(STR, kernel_release) F(U64, start_mono_ns) F(U64, start_realtime_ns)
 #define GP_OPF_SESSION_END(F) F(U64, end_mono_ns)
@@ -141,12 +143,13 @@
 	F(RAW, waiting) /* __s32 ranks */
 #define GP_OPF_NCCL_STALL_BEHIND(F) F(U64, comm_id) F(U64, seq) F(S32, rank) F(U32, pid) F(U64, last_seq) \
 	F(STR, state)
+/* clang-format on */
 
 enum gp_model_op {
 #define GP_MOP_ENUM(num, NAME, name) GP_MOP_##NAME = num,
 	GP_MODEL_OP_TABLE(GP_MOP_ENUM)
 #undef GP_MOP_ENUM
-	GP_MOP_MAX,
+		GP_MOP_MAX,
 };
 
 /* A RAW field: the rest of the payload. */
@@ -165,13 +168,13 @@ typedef struct gp_op_raw gp_opk_RAW;
 
 /* struct gp_op_<name> and its packer and unpacker, for every operation. */
 #define GP_OP_FIELD(kind, field) gp_opk_##kind field;
-#define GP_OP_DECLARE(num, NAME, name)                                                              \
-	struct gp_op_##name {                                                                       \
-		GP_OPF_##NAME(GP_OP_FIELD)                                                          \
-	};                                                                                          \
-	/* the payload's size; when it exceeds cap, buf holds nothing useful */                    \
-	size_t gp_op_pack_##name(void *buf, size_t cap, const struct gp_op_##name *v);              \
-	/* 0, or -EINVAL when data is not a valid encoding (strings point into data) */             \
+#define GP_OP_DECLARE(num, NAME, name)                                                  \
+	struct gp_op_##name {                                                           \
+		GP_OPF_##NAME(GP_OP_FIELD)                                              \
+	};                                                                              \
+	/* the payload's size; when it exceeds cap, buf holds nothing useful */         \
+	size_t gp_op_pack_##name(void *buf, size_t cap, const struct gp_op_##name *v);  \
+	/* 0, or -EINVAL when data is not a valid encoding (strings point into data) */ \
 	int gp_op_unpack_##name(const void *data, size_t len, struct gp_op_##name *v);
 GP_MODEL_OP_TABLE(GP_OP_DECLARE)
 #undef GP_OP_DECLARE
@@ -190,13 +193,13 @@ const char *gp_model_op_name(unsigned op);
 
 /* One decoded field. */
 union gp_op_val {
-	__u64 u;          /* 'u', 'U', 'b' */
-	__s64 i;          /* 'i' */
-	const char *s;    /* 's': NUL-ended, points into the payload; NULL when encoded as NULL */
+	__u64 u;       /* 'u', 'U', 'b' */
+	__s64 i;       /* 'i' */
+	const char *s; /* 's': NUL-ended, points into the payload; NULL when encoded as NULL */
 	struct {
 		const void *p;
 		size_t n;
-	} r;              /* 'r' */
+	} r; /* 'r' */
 };
 
 #define GP_OP_MAX_FIELDS 32

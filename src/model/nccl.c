@@ -87,7 +87,8 @@ static void created(struct gp_nccl_comm *cm, const struct gp_api_call *c, __s32 
 }
 
 /* ncclCommInitAll's extension: comms[0..ndev) as u64, then devlist[0..ndev) as s32 at a fixed offset. */
-static void init_all(struct gp_process *p, const struct gp_api_call *c, const char *ext, __u32 ext_len)
+static void init_all(struct gp_process *p, const struct gp_api_call *c, const char *ext,
+		     __u32 ext_len)
 {
 	int ndev = (int)(__s32)c->args[1];
 
@@ -106,8 +107,8 @@ static void init_all(struct gp_process *p, const struct gp_api_call *c, const ch
 	}
 }
 
-static struct gp_nccl_row *collective(struct gp_process *p, const struct gp_api_call *c, __u64 *bytes_out,
-				      struct gp_nccl_comm **comm_out)
+static struct gp_nccl_row *collective(struct gp_process *p, const struct gp_api_call *c,
+				      __u64 *bytes_out, struct gp_nccl_comm **comm_out)
 {
 	struct gp_nccl_layout l;
 	struct gp_nccl_comm *cm;
@@ -146,7 +147,8 @@ static struct gp_nccl_row *collective(struct gp_process *p, const struct gp_api_
 
 		for (i = 0; i < r->npeers && r->peers_or_roots[i] != who; i++)
 			;
-		if (i == r->npeers && r->npeers < sizeof(r->peers_or_roots) / sizeof(r->peers_or_roots[0]))
+		if (i == r->npeers &&
+		    r->npeers < sizeof(r->peers_or_roots) / sizeof(r->peers_or_roots[0]))
 			r->peers_or_roots[r->npeers++] = who;
 	}
 	*bytes_out = bytes;
@@ -172,7 +174,8 @@ static __u64 mix_str(__u64 h, const char *str)
  * communicator's next sequence number, the same operation on every rank; its entry is this rank's
  * arrival, joined across ranks by comm_id (src/model/nccl_jobs.c).
  */
-static __u64 sequenced(struct gp_nccl_comm *cm, const struct gp_api_call *c, enum gp_nccl_op op, __u64 bytes)
+static __u64 sequenced(struct gp_nccl_comm *cm, const struct gp_api_call *c, enum gp_nccl_op op,
+		       __u64 bytes)
 {
 	__u64 seq;
 
@@ -186,7 +189,8 @@ static __u64 sequenced(struct gp_nccl_comm *cm, const struct gp_api_call *c, enu
 	/* the first GP_NCCL_ARRIVALS_MAX, in order; from the first that cannot be kept on, none */
 	if (seq == cm->narrivals + 1 && seq <= GP_NCCL_ARRIVALS_MAX &&
 	    !GP_ARRAY_GROW(cm->arrivals, cm->arrivals_cap, seq, 256))
-		cm->arrivals[cm->narrivals++] = (struct gp_nccl_arrival){ .entry_ns = c->hdr.ts_ns };
+		cm->arrivals[cm->narrivals++] =
+			(struct gp_nccl_arrival){ .entry_ns = c->hdr.ts_ns };
 	return seq;
 }
 
@@ -224,8 +228,9 @@ void gp_shape_nccl_init_all(struct gp_shape_call *x)
 	struct gp_nccl *n = nccl_of(x->p);
 	size_t first = n ? n->ncomms : 0;
 	/* one clique in one process: unique to it (host, pid, the call's time), shared by its ranks */
-	__u64 id = gp_nccl_id_mix(gp_nccl_id_mix(mix_str(GP_NCCL_ID_SEED, x->m->session.hostname), x->p->pid),
-				  x->c->hdr.ts_ns);
+	__u64 id = gp_nccl_id_mix(
+		gp_nccl_id_mix(mix_str(GP_NCCL_ID_SEED, x->m->session.hostname), x->p->pid),
+		x->c->hdr.ts_ns);
 
 	if (!n || x->c->ret || !x->ext)
 		return;
@@ -262,8 +267,9 @@ void gp_shape_nccl_split(struct gp_shape_call *x)
 	/* its members agree: the parent's id, which split, and the colour they share */
 	cm->comm_id_known = parent->comm_id_known;
 	if (cm->comm_id_known)
-		cm->comm_id = gp_nccl_id_mix(gp_nccl_id_mix(gp_nccl_id_mix(GP_NCCL_ID_SEED, parent->comm_id), k),
-					     (__u32)c->args[1]);
+		cm->comm_id = gp_nccl_id_mix(
+			gp_nccl_id_mix(gp_nccl_id_mix(GP_NCCL_ID_SEED, parent->comm_id), k),
+			(__u32)c->args[1]);
 }
 
 /* (comm): ncclCommDestroy, ncclCommAbort */
@@ -303,9 +309,11 @@ void gp_shape_nccl_coll(struct gp_shape_call *x)
 
 	if (!nccl_of(p) || !(row = collective(p, c, &bytes, &cm)))
 		return;
-	*x->op = (struct gp_op){
-		.kind = GP_OP_COLL, .nccl_op = row->op, .dtype = row->dtype, .bytes = bytes, .comm = cm
-	};
+	*x->op = (struct gp_op){ .kind = GP_OP_COLL,
+				 .nccl_op = row->op,
+				 .dtype = row->dtype,
+				 .bytes = bytes,
+				 .comm = cm };
 	if (c->ret)
 		return;
 	x->op->seq = sequenced(cm, c, row->op, bytes);
@@ -349,8 +357,8 @@ void gp_nccl_release(struct gp_process *p)
 
 /* ---- stalls (said by src/collect/stalls.c) ----------------------------------------------- */
 
-int gp_model_nccl_stall(struct gp_model *m, __u64 comm_id, __u64 seq, unsigned op, __u64 bytes, __u64 waited_ns,
-			__u64 mono_ns, const __s32 *waiting, size_t nwaiting)
+int gp_model_nccl_stall(struct gp_model *m, __u64 comm_id, __u64 seq, unsigned op, __u64 bytes,
+			__u64 waited_ns, __u64 mono_ns, const __s32 *waiting, size_t nwaiting)
 {
 	struct gp_nccl_stall *st;
 
@@ -359,22 +367,32 @@ int gp_model_nccl_stall(struct gp_model *m, __u64 comm_id, __u64 seq, unsigned o
 	if (GP_ARRAY_GROW(m->stalls, m->stalls_cap, m->nstalls + 1, 4))
 		return -ENOMEM;
 	st = &m->stalls[m->nstalls];
-	*st = (struct gp_nccl_stall){ .comm_id = comm_id, .seq = seq, .op = op < GP_NCCL_OP_MAX ? op : GP_NCCL_OP_MAX,
-				      .bytes = bytes, .waited_ns = waited_ns, .mono_ns = mono_ns };
+	*st = (struct gp_nccl_stall){ .comm_id = comm_id,
+				      .seq = seq,
+				      .op = op < GP_NCCL_OP_MAX ? op : GP_NCCL_OP_MAX,
+				      .bytes = bytes,
+				      .waited_ns = waited_ns,
+				      .mono_ns = mono_ns };
 	st->waiting = malloc((nwaiting ? nwaiting : 1) * sizeof(*st->waiting));
 	if (!st->waiting)
 		return -ENOMEM;
 	memcpy(st->waiting, waiting, nwaiting * sizeof(*waiting));
 	st->nwaiting = nwaiting;
-	gp_model_tap_nccl_stall(m, &(struct gp_op_nccl_stall){
-		.comm_id = comm_id, .seq = seq, .op = op, .bytes = bytes, .waited_ns = waited_ns, .mono_ns = mono_ns,
-		.waiting = { .p = waiting, .n = nwaiting * sizeof(*waiting) } });
+	gp_model_tap_nccl_stall(
+		m, &(struct gp_op_nccl_stall){
+			   .comm_id = comm_id,
+			   .seq = seq,
+			   .op = op,
+			   .bytes = bytes,
+			   .waited_ns = waited_ns,
+			   .mono_ns = mono_ns,
+			   .waiting = { .p = waiting, .n = nwaiting * sizeof(*waiting) } });
 	m->nstalls++;
 	return 0;
 }
 
-int gp_model_nccl_stall_behind(struct gp_model *m, __u64 comm_id, __u64 seq, __s32 rank, __u32 pid, __u64 last_seq,
-			       const char *state)
+int gp_model_nccl_stall_behind(struct gp_model *m, __u64 comm_id, __u64 seq, __s32 rank, __u32 pid,
+			       __u64 last_seq, const char *state)
 {
 	struct gp_nccl_stall *st = m->nstalls ? &m->stalls[m->nstalls - 1] : NULL;
 	struct gp_nccl_stall_behind *v;
@@ -389,9 +407,15 @@ int gp_model_nccl_stall_behind(struct gp_model *m, __u64 comm_id, __u64 seq, __s
 	s = strdup(state ? state : "");
 	if (!s)
 		return -ENOMEM;
-	gp_model_tap_nccl_stall_behind(m, &(struct gp_op_nccl_stall_behind){
-		.comm_id = comm_id, .seq = seq, .rank = rank, .pid = pid, .last_seq = last_seq, .state = s });
-	v[st->nbehind++] = (struct gp_nccl_stall_behind){ .rank = rank, .pid = pid, .last_seq = last_seq, .state = s };
+	gp_model_tap_nccl_stall_behind(m, &(struct gp_op_nccl_stall_behind){ .comm_id = comm_id,
+									     .seq = seq,
+									     .rank = rank,
+									     .pid = pid,
+									     .last_seq = last_seq,
+									     .state = s });
+	v[st->nbehind++] = (struct gp_nccl_stall_behind){
+		.rank = rank, .pid = pid, .last_seq = last_seq, .state = s
+	};
 	return 0;
 }
 

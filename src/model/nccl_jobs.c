@@ -15,7 +15,8 @@
 #include "array.h"
 #include "model/nccl_jobs.h"
 
-static struct gp_nccl_job *job_of(struct gp_nccl_jobs *jobs, size_t *cap, const struct gp_nccl_comm *c)
+static struct gp_nccl_job *job_of(struct gp_nccl_jobs *jobs, size_t *cap,
+				  const struct gp_nccl_comm *c)
 {
 	for (size_t i = 0; i < jobs->n; i++)
 		if (jobs->v[i].comm_id == c->comm_id)

@@ -13,17 +13,17 @@ struct gp_nccl_job_rank {
 	__s32 rank;
 	const struct gp_process *p;
 	const struct gp_nccl_comm *c;
-	__u64 last;         /* collectives it entered last (of those every rank was seen at) */
-	__u64 late_sum_ns;  /* summed: its entry minus the entry of the rank before it */
+	__u64 last;	   /* collectives it entered last (of those every rank was seen at) */
+	__u64 late_sum_ns; /* summed: its entry minus the entry of the rank before it */
 };
 
 struct gp_nccl_job {
 	__u64 comm_id;
-	__s32 nranks;                  /* the communicator's size (-1: not known) */
+	__s32 nranks;			/* the communicator's size (-1: not known) */
 	struct gp_nccl_job_rank *ranks; /* traced ranks, by rank */
 	size_t ntraced;
-	size_t duplicates;             /* processes that named a rank already held (not joined) */
-	__u64 collectives;             /* the most any traced rank entered */
+	size_t duplicates; /* processes that named a rank already held (not joined) */
+	__u64 collectives; /* the most any traced rank entered */
 	/* every rank traced: collectives 1..compared were entered by all of them and are compared */
 	bool complete;
 	__u64 compared;

@@ -60,8 +60,12 @@ static void nested_count(struct gp_process *p, const struct gp_nested_wait *w)
 
 void gp_api_nested(struct gp_process *p, const struct gp_api_call *c, __u16 outer, bool wait)
 {
-	struct gp_nested_wait w = { .ts = c->hdr.ts_ns, .end = c->hdr.ts_ns + c->dur_ns, .tid = c->hdr.tid,
-				    .ret = c->ret, .api = c->api, .outer = outer };
+	struct gp_nested_wait w = { .ts = c->hdr.ts_ns,
+				    .end = c->hdr.ts_ns + c->dur_ns,
+				    .tid = c->hdr.tid,
+				    .ret = c->ret,
+				    .api = c->api,
+				    .outer = outer };
 
 	if (!wait) {
 		nested_count(p, &w);

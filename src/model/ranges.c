@@ -84,8 +84,8 @@ static void walk_node(const void *node, VISIT which, void *closure)
 		w->visit(*(const struct gp_range *const *)node, w->ctx);
 }
 
-void gp_ranges_walk(const struct gp_range_set *set, void (*visit)(const struct gp_range *r, void *ctx),
-		    void *ctx)
+void gp_ranges_walk(const struct gp_range_set *set,
+		    void (*visit)(const struct gp_range *r, void *ctx), void *ctx)
 {
 	struct walk_ctx w = { visit, ctx };
 

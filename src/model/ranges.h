@@ -35,8 +35,8 @@ struct gp_range *gp_ranges_find(const struct gp_range_set *set, __u64 addr);
 /* Removes and returns the range that starts exactly at start, or NULL. */
 struct gp_range *gp_ranges_remove(struct gp_range_set *set, __u64 start);
 /* Calls visit on every range in increasing address order. */
-void gp_ranges_walk(const struct gp_range_set *set, void (*visit)(const struct gp_range *r, void *ctx),
-		    void *ctx);
+void gp_ranges_walk(const struct gp_range_set *set,
+		    void (*visit)(const struct gp_range *r, void *ctx), void *ctx);
 /* Empties the set; calls free_range on each range when it is not NULL. */
 void gp_ranges_clear(struct gp_range_set *set, void (*free_range)(struct gp_range *r));
 

@@ -16,10 +16,14 @@
 
 void gp_model_set_session(struct gp_model *m, const struct gp_session_info *info)
 {
-	gp_model_tap_session(m, &(struct gp_op_session){
-		.tool_version = info->tool_version, .command_line = info->command_line, .mode = info->mode,
-		.hostname = info->hostname, .kernel_release = info->kernel_release,
-		.start_mono_ns = info->start_mono_ns, .start_realtime_ns = info->start_realtime_ns });
+	gp_model_tap_session(
+		m, &(struct gp_op_session){ .tool_version = info->tool_version,
+					    .command_line = info->command_line,
+					    .mode = info->mode,
+					    .hostname = info->hostname,
+					    .kernel_release = info->kernel_release,
+					    .start_mono_ns = info->start_mono_ns,
+					    .start_realtime_ns = info->start_realtime_ns });
 	/* an allocation failure leaves the previous value (or NULL, printed as "") */
 	gp_replace_str(&m->session.tool_version, info->tool_version);
 	gp_replace_str(&m->session.command_line, info->command_line);
@@ -67,21 +71,25 @@ void gp_model_set_probe_cost(struct gp_model *m, __u64 probe_hit_ns)
 
 int gp_model_set_kernel(struct gp_model *m, const char *features, int perf_event_paranoid)
 {
-	gp_model_tap_kernel(m, &(struct gp_op_kernel){ .features = features,
-							.perf_event_paranoid = perf_event_paranoid });
+	gp_model_tap_kernel(m,
+			    &(struct gp_op_kernel){ .features = features,
+						    .perf_event_paranoid = perf_event_paranoid });
 	m->session.kernel.set = true;
 	m->session.kernel.perf_event_paranoid = perf_event_paranoid;
 	return gp_replace_str(&m->session.kernel.features, features);
 }
 
-int gp_model_kernel_replaced(struct gp_model *m, const char *feature, const char *since, const char *by,
-			     const char *cost, bool by_request)
+int gp_model_kernel_replaced(struct gp_model *m, const char *feature, const char *since,
+			     const char *by, const char *cost, bool by_request)
 {
 	struct gp_kernel_replaced *r;
 
-	gp_model_tap_kernel_replaced(m, &(struct gp_op_kernel_replaced){ .feature = feature, .since = since,
-									  .by = by, .cost = cost,
-									  .by_request = by_request });
+	gp_model_tap_kernel_replaced(m,
+				     &(struct gp_op_kernel_replaced){ .feature = feature,
+								      .since = since,
+								      .by = by,
+								      .cost = cost,
+								      .by_request = by_request });
 	r = realloc(m->session.kernel.replaced, (m->session.kernel.nreplaced + 1) * sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -92,7 +100,8 @@ int gp_model_kernel_replaced(struct gp_model *m, const char *feature, const char
 					  .by = by ? strdup(by) : NULL,
 					  .cost = cost ? strdup(cost) : NULL,
 					  .by_request = by_request };
-	if ((feature && !r->feature) || (since && !r->since) || (by && !r->by) || (cost && !r->cost)) {
+	if ((feature && !r->feature) || (since && !r->since) || (by && !r->by) ||
+	    (cost && !r->cost)) {
 		free(r->feature);
 		free(r->since);
 		free(r->by);
@@ -121,16 +130,31 @@ void gp_model_set_unwind(struct gp_model *m, const struct gp_unwind_summary *u)
 {
 	char *file = u->build_max_file ? strdup(u->build_max_file) : NULL;
 
-	gp_model_tap_unwind(m, &(struct gp_op_unwind){
-		.procs = u->procs, .procs_max = u->procs_max, .procs_full = u->procs_full, .maps = u->maps,
-		.maps_none = u->maps_none, .maps_over = u->maps_over, .files = u->files,
-		.files_built = u->files_built, .files_reused = u->files_reused, .files_evicted = u->files_evicted,
-		.rows = u->rows, .rows_max = u->rows_max, .pool_rows = u->pool_rows, .build_ns = u->build_ns,
-		.build_ns_max = u->build_ns_max, .build_max_file = u->build_max_file, .fail_open = u->fail_open,
-		.fail_not_elf = u->fail_not_elf, .fail_no_cfi = u->fail_no_cfi, .fail_too_big = u->fail_too_big,
-		.fail_pool_full = u->fail_pool_full, .fail_files_full = u->fail_files_full,
-		.fail_no_segment = u->fail_no_segment, .fail_other = u->fail_other,
-		.python_holds = u->python_holds });
+	gp_model_tap_unwind(m, &(struct gp_op_unwind){ .procs = u->procs,
+						       .procs_max = u->procs_max,
+						       .procs_full = u->procs_full,
+						       .maps = u->maps,
+						       .maps_none = u->maps_none,
+						       .maps_over = u->maps_over,
+						       .files = u->files,
+						       .files_built = u->files_built,
+						       .files_reused = u->files_reused,
+						       .files_evicted = u->files_evicted,
+						       .rows = u->rows,
+						       .rows_max = u->rows_max,
+						       .pool_rows = u->pool_rows,
+						       .build_ns = u->build_ns,
+						       .build_ns_max = u->build_ns_max,
+						       .build_max_file = u->build_max_file,
+						       .fail_open = u->fail_open,
+						       .fail_not_elf = u->fail_not_elf,
+						       .fail_no_cfi = u->fail_no_cfi,
+						       .fail_too_big = u->fail_too_big,
+						       .fail_pool_full = u->fail_pool_full,
+						       .fail_files_full = u->fail_files_full,
+						       .fail_no_segment = u->fail_no_segment,
+						       .fail_other = u->fail_other,
+						       .python_holds = u->python_holds });
 	free((char *)m->session.unwind.build_max_file);
 	m->session.unwind = *u;
 	m->session.unwind.build_max_file = file;
@@ -196,7 +220,8 @@ int gp_model_hold_timeout(struct gp_model *m, __u32 pid, __u32 reason, __u64 hel
 
 void gp_model_set_probe_call_cost(struct gp_model *m, __u64 probe_call_ns)
 {
-	gp_model_tap_probe_call_cost(m, &(struct gp_op_probe_call_cost){ .probe_call_ns = probe_call_ns });
+	gp_model_tap_probe_call_cost(
+		m, &(struct gp_op_probe_call_cost){ .probe_call_ns = probe_call_ns });
 	m->session.probe_call_ns = probe_call_ns;
 }
 
@@ -210,11 +235,14 @@ int gp_model_skipped_add(struct gp_model *m, __u32 pid, const char *comm, const 
 {
 	struct gp_skipped *v = realloc(m->skipped, (m->nskipped + 1) * sizeof(*v));
 
-	gp_model_tap_skipped(m, &(struct gp_op_skipped){ .pid = pid, .comm = comm, .reason = reason });
+	gp_model_tap_skipped(m,
+			     &(struct gp_op_skipped){ .pid = pid, .comm = comm, .reason = reason });
 	if (!v)
 		return -ENOMEM;
 	m->skipped = v;
-	v[m->nskipped] = (struct gp_skipped){ .pid = pid, .comm = gp_dup_str(comm), .reason = gp_dup_str(reason) };
+	v[m->nskipped] = (struct gp_skipped){ .pid = pid,
+					      .comm = gp_dup_str(comm),
+					      .reason = gp_dup_str(reason) };
 	if (!v[m->nskipped].comm || !v[m->nskipped].reason) {
 		free(v[m->nskipped].comm);
 		free(v[m->nskipped].reason);
@@ -227,8 +255,10 @@ int gp_model_skipped_add(struct gp_model *m, __u32 pid, const char *comm, const 
 int gp_model_set_launch(struct gp_model *m, const char *command, bool exited, int exit_status,
 			int term_signal)
 {
-	gp_model_tap_launch(m, &(struct gp_op_launch){ .command = command, .exited = exited, .exit_status = exit_status,
-						  .term_signal = term_signal });
+	gp_model_tap_launch(m, &(struct gp_op_launch){ .command = command,
+						       .exited = exited,
+						       .exit_status = exit_status,
+						       .term_signal = term_signal });
 	m->launch.set = true;
 	m->launch.exited = exited;
 	m->launch.exit_status = exit_status;

@@ -26,9 +26,9 @@
 const char *gp_op_kind_name(enum gp_op_kind k)
 {
 	static const char *const names[] = {
-		[GP_OP_OTHER] = "other", [GP_OP_KERNEL] = "kernel", [GP_OP_GRAPH] = "graph",
-		[GP_OP_COPY] = "copy",   [GP_OP_MEMSET] = "memset", [GP_OP_ALLOC] = "alloc",
-		[GP_OP_FREE] = "free",   [GP_OP_COLL] = "collective", [GP_OP_SYNC] = "sync",
+		[GP_OP_OTHER] = "other", [GP_OP_KERNEL] = "kernel",   [GP_OP_GRAPH] = "graph",
+		[GP_OP_COPY] = "copy",	 [GP_OP_MEMSET] = "memset",   [GP_OP_ALLOC] = "alloc",
+		[GP_OP_FREE] = "free",	 [GP_OP_COLL] = "collective", [GP_OP_SYNC] = "sync",
 	};
 
 	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "other";
@@ -59,10 +59,10 @@ const char *gp_stack_trunc_name(enum gp_stack_trunc t)
 const char *gp_uw_stop_cause_name(unsigned cause)
 {
 	static const char *const names[] = {
-		[GP_UW_STOP_GAP] = "gap",		[GP_UW_STOP_END] = "end",
-		[GP_UW_STOP_EXPR] = "expression",	[GP_UW_STOP_CFAREG] = "cfa_register",
-		[GP_UW_STOP_RA] = "return_address",	[GP_UW_STOP_SIGNAL] = "signal_frame",
-		[GP_UW_STOP_RANGE] = "range",		[GP_UW_STOP_OTHER] = "other",
+		[GP_UW_STOP_GAP] = "gap",	    [GP_UW_STOP_END] = "end",
+		[GP_UW_STOP_EXPR] = "expression",   [GP_UW_STOP_CFAREG] = "cfa_register",
+		[GP_UW_STOP_RA] = "return_address", [GP_UW_STOP_SIGNAL] = "signal_frame",
+		[GP_UW_STOP_RANGE] = "range",	    [GP_UW_STOP_OTHER] = "other",
 	};
 
 	return cause < sizeof(names) / sizeof(names[0]) ? names[cause] : "?";
@@ -70,7 +70,8 @@ const char *gp_uw_stop_cause_name(unsigned cause)
 
 void gp_model_set_stacks(struct gp_model *m, bool captured, size_t max_stacks)
 {
-	gp_model_tap_stacks(m, &(struct gp_op_stacks){ .captured = captured, .max_stacks = max_stacks });
+	gp_model_tap_stacks(
+		m, &(struct gp_op_stacks){ .captured = captured, .max_stacks = max_stacks });
 	m->stacks_on = captured;
 	m->writer->max_stacks = max_stacks;
 }
@@ -128,10 +129,14 @@ static bool same_stack(const struct gp_stack *k, const struct gp_stack_view *v)
 static void set_trunc(struct gp_stack *k, const struct gp_stack_view *v)
 {
 	static const __u8 by_stop[GP_STOP_MAX] = {
-		[GP_STOP_END] = GP_TRUNC_NONE,          [GP_STOP_DEPTH] = GP_TRUNC_DEPTH,
-		[GP_STOP_NO_MAPPING] = GP_TRUNC_NO_MAPPING, [GP_STOP_NO_TABLE] = GP_TRUNC_NO_UNWIND_INFO,
-		[GP_STOP_TABLE] = GP_TRUNC_UNWIND_TABLE, [GP_STOP_RBP_UNKNOWN] = GP_TRUNC_RBP_UNKNOWN,
-		[GP_STOP_READ] = GP_TRUNC_UNREAD,       [GP_STOP_FP_END] = GP_TRUNC_NONE, /* by the last frame */
+		[GP_STOP_END] = GP_TRUNC_NONE,
+		[GP_STOP_DEPTH] = GP_TRUNC_DEPTH,
+		[GP_STOP_NO_MAPPING] = GP_TRUNC_NO_MAPPING,
+		[GP_STOP_NO_TABLE] = GP_TRUNC_NO_UNWIND_INFO,
+		[GP_STOP_TABLE] = GP_TRUNC_UNWIND_TABLE,
+		[GP_STOP_RBP_UNKNOWN] = GP_TRUNC_RBP_UNKNOWN,
+		[GP_STOP_READ] = GP_TRUNC_UNREAD,
+		[GP_STOP_FP_END] = GP_TRUNC_NONE, /* by the last frame */
 	};
 
 	k->trunc = v->stop < GP_STOP_MAX ? by_stop[v->stop] : GP_TRUNC_UNWIND;
@@ -162,8 +167,8 @@ static int push_stack(struct gp_stacks *s, struct gp_stack *k)
 }
 
 /* The stack with these frames: found, created, or the overflow stack when the table is full. */
-static struct gp_stack *stack_get(struct gp_model *m, struct gp_process *p, const struct gp_stack_view *v,
-				  bool *is_new)
+static struct gp_stack *stack_get(struct gp_model *m, struct gp_process *p,
+				  const struct gp_stack_view *v, bool *is_new)
 {
 	struct gp_stacks *s = &p->stacks;
 	__u64 h = stack_hash(v->ips, v->nframes, v->npy);
@@ -205,7 +210,8 @@ static bool same_op(const struct gp_stack_op *r, __u16 api, const struct gp_op *
 	case GP_OP_KERNEL:
 		return r->op.kernel == op->kernel;
 	case GP_OP_COPY:
-		return r->op.dir == op->dir && r->op.hostmem == op->hostmem && r->op.bytes == op->bytes;
+		return r->op.dir == op->dir && r->op.hostmem == op->hostmem &&
+		       r->op.bytes == op->bytes;
 	case GP_OP_MEMSET:
 		return r->op.bytes == op->bytes;
 	case GP_OP_ALLOC:
@@ -213,7 +219,8 @@ static bool same_op(const struct gp_stack_op *r, __u16 api, const struct gp_op *
 	case GP_OP_FREE:
 		return r->op.alloc_kind == op->alloc_kind;
 	case GP_OP_COLL:
-		return r->op.nccl_op == op->nccl_op && r->op.dtype == op->dtype && r->op.bytes == op->bytes;
+		return r->op.nccl_op == op->nccl_op && r->op.dtype == op->dtype &&
+		       r->op.bytes == op->bytes;
 	default:
 		return true;
 	}
@@ -235,8 +242,9 @@ static struct gp_stack_op *op_get(struct gp_stack *k, __u16 api, const struct gp
 	return r;
 }
 
-const struct gp_stack *gp_stacks_add(struct gp_model *m, struct gp_process *p, const struct gp_api_call *c,
-				     const struct gp_op *op, const struct gp_stack_view *v)
+const struct gp_stack *gp_stacks_add(struct gp_model *m, struct gp_process *p,
+				     const struct gp_api_call *c, const struct gp_op *op,
+				     const struct gp_stack_view *v)
 {
 	struct gp_stack *k;
 	struct gp_stack_op *r;
@@ -278,8 +286,14 @@ static char *dup_or_null(const char *s)
 /* Where threads start: a stack that reaches one of these was walked to its end. */
 static bool is_thread_root(const struct gp_frame_sym *fs)
 {
-	static const char *const roots[] = { "_start", "__libc_start_main", "__libc_start_call_main",
-					     "start_thread", "clone", "clone3", "__clone", "__clone3",
+	static const char *const roots[] = { "_start",
+					     "__libc_start_main",
+					     "__libc_start_call_main",
+					     "start_thread",
+					     "clone",
+					     "clone3",
+					     "__clone",
+					     "__clone3",
 					     "thread_start" };
 	const char *base;
 
@@ -292,7 +306,8 @@ static bool is_thread_root(const struct gp_frame_sym *fs)
 		return false;
 	base = strrchr(fs->file, '/');
 	base = base ? base + 1 : fs->file;
-	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) || !strncmp(base, "libpthread", 10);
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
+	       !strncmp(base, "libpthread", 10);
 }
 
 /* CPython's eval loop (3.10 to 3.13; a compiler's split part "….cold" too): its activations run Python frames. */
@@ -313,7 +328,8 @@ static void frame_release(struct gp_stack_frame *f)
 }
 
 /* Appends f (its strings now the table's) and indexes it under key in map (linear probing). -ENOMEM: f released. */
-static long frame_push(struct gp_stacks *s, struct gp_stack_frame *f, struct gp_u64map *map, __u64 key)
+static long frame_push(struct gp_stacks *s, struct gp_stack_frame *f, struct gp_u64map *map,
+		       __u64 key)
 {
 	if (!f->build_id || GP_ARRAY_GROW(s->frames, s->frames_cap, s->nframes + 1, 256))
 		goto fail;
@@ -341,17 +357,24 @@ static long frame_of(struct gp_model *m, struct gp_stacks *s, __u32 pid, __u64 a
 	 * frame is the instruction before it (a call ending a function would
 	 * otherwise be named after the next one). Offsets stay those of addr.
 	 */
-	if (m->resolver.symbolize && addr && m->resolver.symbolize(m->resolver.ctx, pid, addr - 1, &fs) == 0) {
+	if (m->resolver.symbolize && addr &&
+	    m->resolver.symbolize(m->resolver.ctx, pid, addr - 1, &fs) == 0) {
 		fs.sym_offset += 1;
 		fs.file_offset += 1;
 	} else if (!fs.file) {
 		fs = (struct gp_frame_sym){ 0 };
 	}
 	f = (struct gp_stack_frame){
-		.addr = addr, .function = dup_or_null(fs.function), .symbol = dup_or_null(fs.symbol),
-		.file = dup_or_null(fs.file), .build_id = strdup(fs.build_id ? fs.build_id : ""),
-		.sym_offset = fs.symbol ? fs.sym_offset : 0, .file_offset = fs.file ? fs.file_offset : 0,
-		.kind = GP_FRAME_NATIVE, .source = fs.source, .thread_root = is_thread_root(&fs),
+		.addr = addr,
+		.function = dup_or_null(fs.function),
+		.symbol = dup_or_null(fs.symbol),
+		.file = dup_or_null(fs.file),
+		.build_id = strdup(fs.build_id ? fs.build_id : ""),
+		.sym_offset = fs.symbol ? fs.sym_offset : 0,
+		.file_offset = fs.file ? fs.file_offset : 0,
+		.kind = GP_FRAME_NATIVE,
+		.source = fs.source,
+		.thread_root = is_thread_root(&fs),
 		.python_eval = is_python_eval(fs.symbol),
 	};
 	/* native addresses are user space: below 2^47, so no key of this map is ever probed past */
@@ -380,7 +403,10 @@ static long py_frame_for(struct gp_stacks *s, __u64 code, const struct gp_py_fra
 		if (e->addr == code && e->line == line)
 			return (long)(uintptr_t)hit - 1;
 	}
-	f = (struct gp_stack_frame){ .addr = code, .line = line, .kind = GP_FRAME_PYTHON, .build_id = strdup(""),
+	f = (struct gp_stack_frame){ .addr = code,
+				     .line = line,
+				     .kind = GP_FRAME_PYTHON,
+				     .build_id = strdup(""),
 				     .source = ps ? GP_SYM_PYTHON : GP_SYM_NONE };
 	if (ps && ((ps->qualname && !(f.function = strdup(ps->qualname))) ||
 		   (ps->file && !(f.file = strdup(ps->file))))) {
@@ -409,14 +435,16 @@ static long py_frame_of(struct gp_model *m, struct gp_stacks *s, __u32 pid, __u6
 		if (e->code == code && e->word == word)
 			return e->id;
 	}
-	named = m->resolver.py_frame && m->resolver.py_frame(m->resolver.ctx, pid, code, word, &ps) == 0;
+	named = m->resolver.py_frame &&
+		m->resolver.py_frame(m->resolver.ctx, pid, code, word, &ps) == 0;
 	s->py_unnamed += !named;
 	id = py_frame_for(s, code, named ? &ps : NULL);
 	if (id < 0 || GP_ARRAY_GROW(s->py_seen, s->py_seen_cap, s->npy_seen + 1, 64))
 		return id < 0 ? id : -ENOMEM;
 	if (gp_u64map_put(&s->py_seen_by_key, key, (void *)(uintptr_t)(s->npy_seen + 1)))
 		return id; /* not remembered: asked again next time */
-	s->py_seen[s->npy_seen++] = (struct gp_py_seen){ .code = code, .word = word, .id = (__u32)id };
+	s->py_seen[s->npy_seen++] =
+		(struct gp_py_seen){ .code = code, .word = word, .id = (__u32)id };
 	return id;
 }
 
@@ -474,7 +502,8 @@ static int symbolize_stack(struct gp_model *m, struct gp_process *p, struct gp_s
 	__u32 *native = calloc(k->nframes ? k->nframes : 1, sizeof(*native));
 	long id = 0;
 
-	if (!native || !(k->frame_ids = calloc((size_t)k->nframes + k->npy + 1, sizeof(*k->frame_ids)))) {
+	if (!native ||
+	    !(k->frame_ids = calloc((size_t)k->nframes + k->npy + 1, sizeof(*k->frame_ids)))) {
 		free(native);
 		return -ENOMEM;
 	}
@@ -493,7 +522,8 @@ static int symbolize_stack(struct gp_model *m, struct gp_process *p, struct gp_s
 	 * start, or where code without frame pointers clobbered it (stopped
 	 * short). A table's end row is the outermost frame itself.
 	 */
-	if (k->trunc == GP_TRUNC_NONE && k->fp_end && k->nframes && !s->frames[native[k->nframes - 1]].thread_root)
+	if (k->trunc == GP_TRUNC_NONE && k->fp_end && k->nframes &&
+	    !s->frames[native[k->nframes - 1]].thread_root)
 		k->trunc = GP_TRUNC_UNWIND;
 	merge_frames(s, k, native);
 	free(native);

@@ -65,7 +65,8 @@ bool gp_call_stream_key(const struct gp_api_call *c, __u64 *key)
 	bool per_thread = gp_apis[c->api].attr & GP_A_PTSZ;
 	__u64 handle = 0;
 
-	if (slot >= 6 && (c->hdr.flags & GP_EVF_ARGS_PARTIAL)) /* slots 6..7 come from user memory */
+	if (slot >= 6 &&
+	    (c->hdr.flags & GP_EVF_ARGS_PARTIAL)) /* slots 6..7 come from user memory */
 		return false;
 	if (slot >= 0)
 		handle = c->args[slot];
@@ -107,9 +108,10 @@ static struct gp_pending_work *pending_of(struct gp_process *p, __u64 key)
 	return w;
 }
 
-static void queued_coll(struct gp_process *p, const struct gp_stream *s, const struct gp_api_call *c,
-			enum gp_work_kind kind, struct gp_nccl_row *row, __u64 bytes, struct gp_nccl_comm *comm,
-			__u64 seq, struct gp_stream_fx *fx)
+static void queued_coll(struct gp_process *p, const struct gp_stream *s,
+			const struct gp_api_call *c, enum gp_work_kind kind,
+			struct gp_nccl_row *row, __u64 bytes, struct gp_nccl_comm *comm, __u64 seq,
+			struct gp_stream_fx *fx)
 {
 	struct gp_pending_work *w = pending_of(p, s->key);
 
@@ -127,7 +129,8 @@ static void queued_coll(struct gp_process *p, const struct gp_stream *s, const s
 }
 
 static void queued(struct gp_process *p, const struct gp_stream *s, const struct gp_api_call *c,
-		   enum gp_work_kind kind, struct gp_nccl_row *row, __u64 bytes, struct gp_stream_fx *fx)
+		   enum gp_work_kind kind, struct gp_nccl_row *row, __u64 bytes,
+		   struct gp_stream_fx *fx)
 {
 	queued_coll(p, s, c, kind, row, bytes, NULL, 0, fx);
 }
@@ -172,7 +175,6 @@ static void waited(struct gp_process *p, struct gp_pending_work *w, const struct
 	w->coll_comm = NULL;
 	w->ops_since_sync = 0;
 }
-
 
 /* A device-wide synchronisation: the latest work of every stream, charged once; all cleared. */
 static void waited_all(struct gp_process *p, const struct gp_api_call *c)
@@ -231,7 +233,8 @@ static void event_waited(struct gp_process *p, __u64 event, const struct gp_api_
 }
 
 /* The stream a call names, told to the observer too. */
-static struct gp_stream *fx_stream(struct gp_process *p, const struct gp_api_call *c, struct gp_stream_fx *fx)
+static struct gp_stream *fx_stream(struct gp_process *p, const struct gp_api_call *c,
+				   struct gp_stream_fx *fx)
 {
 	struct gp_stream *s = call_stream(p, c);
 
@@ -242,8 +245,9 @@ static struct gp_stream *fx_stream(struct gp_process *p, const struct gp_api_cal
 	return s;
 }
 
-void gp_stream_collective(struct gp_process *p, const struct gp_api_call *c, struct gp_nccl_row *row, __u64 bytes,
-			  struct gp_nccl_comm *comm, __u64 seq, struct gp_stream_fx *fx)
+void gp_stream_collective(struct gp_process *p, const struct gp_api_call *c,
+			  struct gp_nccl_row *row, __u64 bytes, struct gp_nccl_comm *comm,
+			  __u64 seq, struct gp_stream_fx *fx)
 {
 	struct gp_stream *s = fx_stream(p, c, fx);
 
@@ -377,8 +381,8 @@ void gp_stream_work(struct gp_process *p, const struct gp_api_call *c, struct gp
 }
 
 /* The work a synchronisation in progress awaits (read only: the rule of waited(), waited_all()). */
-static const struct gp_pending_work *awaited(const struct gp_process *p, enum gp_api_id api, __u32 tid,
-					     const __u64 *args)
+static const struct gp_pending_work *awaited(const struct gp_process *p, enum gp_api_id api,
+					     __u32 tid, const __u64 *args)
 {
 	const struct gp_queued *q = &p->writer->queued;
 	struct gp_api_call c = { .hdr.tid = tid, .api = api };
@@ -406,8 +410,8 @@ static const struct gp_pending_work *awaited(const struct gp_process *p, enum gp
 	}
 }
 
-bool gp_inflight_collective(const struct gp_process *p, enum gp_api_id api, __u32 tid, const __u64 *args,
-			    const struct gp_nccl_comm **comm, __u64 *seq)
+bool gp_inflight_collective(const struct gp_process *p, enum gp_api_id api, __u32 tid,
+			    const __u64 *args, const struct gp_nccl_comm **comm, __u64 *seq)
 {
 	const struct gp_pending_work *w;
 	struct gp_nccl_layout l;
@@ -415,7 +419,8 @@ bool gp_inflight_collective(const struct gp_process *p, enum gp_api_id api, __u3
 	if ((unsigned)api >= GP_API_MAX || !api)
 		return false;
 	if (gp_nccl_layout(api, &l)) {
-		const struct gp_nccl_comm *cm = p->nccl ? gp_u64map_get(&p->nccl->by_handle, args[l.comm]) : NULL;
+		const struct gp_nccl_comm *cm =
+			p->nccl ? gp_u64map_get(&p->nccl->by_handle, args[l.comm]) : NULL;
 
 		if (!cm || cm->destroyed || l.op == GP_NCCL_SEND || l.op == GP_NCCL_RECV)
 			return false;

@@ -23,8 +23,9 @@ const char *gp_dir_name(enum gp_dir d)
 const char *gp_hostmem_name(enum gp_hostmem h)
 {
 	static const char *const names[GP_HM_MAX] = {
-		[GP_HM_PAGEABLE] = "pageable", [GP_HM_PINNED] = "pinned", [GP_HM_MANAGED] = "managed",
-		[GP_HM_DEVICE] = "device", [GP_HM_UNKNOWN] = "unknown",
+		[GP_HM_PAGEABLE] = "pageable", [GP_HM_PINNED] = "pinned",
+		[GP_HM_MANAGED] = "managed",   [GP_HM_DEVICE] = "device",
+		[GP_HM_UNKNOWN] = "unknown",
 	};
 	return (unsigned)h < GP_HM_MAX ? names[h] : "unknown";
 }
@@ -33,7 +34,8 @@ enum ptr_class { PC_UNKNOWN, PC_DEVICE, PC_MANAGED, PC_PINNED };
 
 static enum ptr_class classify(const struct gp_process *p, __u64 addr)
 {
-	const struct gp_alloc *a = (const struct gp_alloc *)gp_ranges_find(&p->mem.device_ranges, addr);
+	const struct gp_alloc *a =
+		(const struct gp_alloc *)gp_ranges_find(&p->mem.device_ranges, addr);
 
 	if (a)
 		return a->kind == GP_AK_MANAGED ? PC_MANAGED : PC_DEVICE;
@@ -105,22 +107,32 @@ static struct copy_args decode_copy(const struct gp_api_call *c)
 	switch (gp_apis[c->api].shape) {
 	case GP_SHAPE_MEMCPY:
 		/* kind is an int: in ecx, the upper half of rcx is not ours to read */
-		ca = (struct copy_args){ .dst = c->args[0], .src = c->args[1], .bytes = c->args[2],
+		ca = (struct copy_args){ .dst = c->args[0],
+					 .src = c->args[1],
+					 .bytes = c->args[2],
 					 .kind = (__u32)c->args[3] };
 		break;
 	case GP_SHAPE_MEMCPY_2D:
-		ca = (struct copy_args){ .dst = c->args[0], .src = c->args[2], .bytes = c->args[4] * c->args[5],
-					 .kind = (__u32)c->args[6] }; /* an int in an 8-byte stack slot */
+		ca = (struct copy_args){
+			.dst = c->args[0],
+			.src = c->args[2],
+			.bytes = c->args[4] * c->args[5],
+			.kind = (__u32)c->args[6]
+		};					/* an int in an 8-byte stack slot */
 		if (c->hdr.flags & GP_EVF_ARGS_PARTIAL) /* kind lives on the stack */
 			ca.kind = GP_MEMCPY_DEFAULT;
 		break;
 	case GP_SHAPE_MEMCPY_PEER:
-		ca = (struct copy_args){ .dst = c->args[0], .src = c->args[2], .bytes = c->args[4], .peer = true };
+		ca = (struct copy_args){
+			.dst = c->args[0], .src = c->args[2], .bytes = c->args[4], .peer = true
+		};
 		break;
 	case GP_SHAPE_CU_MEMCPY: { /* the driver names the direction in the function, cuMemcpy not at all */
 		unsigned at = gp_apis[c->api].attr;
 
-		ca = (struct copy_args){ .dst = c->args[0], .src = c->args[1], .bytes = c->args[2],
+		ca = (struct copy_args){ .dst = c->args[0],
+					 .src = c->args[1],
+					 .bytes = c->args[2],
 					 .kind = (at & GP_A_HTOD)   ? GP_MEMCPY_HTOD
 						 : (at & GP_A_DTOH) ? GP_MEMCPY_DTOH
 						 : (at & GP_A_DTOD) ? GP_MEMCPY_DTOD
@@ -160,7 +172,8 @@ void gp_copy_endpoints(const struct gp_api_call *c, __u64 *src, __u64 *dst)
 	*dst = ca.dst;
 }
 
-void gp_transfer_classify(const struct gp_process *p, const struct gp_api_call *c, struct gp_copy_info *out)
+void gp_transfer_classify(const struct gp_process *p, const struct gp_api_call *c,
+			  struct gp_copy_info *out)
 {
 	struct copy_args ca = decode_copy(c);
 	enum gp_dir dir;
@@ -192,7 +205,9 @@ void gp_transfer_classify(const struct gp_process *p, const struct gp_api_call *
 			break;
 		}
 	}
-	*out = (struct gp_copy_info){ .dst = ca.dst, .src = ca.src, .bytes = ca.bytes, .dir = dir, .hostmem = hm };
+	*out = (struct gp_copy_info){
+		.dst = ca.dst, .src = ca.src, .bytes = ca.bytes, .dir = dir, .hostmem = hm
+	};
 }
 
 void gp_shape_copy(struct gp_shape_call *x)

@@ -26,38 +26,40 @@ struct gp_thread_cpu_acct {
 	bool known;
 	__u64 start_ns, end_ns;
 	__u64 oncpu_ns;
-	__u64 runnable_ns;      /* of all.offcpu_ns: runnable, waiting for a CPU */
+	__u64 runnable_ns;	/* of all.offcpu_ns: runnable, waiting for a CPU */
 	struct gp_cpu_attr all; /* the whole window */
-	__u32 flags;            /* GP_TCF_* */
+	__u32 flags;		/* GP_TCF_* */
 };
 
 enum gp_verdict {
-	GP_VERDICT_UNKNOWN,    /* no CPU account */
+	GP_VERDICT_UNKNOWN, /* no CPU account */
 	GP_VERDICT_CPU_BOUND,
 	GP_VERDICT_WAITING_GPU,
 	GP_VERDICT_WAITING_OTHER, /* I/O, locks, sleeps: off-CPU outside GPU calls */
 };
 
 /* Thresholds of the verdict (docs/report-format.md, "cpu"). */
-#define GP_VERDICT_CPU_BOUND_PCT 70  /* share of the wall time on-CPU or waiting for one: CPU-bound */
-#define GP_VERDICT_GPU_WAIT_PCT  50  /* share of off-CPU time inside GPU calls that makes GPU-bound */
+#define GP_VERDICT_CPU_BOUND_PCT \
+	70			   /* share of the wall time on-CPU or waiting for one: CPU-bound */
+#define GP_VERDICT_GPU_WAIT_PCT 50 /* share of off-CPU time inside GPU calls that makes GPU-bound */
 
 struct gp_cpu_summary {
-	bool known;               /* at least one thread account */
-	__u64 wall_ns;            /* the process's traced window */
-	unsigned threads;         /* with an account */
+	bool known;	  /* at least one thread account */
+	__u64 wall_ns;	  /* the process's traced window */
+	unsigned threads; /* with an account */
 	unsigned threads_faults_unknown;
-	__u64 thread_wall_ns;     /* sum of the threads' windows */
-	__u64 cpu_ns;             /* sum of their on-CPU time */
-	__u64 runnable_ns;        /* of all.offcpu_ns: runnable, waiting for a CPU */
-	struct gp_cpu_attr all;   /* sums over the threads' windows */
-	struct gp_cpu_attr in_calls;      /* inside any traced call */
+	__u64 thread_wall_ns;		  /* sum of the threads' windows */
+	__u64 cpu_ns;			  /* sum of their on-CPU time */
+	__u64 runnable_ns;		  /* of all.offcpu_ns: runnable, waiting for a CPU */
+	struct gp_cpu_attr all;		  /* sums over the threads' windows */
+	struct gp_cpu_attr in_calls;	  /* inside any traced call */
 	struct gp_cpu_attr in_sync_calls; /* inside synchronisation calls (GP_A_SYNC_CALL) */
 	/* the verdict looks at the threads that made traced calls (all threads if none did) */
 	unsigned focus_threads;
-	__u64 focus_wall_ns, focus_cpu_ns, focus_runnable_ns, focus_offcpu_ns, focus_offcpu_in_calls_ns;
+	__u64 focus_wall_ns, focus_cpu_ns, focus_runnable_ns, focus_offcpu_ns,
+		focus_offcpu_in_calls_ns;
 	enum gp_verdict verdict;
-	enum gp_api_id top_api;   /* the API with the most off-CPU time inside it */
+	enum gp_api_id top_api; /* the API with the most off-CPU time inside it */
 	__u64 top_api_offcpu_ns;
 };
 

@@ -11,7 +11,7 @@
 
 struct gp_process;
 
-#define GP_KERNEL_CONFIGS_MAX 16   /* distinct (grid, block, smem) kept per kernel */
+#define GP_KERNEL_CONFIGS_MAX 16 /* distinct (grid, block, smem) kept per kernel */
 
 /* ---- kernels ------------------------------------------------------------ */
 struct gp_kconfig {
@@ -22,15 +22,15 @@ struct gp_kconfig {
 };
 
 struct gp_kernel {
-	char *name;    /* demangled; NULL when unresolved */
+	char *name;		   /* demangled; NULL when unresolved */
 	bool handle_before_attach; /* driver launches of CUfunction/CUkernel handles never seen created */
-	char *mangled; /* "" when the symbol is not mangled; NULL when unresolved */
-	__u64 func;    /* first argument of the first launch site seen */
+	char *mangled;		   /* "" when the symbol is not mangled; NULL when unresolved */
+	__u64 func;		   /* first argument of the first launch site seen */
 	__u64 ret_addr;
-	__u32 sites;   /* distinct (func, ret_addr) that resolved to this kernel */
-	__u64 calls;    /* launch calls naming this kernel */
+	__u32 sites;	/* distinct (func, ret_addr) that resolved to this kernel */
+	__u64 calls;	/* launch calls naming this kernel */
 	__u64 launches; /* of which succeeded: the kernel was enqueued */
-	__u64 errors;   /* of which failed */
+	__u64 errors;	/* of which failed */
 	__u64 driver_launches; /* of launches: made through the driver API directly (cuLaunchKernel & co.) */
 	__u64 host_ns;
 	struct gp_kconfig configs[GP_KERNEL_CONFIGS_MAX];
@@ -41,7 +41,7 @@ struct gp_kernel {
 
 struct gp_graph {
 	__u64 exec;
-	__u64 calls;    /* cudaGraphLaunch calls */
+	__u64 calls;	/* cudaGraphLaunch calls */
 	__u64 launches; /* of which succeeded */
 	__u64 errors;
 	__u64 host_ns;

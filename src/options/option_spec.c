@@ -10,20 +10,30 @@
 #include "options/option_spec.h"
 
 #define FIELD(f) GP_FIELD_OF(struct gp_options, f)
-#define NO_FIELD { 0 }
+#define NO_FIELD  \
+	{         \
+		0 \
+	}
 #define ARG(long_, short_, meta_, why) \
 	.flag = long_, .short_flag = short_, .meta = meta_, .cli_why = why
 #define SWITCH(long_, short_, value) .flag = long_, .short_flag = short_, .switch_value = value
-#define NO_FLAG .flag = NULL
+#define NO_FLAG			     .flag = NULL
 #define KEY(sec, place_, change_, cfg, why) \
 	.section = GP_SECTION_##sec, .place = place_, .change = GP_##change_, .conf_why = why
-#define NO_KEY .section = GP_SECTION_NONE
-#define RANGE(lo_, hi_) .lo = lo_, .hi = hi_
-#define NO_RANGE .lo = 0
+#define NO_KEY		      .section = GP_SECTION_NONE
+#define RANGE(lo_, hi_)	      .lo = lo_, .hi = hi_
+#define NO_RANGE	      .lo = 0
 #define DEFAULTS(cli, daemon) .cli_default = cli, .daemon_default = daemon
-#define GP_OPTION(name_, kind_, scope_, field_, flag_, key_, range_, defaults_, help_)     \
-	[GP_OPT_##name_] = { .name = #name_, .kind = GP_KIND_##kind_, .scope = GP_SCOPE_##scope_, \
-			     .field = field_, flag_, key_, range_, defaults_, .help = help_ },
+#define GP_OPTION(name_, kind_, scope_, field_, flag_, key_, range_, defaults_, help_) \
+	[GP_OPT_##name_] = { .name = #name_,                                           \
+			     .kind = GP_KIND_##kind_,                                  \
+			     .scope = GP_SCOPE_##scope_,                               \
+			     .field = field_,                                          \
+			     flag_,                                                    \
+			     key_,                                                     \
+			     range_,                                                   \
+			     defaults_,                                                \
+			     .help = help_ },
 
 const struct gp_option gp_option_table[GP_OPT_COUNT] = {
 #include "options/option_table.h"

@@ -30,8 +30,7 @@
 
 /* ---- targets: cmd/cli.c checks and keeps --pid, --name and --container itself ---------- */
 GP_OPTION(pid, TARGET, TARGET, NO_FIELD, ARG("pid", 'p', "PID", NULL), NO_KEY, NO_RANGE,
-	  DEFAULTS(NULL, NULL),
-	  "trace this running process (repeatable, up to 64)")
+	  DEFAULTS(NULL, NULL), "trace this running process (repeatable, up to 64)")
 GP_OPTION(name, TARGET, TARGET, NO_FIELD, ARG("name", 'n', "NAME", NULL), NO_KEY, NO_RANGE,
 	  DEFAULTS(NULL, NULL),
 	  "trace every process named NAME (its comm, or its\n"
@@ -50,8 +49,7 @@ GP_OPTION(container, TARGET, TARGET, NO_FIELD, ARG("container", 'c', "ID|NAME", 
 /* ---- the session's options ------------------------------------------------------------ */
 GP_OPTION(duration, SECONDS_ABOVE, SESSION, FIELD(duration_s),
 	  ARG("duration", 'd', "SEC", "is not a positive number of seconds"), NO_KEY,
-	  RANGE(0, 1000000000), DEFAULTS(NULL, NULL),
-	  "stop after SEC seconds (decimals allowed)")
+	  RANGE(0, 1000000000), DEFAULTS(NULL, NULL), "stop after SEC seconds (decimals allowed)")
 GP_OPTION(output, STRING, SESSION, FIELD(out_dir),
 	  ARG("output", 'o', "DIR", "empty directory name"), NO_KEY, NO_RANGE,
 	  DEFAULTS("./profile_output", NULL), /* the daemon's: under its state directory */
@@ -65,8 +63,7 @@ GP_OPTION(poll_ms, UINT, SESSION, FIELD(poll_ms),
 	  ARG("poll-ms", 0, "N", "is not between 1 and 1000"),
 	  KEY(TRACE, 7, RESTART, CFG(poll_ms),
 	      "is not a number of milliseconds between 1 and 1000"),
-	  RANGE(1, 1000), DEFAULTS("10", "10"),
-	  "drain the ring buffer every N ms (default 10)")
+	  RANGE(1, 1000), DEFAULTS("10", "10"), "drain the ring buffer every N ms (default 10)")
 GP_OPTION(hold_max_ms, UINT, SESSION, FIELD(hold_max_ms), /* = holds.h's default */
 	  ARG("hold-max-ms", 0, "N", "is not a number of milliseconds between 1 and 60000"),
 	  KEY(TRACE, 8, RESTART, CFG(hold_max_ms),
@@ -167,13 +164,11 @@ GP_OPTION(uprobe_multi, BOOL_NOT, SESSION, FIELD(no_uprobe_multi),
 	  "one perf-event link per probed function, as on kernels\n"
 	  "before 6.6 (slower to attach and to detach)")
 GP_OPTION(verbose, COUNT, ANY, FIELD(verbosity), SWITCH("verbose", 'v', 1), NO_KEY, NO_RANGE,
-	  DEFAULTS(NULL, NULL),
-	  "more messages (-vv: libbpf's too)")
+	  DEFAULTS(NULL, NULL), "more messages (-vv: libbpf's too)")
 GP_OPTION(help, HELP, ANY, NO_FIELD, SWITCH("help", 'h', 0), NO_KEY, NO_RANGE, DEFAULTS(NULL, NULL),
 	  "this text")
 GP_OPTION(version, VERSION, ANY, NO_FIELD, SWITCH("version", 'V', 0), NO_KEY, NO_RANGE,
-	  DEFAULTS(NULL, NULL),
-	  "print the version")
+	  DEFAULTS(NULL, NULL), "print the version")
 
 /* ---- always on (docs/daemon.md) ------------------------------------------------------- */
 GP_OPTION(daemon, BOOL, DAEMON, FIELD(daemon), SWITCH("daemon", 0, true), NO_KEY, NO_RANGE,

@@ -86,10 +86,10 @@ static int share_maps(struct bpf_object *obj, struct bpf_object *owner)
  * What the kernel lacks, told to each object before its load (common.bpf.h):
  * the programs then run their stand-ins, and the verifier sees only those.
  */
-#define SET_STAND_INS(rodata, kf)                                               \
-	do {                                                                    \
-		(rodata)->no_task_btf = (kf)->replaced[GP_KF_TASK_BTF];         \
-		(rodata)->no_task_storage = (kf)->replaced[GP_KF_TASK_STORAGE]; \
+#define SET_STAND_INS(rodata, kf)                                                 \
+	do {                                                                      \
+		(rodata)->no_task_btf = (kf)->replaced[GP_KF_TASK_BTF];           \
+		(rodata)->no_task_storage = (kf)->replaced[GP_KF_TASK_STORAGE];   \
 		(rodata)->no_attach_cookie = (kf)->replaced[GP_KF_ATTACH_COOKIE]; \
 	} while (0)
 
@@ -110,8 +110,9 @@ static int load_followers(struct gp_bpf *b, const struct gp_bpf_opts *o)
 	SET_STAND_INS(b->sched->rodata, &b->kernel);
 	SET_STAND_INS(b->procs->rodata, &b->kernel);
 	/* the scheduler program with a fetching add, or the one without (sched.bpf.c) */
-	bpf_program__set_autoload(b->kernel.replaced[GP_KF_ATOMICS] ? b->sched->progs.gp_sched_switch
-								    : b->sched->progs.gp_sched_switch_no_fetch,
+	bpf_program__set_autoload(b->kernel.replaced[GP_KF_ATOMICS]
+					  ? b->sched->progs.gp_sched_switch
+					  : b->sched->progs.gp_sched_switch_no_fetch,
 				  false);
 	/* an iterator, attached at its first read (gp_bpf_inflight) */
 	bpf_program__set_autoattach(b->sched->progs.gp_inflight_iter, false);
@@ -150,8 +151,9 @@ int gp_bpf_load(struct gp_bpf *b, const struct gp_bpf_opts *o)
 	/* the return program with bpf_loop, or the one without (gpu_api.bpf.c): only one is loaded */
 	b->api_exit = b->kernel.replaced[GP_KF_BPF_LOOP] ? b->api->progs.gp_api_exit_no_loop
 							 : b->api->progs.gp_api_exit;
-	bpf_program__set_autoload(b->kernel.replaced[GP_KF_BPF_LOOP] ? b->api->progs.gp_api_exit
-								     : b->api->progs.gp_api_exit_no_loop,
+	bpf_program__set_autoload(b->kernel.replaced[GP_KF_BPF_LOOP]
+					  ? b->api->progs.gp_api_exit
+					  : b->api->progs.gp_api_exit_no_loop,
 				  false);
 	b->multi = !b->kernel.replaced[GP_KF_UPROBE_MULTI];
 	if (b->multi) {
@@ -164,13 +166,17 @@ int gp_bpf_load(struct gp_bpf *b, const struct gp_bpf_opts *o)
 		err = bpf_map__set_max_entries(b->api->maps.tgid_bits, (pid_max() + 63) / 64);
 	if (!err) /* entries are allocated as they are used: the bound costs nothing until reached */
 		err = bpf_map__set_max_entries(b->api->maps.api_agg, o->agg_keys ? o->agg_keys : 1);
-	if (!err && b->kernel.replaced[GP_KF_TASK_STORAGE]) { /* entries as threads first call: see common.bpf.h */
+	if (!err &&
+	    b->kernel.replaced
+		    [GP_KF_TASK_STORAGE]) { /* entries as threads first call: see common.bpf.h */
 		err = bpf_map__set_type(b->api->maps.task_state, BPF_MAP_TYPE_HASH);
 		if (!err)
-			err = bpf_map__set_max_entries(b->api->maps.task_state, GP_TASK_STATE_HASH_MAX);
+			err = bpf_map__set_max_entries(b->api->maps.task_state,
+						       GP_TASK_STATE_HASH_MAX);
 	}
 	if (!err) /* an mmapable array is allocated whole at the load */
-		err = bpf_map__set_max_entries(b->api->maps.uw_rows, o->unwind_rows ? o->unwind_rows : 1);
+		err = bpf_map__set_max_entries(b->api->maps.uw_rows,
+					       o->unwind_rows ? o->unwind_rows : 1);
 	if (!err)
 		err = gpu_api_bpf__load(b->api);
 	if (err) {

@@ -22,13 +22,15 @@ struct procs_bpf;
 
 struct gp_bpf {
 	struct gpu_api_bpf *api;
-	struct sched_bpf *sched; /* CPU accounts and fork admission */
-	struct procs_bpf *procs; /* exec/mmap admission and holds */
+	struct sched_bpf *sched;	  /* CPU accounts and fork admission */
+	struct procs_bpf *procs;	  /* exec/mmap admission and holds */
 	struct gp_kernel_features kernel; /* probed before the load (gp_kernel_features_probe) */
 	bool kernel_probed;
-	bool multi;		 /* the API programs attach through uprobe_multi links */
-	struct bpf_program *api_exit; /* the API return program this kernel runs (gp_api_exit or _no_loop) */
-	struct bpf_link *inflight; /* the task iterator of calls in progress (made at its first read) */
+	bool multi; /* the API programs attach through uprobe_multi links */
+	struct bpf_program
+		*api_exit; /* the API return program this kernel runs (gp_api_exit or _no_loop) */
+	struct bpf_link
+		*inflight; /* the task iterator of calls in progress (made at its first read) */
 };
 
 struct gp_inflight;
@@ -38,7 +40,7 @@ struct gp_bpf_opts {
 	bool no_uprobe_multi; /* one perf-event link per probe even where uprobe_multi works */
 	bool sched_slices;    /* a record per on-CPU slice (--timeline-sched) */
 	__u32 agg_keys;	      /* entries of the in-kernel call aggregates (0: not aggregating) */
-	__u32 unwind_rows;    /* the unwind tables' pool, rows (0: no tables, frame pointers only) */
+	__u32 unwind_rows; /* the unwind tables' pool, rows (0: no tables, frame pointers only) */
 };
 
 /*

@@ -65,4 +65,3 @@ int gp_discover_candidates(struct gp_symbolizer *sym, pid_t pid, struct gp_candi
 	}
 	return found;
 }
-

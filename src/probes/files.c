@@ -140,8 +140,8 @@ static bool arm(struct gp_files *fs, struct gp_file *f, const char *path,
 	for (size_t k = first; k < first + (size_t)n; k++) {
 		const struct gp_probe *p = &fs->probes->v[k];
 
-		gp_model_probe_add(fs->model, p->idx, p->target, 0, gp_apis[p->api].symbol, p->offset,
-				   p->api);
+		gp_model_probe_add(fs->model, p->idx, p->target, 0, gp_apis[p->api].symbol,
+				   p->offset, p->api);
 	}
 	if (f->armed) {
 		fs->armed_total++;
@@ -296,7 +296,8 @@ void gp_files_settle(struct gp_files *fs)
 	for (size_t i = fs->n; i-- > 0;) {
 		struct gp_file *f = fs->v[i];
 
-		if (f->idle_since_ns && (f->nusers || now_ns() - f->idle_since_ns >= GP_FILES_LINGER_NS)) {
+		if (f->idle_since_ns &&
+		    (f->nusers || now_ns() - f->idle_since_ns >= GP_FILES_LINGER_NS)) {
 			f->idle_since_ns = 0;
 			if (!f->nusers)
 				retire(fs, f); /* settled at the next drain, as any other */

@@ -37,28 +37,29 @@ struct gp_file {
 	 */
 	struct gp_file_key *names;
 	size_t nnames;
-	char *path;             /* as the first process to map it named it */
-	enum gp_family family;  /* 0: nothing to probe */
-	bool is_static;         /* the runtime linked into an executable or other ELF */
-	char build_id[41];      /* hex GNU build-id, "" when none: the report and the capture name the exact build */
-	bool armed;             /* its probes are in place */
-	bool failed;            /* could not be read or probed: kept as plain, not retried */
-	bool retiring;          /* its last user left: the kernel holds new mappers; settled at the next drain */
-	__u64 idle_since_ns;    /* perf-event probes kept after the last user left (GP_FILES_LINGER_NS); 0: none */
+	char *path;	       /* as the first process to map it named it */
+	enum gp_family family; /* 0: nothing to probe */
+	bool is_static;	       /* the runtime linked into an executable or other ELF */
+	char build_id
+		[41]; /* hex GNU build-id, "" when none: the report and the capture name the exact build */
+	bool armed;  /* its probes are in place */
+	bool failed; /* could not be read or probed: kept as plain, not retried */
+	bool retiring; /* its last user left: the kernel holds new mappers; settled at the next drain */
+	__u64 idle_since_ns; /* perf-event probes kept after the last user left (GP_FILES_LINGER_NS); 0: none */
 	size_t first_probe, nprobes;
-	__u32 *users;           /* traced processes mapping it */
+	__u32 *users; /* traced processes mapping it */
 	size_t nusers, cap_users;
 };
 
 struct gp_files {
 	struct gp_file **v;
 	size_t n, cap;
-	int map_fd;             /* lib_files */
+	int map_fd; /* lib_files */
 	struct gp_uprobes *probes;
 	struct gp_symbolizer *sym;
 	struct gp_model *model;
-	size_t armed_total;     /* files armed during the session, for the closing line */
-	size_t disarmed_total;  /* of which: probes removed when their last user left */
+	size_t armed_total;    /* files armed during the session, for the closing line */
+	size_t disarmed_total; /* of which: probes removed when their last user left */
 };
 
 /*

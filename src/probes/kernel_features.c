@@ -16,12 +16,15 @@
 static const struct {
 	const char *name, *since, *what, *replacement, *cost;
 } features[GP_KF_N] = {
-	[GP_KF_BTF] = { "btf", "5.4", "BTF type information (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF)" },
-	[GP_KF_RING_BUFFER] = { "ring_buffer", "5.8", "the BPF ring buffer (BPF_MAP_TYPE_RINGBUF)" },
+	[GP_KF_BTF] = { "btf", "5.4",
+			"BTF type information (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF)" },
+	[GP_KF_RING_BUFFER] = { "ring_buffer", "5.8",
+				"the BPF ring buffer (BPF_MAP_TYPE_RINGBUF)" },
 	[GP_KF_TASK_BTF] = { "current_task_btf", "5.11", "bpf_get_current_task_btf",
 			     "the current task's fields read with bpf_probe_read_kernel",
 			     "a helper call for each field a probe reads of the task (2 a call, ~20 ns each)" },
-	[GP_KF_TASK_STORAGE] = { "task_storage", "5.11", "BPF task storage (BPF_MAP_TYPE_TASK_STORAGE)",
+	[GP_KF_TASK_STORAGE] = { "task_storage", "5.11",
+				 "BPF task storage (BPF_MAP_TYPE_TASK_STORAGE)",
 				 "a hash map by thread id, its entry deleted when the thread exits",
 				 "a hash lookup a probe instead of a task-storage access; at most 65536 threads in "
 				 "traced calls at once (past that: task_storage drops)" },
@@ -29,7 +32,8 @@ static const struct {
 			    "the scheduler's program without it: an add, then a read",
 			    "--timeline-sched's count of a process's threads on a CPU can be off by one when two "
 			    "CPUs change it at once" },
-	[GP_KF_ATTACH_COOKIE] = { "attach_cookie", "5.15", "BPF attach cookies (bpf_get_attach_cookie)",
+	[GP_KF_ATTACH_COOKIE] = { "attach_cookie", "5.15",
+				  "BPF attach cookies (bpf_get_attach_cookie)",
 				  "each probe found by its site: the breakpoint's memory area (the kernel's "
 				  "per-thread cache of them) and a hash of the sites placed",
 				  "~10 kernel reads and a hash lookup at each entry; a return takes its entry's "
@@ -73,15 +77,21 @@ static bool probe_atomics(void)
 {
 	const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 0 },
-		{ .code = BPF_STX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .src_reg = BPF_REG_1, .off = -8 },
+		{ .code = BPF_STX | BPF_MEM | BPF_DW,
+		  .dst_reg = BPF_REG_10,
+		  .src_reg = BPF_REG_1,
+		  .off = -8 },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 1 },
-		{ .code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = BPF_REG_10, .src_reg = BPF_REG_2, .off = -8,
+		{ .code = BPF_STX | BPF_ATOMIC | BPF_DW,
+		  .dst_reg = BPF_REG_10,
+		  .src_reg = BPF_REG_2,
+		  .off = -8,
 		  .imm = BPF_ADD | BPF_FETCH },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	int fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", insns, sizeof(insns) / sizeof(insns[0]),
-			       NULL);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", insns,
+			       sizeof(insns) / sizeof(insns[0]), NULL);
 
 	if (fd < 0)
 		return false;
@@ -131,13 +141,16 @@ int gp_kernel_features_probe(struct gp_kernel_features *kf, bool no_uprobe_multi
 	memset(kf, 0, sizeof(*kf));
 	kf->has[GP_KF_BTF] = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 	kf->has[GP_KF_RING_BUFFER] = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
-	kf->has[GP_KF_TASK_BTF] =
-		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_current_task_btf, NULL) == 1;
-	kf->has[GP_KF_TASK_STORAGE] = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
+	kf->has[GP_KF_TASK_BTF] = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
+							  BPF_FUNC_get_current_task_btf, NULL) == 1;
+	kf->has[GP_KF_TASK_STORAGE] =
+		libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
 	kf->has[GP_KF_ATOMICS] = probe_atomics();
 	kf->has[GP_KF_ATTACH_COOKIE] =
-		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, NULL) == 1;
-	kf->has[GP_KF_BPF_LOOP] = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) == 1;
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, NULL) ==
+		1;
+	kf->has[GP_KF_BPF_LOOP] =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) == 1;
 	kf->has[GP_KF_UPROBE_MULTI] = gp_uprobe_multi_supported();
 	kf->perf_event_paranoid = read_paranoid();
 	kf->switch_prev_state = switch_passes_prev_state();
@@ -156,10 +169,12 @@ int gp_kernel_features_probe(struct gp_kernel_features *kf, bool no_uprobe_multi
 		kf->replaced[f] = true;
 		kf->by_request[f] = wanted_off;
 		if (wanted_off)
-			gp_info("%s not used (--no-%s): %s", features[f].what, "uprobe-multi", features[f].replacement);
+			gp_info("%s not used (--no-%s): %s", features[f].what, "uprobe-multi",
+				features[f].replacement);
 		else
-			gp_warn("this kernel (Linux %s) lacks %s (Linux %s): %s instead; %s", uts.release,
-				features[f].what, features[f].since, features[f].replacement, features[f].cost);
+			gp_warn("this kernel (Linux %s) lacks %s (Linux %s): %s instead; %s",
+				uts.release, features[f].what, features[f].since,
+				features[f].replacement, features[f].cost);
 	}
 	return 0;
 }
@@ -171,7 +186,8 @@ void gp_kernel_features_used(const struct gp_kernel_features *kf, char *buf, siz
 	buf[0] = 0;
 	for (int f = 0; f < GP_KF_N && at < len; f++)
 		if (kf->has[f] && !kf->replaced[f])
-			at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? "," : "", features[f].name);
+			at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? "," : "",
+					       features[f].name);
 }
 
 int gp_kernel_perf_events_allowed(const struct gp_kernel_features *kf, bool sys_admin)
@@ -181,6 +197,7 @@ int gp_kernel_perf_events_allowed(const struct gp_kernel_features *kf, bool sys_
 	gp_err("kernel.perf_event_paranoid is %d here: perf_event_open, which gpuprobed's tracepoints%s use, "
 	       "needs CAP_SYS_ADMIN; grant it (the systemd unit: docs/daemon.md), or set "
 	       "kernel.perf_event_paranoid=2",
-	       kf->perf_event_paranoid, kf->replaced[GP_KF_UPROBE_MULTI] ? " and perf-event uprobes" : "");
+	       kf->perf_event_paranoid,
+	       kf->replaced[GP_KF_UPROBE_MULTI] ? " and perf-event uprobes" : "");
 	return -EPERM;
 }

@@ -30,10 +30,10 @@ enum gp_kfeature {
 
 struct gp_kernel_features {
 	bool has[GP_KF_N];
-	bool replaced[GP_KF_N]; /* missing (or not wanted: --no-uprobe-multi) and stood in for */
+	bool replaced[GP_KF_N];	  /* missing (or not wanted: --no-uprobe-multi) and stood in for */
 	bool by_request[GP_KF_N]; /* replaced because an option asked */
 	int perf_event_paranoid;  /* kernel.perf_event_paranoid; GP_KF_PARANOID_UNKNOWN: unknown */
-	bool switch_prev_state;   /* sched_switch passes prev_state (Linux 5.18): the tracepoint's BTF */
+	bool switch_prev_state; /* sched_switch passes prev_state (Linux 5.18): the tracepoint's BTF */
 };
 
 /* Its name in report.json ("ring_buffer"), the oldest Linux that has it ("5.8"). */

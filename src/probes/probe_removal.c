@@ -48,7 +48,7 @@ static void destroy_probe_links(struct gp_probe *p)
  * then its entry).
  */
 #define DETACH_THREADS 64
-#define DETACH_SERIAL 8 /* fewer perf-event probes than this: one after another */
+#define DETACH_SERIAL  8 /* fewer perf-event probes than this: one after another */
 
 struct detach_share {
 	struct gp_probe *v;
@@ -73,7 +73,8 @@ static void destroy_links_at_once(struct gp_probe *v, size_t n)
 
 	for (size_t t = 0; t < nthreads; t++)
 		share[t] = (struct detach_share){ .v = v, .n = n, .stride = nthreads, .at = t };
-	while (started < nthreads && !pthread_create(&th[started], NULL, detach_share_main, &share[started]))
+	while (started < nthreads &&
+	       !pthread_create(&th[started], NULL, detach_share_main, &share[started]))
 		started++;
 	for (size_t t = started; t < nthreads; t++) /* the shares of threads that could not start */
 		detach_share_main(&share[t]);
@@ -90,7 +91,8 @@ static void destroy_links_at_once(struct gp_probe *v, size_t n)
 static bool any_links(const struct gp_uprobes *u, size_t first, size_t end)
 {
 	for (size_t i = first; i < end; i++)
-		if (u->v[i].enter || u->v[i].exit || u->v[i].multi_fd[0] >= 0 || u->v[i].multi_fd[1] >= 0)
+		if (u->v[i].enter || u->v[i].exit || u->v[i].multi_fd[0] >= 0 ||
+		    u->v[i].multi_fd[1] >= 0)
 			return true;
 	return false;
 }
@@ -130,7 +132,7 @@ struct gp_reaper {
 	struct gp_probe *v; /* links only: enter, exit (multi_fd -1) */
 	struct gp_reaper_key {
 		__u64 dev, ino;
-	} *keys, busy;
+	} * keys, busy;
 	size_t n, cap;
 	bool busy_set, stop;
 };
@@ -180,7 +182,8 @@ static struct gp_reaper *reaper_start(void)
 }
 
 /* Hands the links of [first, end) over (false: no room; they stay with the caller). */
-static bool reaper_take(struct gp_reaper *r, struct gp_probe *v, size_t first, size_t end, __u64 dev, __u64 ino)
+static bool reaper_take(struct gp_reaper *r, struct gp_probe *v, size_t first, size_t end,
+			__u64 dev, __u64 ino)
 {
 	size_t need;
 
@@ -201,7 +204,9 @@ static bool reaper_take(struct gp_reaper *r, struct gp_probe *v, size_t first, s
 		r->cap = cap;
 	}
 	for (size_t i = first; i < end; i++) {
-		r->v[r->n] = (struct gp_probe){ .enter = v[i].enter, .exit = v[i].exit, .multi_fd = { -1, -1 } };
+		r->v[r->n] = (struct gp_probe){ .enter = v[i].enter,
+						.exit = v[i].exit,
+						.multi_fd = { -1, -1 } };
 		r->keys[r->n++] = (struct gp_reaper_key){ .dev = dev, .ino = ino };
 		v[i].enter = v[i].exit = NULL;
 	}
@@ -303,8 +308,10 @@ void gp_uprobes_detach_file(struct gp_uprobes *u, size_t first, size_t n, __u64 
 
 	if (!u->multi && first < end && !u->reaper)
 		u->reaper = reaper_start();
-	if (u->multi || first >= end || !u->reaper || !reaper_take(u->reaper, u->v, first, end, dev, ino))
-		gp_uprobes_detach_links(u, first, end); /* fast (one link per file), or no thread: here */
+	if (u->multi || first >= end || !u->reaper ||
+	    !reaper_take(u->reaper, u->v, first, end, dev, ino))
+		gp_uprobes_detach_links(u, first,
+					end); /* fast (one link per file), or no thread: here */
 	detached(u, first, end);
 }
 
@@ -355,8 +362,8 @@ static void wait_eof(int fd)
 
 /* What the removers share (forked from a process with threads: system calls only, fds.h). */
 struct remover_job {
-	int *fds;   /* the links, n of them: each probe's return, then its entry */
-	int *keep;  /* room for n + 3 */
+	int *fds;  /* the links, n of them: each probe's return, then its entry */
+	int *keep; /* room for n + 3 */
 	size_t n, shares;
 	int ready_w, gate_r, start_r, start_w;
 };
@@ -461,7 +468,8 @@ static pid_t start_remover(struct remover_job *j, int *gate)
 	pid_t child, pid = -1;
 
 	*gate = -1;
-	if (pipe2(back, O_CLOEXEC) || pipe2(p[0], O_CLOEXEC) || pipe2(p[1], O_CLOEXEC) || pipe2(p[2], O_CLOEXEC)) {
+	if (pipe2(back, O_CLOEXEC) || pipe2(p[0], O_CLOEXEC) || pipe2(p[1], O_CLOEXEC) ||
+	    pipe2(p[2], O_CLOEXEC)) {
 		int err = -errno;
 
 		close_pipes(&back, 1);

@@ -71,7 +71,7 @@ static int load_probe_prog(void)
 	attr.expected_attach_type = GP_BPF_TRACE_UPROBE_MULTI;
 	attr.insns = (__u64)(uintptr_t)insns;
 	attr.insn_cnt = 2;
-	attr.license = (__u64)(uintptr_t)"GPL";
+	attr.license = (__u64)(uintptr_t) "GPL";
 	return (int)syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
 }
 

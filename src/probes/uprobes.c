@@ -82,7 +82,6 @@ static bool offset_probed(const struct gp_uprobes *u, size_t from, __u64 offset)
 	return false;
 }
 
-
 bool gp_uprobes_aggregatable(enum gp_api_id api)
 {
 	return api > GP_API_INVALID && api < GP_API_MAX && gp_shapes[gp_apis[api].shape].agg;
@@ -164,8 +163,8 @@ static int collect_probes(struct gp_uprobes *u, pid_t pid, const char *display_p
 		if (info->family != family || !(sym = gp_elf_syms_find(elf, info->symbol)))
 			continue;
 		if (gp_elf_vaddr_to_offset(elf, sym->addr, &offset)) {
-			gp_warn("attach %s:%s: address 0x%llx is in no loadable segment", display_path,
-				info->symbol, (unsigned long long)sym->addr);
+			gp_warn("attach %s:%s: address 0x%llx is in no loadable segment",
+				display_path, info->symbol, (unsigned long long)sym->addr);
 			continue;
 		}
 		if (offset_probed(u, first, offset))
@@ -212,8 +211,8 @@ static void forget_probes(struct gp_uprobes *u, size_t first)
  * gate's opening goes entries first instead: a call that enters before its
  * return probe is in place is counted as duty_cut, not as a loss.
  */
-static int attach_multi(struct gp_uprobes *u, size_t first, size_t end, pid_t pid, const char *attach_path,
-			bool entries_first)
+static int attach_multi(struct gp_uprobes *u, size_t first, size_t end, pid_t pid,
+			const char *attach_path, bool entries_first)
 {
 	size_t cnt = end - first;
 	__u64 *offsets = calloc(cnt, sizeof(*offsets)), *cookies = calloc(cnt, sizeof(*cookies));
@@ -229,8 +228,9 @@ static int attach_multi(struct gp_uprobes *u, size_t first, size_t end, pid_t pi
 	}
 	for (int k = 0; k < 2; k++) {
 		bool ret = entries_first ? k == 1 : k == 0;
-		int fd = gp_uprobe_multi_attach(bpf_program__fd(ret ? u->exit_prog : u->enter_prog), attach_path,
-						offsets, cookies, (__u32)cnt, pid, ret);
+		int fd =
+			gp_uprobe_multi_attach(bpf_program__fd(ret ? u->exit_prog : u->enter_prog),
+					       attach_path, offsets, cookies, (__u32)cnt, pid, ret);
 
 		if (fd < 0) {
 			err = fd;
@@ -267,8 +267,8 @@ static int publish_site(const struct gp_uprobes *u, const struct gp_probe *p)
 }
 
 /* One perf-event link per probe and direction, in the order attach_multi explains. */
-static int attach_perf(struct gp_uprobes *u, size_t first, size_t end, pid_t pid, const char *attach_path,
-		       bool entries_first)
+static int attach_perf(struct gp_uprobes *u, size_t first, size_t end, pid_t pid,
+		       const char *attach_path, bool entries_first)
 {
 	for (size_t i = first; i < end; i++) {
 		struct gp_probe *p = &u->v[i];
@@ -282,9 +282,9 @@ static int attach_perf(struct gp_uprobes *u, size_t first, size_t end, pid_t pid
 			/* a kernel without cookies: libbpf refuses one (the site says it, publish_site) */
 			LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret,
 				    .bpf_cookie = u->sites_fd >= 0 ? 0 : probe_cookie(u, p));
-			struct bpf_link *l = bpf_program__attach_uprobe_opts(ret ? u->exit_prog : u->enter_prog,
-									     pid ? pid : -1, attach_path,
-									     (size_t)p->offset, &opts);
+			struct bpf_link *l = bpf_program__attach_uprobe_opts(
+				ret ? u->exit_prog : u->enter_prog, pid ? pid : -1, attach_path,
+				(size_t)p->offset, &opts);
 
 			if (!l)
 				return -errno;
@@ -294,8 +294,8 @@ static int attach_perf(struct gp_uprobes *u, size_t first, size_t end, pid_t pid
 	return 0;
 }
 
-static int attach_group(struct gp_uprobes *u, size_t first, size_t end, pid_t pid, const char *attach_path,
-			bool entries_first)
+static int attach_group(struct gp_uprobes *u, size_t first, size_t end, pid_t pid,
+			const char *attach_path, bool entries_first)
 {
 	int lock, err;
 
@@ -427,7 +427,8 @@ static double time_calls(void)
 		for (int i = 0; i < GP_HIT_CALLS; i++)
 			x = gp_hit_cost_target(x);
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-		ns = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / GP_HIT_CALLS;
+		ns = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) /
+		     GP_HIT_CALLS;
 		if (best < 0 || ns < best)
 			best = ns;
 	}
@@ -445,8 +446,8 @@ static int target_offset(__u64 *offset)
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx-%llx %7s %llx", &lo, &hi, perms, &off) == 4 && addr >= lo && addr < hi &&
-		    perms[2] == 'x') {
+		if (sscanf(line, "%llx-%llx %7s %llx", &lo, &hi, perms, &off) == 4 && addr >= lo &&
+		    addr < hi && perms[2] == 'x') {
 			*offset = addr - lo + off;
 			err = 0;
 			break;
@@ -457,7 +458,9 @@ static int target_offset(__u64 *offset)
 
 double gp_uprobes_measure_call_ns(struct gp_uprobes *u, enum gp_api_id api, unsigned idx)
 {
-	struct gp_probe p = { .idx = idx, .api = api, .pid = getpid(), .multi_fd = { -1, -1 }, .file_fd = -1 };
+	struct gp_probe p = {
+		.idx = idx, .api = api, .pid = getpid(), .multi_fd = { -1, -1 }, .file_fd = -1
+	};
 	struct gp_uprobes one = *u;
 	double bare, probed;
 	int err;

@@ -38,34 +38,37 @@ struct bpf_program;
 struct bpf_link;
 
 struct gp_probe {
-	unsigned idx;          /* cookie probe index; hit counters [2*idx], [2*idx+1] */
+	unsigned idx; /* cookie probe index; hit counters [2*idx], [2*idx+1] */
 	enum gp_api_id api;
-	pid_t pid;             /* 0: every process that maps the file */
-	char *target;          /* the library's path as the process maps it */
-	__u64 offset;          /* file offset of the function */
-	__u64 kdev, ino;       /* the file the kernel probes (files.h: behind an overlay, its layer's) */
+	pid_t pid;	 /* 0: every process that maps the file */
+	char *target;	 /* the library's path as the process maps it */
+	__u64 offset;	 /* file offset of the function */
+	__u64 kdev, ino; /* the file the kernel probes (files.h: behind an overlay, its layer's) */
 	struct bpf_link *enter, *exit; /* perf-event mechanism only */
-	int multi_fd[2];       /* uprobe_multi links (entry, return) of the file's group, on its first probe; else -1 */
-	bool attached;         /* in place (a gated probe: its file is armed, the links maybe not: gate) */
-	bool gated;            /* a hot probe: in place only while the gate is open */
-	int file_fd;           /* the first gated probe of a file: the file, to place them again; else -1 */
-	unsigned ngated;       /* on that first gated probe: the file's gated probes (it and the next ones) */
+	int multi_fd
+		[2]; /* uprobe_multi links (entry, return) of the file's group, on its first probe; else -1 */
+	bool attached; /* in place (a gated probe: its file is armed, the links maybe not: gate) */
+	bool gated;    /* a hot probe: in place only while the gate is open */
+	int file_fd;   /* the first gated probe of a file: the file, to place them again; else -1 */
+	unsigned
+		ngated; /* on that first gated probe: the file's gated probes (it and the next ones) */
 };
 
 struct gp_reaper;
 
 struct gp_uprobes {
-	bool multi;            /* uprobe_multi links */
-	bool stacks;           /* GPU-work calls carry their caller's user stack (GP_CK_USTACK) */
-	bool aggregate;        /* aggregatable calls are counted in the kernel (GP_CK_AGG) */
-	bool gating;           /* the aggregated probes are gated (set before the first attach) */
-	bool gate_open;        /* the gated probes are in place now */
+	bool multi;	/* uprobe_multi links */
+	bool stacks;	/* GPU-work calls carry their caller's user stack (GP_CK_USTACK) */
+	bool aggregate; /* aggregatable calls are counted in the kernel (GP_CK_AGG) */
+	bool gating;	/* the aggregated probes are gated (set before the first attach) */
+	bool gate_open; /* the gated probes are in place now */
 	struct bpf_program *enter_prog, *exit_prog;
 	struct gp_probe *v;
 	size_t n, cap;
-	size_t nattached;      /* probe pairs in place now */
-	struct gp_reaper *reaper; /* removes files' perf-event links in the background (probe_removal.c); NULL: none yet */
-	int sites_fd;          /* kernels without attach cookies: gpu_api.bpf.c's probe_sites; else -1 */
+	size_t nattached; /* probe pairs in place now */
+	struct gp_reaper *
+		reaper; /* removes files' perf-event links in the background (probe_removal.c); NULL: none yet */
+	int sites_fd; /* kernels without attach cookies: gpu_api.bpf.c's probe_sites; else -1 */
 };
 
 /*

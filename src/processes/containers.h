@@ -27,13 +27,15 @@
 #define GP_CONTAINER_ID_MAX 64
 
 struct gp_place {
-	pid_t ns_pid;                         /* the pid inside its pid namespace (the host's pid when none) */
-	char runtime[16];                     /* "podman", "docker", "containerd", "cri-o", "kubernetes"; "": none */
-	char id[GP_CONTAINER_ID_MAX + 1];     /* the container's full id (hex); "": not in a container */
-	char name[256];                       /* its name where the runtime's files say it; "": not known */
-	char pod_uid[40];                     /* Kubernetes pod uid (dashes, as the API shows it); "": none */
-	char pod_name[256], pod_namespace[64]; /* "": not known (no kubelet log directory for the pod) */
-	char cgroup[512];                     /* the cgroup path the id was read from (v2, else name=systemd) */
+	pid_t ns_pid;	  /* the pid inside its pid namespace (the host's pid when none) */
+	char runtime[16]; /* "podman", "docker", "containerd", "cri-o", "kubernetes"; "": none */
+	char id[GP_CONTAINER_ID_MAX +
+		1];	  /* the container's full id (hex); "": not in a container */
+	char name[256];	  /* its name where the runtime's files say it; "": not known */
+	char pod_uid[40]; /* Kubernetes pod uid (dashes, as the API shows it); "": none */
+	char pod_name[256],
+		pod_namespace[64]; /* "": not known (no kubelet log directory for the pod) */
+	char cgroup[512]; /* the cgroup path the id was read from (v2, else name=systemd) */
 };
 
 /*

@@ -651,11 +651,13 @@ static int release_entries(int fd, pid_t owner, long clk_tck)
 		 * process that was stopped: gpuprobed killed between continuing one and deleting its entry
 		 * leaves the entry of a process that runs.
 		 */
-		if (!bpf_map_lookup_elem(fd, &k, &v) && still_held_one((pid_t)k.tgid, &v, clk_tck)) {
+		if (!bpf_map_lookup_elem(fd, &k, &v) &&
+		    still_held_one((pid_t)k.tgid, &v, clk_tck)) {
 			bool stopped = proc_stopped((pid_t)k.tgid);
 
 			if (!kill((pid_t)k.tgid, SIGCONT) && stopped) {
-				fprintf(stderr, "gpuprobed: pid %u: continued (held by gpuprobed %d, gone)\n",
+				fprintf(stderr,
+					"gpuprobed: pid %u: continued (held by gpuprobed %d, gone)\n",
 					k.tgid, (int)owner);
 				n++;
 			}

@@ -119,10 +119,12 @@ static void child(struct gp_launch *l, char **argv, int gate, int report)
 	int err;
 
 	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL); /* gpuprobed blocks its stop signals; the command must not */
+	sigprocmask(SIG_SETMASK, &none,
+		    NULL); /* gpuprobed blocks its stop signals; the command must not */
 	if (read(gate, &go, 1) != 1)
 		_exit(GP_EXIT_CANNOT_RUN); /* gpuprobed gave up before tracing began */
-	if (l->drop && (setgroups((size_t)l->ngroups, l->groups) || setgid(l->gid) || setuid(l->uid))) {
+	if (l->drop &&
+	    (setgroups((size_t)l->ngroups, l->groups) || setgid(l->gid) || setuid(l->uid))) {
 		err = errno;
 		if (write(report, &err, sizeof(err)) < 0)
 			_exit(GP_EXIT_CANNOT_RUN);

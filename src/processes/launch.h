@@ -14,11 +14,11 @@
 #include <sys/types.h>
 
 struct gp_launch {
-	char path[PATH_MAX];  /* the resolved executable */
+	char path[PATH_MAX]; /* the resolved executable */
 	pid_t pid;
-	int gate_fd;          /* writing a byte lets the child exec */
-	int report_fd;        /* errno of a failed exec, or EOF on success */
-	bool drop;            /* become uid/gid/groups before exec */
+	int gate_fd;   /* writing a byte lets the child exec */
+	int report_fd; /* errno of a failed exec, or EOF on success */
+	bool drop;     /* become uid/gid/groups before exec */
 	uid_t uid;
 	gid_t gid;
 	gid_t *groups;

@@ -263,7 +263,8 @@ int gp_procs_admit(struct gp_procs *ps, pid_t pid, enum gp_admit_how how, const 
 			char maps[64];
 
 			snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-			return skip(ps, pid, report_skip, "cannot read %s: %s", maps, strerror(-err));
+			return skip(ps, pid, report_skip, "cannot read %s: %s", maps,
+				    strerror(-err));
 		}
 		ncand = gp_discover_candidates(ps->sym, pid, cand, GP_MAX_CANDIDATES);
 		for (int i = 0; i < ncand; i++) {
@@ -289,7 +290,8 @@ int gp_procs_admit(struct gp_procs *ps, pid_t pid, enum gp_admit_how how, const 
 	err = set_bit(ps, pid, now);
 	if (err) {
 		gp_stack_sources_exited(ps->sources, pid);
-		return skip(ps, pid, report_skip, "cannot admit it in the kernel: %s", strerror(-err));
+		return skip(ps, pid, report_skip, "cannot admit it in the kernel: %s",
+			    strerror(-err));
 	}
 	/* nothing of CUDA mapped yet: every call it makes will be seen */
 	p = track(ps, pid, because, 0, now, how == GP_ADMIT_LAUNCHED || !narmed);
@@ -300,15 +302,18 @@ int gp_procs_admit(struct gp_procs *ps, pid_t pid, enum gp_admit_how how, const 
 	p->launched = how == GP_ADMIT_LAUNCHED;
 	err = gp_cpu_accounts_open(ps->cpu, pid, now);
 	if (err)
-		gp_warn("pid %d: cannot read its threads' fault counters: %s", (int)pid, strerror(-err));
+		gp_warn("pid %d: cannot read its threads' fault counters: %s", (int)pid,
+			strerror(-err));
 	if (how == GP_ADMIT_RUNNING) {
 		const struct gp_maps *maps = gp_symbolizer_maps(ps->sym, pid);
 
-		gp_info("pid %d: attached in %.1f ms (%zu mappings, %d candidate files, %d probed)", (int)pid,
-			(double)(mono_ns() - now) / 1e6, maps ? maps->n : 0, ncand, narmed);
+		gp_info("pid %d: attached in %.1f ms (%zu mappings, %d candidate files, %d probed)",
+			(int)pid, (double)(mono_ns() - now) / 1e6, maps ? maps->n : 0, ncand,
+			narmed);
 		if (!narmed)
-			gp_notice("pid %d: no CUDA runtime mapped yet; traced from the moment it loads one",
-				  (int)pid);
+			gp_notice(
+				"pid %d: no CUDA runtime mapped yet; traced from the moment it loads one",
+				(int)pid);
 	}
 	return 1;
 }
@@ -412,7 +417,8 @@ void gp_procs_event(struct gp_procs *ps, const struct gp_proc_event *e)
 	if (p && p->live && f && f->armed) {
 		gp_files_add_user(ps->files, f, (__u32)pid);
 		if (e->kind == GP_PROC_MAP && (e->hdr.flags & GP_PF_ADMITTED))
-			gp_cpu_accounts_open(ps->cpu, pid, e->hdr.ts_ns); /* threads it already had */
+			gp_cpu_accounts_open(ps->cpu, pid,
+					     e->hdr.ts_ns); /* threads it already had */
 	}
 	/*
 	 * Its memory map as it is now, while it lives: a short-lived process
@@ -512,9 +518,11 @@ int gp_procs_scan(struct gp_procs *ps, const char *const *names, int nnames)
 		/* nor the resumer: it is gpuprobed's own */
 		if (*end || pid <= 0 || pid == self || (ps->holds && pid == ps->holds->resumer))
 			continue;
-		if ((names && !name_matches((pid_t)pid, names, nnames)) || (!names && !wanted(ps, (pid_t)pid)))
+		if ((names && !name_matches((pid_t)pid, names, nnames)) ||
+		    (!names && !wanted(ps, (pid_t)pid)))
 			continue;
-		if (gp_procs_admit(ps, (pid_t)pid, GP_ADMIT_RUNNING, names ? "name" : ps->because, true) > 0)
+		if (gp_procs_admit(ps, (pid_t)pid, GP_ADMIT_RUNNING, names ? "name" : ps->because,
+				   true) > 0)
 			admitted++;
 	}
 	closedir(d);
@@ -537,7 +545,6 @@ const char *gp_proc_stat(pid_t pid, char *buf, size_t len)
 	return p ? p + 1 : NULL;
 }
 
-
 /* utime + stime of pid in ns; 0 when it cannot be read. */
 static __u64 proc_cpu_ns(pid_t pid)
 {
@@ -545,7 +552,8 @@ static __u64 proc_cpu_ns(pid_t pid)
 	char buf[1024];
 	const char *p = gp_proc_stat(pid, buf, sizeof(buf));
 
-	if (!p || sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+	if (!p ||
+	    sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
 		return 0;
 	return (ut + st) * (1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK));
 }

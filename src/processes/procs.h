@@ -31,8 +31,8 @@ struct gp_proc {
 	pid_t pid;
 	int pidfd;
 	bool live;
-	bool launched;   /* the command gpuprobed started: reaped for its exit status */
-	__u64 cpu_ns;    /* utime + stime at the last gp_procs_cpu_delta_ns (0: not read yet) */
+	bool launched; /* the command gpuprobed started: reaped for its exit status */
+	__u64 cpu_ns;  /* utime + stime at the last gp_procs_cpu_delta_ns (0: not read yet) */
 };
 
 struct gp_procs {
@@ -40,17 +40,19 @@ struct gp_procs {
 	struct gp_symbolizer *sym;
 	struct gp_model *model;
 	struct gp_cpu_accounts *cpu;
-	struct gp_loop *loop;      /* set before the first admission */
-	struct gp_stack_sources *sources; /* unwind tables and Python; NULL: stacks by frame pointers */
-	struct gp_holds *holds;    /* the registry of holds; NULL: none (only the SIGCONT) */
-	int bits_fd, admit_fd;     /* tgid_bits, admit_ns */
-	bool all;                  /* --all: a process is traced because it uses CUDA */
-	struct gp_places *places;  /* where each traced process runs (containers.h); NULL: not read */
+	struct gp_loop *loop; /* set before the first admission */
+	struct gp_stack_sources
+		*sources;	/* unwind tables and Python; NULL: stacks by frame pointers */
+	struct gp_holds *holds; /* the registry of holds; NULL: none (only the SIGCONT) */
+	int bits_fd, admit_fd;	/* tgid_bits, admit_ns */
+	bool all;		/* --all: a process is traced because it uses CUDA */
+	struct gp_places
+		*places; /* where each traced process runs (containers.h); NULL: not read */
 	/* --container: with all, only the processes of these containers (id, id prefix or name) */
 	const char *const *containers;
 	int ncontainers;
-	bool closing;              /* tracing stopped: holds are only released */
-	const char *because;       /* why kernel-admitted processes are traced: "name", "cuda" */
+	bool closing;	     /* tracing stopped: holds are only released */
+	const char *because; /* why kernel-admitted processes are traced: "name", "cuda" */
 	struct gp_proc *v;
 	size_t n, cap;
 	/*
@@ -61,10 +63,10 @@ struct gp_procs {
 	bool reuse_rows;
 	size_t *free_rows, nfree;
 	size_t live;
-	size_t nholds;             /* holds resolved (processes continued) */
-	size_t nskipped;           /* processes wanted but not traceable (in the report) */
-	__u64 hold_ns_max;         /* longest hold, from the kernel's record to SIGCONT */
-	int launched_status;       /* the launched command's shell-style status, once reaped */
+	size_t nholds;	     /* holds resolved (processes continued) */
+	size_t nskipped;     /* processes wanted but not traceable (in the report) */
+	__u64 hold_ns_max;   /* longest hold, from the kernel's record to SIGCONT */
+	int launched_status; /* the launched command's shell-style status, once reaped */
 	int launched_signal;
 	bool launched_done;
 };

@@ -86,9 +86,10 @@ static int scan(struct gp_targets *t, const char *const *names, int nnames)
 		return n;
 	}
 	if (!names && o->ncontainers)
-		gp_notice("tracing %d running process%s of %s%s that use%s CUDA, and those to come; Ctrl-C to stop",
-			  n, n == 1 ? "" : "es", o->containers[0], o->ncontainers > 1 ? " (and the other containers)" : "",
-			  n == 1 ? "s" : "");
+		gp_notice(
+			"tracing %d running process%s of %s%s that use%s CUDA, and those to come; Ctrl-C to stop",
+			n, n == 1 ? "" : "es", o->containers[0],
+			o->ncontainers > 1 ? " (and the other containers)" : "", n == 1 ? "s" : "");
 	else if (names && !n)
 		gp_notice("no process named %s%s %s: waiting for one to start (Ctrl-C to stop)",
 			  o->names[0], o->nnames > 1 ? " (or the other names)" : "",

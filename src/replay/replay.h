@@ -14,8 +14,8 @@
 #include "replay/replay_run.h"
 
 /* Builds the plan of the capture at path (kt may be NULL). 0, or -errno with errmsg. */
-int gp_replay_plan_file(const char *path, const struct gp_kernel_times *kt, struct gp_rplan *plan, char *errmsg,
-			size_t errlen);
+int gp_replay_plan_file(const char *path, const struct gp_kernel_times *kt, struct gp_rplan *plan,
+			char *errmsg, size_t errlen);
 
 /*
  * The measured effect of what-if changes (GP_WHATIF_* of replay_run.h) on
@@ -24,7 +24,7 @@ int gp_replay_plan_file(const char *path, const struct gp_kernel_times *kt, stru
  * round's baseline and changed wall times, the median saving and its range.
  * 0, or -errno with errmsg (-ENOENT: no runtime, or pid not in the capture).
  */
-int gp_replay_what_if(const char *path, __u32 pid, unsigned what, struct gp_whatif_stats *st, char *errmsg,
-		      size_t errlen);
+int gp_replay_what_if(const char *path, __u32 pid, unsigned what, struct gp_whatif_stats *st,
+		      char *errmsg, size_t errlen);
 
 #endif /* GP_REPLAY_H */

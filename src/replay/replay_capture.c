@@ -12,8 +12,8 @@ static int next(void *ctx, unsigned *op, const void **data, size_t *len)
 	return gp_capture_next(ctx, op, data, len);
 }
 
-int gp_replay_plan_file(const char *path, const struct gp_kernel_times *kt, struct gp_rplan *plan, char *errmsg,
-			size_t errlen)
+int gp_replay_plan_file(const char *path, const struct gp_kernel_times *kt, struct gp_rplan *plan,
+			char *errmsg, size_t errlen)
 {
 	char why[512];
 	struct gp_capture_reader *r = gp_capture_open(path, why, sizeof(why));

@@ -9,14 +9,14 @@
 
 static const char *const runtimes[] = { "libcudart.so.13", "libcudart.so.12", "libcudart.so" };
 
-#define SYM(lib, name, required)                                                                     \
-	do {                                                                                         \
-		*(void **)&c->name = dlsym(c->lib, #name);                                           \
-		if ((required) && !c->name) {                                                        \
-			snprintf(errmsg, errlen, "%s has no %s", #lib[0] == 'r' ? c->rt_name : "libcuda.so.1", \
-				 #name);                                                             \
-			goto fail;                                                                   \
-		}                                                                                    \
+#define SYM(lib, name, required)                                                       \
+	do {                                                                           \
+		*(void **)&c->name = dlsym(c->lib, #name);                             \
+		if ((required) && !c->name) {                                          \
+			snprintf(errmsg, errlen, "%s has no %s",                       \
+				 #lib[0] == 'r' ? c->rt_name : "libcuda.so.1", #name); \
+			goto fail;                                                     \
+		}                                                                      \
 	} while (0)
 
 int gp_cuda_open(struct gp_cuda *c, char *errmsg, size_t errlen)
@@ -28,14 +28,16 @@ int gp_cuda_open(struct gp_cuda *c, char *errmsg, size_t errlen)
 			snprintf(c->rt_name, sizeof(c->rt_name), "%s", runtimes[i]);
 	}
 	if (!c->rt) {
-		snprintf(errmsg, errlen,
-			 "no CUDA runtime: none of libcudart.so.13, libcudart.so.12, libcudart.so could be loaded "
-			 "(set LD_LIBRARY_PATH to the directory that holds one)");
+		snprintf(
+			errmsg, errlen,
+			"no CUDA runtime: none of libcudart.so.13, libcudart.so.12, libcudart.so could be loaded "
+			"(set LD_LIBRARY_PATH to the directory that holds one)");
 		return -ENOENT;
 	}
 	c->drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!c->drv) {
-		snprintf(errmsg, errlen, "no CUDA driver: libcuda.so.1 could not be loaded (%s)", dlerror());
+		snprintf(errmsg, errlen, "no CUDA driver: libcuda.so.1 could not be loaded (%s)",
+			 dlerror());
 		goto fail;
 	}
 	SYM(rt, cudaSetDevice, 1);
@@ -96,7 +98,8 @@ int gp_cuda_bind_thread(const struct gp_cuda *c, int device)
 	void *ctx = NULL;
 	int dev = 0, rc;
 
-	if ((rc = c->cuInit(0)) || (rc = c->cuDeviceGet(&dev, device)) || (rc = c->cuDevicePrimaryCtxRetain(&ctx, dev)))
+	if ((rc = c->cuInit(0)) || (rc = c->cuDeviceGet(&dev, device)) ||
+	    (rc = c->cuDevicePrimaryCtxRetain(&ctx, dev)))
 		return rc;
 	return c->cuCtxSetCurrent(ctx);
 }

@@ -13,10 +13,10 @@
 #include <stddef.h>
 
 #define GP_CUDA_STREAM_PER_THREAD_HANDLE ((void *)0x2) /* cudaStreamPerThread */
-#define GP_CUDA_MEMCPY_HTOH 0
-#define GP_CUDA_MEMCPY_HTOD 1
-#define GP_CUDA_MEMCPY_DTOH 2
-#define GP_CUDA_MEMCPY_DTOD 3
+#define GP_CUDA_MEMCPY_HTOH		 0
+#define GP_CUDA_MEMCPY_HTOD		 1
+#define GP_CUDA_MEMCPY_DTOH		 2
+#define GP_CUDA_MEMCPY_DTOD		 3
 
 struct gp_cuda {
 	void *rt, *drv;
@@ -28,7 +28,7 @@ struct gp_cuda {
 	int (*cudaMallocHost)(void **, size_t);
 	int (*cudaMallocAsync)(void **, size_t, void *); /* optional */
 	int (*cudaFree)(void *);
-	int (*cudaFreeAsync)(void *, void *);            /* optional */
+	int (*cudaFreeAsync)(void *, void *); /* optional */
 	int (*cudaFreeHost)(void *);
 	int (*cudaHostRegister)(void *, size_t, unsigned);
 	int (*cudaHostUnregister)(void *);
@@ -36,7 +36,7 @@ struct gp_cuda {
 	int (*cudaMemcpy_ptds)(void *, const void *, size_t, int); /* optional */
 	int (*cudaMemcpyAsync)(void *, const void *, size_t, int, void *);
 	int (*cudaMemset)(void *, int, size_t);
-	int (*cudaMemset_ptds)(void *, int, size_t);               /* optional */
+	int (*cudaMemset_ptds)(void *, int, size_t); /* optional */
 	int (*cudaMemsetAsync)(void *, int, size_t, void *);
 	int (*cudaStreamCreateWithFlags)(void **, unsigned);
 	int (*cudaStreamDestroy)(void *);
@@ -56,8 +56,8 @@ struct gp_cuda {
 	int (*cuModuleLoadData)(void **, const void *);
 	int (*cuModuleGetFunction)(void **, void *, const char *);
 	int (*cuModuleUnload)(void *);
-	int (*cuLaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
-			      void **, void **);
+	int (*cuLaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+			      unsigned, void *, void **, void **);
 };
 
 /* Loads both libraries and every function. 0, or -ENOENT with errmsg naming what is missing. */

@@ -15,11 +15,16 @@
 const char *gp_rop_kind_name(enum gp_rop_kind k)
 {
 	static const char *const names[GP_ROP_KIND_MAX] = {
-		[GP_ROP_ALLOC] = "alloc",        [GP_ROP_FREE] = "free",
-		[GP_ROP_COPY] = "copy",          [GP_ROP_MEMSET] = "memset",
-		[GP_ROP_KERNEL] = "kernel",      [GP_ROP_EVENT_RECORD] = "event_record",
-		[GP_ROP_STREAM_WAIT] = "stream_wait_event", [GP_ROP_STREAM_SYNC] = "stream_sync",
-		[GP_ROP_EVENT_SYNC] = "event_sync", [GP_ROP_DEVICE_SYNC] = "device_sync",
+		[GP_ROP_ALLOC] = "alloc",
+		[GP_ROP_FREE] = "free",
+		[GP_ROP_COPY] = "copy",
+		[GP_ROP_MEMSET] = "memset",
+		[GP_ROP_KERNEL] = "kernel",
+		[GP_ROP_EVENT_RECORD] = "event_record",
+		[GP_ROP_STREAM_WAIT] = "stream_wait_event",
+		[GP_ROP_STREAM_SYNC] = "stream_sync",
+		[GP_ROP_EVENT_SYNC] = "event_sync",
+		[GP_ROP_DEVICE_SYNC] = "device_sync",
 		[GP_ROP_SET_DEVICE] = "set_device",
 	};
 	return (unsigned)k < GP_ROP_KIND_MAX ? names[k] : "?";
@@ -32,7 +37,8 @@ void gp_robj_label(const struct gp_robj *o, char *buf, size_t len)
 		if (o->skind == GP_RSTREAM_LEGACY)
 			snprintf(buf, len, "legacy");
 		else
-			snprintf(buf, len, "%s%d", o->skind == GP_RSTREAM_PER_THREAD ? "ptds" : "s", o->ordinal);
+			snprintf(buf, len, "%s%d", o->skind == GP_RSTREAM_PER_THREAD ? "ptds" : "s",
+				 o->ordinal);
 		return;
 	case GP_ROBJ_EVENT:
 		snprintf(buf, len, "e%d", o->ordinal);
@@ -53,18 +59,22 @@ void gp_rop_describe(const struct gp_rprocess *p, const struct gp_rop *op, char 
 		gp_robj_label(&p->objs[op->event], ev, sizeof(ev));
 	switch (op->kind) {
 	case GP_ROP_COPY:
-		snprintf(buf, len, "copy %s %s %s %llu", gp_dir_name(op->dir), gp_hostmem_name(op->hostmem),
-			 op->async ? "async" : "sync", (unsigned long long)op->bytes);
+		snprintf(buf, len, "copy %s %s %s %llu", gp_dir_name(op->dir),
+			 gp_hostmem_name(op->hostmem), op->async ? "async" : "sync",
+			 (unsigned long long)op->bytes);
 		return;
 	case GP_ROP_MEMSET:
-		snprintf(buf, len, "memset %s %llu", op->async ? "async" : "sync", (unsigned long long)op->bytes);
+		snprintf(buf, len, "memset %s %llu", op->async ? "async" : "sync",
+			 (unsigned long long)op->bytes);
 		return;
 	case GP_ROP_KERNEL:
-		k = op->kernel >= 0 && (size_t)op->kernel < p->nkernels ? &p->kernels[op->kernel] : NULL;
+		k = op->kernel >= 0 && (size_t)op->kernel < p->nkernels ? &p->kernels[op->kernel]
+									: NULL;
 		snprintf(buf, len, "kernel %s", k && k->name ? k->name : "(unnamed)");
 		return;
 	case GP_ROP_ALLOC:
-		snprintf(buf, len, "alloc %s %llu", mem_kinds[p->objs[op->mem[0]].mem], (unsigned long long)op->bytes);
+		snprintf(buf, len, "alloc %s %llu", mem_kinds[p->objs[op->mem[0]].mem],
+			 (unsigned long long)op->bytes);
 		return;
 	case GP_ROP_FREE:
 		snprintf(buf, len, "free %s", mem_kinds[p->objs[op->mem[0]].mem]);
@@ -83,7 +93,8 @@ void gp_rop_describe(const struct gp_rprocess *p, const struct gp_rop *op, char 
 	}
 }
 
-static int kt_add(struct gp_kernel_times *kt, const char *entry, size_t n, char *errmsg, size_t errlen)
+static int kt_add(struct gp_kernel_times *kt, const char *entry, size_t n, char *errmsg,
+		  size_t errlen)
 {
 	const char *eq = memchr(entry, '=', n);
 	char num[32], *end;
@@ -117,7 +128,8 @@ static int kt_add(struct gp_kernel_times *kt, const char *entry, size_t n, char 
 	kt->rows[kt->n++].ns = (__u64)(us * 1000.0 + 0.5);
 	return 0;
 bad:
-	snprintf(errmsg, errlen, "'%.*s' is not name=microseconds", (int)(n > 200 ? 200 : n), entry);
+	snprintf(errmsg, errlen, "'%.*s' is not name=microseconds", (int)(n > 200 ? 200 : n),
+		 entry);
 	return -EINVAL;
 }
 

@@ -28,13 +28,14 @@
 #define CUDA_STREAM_NON_BLOCKING 0x1u /* cudaStreamNonBlocking, CU_STREAM_NON_BLOCKING */
 
 struct sstate {
-	__u64 queued, synced; /* work items queued on the stream, and covered by a synchronisation */
-	long cand;            /* a kernel queued on the idle stream, alone since: its op index, else -1 */
+	__u64 queued,
+		synced; /* work items queued on the stream, and covered by a synchronisation */
+	long cand;	/* a kernel queued on the idle stream, alone since: its op index, else -1 */
 };
 
 struct estate {
-	int stream;           /* stream of the event's last record, -1: never recorded */
-	__u64 queued;         /* the stream's queued count at that record */
+	int stream;   /* stream of the event's last record, -1: never recorded */
+	__u64 queued; /* the stream's queued count at that record */
 };
 
 struct obs {
@@ -52,10 +53,12 @@ static bool covers(const struct gp_rprocess *p, int s, int c)
 {
 	if (s == c)
 		return true;
-	return p->objs[s].skind == GP_RSTREAM_LEGACY && p->objs[c].kind == GP_ROBJ_STREAM && blocking(&p->objs[c]);
+	return p->objs[s].skind == GP_RSTREAM_LEGACY && p->objs[c].kind == GP_ROBJ_STREAM &&
+	       blocking(&p->objs[c]);
 }
 
-static void observe(struct obs *obs, const struct gp_rprocess *p, long cand, const struct gp_rop *sync)
+static void observe(struct obs *obs, const struct gp_rprocess *p, long cand,
+		    const struct gp_rop *sync)
 {
 	const struct gp_rop *k = &p->ops[cand];
 	__u64 end = sync->ts_ns + sync->dur_ns, *v;
@@ -75,8 +78,8 @@ static void observe(struct obs *obs, const struct gp_rprocess *p, long cand, con
  * anything new; observes a kernel when exactly one covered stream had work,
  * and that work was the kernel alone.
  */
-static bool synchronise(struct gp_rprocess *p, struct sstate *ss, struct obs *obs, const struct gp_rop *op,
-			int s, const __u64 *upto)
+static bool synchronise(struct gp_rprocess *p, struct sstate *ss, struct obs *obs,
+			const struct gp_rop *op, int s, const __u64 *upto)
 {
 	size_t busy = 0;
 	int last_busy = -1;
@@ -170,7 +173,8 @@ static void pass(struct gp_rprocess *p, bool sync_copies, struct obs *obs)
 			if (es[op->event].stream < 0) /* never recorded: returns at once */
 				redundant = true;
 			else
-				redundant = synchronise(p, ss, obs, op, es[op->event].stream, &es[op->event].queued);
+				redundant = synchronise(p, ss, obs, op, es[op->event].stream,
+							&es[op->event].queued);
 			break;
 		case GP_ROP_DEVICE_SYNC:
 			redundant = synchronise(p, ss, obs, op, -1, NULL);

@@ -26,14 +26,16 @@ struct order {
 	struct gp_rprocess *p;
 	struct gp_u64map streams; /* stream key -> obj + 1 */
 	struct gp_u64map events;  /* handle -> obj + 1 */
-	struct gp_u64map devices; /* tid -> its current device + 1 (absent: 0, the runtime's default) */
+	struct gp_u64map
+		devices; /* tid -> its current device + 1 (absent: 0, the runtime's default) */
 	struct gp_range_set mems;
-	__u32 *cnt;               /* per object: operations on it so far */
+	__u32 *cnt; /* per object: operations on it so far */
 	size_t cnt_cap;
-	int ordinals[3][3];       /* [robj kind][stream kind] */
+	int ordinals[3][3]; /* [robj kind][stream kind] */
 };
 
-static int gp_doc_obj_new(struct order *o, enum gp_robj_kind kind, int skind, __u64 handle, int device)
+static int gp_doc_obj_new(struct order *o, enum gp_robj_kind kind, int skind, __u64 handle,
+			  int device)
 {
 	struct gp_rprocess *p = o->p;
 
@@ -50,7 +52,9 @@ static int gp_doc_obj_new(struct order *o, enum gp_robj_kind kind, int skind, __
 			return -ENOMEM;
 		p->objs_cap = o->cnt_cap = cap;
 	}
-	p->objs[p->nobjs] = (struct gp_robj){ .kind = kind, .skind = skind, .handle = handle, .device = device };
+	p->objs[p->nobjs] = (struct gp_robj){
+		.kind = kind, .skind = skind, .handle = handle, .device = device
+	};
 	if (!(kind == GP_ROBJ_STREAM && skind == GP_RSTREAM_LEGACY))
 		p->objs[p->nobjs].ordinal = o->ordinals[kind][skind]++;
 	o->cnt[p->nobjs] = 0;
@@ -76,9 +80,10 @@ static int stream_obj(struct order *o, __u64 key, int device)
 	if (obj >= 0)
 		return obj;
 	obj = gp_doc_obj_new(o, GP_ROBJ_STREAM,
-		      key == GP_STREAM_KEY_LEGACY ? GP_RSTREAM_LEGACY
-		      : (key & GP_STREAM_KEY_PER_THREAD) ? GP_RSTREAM_PER_THREAD : GP_RSTREAM_HANDLE,
-		      key, device);
+			     key == GP_STREAM_KEY_LEGACY	? GP_RSTREAM_LEGACY
+			     : (key & GP_STREAM_KEY_PER_THREAD) ? GP_RSTREAM_PER_THREAD
+								: GP_RSTREAM_HANDLE,
+			     key, device);
 	if (obj >= 0 && map_put(&o->streams, key, obj))
 		return -ENOMEM;
 	return obj;
@@ -141,7 +146,8 @@ static struct gp_rthread *thread_of(struct gp_rprocess *p, struct gp_rbproc *bp,
 	t = &t[p->nthreads++];
 	*t = (struct gp_rthread){ .tid = tid };
 	for (size_t i = 0; i < bp->ntnames; i++)
-		if (bp->tnames[i].tid == tid && bp->tnames[i].name && !(t->name = strdup(bp->tnames[i].name)))
+		if (bp->tnames[i].tid == tid && bp->tnames[i].name &&
+		    !(t->name = strdup(bp->tnames[i].name)))
 			return NULL;
 	return t;
 }
@@ -181,7 +187,8 @@ static const enum gp_rop_kind rop_of_raw[] = {
 };
 
 /* Links one call; *keep false when it turns out not to be replayable. */
-static int link_op(struct order *o, const struct gp_rraw *r, struct gp_rop *op, int device, bool *keep)
+static int link_op(struct order *o, const struct gp_rraw *r, struct gp_rop *op, int device,
+		   bool *keep)
 {
 	struct gp_rprocess *p = o->p;
 	int s = -1, e = -1;
@@ -264,13 +271,15 @@ static int link_op(struct order *o, const struct gp_rraw *r, struct gp_rop *op, 
 		dep(o, op, s, true);
 		break;
 	case GP_RRAW_EVENT_RECORD:
-		if ((s = stream_obj(o, r->stream_key, device)) < 0 || (e = event_obj(o, r->handle, device)) < 0)
+		if ((s = stream_obj(o, r->stream_key, device)) < 0 ||
+		    (e = event_obj(o, r->handle, device)) < 0)
 			return -ENOMEM;
 		dep(o, op, s, true);
 		dep(o, op, e, true);
 		break;
 	case GP_RRAW_STREAM_WAIT:
-		if ((s = stream_obj(o, r->stream_key, device)) < 0 || (e = event_obj(o, r->handle, device)) < 0)
+		if ((s = stream_obj(o, r->stream_key, device)) < 0 ||
+		    (e = event_obj(o, r->handle, device)) < 0)
 			return -ENOMEM;
 		dep(o, op, s, true);
 		dep(o, op, e, false);
@@ -300,8 +309,8 @@ static int link_op(struct order *o, const struct gp_rraw *r, struct gp_rop *op, 
 static int created(struct order *o, const struct gp_rraw *r, int device)
 {
 	bool stream = r->kind == GP_RRAW_STREAM_CREATE;
-	int obj = gp_doc_obj_new(o, stream ? GP_ROBJ_STREAM : GP_ROBJ_EVENT, stream ? GP_RSTREAM_HANDLE : 0, r->handle,
-			  device);
+	int obj = gp_doc_obj_new(o, stream ? GP_ROBJ_STREAM : GP_ROBJ_EVENT,
+				 stream ? GP_RSTREAM_HANDLE : 0, r->handle, device);
 
 	if (obj < 0)
 		return -ENOMEM;
@@ -344,7 +353,8 @@ static int kernels(struct gp_rbuild *b, struct gp_rprocess *p, const struct gp_k
 		struct gp_rkernel *rk = &p->kernels[i];
 		bool found;
 
-		if (k->name && (!(rk->name = strdup(k->name)) || !(rk->mangled = strdup(k->mangled ? k->mangled : ""))))
+		if (k->name && (!(rk->name = strdup(k->name)) ||
+				!(rk->mangled = strdup(k->mangled ? k->mangled : ""))))
 			return -ENOMEM;
 		if (!k->name)
 			continue;
@@ -353,7 +363,8 @@ static int kernels(struct gp_rbuild *b, struct gp_rprocess *p, const struct gp_k
 		rk->source = found ? GP_KDUR_TABLE : GP_KDUR_NONE;
 	}
 	for (size_t i = 0; i < p->nops; i++)
-		if (p->ops[i].kind == GP_ROP_KERNEL && p->ops[i].kernel >= 0 && (size_t)p->ops[i].kernel < p->nkernels)
+		if (p->ops[i].kind == GP_ROP_KERNEL && p->ops[i].kernel >= 0 &&
+		    (size_t)p->ops[i].kernel < p->nkernels)
 			p->kernels[p->ops[i].kernel].launches++;
 	return 0;
 }
@@ -386,9 +397,16 @@ int gp_rplan_order(struct gp_rbuild *b, struct gp_rbproc *bp, const struct gp_ke
 
 		struct gp_rop *op = &p->ops[p->nops];
 
-		*op = (struct gp_rop){ .kind = rop_of_raw[r->kind], .api = r->api, .ts_ns = r->ts_ns,
-				       .dur_ns = r->dur_ns, .async = r->async, .stream = -1, .event = -1,
-				       .mem = { -1, -1 }, .kernel = -1, .thread = (__u32)(t - p->threads) };
+		*op = (struct gp_rop){ .kind = rop_of_raw[r->kind],
+				       .api = r->api,
+				       .ts_ns = r->ts_ns,
+				       .dur_ns = r->dur_ns,
+				       .async = r->async,
+				       .stream = -1,
+				       .event = -1,
+				       .mem = { -1, -1 },
+				       .kernel = -1,
+				       .thread = (__u32)(t - p->threads) };
 		if ((rc = link_op(&o, r, op, device, &keep)))
 			goto out;
 		if (!keep)
@@ -412,7 +430,8 @@ int gp_rplan_order(struct gp_rbuild *b, struct gp_rbproc *bp, const struct gp_ke
 		}
 		free(p->threads[i].name);
 		free(p->threads[i].ops);
-		memmove(&p->threads[i], &p->threads[i + 1], (p->nthreads - i - 1) * sizeof(*p->threads));
+		memmove(&p->threads[i], &p->threads[i + 1],
+			(p->nthreads - i - 1) * sizeof(*p->threads));
 		p->nthreads--;
 		for (size_t k = 0; k < p->nops; k++)
 			if (p->ops[k].thread > i)

@@ -76,7 +76,8 @@ static int thread_name(struct gp_rbuild *b, __u32 pid, __u32 tid, const char *na
 
 /* ---- calls ---------------------------------------------------------------- */
 
-static struct gp_rraw *raw_new(struct gp_rbproc *bp, const struct gp_api_call *c, enum gp_rraw_kind kind)
+static struct gp_rraw *raw_new(struct gp_rbproc *bp, const struct gp_api_call *c,
+			       enum gp_rraw_kind kind)
 {
 	struct gp_rraw *r;
 
@@ -90,8 +91,13 @@ static struct gp_rraw *raw_new(struct gp_rbproc *bp, const struct gp_api_call *c
 		bp->raw_cap = cap;
 	}
 	r = &bp->raw[bp->nraw++];
-	*r = (struct gp_rraw){ .kind = kind, .seq = bp->nraw - 1, .api = c->api, .tid = c->hdr.tid, .ts_ns = c->hdr.ts_ns,
-			       .dur_ns = c->dur_ns, .async = (gp_apis[c->api].attr & GP_A_ASYNC) != 0,
+	*r = (struct gp_rraw){ .kind = kind,
+			       .seq = bp->nraw - 1,
+			       .api = c->api,
+			       .tid = c->hdr.tid,
+			       .ts_ns = c->hdr.ts_ns,
+			       .dur_ns = c->dur_ns,
+			       .async = (gp_apis[c->api].attr & GP_A_ASYNC) != 0,
 			       .kernel = -1 };
 	r->has_stream = gp_call_stream_key(c, &r->stream_key) && gp_api_stream_slot(c->api) >= 0;
 	return r;
@@ -150,7 +156,8 @@ static int plan_call(struct gp_rbuild *b, const struct gp_api_call *c)
 			bp->p->nested_skipped++;
 		return bp ? 0 : -ENOMEM;
 	}
-	if (!(bp = gp_rbuild_proc(b, c->hdr.tgid)) || !(mp = gp_u64map_get(&b->model->by_pid, c->hdr.tgid)))
+	if (!(bp = gp_rbuild_proc(b, c->hdr.tgid)) ||
+	    !(mp = gp_u64map_get(&b->model->by_pid, c->hdr.tgid)))
 		return -ENOMEM;
 	/* every launch, failed ones too, advances a kernel row: keep the snapshot current */
 	int kernel = gp_api_queues(c->api) == GP_Q_KERNEL ? launched_kernel(bp, mp) : -1;
@@ -169,8 +176,9 @@ static int plan_call(struct gp_rbuild *b, const struct gp_api_call *c)
 			return -ENOMEM;
 		r->addr[0] = c->out;
 		r->bytes = c->args[1];
-		r->mem = (a->attr & GP_A_MEM_PINNED) ? GP_RMEM_PINNED : (a->attr & GP_A_MEM_MANAGED) ? GP_RMEM_MANAGED
-												: GP_RMEM_DEVICE;
+		r->mem = (a->attr & GP_A_MEM_PINNED)	? GP_RMEM_PINNED
+			 : (a->attr & GP_A_MEM_MANAGED) ? GP_RMEM_MANAGED
+							: GP_RMEM_DEVICE;
 		return 0;
 	case GP_SHAPE_HOST_REGISTER:
 		if (!(r = raw_new(bp, c, GP_RRAW_ALLOC)))
@@ -194,7 +202,8 @@ static int plan_call(struct gp_rbuild *b, const struct gp_api_call *c)
 		struct gp_copy_info ci;
 
 		gp_transfer_classify(mp, c, &ci);
-		if (ci.dir == GP_DIR_PTOP || ci.dir == GP_DIR_DEFAULT) { /* two devices, or unknown pointers */
+		if (ci.dir == GP_DIR_PTOP ||
+		    ci.dir == GP_DIR_DEFAULT) { /* two devices, or unknown pointers */
 			not_replayed(bp, c);
 			return 0;
 		}
@@ -233,8 +242,9 @@ static int plan_call(struct gp_rbuild *b, const struct gp_api_call *c)
 	case GP_SHAPE_EVENT_CREATE:
 		if (!(c->hdr.flags & GP_EVF_OUT_VALID))
 			return 0;
-		if (!(r = raw_new(bp, c, a->shape == GP_SHAPE_STREAM_CREATE ? GP_RRAW_STREAM_CREATE
-									    : GP_RRAW_EVENT_CREATE)))
+		if (!(r = raw_new(bp, c,
+				  a->shape == GP_SHAPE_STREAM_CREATE ? GP_RRAW_STREAM_CREATE
+								     : GP_RRAW_EVENT_CREATE)))
 			return -ENOMEM;
 		r->handle = c->out;
 		r->flags = create_flags(c);
@@ -353,12 +363,15 @@ static void rbuild_release(struct gp_rbuild *b)
 	free(b->procs);
 }
 
-int gp_rplan_build(const struct gp_op_source *src, const struct gp_kernel_times *kt, struct gp_rplan *plan,
-		   char *errmsg, size_t errlen)
+int gp_rplan_build(const struct gp_op_source *src, const struct gp_kernel_times *kt,
+		   struct gp_rplan *plan, char *errmsg, size_t errlen)
 {
 	struct gp_rbuild b = { 0 };
-	const struct gp_capture_open_opts opts = { .next = src->next, .next_ctx = src->ctx,
-						   .ctx = &b, .ready = ready, .applied = applied };
+	const struct gp_capture_open_opts opts = { .next = src->next,
+						   .next_ctx = src->ctx,
+						   .ctx = &b,
+						   .ready = ready,
+						   .applied = applied };
 	struct gp_capture_model cm;
 	int rc;
 

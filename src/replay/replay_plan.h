@@ -19,11 +19,11 @@
 #include "gpuprobed/api.h"
 
 enum gp_rop_kind {
-	GP_ROP_ALLOC,        /* mem[0]: the allocation made */
-	GP_ROP_FREE,         /* mem[0]: the allocation freed */
-	GP_ROP_COPY,         /* mem[0] dst, mem[1] src (-1: a scratch or host buffer) */
-	GP_ROP_MEMSET,       /* mem[0] */
-	GP_ROP_KERNEL,       /* kernel */
+	GP_ROP_ALLOC,	     /* mem[0]: the allocation made */
+	GP_ROP_FREE,	     /* mem[0]: the allocation freed */
+	GP_ROP_COPY,	     /* mem[0] dst, mem[1] src (-1: a scratch or host buffer) */
+	GP_ROP_MEMSET,	     /* mem[0] */
+	GP_ROP_KERNEL,	     /* kernel */
 	GP_ROP_EVENT_RECORD, /* event, on stream */
 	GP_ROP_STREAM_WAIT,  /* stream waits for event */
 	GP_ROP_STREAM_SYNC,  /* host waits for stream */
@@ -41,15 +41,16 @@ enum gp_robj_kind { GP_ROBJ_STREAM, GP_ROBJ_EVENT, GP_ROBJ_MEM };
 /* A stream, event or allocation of the original run. */
 struct gp_robj {
 	enum gp_robj_kind kind;
-	__u64 handle;      /* original handle or address */
-	__u64 bytes;       /* allocations */
+	__u64 handle; /* original handle or address */
+	__u64 bytes;  /* allocations */
 	enum gp_rmem_kind mem;
-	unsigned flags;    /* streams, events: creation flags (cudaStreamNonBlocking, cudaEventDisableTiming) */
-	int device;        /* allocations: the allocating thread's device */
+	unsigned
+		flags; /* streams, events: creation flags (cudaStreamNonBlocking, cudaEventDisableTiming) */
+	int device; /* allocations: the allocating thread's device */
 	/* streams */
 	enum { GP_RSTREAM_LEGACY, GP_RSTREAM_PER_THREAD, GP_RSTREAM_HANDLE } skind;
-	int ordinal;       /* streams: "s<N>" / "ptds<N>"; events "e<N>"; allocations "m<N>": first-reference order */
-	bool async_alloc;  /* allocated with cudaMallocAsync */
+	int ordinal; /* streams: "s<N>" / "ptds<N>"; events "e<N>"; allocations "m<N>": first-reference order */
+	bool async_alloc; /* allocated with cudaMallocAsync */
 };
 
 /* Wait until object obj's counter reaches need. */
@@ -62,22 +63,22 @@ struct gp_rdep {
 
 struct gp_rop {
 	enum gp_rop_kind kind;
-	__u16 api;          /* the original call (enum gp_api_id) */
-	__u32 thread;       /* index into the process's threads */
-	__u64 ts_ns;        /* original entry, CLOCK_MONOTONIC */
-	__u64 dur_ns;       /* original host time in the call */
-	__u64 think_ns;     /* original gap since the thread's previous planned call returned (first: since the process's first call) */
-	int stream;         /* object index, -1: none */
-	int event;          /* object index, -1: none */
-	int mem[2];         /* object indexes, -1: none */
-	__u64 off[2];       /* offsets into mem[] */
-	bool async;         /* returns before the work is done */
-	bool legacy_sync;   /* a synchronous copy or memset on its default stream */
-	__u8 dir, hostmem;  /* copies: enum gp_dir, enum gp_hostmem (model/view.h) */
-	__u64 bytes;        /* copies, memsets, allocations */
-	int kernel;         /* index into the process's kernels */
-	int device;         /* set device */
-	bool redundant;     /* a synchronisation that waits for nothing queued since the previous one */
+	__u16 api;	/* the original call (enum gp_api_id) */
+	__u32 thread;	/* index into the process's threads */
+	__u64 ts_ns;	/* original entry, CLOCK_MONOTONIC */
+	__u64 dur_ns;	/* original host time in the call */
+	__u64 think_ns; /* original gap since the thread's previous planned call returned (first: since the process's first call) */
+	int stream;	/* object index, -1: none */
+	int event;	/* object index, -1: none */
+	int mem[2];	/* object indexes, -1: none */
+	__u64 off[2];	/* offsets into mem[] */
+	bool async;	/* returns before the work is done */
+	bool legacy_sync;  /* a synchronous copy or memset on its default stream */
+	__u8 dir, hostmem; /* copies: enum gp_dir, enum gp_hostmem (model/view.h) */
+	__u64 bytes;	   /* copies, memsets, allocations */
+	int kernel;	   /* index into the process's kernels */
+	int device;	   /* set device */
+	bool redundant; /* a synchronisation that waits for nothing queued since the previous one */
 	bool redundant_if_async; /* the same where synchronous copies were made asynchronous */
 	struct gp_rdep deps[GP_ROP_DEPS];
 	unsigned ndeps;
@@ -89,10 +90,10 @@ struct gp_rop {
 enum gp_kdur_source { GP_KDUR_NONE, GP_KDUR_TABLE, GP_KDUR_INFERRED };
 
 struct gp_rkernel {
-	char *name;         /* demangled; NULL when the capture does not name it */
-	char *mangled;      /* "" when not mangled */
+	char *name;    /* demangled; NULL when the capture does not name it */
+	char *mangled; /* "" when not mangled */
 	__u64 launches;
-	__u64 dur_ns;       /* stand-in duration */
+	__u64 dur_ns; /* stand-in duration */
 	enum gp_kdur_source source;
 	__u64 observations; /* synchronisations that covered this kernel alone */
 };
@@ -100,7 +101,7 @@ struct gp_rkernel {
 struct gp_rthread {
 	__u32 tid;
 	char *name;
-	size_t *ops;        /* indexes into the process's ops, in order */
+	size_t *ops; /* indexes into the process's ops, in order */
 	size_t nops;
 };
 
@@ -119,8 +120,8 @@ struct gp_rprocess {
 	/* calls seen but not replayed, by API: failed calls are host time, these are work left out */
 	__u64 not_replayed[GP_API_MAX];
 	__u64 not_replayed_total;
-	__u64 nested_skipped;   /* calls inside another traced call (its implementation) */
-	__u64 failed_skipped;   /* calls that returned an error: host time only */
+	__u64 nested_skipped;	    /* calls inside another traced call (its implementation) */
+	__u64 failed_skipped;	    /* calls that returned an error: host time only */
 	__u64 scratch_device_bytes; /* largest device range no allocation of the capture covers */
 	__u64 redundant_syncs;
 };
@@ -142,7 +143,7 @@ struct gp_kernel_times {
 	struct {
 		char *name;
 		__u64 ns;
-	} *rows;
+	} * rows;
 	size_t n;
 };
 
@@ -152,13 +153,14 @@ struct gp_kernel_times {
  * do not decode are skipped, as a report skips them. 0, or -errno with
  * errmsg filled.
  */
-int gp_rplan_build(const struct gp_op_source *src, const struct gp_kernel_times *kt, struct gp_rplan *plan,
-		   char *errmsg, size_t errlen);
+int gp_rplan_build(const struct gp_op_source *src, const struct gp_kernel_times *kt,
+		   struct gp_rplan *plan, char *errmsg, size_t errlen);
 void gp_rplan_release(struct gp_rplan *plan);
 struct gp_rprocess *gp_rplan_process(const struct gp_rplan *plan, __u32 pid); /* NULL: not in it */
 
 /* "name=us" lines or comma-separated entries (SIMGPU_KERNEL_TIMES' syntax). 0, or -EINVAL naming the bad entry. */
-int gp_kernel_times_parse(const char *text, struct gp_kernel_times *kt, char *errmsg, size_t errlen);
+int gp_kernel_times_parse(const char *text, struct gp_kernel_times *kt, char *errmsg,
+			  size_t errlen);
 void gp_kernel_times_release(struct gp_kernel_times *kt);
 
 const char *gp_rop_kind_name(enum gp_rop_kind k); /* "copy", "kernel", ... */

@@ -13,27 +13,37 @@
 
 /* A call as read, before ordering: handles and addresses not yet objects. */
 enum gp_rraw_kind {
-	GP_RRAW_ALLOC, GP_RRAW_FREE, GP_RRAW_COPY, GP_RRAW_MEMSET, GP_RRAW_KERNEL, GP_RRAW_EVENT_RECORD,
-	GP_RRAW_STREAM_WAIT, GP_RRAW_STREAM_SYNC, GP_RRAW_EVENT_SYNC, GP_RRAW_DEVICE_SYNC, GP_RRAW_SET_DEVICE,
-	GP_RRAW_STREAM_CREATE, GP_RRAW_EVENT_CREATE,
+	GP_RRAW_ALLOC,
+	GP_RRAW_FREE,
+	GP_RRAW_COPY,
+	GP_RRAW_MEMSET,
+	GP_RRAW_KERNEL,
+	GP_RRAW_EVENT_RECORD,
+	GP_RRAW_STREAM_WAIT,
+	GP_RRAW_STREAM_SYNC,
+	GP_RRAW_EVENT_SYNC,
+	GP_RRAW_DEVICE_SYNC,
+	GP_RRAW_SET_DEVICE,
+	GP_RRAW_STREAM_CREATE,
+	GP_RRAW_EVENT_CREATE,
 };
 
 struct gp_rraw {
 	enum gp_rraw_kind kind;
-	size_t seq;        /* position in the capture: ties in entry time keep it */
+	size_t seq; /* position in the capture: ties in entry time keep it */
 	__u16 api;
 	__u32 tid;
 	__u64 ts_ns, dur_ns;
-	bool has_stream;   /* the call names a stream (else: its default stream, for copies and memsets) */
-	__u64 stream_key;  /* gp_call_stream_key() */
-	__u64 handle;      /* event (record, wait, sync), created stream or event */
-	__u64 addr[2];     /* allocation: [0]; copy: dst, src; memset, free: [0] */
+	bool has_stream; /* the call names a stream (else: its default stream, for copies and memsets) */
+	__u64 stream_key; /* gp_call_stream_key() */
+	__u64 handle;	  /* event (record, wait, sync), created stream or event */
+	__u64 addr[2];	  /* allocation: [0]; copy: dst, src; memset, free: [0] */
 	__u64 bytes;
 	enum gp_rmem_kind mem;
 	unsigned flags;
 	bool async;
 	__u8 dir, hostmem;
-	int kernel;        /* model kernel index */
+	int kernel; /* model kernel index */
 	int device;
 };
 

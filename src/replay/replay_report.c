@@ -22,8 +22,8 @@
  * Original [first entry, last return] and replayed [first start, last end]
  * of stream s's operations, and the host's time in their calls in res.
  */
-static void stream_times(const struct gp_rprocess *p, const struct gp_replay_result *res, int s, __u64 *orig,
-			 __u64 *replayed, __u64 *calls, size_t *nops)
+static void stream_times(const struct gp_rprocess *p, const struct gp_replay_result *res, int s,
+			 __u64 *orig, __u64 *replayed, __u64 *calls, size_t *nops)
 {
 	__u64 o0 = UINT64_MAX, o1 = 0, r0 = UINT64_MAX, r1 = 0;
 
@@ -59,7 +59,8 @@ static void stream_times(const struct gp_rprocess *p, const struct gp_replay_res
  * replayed = the think times (divided by the speed) + late + calls.
  */
 /* The thread's replayed calls' time by their original API: {"cudaMemcpy": ns, ...} (res replayed). */
-static json_t *calls_by_api(const struct gp_rprocess *p, const struct gp_replay_result *res, size_t t)
+static json_t *calls_by_api(const struct gp_rprocess *p, const struct gp_replay_result *res,
+			    size_t t)
 {
 	const struct gp_rthread *th = &p->threads[t];
 	__u64 ns[GP_API_MAX] = { 0 };
@@ -77,8 +78,8 @@ static json_t *calls_by_api(const struct gp_rprocess *p, const struct gp_replay_
 	return o;
 }
 
-static void thread_times(const struct gp_rprocess *p, const struct gp_replay_result *res, size_t t, __u64 *orig,
-			 __u64 *start, __u64 *replayed, __u64 *late, __u64 *calls)
+static void thread_times(const struct gp_rprocess *p, const struct gp_replay_result *res, size_t t,
+			 __u64 *orig, __u64 *start, __u64 *replayed, __u64 *late, __u64 *calls)
 {
 	const struct gp_rthread *th = &p->threads[t];
 	__u64 o0 = UINT64_MAX, o1 = 0, r0 = UINT64_MAX, r1 = 0;
@@ -111,17 +112,18 @@ static void thread_times(const struct gp_rprocess *p, const struct gp_replay_res
 
 static json_t *result_json(const struct gp_replay_result *res)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:s?, s:s?}", "wall_ns", (json_int_t)res->wall_ns, "calls",
-			 (json_int_t)res->calls, "errors", (json_int_t)res->errors, "changed_ops",
-			 (json_int_t)res->changed_ops, "first_error", res->first_error[0] ? res->first_error : NULL,
-			 "kernels", res->kernels);
+	return json_pack("{s:I, s:I, s:I, s:I, s:s?, s:s?}", "wall_ns", (json_int_t)res->wall_ns,
+			 "calls", (json_int_t)res->calls, "errors", (json_int_t)res->errors,
+			 "changed_ops", (json_int_t)res->changed_ops, "first_error",
+			 res->first_error[0] ? res->first_error : NULL, "kernels", res->kernels);
 }
 
 static json_t *process_json(const struct gp_replay_outcome *o)
 {
 	const struct gp_rprocess *p = o->p;
 	const struct gp_replay_result *base = o->ran ? &o->base : NULL;
-	json_t *jp, *streams = json_array(), *kernels = json_array(), *threads = json_array(), *nr = json_object();
+	json_t *jp, *streams = json_array(), *kernels = json_array(), *threads = json_array(),
+		    *nr = json_object();
 	char label[32], line[512], names[64];
 
 	for (size_t s = 0; s < p->nobjs; s++) {
@@ -142,11 +144,12 @@ static json_t *process_json(const struct gp_replay_outcome *o)
 			json_array_append_new(seq, json_string(line));
 		}
 		gp_robj_label(&p->objs[s], label, sizeof(label));
-		json_t *js = json_pack("{s:s, s:s, s:I, s:I, s:o}", "stream", label, "kind",
-				       p->objs[s].skind == GP_RSTREAM_LEGACY        ? "legacy_default"
-				       : p->objs[s].skind == GP_RSTREAM_PER_THREAD ? "per_thread_default"
-										  : "handle",
-				       "ops", (json_int_t)n, "original_ns", (json_int_t)orig, "operations", seq);
+		json_t *js = json_pack(
+			"{s:s, s:s, s:I, s:I, s:o}", "stream", label, "kind",
+			p->objs[s].skind == GP_RSTREAM_LEGACY	    ? "legacy_default"
+			: p->objs[s].skind == GP_RSTREAM_PER_THREAD ? "per_thread_default"
+								    : "handle",
+			"ops", (json_int_t)n, "original_ns", (json_int_t)orig, "operations", seq);
 
 		if (base) {
 			json_object_set_new(js, "replayed_ns", json_integer((json_int_t)rep));
@@ -160,20 +163,21 @@ static json_t *process_json(const struct gp_replay_outcome *o)
 
 		if (!rk->launches)
 			continue;
-		json_array_append_new(kernels, json_pack("{s:s?, s:s?, s:I, s:I, s:s, s:I}", "name", rk->name,
-							 "mangled", rk->mangled, "launches", (json_int_t)rk->launches,
-							 "duration_ns", (json_int_t)rk->dur_ns, "duration_source",
-							 src[rk->source], "observations",
-							 (json_int_t)rk->observations));
+		json_array_append_new(
+			kernels,
+			json_pack("{s:s?, s:s?, s:I, s:I, s:s, s:I}", "name", rk->name, "mangled",
+				  rk->mangled, "launches", (json_int_t)rk->launches, "duration_ns",
+				  (json_int_t)rk->dur_ns, "duration_source", src[rk->source],
+				  "observations", (json_int_t)rk->observations));
 	}
 	for (size_t t = 0; t < p->nthreads; t++) {
 		__u64 orig, start, rep, late, calls;
 		json_t *jt;
 
 		thread_times(p, base, t, &orig, &start, &rep, &late, &calls);
-		jt = json_pack("{s:I, s:s?, s:I, s:I}", "tid", (json_int_t)p->threads[t].tid, "name",
-			       p->threads[t].name, "ops", (json_int_t)p->threads[t].nops, "original_ns",
-			       (json_int_t)orig);
+		jt = json_pack("{s:I, s:s?, s:I, s:I}", "tid", (json_int_t)p->threads[t].tid,
+			       "name", p->threads[t].name, "ops", (json_int_t)p->threads[t].nops,
+			       "original_ns", (json_int_t)orig);
 		if (base) {
 			json_object_set_new(jt, "start_ns", json_integer((json_int_t)start));
 			json_object_set_new(jt, "replayed_ns", json_integer((json_int_t)rep));
@@ -185,13 +189,16 @@ static json_t *process_json(const struct gp_replay_outcome *o)
 	}
 	for (size_t a = 0; a < GP_API_MAX; a++)
 		if (p->not_replayed[a])
-			json_object_set_new(nr, gp_apis[a].symbol, json_integer((json_int_t)p->not_replayed[a]));
-	jp = json_pack("{s:I, s:s?, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o}", "pid", (json_int_t)p->pid, "comm",
-		       p->comm, "ops", (json_int_t)p->nops, "original_ns", (json_int_t)(p->end_ns - p->start_ns),
-		       "redundant_syncs", (json_int_t)p->redundant_syncs, "nested_calls",
-		       (json_int_t)p->nested_skipped, "threads", threads, "streams", streams, "kernels", kernels,
-		       "not_replayed", nr);
-	json_object_set_new(jp, "failed_calls_skipped", json_integer((json_int_t)p->failed_skipped));
+			json_object_set_new(nr, gp_apis[a].symbol,
+					    json_integer((json_int_t)p->not_replayed[a]));
+	jp = json_pack("{s:I, s:s?, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o}", "pid",
+		       (json_int_t)p->pid, "comm", p->comm, "ops", (json_int_t)p->nops,
+		       "original_ns", (json_int_t)(p->end_ns - p->start_ns), "redundant_syncs",
+		       (json_int_t)p->redundant_syncs, "nested_calls",
+		       (json_int_t)p->nested_skipped, "threads", threads, "streams", streams,
+		       "kernels", kernels, "not_replayed", nr);
+	json_object_set_new(jp, "failed_calls_skipped",
+			    json_integer((json_int_t)p->failed_skipped));
 	if (base) {
 		json_object_set_new(jp, "replayed_ns", json_integer((json_int_t)o->base.wall_ns));
 		json_object_set_new(jp, "replay", result_json(&o->base));
@@ -221,8 +228,9 @@ static json_t *process_json(const struct gp_replay_outcome *o)
 
 			thread_times(p, &o->changed, t, &orig, &start, &rep, &late, &calls);
 			json_array_append_new(wt, json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "tid",
-							    (json_int_t)p->threads[t].tid, "start_ns",
-							    (json_int_t)start, "replayed_ns", (json_int_t)rep,
+							    (json_int_t)p->threads[t].tid,
+							    "start_ns", (json_int_t)start,
+							    "replayed_ns", (json_int_t)rep,
 							    "late_ns", (json_int_t)late, "calls_ns",
 							    (json_int_t)calls, "calls_ns_by_api",
 							    calls_by_api(p, &o->changed, t)));
@@ -233,18 +241,22 @@ static json_t *process_json(const struct gp_replay_outcome *o)
 		json_object_set_new(w, "baseline_ns", json_integer((json_int_t)o->base.wall_ns));
 		json_object_set_new(w, "changed_ns", json_integer((json_int_t)o->changed.wall_ns));
 		json_object_set_new(w, "saving_ns", json_integer((json_int_t)st->saving_ns));
-		json_object_set_new(w, "saving_min_ns", json_integer((json_int_t)st->saving_min_ns));
-		json_object_set_new(w, "saving_max_ns", json_integer((json_int_t)st->saving_max_ns));
-		json_object_set_new(w, "saving_spread_ns",
-				    json_integer((json_int_t)(st->saving_max_ns - st->saving_min_ns)));
+		json_object_set_new(w, "saving_min_ns",
+				    json_integer((json_int_t)st->saving_min_ns));
+		json_object_set_new(w, "saving_max_ns",
+				    json_integer((json_int_t)st->saving_max_ns));
+		json_object_set_new(
+			w, "saving_spread_ns",
+			json_integer((json_int_t)(st->saving_max_ns - st->saving_min_ns)));
 		json_object_set_new(w, "median_round", json_integer((json_int_t)st->median));
 		for (unsigned r = 0; r < st->rounds; r++) {
 			const struct gp_whatif_round *ro = &st->round[r];
 			json_int_t b = (json_int_t)ro->baseline_ns, c = (json_int_t)ro->changed_ns;
 
-			json_array_append_new(rounds, json_pack("{s:I, s:I, s:I, s:s}", "baseline_ns", b,
-								"changed_ns", c, "saving_ns", b - c, "first",
-								ro->changed_first ? "changed" : "baseline"));
+			json_array_append_new(
+				rounds, json_pack("{s:I, s:I, s:I, s:s}", "baseline_ns", b,
+						  "changed_ns", c, "saving_ns", b - c, "first",
+						  ro->changed_first ? "changed" : "baseline"));
 		}
 		json_object_set_new(w, "rounds", rounds);
 		json_object_set_new(w, "errors_all_rounds", json_integer((json_int_t)st->errors));
@@ -263,8 +275,9 @@ int gp_replay_report_write(const char *dir, const char *capture, double speed, u
 	gp_whatif_name(what, names, sizeof(names));
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(procs, process_json(&o[i]));
-	doc = json_pack("{s:s, s:s, s:f, s:s?, s:o}", "schema", "gpuprobed.replay/1", "capture", capture, "speed",
-			speed, "what_if", what ? names : NULL, "processes", procs);
+	doc = json_pack("{s:s, s:s, s:f, s:s?, s:o}", "schema", "gpuprobed.replay/1", "capture",
+			capture, "speed", speed, "what_if", what ? names : NULL, "processes",
+			procs);
 	snprintf(path, sizeof(path), "%s/replay.json", dir);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	if (!doc || json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_SORT_KEYS)) {
@@ -295,9 +308,11 @@ static void print_whatif(FILE *f, const struct gp_replay_outcome *o, const char 
 	snprintf(lo, sizeof(lo), "%.3f", (double)st->saving_min_ns / 1e6);
 	snprintf(hi, sizeof(hi), "%.3f", (double)st->saving_max_ns / 1e6);
 	ms(spread, sizeof(spread), (__u64)(st->saving_max_ns - st->saving_min_ns));
-	fprintf(f, "  what-if %s: %llu operations changed; median of %u rounds: baseline %s, changed %s: "
-		   "%s %s (%.1f %%)\n",
-		names, (unsigned long long)o->changed.changed_ops, st->rounds, a, b, s >= 0 ? "saves" : "costs", c,
+	fprintf(f,
+		"  what-if %s: %llu operations changed; median of %u rounds: baseline %s, changed %s: "
+		"%s %s (%.1f %%)\n",
+		names, (unsigned long long)o->changed.changed_ops, st->rounds, a, b,
+		s >= 0 ? "saves" : "costs", c,
 		o->base.wall_ns ? 100.0 * (double)s / (double)o->base.wall_ns : 0.0);
 	fprintf(f, "    the rounds' savings: %s to %s ms (spread %s)\n", lo, hi, spread);
 }
@@ -310,8 +325,8 @@ void gp_replay_print(FILE *f, const struct gp_replay_outcome *o, size_t n)
 		const struct gp_rprocess *p = o[i].p;
 
 		ms(a, sizeof(a), p->end_ns - p->start_ns);
-		fprintf(f, "pid %u (%s): %zu operations on %zu threads\n", p->pid, p->comm ? p->comm : "?", p->nops,
-			p->nthreads);
+		fprintf(f, "pid %u (%s): %zu operations on %zu threads\n", p->pid,
+			p->comm ? p->comm : "?", p->nops, p->nthreads);
 		if (!o[i].ran) {
 			fprintf(f, "  original  %s (not replayed)\n", a);
 			continue;
@@ -330,11 +345,12 @@ void gp_replay_print(FILE *f, const struct gp_replay_outcome *o, size_t n)
 			gp_robj_label(&p->objs[s], label, sizeof(label));
 			ms(a, sizeof(a), orig);
 			ms(b, sizeof(b), rep);
-			fprintf(f, "  stream %-8s %4zu ops: original %s, replayed %s\n", label, nops, a, b);
+			fprintf(f, "  stream %-8s %4zu ops: original %s, replayed %s\n", label,
+				nops, a, b);
 		}
 		if (o[i].base.errors)
-			fprintf(f, "  %llu replayed calls failed, first: %s\n", (unsigned long long)o[i].base.errors,
-				o[i].base.first_error);
+			fprintf(f, "  %llu replayed calls failed, first: %s\n",
+				(unsigned long long)o[i].base.errors, o[i].base.first_error);
 		if (p->not_replayed_total)
 			fprintf(f, "  %llu calls not replayed (see replay.json: not_replayed)\n",
 				(unsigned long long)p->not_replayed_total);

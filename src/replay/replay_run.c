@@ -30,9 +30,9 @@
 #include "replay/replay_run.h"
 #include "replay/replay_standin.h"
 
-#define CUDA_MEM_ATTACH_GLOBAL 0x1u
+#define CUDA_MEM_ATTACH_GLOBAL	 0x1u
 #define CUDA_STREAM_NON_BLOCKING 0x1u
-#define CUDA_EVENT_FLAGS_KEPT 0x3u /* cudaEventBlockingSync | cudaEventDisableTiming */
+#define CUDA_EVENT_FLAGS_KEPT	 0x3u /* cudaEventBlockingSync | cudaEventDisableTiming */
 
 struct hostbuf {
 	char *pageable;
@@ -50,11 +50,11 @@ struct run {
 	struct gp_standins standins;
 	pthread_mutex_t lock; /* counters, errors */
 	pthread_cond_t cond;
-	__u32 *cnt;           /* per object: operations on it issued */
-	void **handle;        /* per object: the replay's stream, event or memory */
-	bool *live;           /* per allocation object: allocated and not freed */
-	char *scratch;        /* device memory for ranges the capture does not cover, twice the largest */
-	struct hostbuf *hb;   /* per thread */
+	__u32 *cnt;    /* per object: operations on it issued */
+	void **handle; /* per object: the replay's stream, event or memory */
+	bool *live;    /* per allocation object: allocated and not freed */
+	char *scratch; /* device memory for ranges the capture does not cover, twice the largest */
+	struct hostbuf *hb; /* per thread */
 	__u64 t0, spin_ns;
 };
 
@@ -79,7 +79,8 @@ static void sleep_until(__u64 target, __u64 spin_ns)
 		return;
 	if (target - now > spin_ns) {
 		__u64 wake = target - spin_ns;
-		struct timespec ts = { .tv_sec = (time_t)(wake / 1000000000ull), .tv_nsec = (long)(wake % 1000000000ull) };
+		struct timespec ts = { .tv_sec = (time_t)(wake / 1000000000ull),
+				       .tv_nsec = (long)(wake % 1000000000ull) };
 
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
@@ -95,7 +96,8 @@ static __u64 calibrate_spin(void)
 
 	for (int i = 0; i < 9; i++) {
 		__u64 t = now_ns() + 200000;
-		struct timespec ts = { .tv_sec = (time_t)(t / 1000000000ull), .tv_nsec = (long)(t % 1000000000ull) };
+		struct timespec ts = { .tv_sec = (time_t)(t / 1000000000ull),
+				       .tv_nsec = (long)(t % 1000000000ull) };
 
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 		late[i] = now_ns() - t;
@@ -117,7 +119,8 @@ static void failed(struct run *r, size_t i, const char *call, int err)
 	pthread_mutex_lock(&r->lock);
 	r->res->errors++;
 	if (!r->res->first_error[0])
-		snprintf(r->res->first_error, sizeof(r->res->first_error), "operation %zu (%s): %s failed: %d (%s)", i,
+		snprintf(r->res->first_error, sizeof(r->res->first_error),
+			 "operation %zu (%s): %s failed: %d (%s)", i,
 			 gp_apis[r->p->ops[i].api].symbol, call, err,
 			 err > 0 ? gp_cuda_error(r->cu, err) : strerror(-err));
 	pthread_mutex_unlock(&r->lock);
@@ -327,7 +330,9 @@ static int issue(struct run *r, const struct gp_rop *op, int *device, const char
 	case GP_ROP_ALLOC:
 		return issue_alloc(r, op, call);
 	case GP_ROP_FREE:
-		return free_mem(r, op->mem[0], op->stream >= 0 ? stream_handle(r, op->stream) : NULL, op->async, call);
+		return free_mem(r, op->mem[0],
+				op->stream >= 0 ? stream_handle(r, op->stream) : NULL, op->async,
+				call);
 	case GP_ROP_COPY:
 		return issue_copy(r, op, call);
 	case GP_ROP_MEMSET:
@@ -341,7 +346,8 @@ static int issue(struct run *r, const struct gp_rop *op, int *device, const char
 		return cu->cudaEventRecord(r->handle[op->event], stream_handle(r, op->stream));
 	case GP_ROP_STREAM_WAIT:
 		*call = "cudaStreamWaitEvent";
-		return cu->cudaStreamWaitEvent(stream_handle(r, op->stream), r->handle[op->event], 0);
+		return cu->cudaStreamWaitEvent(stream_handle(r, op->stream), r->handle[op->event],
+					       0);
 	case GP_ROP_STREAM_SYNC:
 		*call = "cudaStreamSynchronize";
 		return cu->cudaStreamSynchronize(stream_handle(r, op->stream));
@@ -464,14 +470,17 @@ static int objects(struct run *r)
 	for (size_t i = 0; i < p->nobjs && !rc; i++) {
 		const struct gp_robj *o = &p->objs[i];
 
-		if (o->kind == GP_ROBJ_MEM || (o->kind == GP_ROBJ_STREAM && o->skind != GP_RSTREAM_HANDLE))
+		if (o->kind == GP_ROBJ_MEM ||
+		    (o->kind == GP_ROBJ_STREAM && o->skind != GP_RSTREAM_HANDLE))
 			continue;
 		if ((rc = cu->cudaSetDevice(o->device)))
 			break;
 		if (o->kind == GP_ROBJ_STREAM)
-			rc = cu->cudaStreamCreateWithFlags(&r->handle[i], o->flags & CUDA_STREAM_NON_BLOCKING);
+			rc = cu->cudaStreamCreateWithFlags(&r->handle[i],
+							   o->flags & CUDA_STREAM_NON_BLOCKING);
 		else
-			rc = cu->cudaEventCreateWithFlags(&r->handle[i], o->flags & CUDA_EVENT_FLAGS_KEPT);
+			rc = cu->cudaEventCreateWithFlags(&r->handle[i],
+							  o->flags & CUDA_EVENT_FLAGS_KEPT);
 	}
 	if (!rc)
 		rc = cu->cudaSetDevice(0);
@@ -499,7 +508,8 @@ static int load_standins(struct run *r, const char **call)
 
 			if (op->kind == GP_ROP_SET_DEVICE)
 				device = op->device;
-			else if (op->kind == GP_ROP_KERNEL && device >= 0 && device < GP_STANDIN_DEVICES)
+			else if (op->kind == GP_ROP_KERNEL && device >= 0 &&
+				 device < GP_STANDIN_DEVICES)
 				used[device] = true;
 		}
 	}
@@ -557,8 +567,8 @@ static void teardown(struct run *r)
 	pthread_cond_destroy(&r->cond);
 }
 
-int gp_replay_run(const struct gp_cuda *cu, const struct gp_rprocess *p, double speed, unsigned what,
-		  struct gp_replay_result *res, char *errmsg, size_t errlen)
+int gp_replay_run(const struct gp_cuda *cu, const struct gp_rprocess *p, double speed,
+		  unsigned what, struct gp_replay_result *res, char *errmsg, size_t errlen)
 {
 	struct run r = { .cu = cu, .p = p, .speed = speed, .what = what, .res = res };
 	size_t n = p->nobjs ? p->nobjs : 1, m = p->nops ? p->nops : 1;
@@ -580,16 +590,17 @@ int gp_replay_run(const struct gp_cuda *cu, const struct gp_rprocess *p, double 
 	res->end_ns = calloc(m, sizeof(*res->end_ns));
 	res->dropped = calloc(m, sizeof(*res->dropped));
 	res->late_ns = calloc(m, sizeof(*res->late_ns));
-	if (!th || !tc || !r.cnt || !r.handle || !r.live || !res->start_ns || !res->end_ns || !res->dropped ||
-	    !res->late_ns) {
+	if (!th || !tc || !r.cnt || !r.handle || !r.live || !res->start_ns || !res->end_ns ||
+	    !res->dropped || !res->late_ns) {
 		snprintf(errmsg, errlen, "out of memory");
 		rc = -ENOMEM;
 		goto out;
 	}
-	if ((rc = cu->cudaSetDevice(0)) || (rc = gp_cuda_bind_thread(cu, 0)) || (rc = objects(&r)) ||
-	    (rc = host_buffers(&r)) || (rc = load_standins(&r, &call))) {
-		snprintf(errmsg, errlen, "setting up the replay of pid %u: %s%s%d (%s)", p->pid, call,
-			 *call ? ": " : "", rc, rc > 0 ? gp_cuda_error(cu, rc) : strerror(-rc));
+	if ((rc = cu->cudaSetDevice(0)) || (rc = gp_cuda_bind_thread(cu, 0)) ||
+	    (rc = objects(&r)) || (rc = host_buffers(&r)) || (rc = load_standins(&r, &call))) {
+		snprintf(errmsg, errlen, "setting up the replay of pid %u: %s%s%d (%s)", p->pid,
+			 call, *call ? ": " : "", rc,
+			 rc > 0 ? gp_cuda_error(cu, rc) : strerror(-rc));
 		rc = -EIO;
 		goto out;
 	}

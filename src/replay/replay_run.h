@@ -13,12 +13,13 @@
 #include "replay/replay_plan.h"
 
 /* --what-if changes (bits). */
-#define GP_WHATIF_PINNED            (1u << 0) /* pageable copies from/to pinned staging buffers */
-#define GP_WHATIF_ASYNC_COPIES      (1u << 1) /* synchronous copies queued asynchronously on their stream */
+#define GP_WHATIF_PINNED (1u << 0) /* pageable copies from/to pinned staging buffers */
+#define GP_WHATIF_ASYNC_COPIES \
+	(1u << 1) /* synchronous copies queued asynchronously on their stream */
 #define GP_WHATIF_NO_REDUNDANT_SYNC (1u << 2) /* redundant synchronisations dropped */
-#define GP_WHATIF_ALL               (GP_WHATIF_PINNED | GP_WHATIF_ASYNC_COPIES | GP_WHATIF_NO_REDUNDANT_SYNC)
+#define GP_WHATIF_ALL		    (GP_WHATIF_PINNED | GP_WHATIF_ASYNC_COPIES | GP_WHATIF_NO_REDUNDANT_SYNC)
 /* "none": nothing changed, the plan replayed as baseline and as "changed" (what the method itself adds) */
-#define GP_WHATIF_NONE              (1u << 3)
+#define GP_WHATIF_NONE		    (1u << 3)
 
 /* Parses "pinned,async-copies" or "none"; 0, or -EINVAL with errmsg naming the bad change. */
 int gp_whatif_parse(const char *s, unsigned *what, char *errmsg, size_t errlen);
@@ -26,15 +27,16 @@ int gp_whatif_parse(const char *s, unsigned *what, char *errmsg, size_t errlen);
 void gp_whatif_name(unsigned what, char *buf, size_t len);
 
 struct gp_replay_result {
-	__u64 wall_ns;         /* the first call's start to the last call's return */
-	__u64 *start_ns;       /* per operation: when it was issued, relative to the start (0 for dropped ones) */
-	__u64 *end_ns;         /* per operation: when the call returned, relative to the start */
-	__u64 *late_ns;        /* per operation: issued this long after its planned time (0 for dropped ones) */
-	bool *dropped;         /* per operation: left out by a what-if change */
-	__u64 calls, errors;   /* runtime and driver calls made for operations, and how many failed */
+	__u64 wall_ns; /* the first call's start to the last call's return */
+	__u64 *start_ns; /* per operation: when it was issued, relative to the start (0 for dropped ones) */
+	__u64 *end_ns; /* per operation: when the call returned, relative to the start */
+	__u64 *late_ns; /* per operation: issued this long after its planned time (0 for dropped ones) */
+	bool *dropped;	     /* per operation: left out by a what-if change */
+	__u64 calls, errors; /* runtime and driver calls made for operations, and how many failed */
 	char first_error[256]; /* "" when none */
 	__u64 changed_ops;     /* operations a what-if change altered or dropped */
-	const char *kernels;   /* how kernels were stood in for: "ptx", "simulator names"; NULL: none launched */
+	const char *
+		kernels; /* how kernels were stood in for: "ptx", "simulator names"; NULL: none launched */
 };
 
 /*
@@ -42,8 +44,8 @@ struct gp_replay_result {
  * scaled by 1 / speed. 0 when it ran (failed calls are counted in res, not
  * fatal), or -errno with errmsg when it could not set up.
  */
-int gp_replay_run(const struct gp_cuda *cu, const struct gp_rprocess *p, double speed, unsigned what,
-		  struct gp_replay_result *res, char *errmsg, size_t errlen);
+int gp_replay_run(const struct gp_cuda *cu, const struct gp_rprocess *p, double speed,
+		  unsigned what, struct gp_replay_result *res, char *errmsg, size_t errlen);
 void gp_replay_result_release(struct gp_replay_result *res);
 
 /*
@@ -54,7 +56,7 @@ void gp_replay_result_release(struct gp_replay_result *res);
  * its baseline's wall time minus its changed replay's.
  */
 #define GP_WHATIF_ROUNDS_DEFAULT 5
-#define GP_WHATIF_ROUNDS_MAX 99 /* odd: the median is one round's saving */
+#define GP_WHATIF_ROUNDS_MAX	 99 /* odd: the median is one round's saving */
 
 struct gp_whatif_round {
 	__u64 baseline_ns, changed_ns;
@@ -62,13 +64,13 @@ struct gp_whatif_round {
 };
 
 struct gp_whatif_stats {
-	unsigned rounds;                 /* odd */
+	unsigned rounds; /* odd */
 	struct gp_whatif_round round[GP_WHATIF_ROUNDS_MAX];
-	unsigned median;                 /* the round whose saving is the median */
-	__s64 saving_ns;                 /* that median saving */
+	unsigned median; /* the round whose saving is the median */
+	__s64 saving_ns; /* that median saving */
 	__s64 saving_min_ns, saving_max_ns;
-	__u64 errors;                    /* failed calls over every replay, warm-up included */
-	char first_error[256];           /* the first of them, "" when none */
+	__u64 errors;	       /* failed calls over every replay, warm-up included */
+	char first_error[256]; /* the first of them, "" when none */
 };
 
 /* Fills median, saving_ns, saving_min_ns and saving_max_ns from round[0 .. rounds - 1]. */
@@ -80,8 +82,8 @@ void gp_whatif_summarize(struct gp_whatif_stats *st);
  * two replays (the caller releases them). 0 when every replay ran (failed
  * calls counted in st), or -errno with errmsg.
  */
-int gp_whatif_measure(const struct gp_cuda *cu, const struct gp_rprocess *p, double speed, unsigned what,
-		      struct gp_whatif_stats *st, struct gp_replay_result *base, struct gp_replay_result *chg,
-		      char *errmsg, size_t errlen);
+int gp_whatif_measure(const struct gp_cuda *cu, const struct gp_rprocess *p, double speed,
+		      unsigned what, struct gp_whatif_stats *st, struct gp_replay_result *base,
+		      struct gp_replay_result *chg, char *errmsg, size_t errlen);
 
 #endif /* GP_REPLAY_RUN_H */

@@ -7,28 +7,27 @@
 
 #include "replay/replay_standin.h"
 
-#define CUDA_ERROR_INVALID_IMAGE 200
-#define CUDA_ERROR_INVALID_PTX 218
+#define CUDA_ERROR_INVALID_IMAGE     200
+#define CUDA_ERROR_INVALID_PTX	     218
 #define CUDA_ERROR_NO_BINARY_FOR_GPU 209
 
 /* Spins until %globaltimer (ns) has advanced by the argument: a duration that does not depend on clocks. */
-static const char spin_ptx[] =
-	".version 7.0\n"
-	".target sm_50\n"
-	".address_size 64\n"
-	".visible .entry gp_replay_spin(.param .u64 gp_replay_spin_ns)\n"
-	"{\n"
-	"\t.reg .pred %p<2>;\n"
-	"\t.reg .b64 %rd<6>;\n"
-	"\tld.param.u64 %rd1, [gp_replay_spin_ns];\n"
-	"\tmov.u64 %rd2, %globaltimer;\n"
-	"$L_spin:\n"
-	"\tmov.u64 %rd3, %globaltimer;\n"
-	"\tsub.u64 %rd4, %rd3, %rd2;\n"
-	"\tsetp.lt.u64 %p1, %rd4, %rd1;\n"
-	"\t@%p1 bra $L_spin;\n"
-	"\tret;\n"
-	"}\n";
+static const char spin_ptx[] = ".version 7.0\n"
+			       ".target sm_50\n"
+			       ".address_size 64\n"
+			       ".visible .entry gp_replay_spin(.param .u64 gp_replay_spin_ns)\n"
+			       "{\n"
+			       "\t.reg .pred %p<2>;\n"
+			       "\t.reg .b64 %rd<6>;\n"
+			       "\tld.param.u64 %rd1, [gp_replay_spin_ns];\n"
+			       "\tmov.u64 %rd2, %globaltimer;\n"
+			       "$L_spin:\n"
+			       "\tmov.u64 %rd3, %globaltimer;\n"
+			       "\tsub.u64 %rd4, %rd3, %rd2;\n"
+			       "\tsetp.lt.u64 %p1, %rd4, %rd1;\n"
+			       "\t@%p1 bra $L_spin;\n"
+			       "\tret;\n"
+			       "}\n";
 
 /* What the simulator's module lists for a kernel: the name its launches had. */
 #define UNNAMED_STANDIN "gpuprobed_replay_unnamed"
@@ -95,7 +94,8 @@ static int load(struct gp_standins *s, int device, const char **what)
 	} else {
 		rc = cu->cuModuleGetFunction(&func[0], s->module[device], UNNAMED_STANDIN);
 		for (size_t k = 0; !rc && k < s->p->nkernels; k++)
-			rc = cu->cuModuleGetFunction(&func[k + 1], s->module[device], standin_name(&s->p->kernels[k]));
+			rc = cu->cuModuleGetFunction(&func[k + 1], s->module[device],
+						     standin_name(&s->p->kernels[k]));
 	}
 	if (rc)
 		goto fail;
@@ -122,7 +122,8 @@ int gp_standins_load(struct gp_standins *s, int device, const char **what)
 	return rc;
 }
 
-int gp_standin_launch(struct gp_standins *s, int device, int k, __u64 ns, void *stream, const char **what)
+int gp_standin_launch(struct gp_standins *s, int device, int k, __u64 ns, void *stream,
+		      const char **what)
 {
 	void *params[] = { &ns };
 	void *f;

@@ -27,9 +27,9 @@ struct gp_standins {
 	const struct gp_cuda *cu;
 	const struct gp_rprocess *p;
 	pthread_mutex_t lock;
-	bool names;                        /* the simulator's name list (else the PTX spin kernel) */
-	void *module[GP_STANDIN_DEVICES];  /* per device: modules belong to a context */
-	void **func[GP_STANDIN_DEVICES];   /* per device: [kernel] (names) or [0] (spin) */
+	bool names;			  /* the simulator's name list (else the PTX spin kernel) */
+	void *module[GP_STANDIN_DEVICES]; /* per device: modules belong to a context */
+	void **func[GP_STANDIN_DEVICES];  /* per device: [kernel] (names) or [0] (spin) */
 };
 
 void gp_standins_init(struct gp_standins *s, const struct gp_cuda *cu, const struct gp_rprocess *p);
@@ -42,7 +42,8 @@ int gp_standins_load(struct gp_standins *s, int device, const char **what);
  * Launches the stand-in of kernel k (-1: unnamed) on stream for ns, on the
  * calling thread's device. 0, or the driver's error (*what says which call).
  */
-int gp_standin_launch(struct gp_standins *s, int device, int k, __u64 ns, void *stream, const char **what);
+int gp_standin_launch(struct gp_standins *s, int device, int k, __u64 ns, void *stream,
+		      const char **what);
 void gp_standins_release(struct gp_standins *s);
 /* "ptx" or "simulator names" once a launch decided it, NULL before. */
 const char *gp_standins_kind(const struct gp_standins *s);

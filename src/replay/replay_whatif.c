@@ -42,13 +42,15 @@ int gp_whatif_parse(const char *s, unsigned *what, char *errmsg, size_t errlen)
 		}
 		if (!known) {
 			if (n == 4 && !strncmp(s, "none", 4))
-				snprintf(errmsg, errlen,
-					 "--what-if none replays the plan unchanged: it takes no other change");
+				snprintf(
+					errmsg, errlen,
+					"--what-if none replays the plan unchanged: it takes no other change");
 			else
-				snprintf(errmsg, errlen,
-					 "unknown --what-if change '%.*s' (known: pinned, async-copies, "
-					 "no-redundant-sync, none)",
-					 (int)(n > 100 ? 100 : n), s);
+				snprintf(
+					errmsg, errlen,
+					"unknown --what-if change '%.*s' (known: pinned, async-copies, "
+					"no-redundant-sync, none)",
+					(int)(n > 100 ? 100 : n), s);
 			return -EINVAL;
 		}
 		if (!s[n])
@@ -68,7 +70,8 @@ void gp_whatif_name(unsigned what, char *buf, size_t len)
 	}
 	for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++)
 		if ((what & changes[i].bit) && off < len)
-			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "," : "", changes[i].name);
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "," : "",
+						changes[i].name);
 }
 
 static __s64 saving(const struct gp_whatif_round *r)
@@ -100,8 +103,9 @@ void gp_whatif_summarize(struct gp_whatif_stats *st)
 }
 
 /* One replay; its failed calls are added to st (the first one named). */
-static int run_once(const struct gp_cuda *cu, const struct gp_rprocess *p, double speed, unsigned what,
-		    struct gp_whatif_stats *st, struct gp_replay_result *res, char *errmsg, size_t errlen)
+static int run_once(const struct gp_cuda *cu, const struct gp_rprocess *p, double speed,
+		    unsigned what, struct gp_whatif_stats *st, struct gp_replay_result *res,
+		    char *errmsg, size_t errlen)
 {
 	int rc = gp_replay_run(cu, p, speed, what, res, errmsg, errlen);
 
@@ -113,9 +117,9 @@ static int run_once(const struct gp_cuda *cu, const struct gp_rprocess *p, doubl
 	return 0;
 }
 
-int gp_whatif_measure(const struct gp_cuda *cu, const struct gp_rprocess *p, double speed, unsigned what,
-		      struct gp_whatif_stats *st, struct gp_replay_result *base, struct gp_replay_result *chg,
-		      char *errmsg, size_t errlen)
+int gp_whatif_measure(const struct gp_cuda *cu, const struct gp_rprocess *p, double speed,
+		      unsigned what, struct gp_whatif_stats *st, struct gp_replay_result *base,
+		      struct gp_replay_result *chg, char *errmsg, size_t errlen)
 {
 	unsigned n = st->rounds;
 	struct gp_replay_result warm, (*res)[2];
@@ -124,7 +128,8 @@ int gp_whatif_measure(const struct gp_cuda *cu, const struct gp_rprocess *p, dou
 	memset(base, 0, sizeof(*base));
 	memset(chg, 0, sizeof(*chg));
 	if (!(n & 1) || n > GP_WHATIF_ROUNDS_MAX) {
-		snprintf(errmsg, errlen, "%u rounds: an odd number from 1 to %d", n, GP_WHATIF_ROUNDS_MAX);
+		snprintf(errmsg, errlen, "%u rounds: an odd number from 1 to %d", n,
+			 GP_WHATIF_ROUNDS_MAX);
 		return -EINVAL;
 	}
 	if (!(res = calloc(n, sizeof(*res)))) {
@@ -151,7 +156,8 @@ int gp_whatif_measure(const struct gp_cuda *cu, const struct gp_rprocess *p, dou
 		for (int k = 0; k < 2 && !rc; k++) {
 			bool changed = (k == 0) == changed_first;
 
-			rc = run_once(cu, p, speed, changed ? what : 0, st, &res[i][changed], errmsg, errlen);
+			rc = run_once(cu, p, speed, changed ? what : 0, st, &res[i][changed],
+				      errmsg, errlen);
 		}
 		if (rc)
 			break;
@@ -173,8 +179,8 @@ int gp_whatif_measure(const struct gp_cuda *cu, const struct gp_rprocess *p, dou
 	return rc;
 }
 
-int gp_replay_what_if(const char *path, __u32 pid, unsigned what, struct gp_whatif_stats *st, char *errmsg,
-		      size_t errlen)
+int gp_replay_what_if(const char *path, __u32 pid, unsigned what, struct gp_whatif_stats *st,
+		      char *errmsg, size_t errlen)
 {
 	struct gp_rplan plan;
 	struct gp_cuda cu;

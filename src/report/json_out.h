@@ -25,14 +25,14 @@ struct gp_doc {
 };
 
 /* Values. NULL on allocation failure, which gp_doc_put()/gp_doc_push() then record. */
-json_t *gp_j_u64(__u64 v);         /* integer (saturates at INT64_MAX) */
+json_t *gp_j_u64(__u64 v); /* integer (saturates at INT64_MAX) */
 json_t *gp_j_s64(__s64 v);
-json_t *gp_j_hex(__u64 v);         /* "0x1f" */
-json_t *gp_j_str(const char *s);   /* NULL -> ""; bytes that are not UTF-8 -> U+FFFD */
-json_t *gp_j_real2(double v);      /* rounded to 2 decimals */
+json_t *gp_j_hex(__u64 v);	 /* "0x1f" */
+json_t *gp_j_str(const char *s); /* NULL -> ""; bytes that are not UTF-8 -> U+FFFD */
+json_t *gp_j_real2(double v);	 /* rounded to 2 decimals */
 
 void gp_doc_put(struct gp_doc *d, json_t *obj, const char *key, json_t *val); /* steals val */
-void gp_doc_push(struct gp_doc *d, json_t *arr, json_t *val);                 /* steals val */
+void gp_doc_push(struct gp_doc *d, json_t *arr, json_t *val);		      /* steals val */
 json_t *gp_doc_obj_new(struct gp_doc *d);
 json_t *gp_doc_arr_new(struct gp_doc *d);
 

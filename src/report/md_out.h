@@ -14,10 +14,11 @@
 
 #include "text/md_table.h"
 
-json_int_t gp_md_int(const json_t *o, const char *key);  /* 0 when absent or null */
+json_int_t gp_md_int(const json_t *o, const char *key);	 /* 0 when absent or null */
 const char *gp_md_str(const json_t *o, const char *key); /* "" when absent or null */
 bool gp_md_bool(const json_t *o, const char *key);
-char *gp_md_n(char *buf, const json_t *o, const char *key); /* gp_md_int with thousands separators */
+char *gp_md_n(char *buf, const json_t *o,
+	      const char *key); /* gp_md_int with thousands separators */
 /* "+1.234567 s" since the session start (or the raw monotonic ns when unknown). */
 void gp_md_rel_time(char *buf, size_t len, const json_t *doc, json_int_t mono_ns);
 /* Prints and frees t; -ENOMEM when t is NULL or failed. */

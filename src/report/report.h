@@ -13,7 +13,7 @@
 
 #include "model/view.h"
 
-#define GP_REPORT_SCHEMA   "gpuprobed.report/1"
+#define GP_REPORT_SCHEMA    "gpuprobed.report/1"
 #define GP_REPORT_LEAKS_MAX 1000 /* leaks[] / live_at_end[] entries listed (largest first) */
 
 /* Builds the document; NULL + errno (ENOMEM) on failure. json_decref() it. */

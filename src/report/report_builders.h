@@ -17,17 +17,19 @@ json_t *gp_doc_api(struct gp_doc *d, const struct gp_process *p);
 json_t *gp_doc_nested_api(struct gp_doc *d, const struct gp_process *p);
 json_t *gp_doc_gpu_work(struct gp_doc *d, const struct gp_process *p);
 json_t *gp_doc_nccl(struct gp_doc *d, const struct gp_process *p);
-json_t *gp_doc_comm_id(const struct gp_nccl_comm *cm);   /* 16 hex digits, or null */
-json_t *gp_doc_communicators(struct gp_doc *d);           /* the top-level communicators[] */
-json_t *gp_doc_merge(struct gp_doc *d);                   /* gpuprobed merge's "merge"; null otherwise */
-json_t *gp_doc_stalls(struct gp_doc *d);                  /* the top-level stalls[] */
+json_t *gp_doc_comm_id(const struct gp_nccl_comm *cm); /* 16 hex digits, or null */
+json_t *gp_doc_communicators(struct gp_doc *d);	       /* the top-level communicators[] */
+json_t *gp_doc_merge(struct gp_doc *d);	 /* gpuprobed merge's "merge"; null otherwise */
+json_t *gp_doc_stalls(struct gp_doc *d); /* the top-level stalls[] */
 const char *gp_doc_host(const struct gp_model *m, const struct gp_process *p);
 /* report_doc_containers.c: a process's "container" (null: on the host); containers[] */
 json_t *gp_doc_container(struct gp_doc *d, const struct gp_process *p);
 json_t *gp_doc_containers(struct gp_doc *d, const json_t *procs);
 json_t *gp_doc_nvml(struct gp_doc *d); /* report_doc_gpus.c: NVML's state */
 json_t *gp_doc_gpus(struct gp_doc *d); /* report_doc_gpus.c: the devices NVML sampled */
-json_t *gp_doc_size_histogram(struct gp_doc *d, const __u64 *hist); /* [{lo_bytes, hi_bytes, calls}] of GP_SIZE_BUCKETS */
+json_t *
+gp_doc_size_histogram(struct gp_doc *d,
+		      const __u64 *hist); /* [{lo_bytes, hi_bytes, calls}] of GP_SIZE_BUCKETS */
 json_t *gp_doc_transfers(struct gp_doc *d, const struct gp_process *p);
 json_t *gp_doc_memsets(struct gp_doc *d, const struct gp_process *p);
 json_t *gp_doc_memory(struct gp_doc *d, const struct gp_process *p);

@@ -22,10 +22,14 @@ static json_t *gp_doc_unwind(struct gp_doc *d, const struct gp_unwind_summary *u
 	const struct {
 		const char *name;
 		__u64 n;
-	} fails[] = { { "open", u->fail_open },		  { "not_elf", u->fail_not_elf },
-		      { "no_unwind_info", u->fail_no_cfi },	  { "too_big", u->fail_too_big },
-		      { "pool_full", u->fail_pool_full },	  { "tables_full", u->fail_files_full },
-		      { "no_segment", u->fail_no_segment },	  { "other", u->fail_other } };
+	} fails[] = { { "open", u->fail_open },
+		      { "not_elf", u->fail_not_elf },
+		      { "no_unwind_info", u->fail_no_cfi },
+		      { "too_big", u->fail_too_big },
+		      { "pool_full", u->fail_pool_full },
+		      { "tables_full", u->fail_files_full },
+		      { "no_segment", u->fail_no_segment },
+		      { "other", u->fail_other } };
 
 	gp_doc_put(d, o, "processes", gp_j_u64(u->procs));
 	gp_doc_put(d, o, "processes_max", gp_j_u64(u->procs_max));
@@ -43,7 +47,8 @@ static json_t *gp_doc_unwind(struct gp_doc *d, const struct gp_unwind_summary *u
 	gp_doc_put(d, o, "pool_bytes", gp_j_u64(u->pool_rows * sizeof(struct gp_uw_row)));
 	gp_doc_put(d, o, "build_ns", gp_j_u64(u->build_ns));
 	gp_doc_put(d, o, "build_ns_max", gp_j_u64(u->build_ns_max));
-	gp_doc_put(d, o, "build_max_file", u->build_max_file ? gp_j_str(u->build_max_file) : json_null());
+	gp_doc_put(d, o, "build_max_file",
+		   u->build_max_file ? gp_j_str(u->build_max_file) : json_null());
 	for (size_t i = 0; i < sizeof(fails) / sizeof(fails[0]); i++)
 		gp_doc_put(d, fail, fails[i].name, gp_j_u64(fails[i].n));
 	gp_doc_put(d, o, "files_without_table", fail);
@@ -82,9 +87,12 @@ static json_t *gp_doc_hold_files(struct gp_doc *d)
 		snprintf(devs, sizeof(devs), "%llu:%llu", (unsigned long long)(v[i]->dev >> 20),
 			 (unsigned long long)(v[i]->dev & 0xfffff));
 		gp_doc_put(d, e, "path", v[i]->path ? gp_j_str(v[i]->path) : json_null());
-		gp_doc_put(d, e, "device", v[i]->reason == GP_HOLD_PYTHON ? json_null() : gp_j_str(devs));
-		gp_doc_put(d, e, "inode", v[i]->reason == GP_HOLD_PYTHON ? json_null() : gp_j_u64(v[i]->ino));
-		gp_doc_put(d, e, "reason", gp_j_str(v[i]->reason < 4 ? reasons[v[i]->reason] : "?"));
+		gp_doc_put(d, e, "device",
+			   v[i]->reason == GP_HOLD_PYTHON ? json_null() : gp_j_str(devs));
+		gp_doc_put(d, e, "inode",
+			   v[i]->reason == GP_HOLD_PYTHON ? json_null() : gp_j_u64(v[i]->ino));
+		gp_doc_put(d, e, "reason",
+			   gp_j_str(v[i]->reason < 4 ? reasons[v[i]->reason] : "?"));
 		gp_doc_put(d, e, "count", gp_j_u64(v[i]->holds));
 		gp_doc_put(d, e, "total_ns", gp_j_u64(v[i]->total_ns));
 		gp_doc_put(d, e, "max_ns", gp_j_u64(v[i]->max_ns));
@@ -152,15 +160,19 @@ static json_t *gp_doc_kernel(struct gp_doc *d)
 	gp_doc_put(d, k, "release", gp_j_str(m->session.kernel_release));
 	gp_doc_put(d, k, "features_used", used);
 	gp_doc_put(d, k, "replaced", rep);
-	gp_doc_put(d, k, "perf_event_paranoid", m->session.kernel.perf_event_paranoid == GP_PARANOID_UNKNOWN ?
-							 json_null() : json_integer(m->session.kernel.perf_event_paranoid));
+	gp_doc_put(d, k, "perf_event_paranoid",
+		   m->session.kernel.perf_event_paranoid == GP_PARANOID_UNKNOWN
+			   ? json_null()
+			   : json_integer(m->session.kernel.perf_event_paranoid));
 	if (m->session.kernel.removal_set) {
 		json_t *r = gp_doc_obj_new(d);
 
 		gp_doc_put(d, r, "probes", gp_j_u64(m->session.kernel.removal_probes));
 		gp_doc_put(d, r, "ns", gp_j_u64(m->session.kernel.removal_ns));
-		gp_doc_put(d, r, "remover_pid", m->session.kernel.remover_pid > 0 ?
-						      json_integer(m->session.kernel.remover_pid) : json_null());
+		gp_doc_put(d, r, "remover_pid",
+			   m->session.kernel.remover_pid > 0
+				   ? json_integer(m->session.kernel.remover_pid)
+				   : json_null());
 		gp_doc_put(d, k, "probe_removal", r);
 	} else {
 		gp_doc_put(d, k, "probe_removal", json_null());
@@ -189,9 +201,12 @@ static json_t *gp_doc_session(struct gp_doc *d)
 	gp_doc_put(d, s, "start_utc", gp_j_str(utc));
 	gp_doc_put(d, s, "end_mono_ns", end ? gp_j_u64(end) : json_null());
 	gp_doc_put(d, s, "duration_ns", end >= start && end ? gp_j_u64(end - start) : json_null());
-	gp_doc_put(d, s, "probe_hit_ns", m->session.probe_hit_ns ? gp_j_u64(m->session.probe_hit_ns) : json_null());
-	gp_doc_put(d, s, "probe_call_ns", m->session.probe_call_ns ? gp_j_u64(m->session.probe_call_ns) : json_null());
-	gp_doc_put(d, s, "unwind", m->session.unwind_set ? gp_doc_unwind(d, &m->session.unwind) : json_null());
+	gp_doc_put(d, s, "probe_hit_ns",
+		   m->session.probe_hit_ns ? gp_j_u64(m->session.probe_hit_ns) : json_null());
+	gp_doc_put(d, s, "probe_call_ns",
+		   m->session.probe_call_ns ? gp_j_u64(m->session.probe_call_ns) : json_null());
+	gp_doc_put(d, s, "unwind",
+		   m->session.unwind_set ? gp_doc_unwind(d, &m->session.unwind) : json_null());
 	gp_doc_put(d, s, "holds", m->session.holds_set ? gp_doc_holds(d) : json_null());
 	gp_doc_put(d, s, "kernel", m->session.kernel.set ? gp_doc_kernel(d) : json_null());
 	if (m->launch.set) {
@@ -199,9 +214,12 @@ static json_t *gp_doc_session(struct gp_doc *d)
 
 		gp_doc_put(d, l, "command", gp_j_str(m->launch.command));
 		gp_doc_put(d, l, "exited", json_boolean(m->launch.exited));
-		gp_doc_put(d, l, "exit_status", m->launch.exited ? json_integer(m->launch.exit_status) : json_null());
-		gp_doc_put(d, l, "signal", m->launch.exited && m->launch.term_signal ?
-					    gp_j_str(sigabbrev_np(m->launch.term_signal)) : json_null());
+		gp_doc_put(d, l, "exit_status",
+			   m->launch.exited ? json_integer(m->launch.exit_status) : json_null());
+		gp_doc_put(d, l, "signal",
+			   m->launch.exited && m->launch.term_signal
+				   ? gp_j_str(sigabbrev_np(m->launch.term_signal))
+				   : json_null());
 		gp_doc_put(d, s, "launch", l);
 	} else {
 		gp_doc_put(d, s, "launch", json_null());
@@ -278,7 +296,8 @@ static json_t *gp_doc_process(struct gp_doc *d, const struct gp_process *p)
 	gp_doc_put(d, o, "exit_mono_ns", p->exited ? gp_j_u64(p->exit_ns) : json_null());
 	gp_doc_put(d, o, "attach_mono_ns", p->attach_ns ? gp_j_u64(p->attach_ns) : json_null());
 	gp_doc_put(d, o, "traced_from_start", json_boolean(p->traced_from_start));
-	gp_doc_put(d, o, "traced_because", p->traced_because ? gp_j_str(p->traced_because) : json_null());
+	gp_doc_put(d, o, "traced_because",
+		   p->traced_because ? gp_j_str(p->traced_because) : json_null());
 	gp_doc_put(d, o, "parent_pid", p->parent_pid ? gp_j_u64(p->parent_pid) : json_null());
 	gp_doc_put(d, o, "execs", gp_j_u64(p->execs));
 	gp_doc_put(d, o, "python", gp_doc_python(d, p));
@@ -289,7 +308,8 @@ static json_t *gp_doc_process(struct gp_doc *d, const struct gp_process *p)
 	gp_doc_put(d, o, "api_total_ns", gp_j_u64(p->api_total_ns));
 	for (size_t i = 0; i < gp_report_nsections; i++) /* the sections, in the registry's order */
 		if (gp_report_sections[i].key)
-			gp_doc_put(d, o, gp_report_sections[i].key, gp_report_sections[i].build(d, p, from, to));
+			gp_doc_put(d, o, gp_report_sections[i].key,
+				   gp_report_sections[i].build(d, p, from, to));
 	return o;
 }
 
@@ -382,7 +402,8 @@ static json_t *probe_row(struct gp_doc *d, const struct probe_ref *ref, bool ret
 {
 	const struct gp_probe *pr = ref->pr;
 	json_t *o = gp_doc_obj_new(d);
-	const char *api = pr->api > GP_API_INVALID && pr->api < GP_API_MAX ? gp_apis[pr->api].symbol : "";
+	const char *api =
+		pr->api > GP_API_INVALID && pr->api < GP_API_MAX ? gp_apis[pr->api].symbol : "";
 
 	gp_doc_put(d, o, "target", gp_j_str(pr->target));
 	gp_doc_put(d, o, "pid", gp_j_u64(pr->pid));
@@ -522,7 +543,8 @@ static json_t *gp_doc_source(struct gp_doc *d)
 	json_t *o = gp_doc_obj_new(d);
 
 	gp_doc_put(d, o, "kind", gp_j_str(src->kind ? src->kind : "live"));
-	gp_doc_put(d, o, "capture_file", src->capture_file ? gp_j_str(src->capture_file) : json_null());
+	gp_doc_put(d, o, "capture_file",
+		   src->capture_file ? gp_j_str(src->capture_file) : json_null());
 	gp_doc_put(d, o, "ops", gp_j_u64(src->ops));
 	gp_doc_put(d, o, "lost_ops", gp_j_u64(src->lost_ops));
 	gp_doc_put(d, o, "chunks", gp_j_u64(src->chunks));
@@ -552,7 +574,8 @@ static json_t *gp_doc_sampling(struct gp_doc *d)
 	gp_doc_put(d, o, "duty_cycle", j_ratio(s->duty));
 	gp_doc_put(d, o, "periods", gp_j_u64(s->periods));
 	gp_doc_put(d, o, "sampled_periods", gp_j_u64(s->sampled_periods));
-	gp_doc_put(d, o, "attached_fraction", j_ratio(s->period_ns ? (double)s->attached_ns / (double)s->period_ns : 1));
+	gp_doc_put(d, o, "attached_fraction",
+		   j_ratio(s->period_ns ? (double)s->attached_ns / (double)s->period_ns : 1));
 	gp_doc_put(d, o, "overhead_estimate", j_ratio(s->overhead));
 	gp_doc_put(d, o, "overhead_unsampled_estimate", j_ratio(s->overhead_full));
 	gp_doc_put(d, o, "over_budget_periods", gp_j_u64(s->over_budget));

@@ -91,7 +91,8 @@ static json_t *finding_json(struct gp_doc *d, const struct gp_finding *f, const 
 	gp_doc_put(d, o, "comm", gp_j_str(f->comm));
 	gp_doc_put(d, o, "title", gp_j_str(f->title));
 	gp_doc_put(d, o, "impact_ns", gp_j_u64(f->impact_ns));
-	gp_doc_put(d, o, "impact_share", f->wall_ns ? json_real((double)f->impact_ns / (double)f->wall_ns) : json_null());
+	gp_doc_put(d, o, "impact_share",
+		   f->wall_ns ? json_real((double)f->impact_ns / (double)f->wall_ns) : json_null());
 	gp_doc_put(d, o, "estimate", gp_j_str(f->estimate));
 	gp_doc_put(d, o, "method", gp_j_str(f->method));
 	gp_doc_put(d, o, "evidence", fields_json(d, &f->evidence));

@@ -55,7 +55,9 @@ static json_t *api_links(struct gp_doc *d, const struct gp_api_link *links)
 	for (int i = 0; i < GP_API_LINKS_MAX && links[i].api; i++) {
 		json_t *o = gp_doc_obj_new(d);
 
-		gp_doc_put(d, o, "api", gp_j_str(links[i].api < GP_API_MAX ? gp_apis[links[i].api].symbol : "unknown"));
+		gp_doc_put(d, o, "api",
+			   gp_j_str(links[i].api < GP_API_MAX ? gp_apis[links[i].api].symbol
+							      : "unknown"));
 		gp_doc_put(d, o, "calls", gp_j_u64(links[i].calls));
 		gp_doc_push(d, arr, o);
 	}
@@ -101,7 +103,10 @@ json_t *gp_doc_api(struct gp_doc *d, const struct gp_process *p)
 		gp_doc_put(d, o, "estimated_calls", gp_j_u64(refs[i].st->estimated_calls));
 		gp_doc_put(d, o, "errors", gp_j_u64(refs[i].st->errors));
 		gp_doc_put(d, o, "error_codes", error_codes(d, refs[i].st, a->family));
-		gp_doc_put(d, o, "time_pct", gp_j_real2(p->api_total_ns ? 100.0 * (double)t->sum / (double)p->api_total_ns : 0));
+		gp_doc_put(d, o, "time_pct",
+			   gp_j_real2(p->api_total_ns
+					      ? 100.0 * (double)t->sum / (double)p->api_total_ns
+					      : 0));
 		gp_doc_put(d, o, "total_ns", gp_j_u64(t->sum));
 		gp_doc_put(d, o, "avg_ns", gp_j_u64((t->sum + t->count / 2) / t->count));
 		gp_doc_put(d, o, "med_ns", gp_j_u64(gp_stats_percentile(t, 50)));
@@ -112,7 +117,8 @@ json_t *gp_doc_api(struct gp_doc *d, const struct gp_process *p)
 		/* what happened to the calling threads during these calls */
 		gp_doc_put(d, o, "offcpu_ns", gp_j_u64(refs[i].st->inside.offcpu_ns));
 		gp_doc_put(d, o, "voluntary_switches", gp_j_u64(refs[i].st->inside.vol_switches));
-		gp_doc_put(d, o, "involuntary_switches", gp_j_u64(refs[i].st->inside.invol_switches));
+		gp_doc_put(d, o, "involuntary_switches",
+			   gp_j_u64(refs[i].st->inside.invol_switches));
 		gp_doc_put(d, o, "minor_faults", gp_j_u64(refs[i].st->inside.minor_faults));
 		gp_doc_put(d, o, "major_faults", gp_j_u64(refs[i].st->inside.major_faults));
 		gp_doc_put(d, o, "implemented_by", api_links(d, refs[i].st->inner));
@@ -212,7 +218,8 @@ json_t *gp_doc_transfers(struct gp_doc *d, const struct gp_process *p)
 				gp_doc_put(d, o, "max_bytes", gp_j_u64(row->max_bytes));
 				gp_doc_put(d, o, "total_ns", gp_j_u64(row->total_ns));
 				gp_doc_put(d, o, "bandwidth_bytes_per_s", bandwidth(row, sync));
-				gp_doc_put(d, o, "size_histogram", gp_doc_size_histogram(d, row->size_hist));
+				gp_doc_put(d, o, "size_histogram",
+					   gp_doc_size_histogram(d, row->size_hist));
 				gp_doc_push(d, arr, o);
 			}
 		}

@@ -40,9 +40,11 @@ static void duration(char *buf, size_t len, __u64 ns)
 static void verdict_text(char *buf, size_t len, const struct gp_cpu_summary *s)
 {
 	char wall[32], on[32], off[32], in[32], top[32];
-	const char *who = s->focus_threads == s->threads ? "its threads" : "its GPU-calling threads";
+	const char *who =
+		s->focus_threads == s->threads ? "its threads" : "its GPU-calling threads";
 	__u64 off_other = s->focus_offcpu_ns - (s->focus_offcpu_in_calls_ns < s->focus_offcpu_ns
-							? s->focus_offcpu_in_calls_ns : s->focus_offcpu_ns);
+							? s->focus_offcpu_in_calls_ns
+							: s->focus_offcpu_ns);
 
 	duration(wall, sizeof(wall), s->focus_wall_ns);
 	duration(on, sizeof(on), s->focus_cpu_ns);
@@ -52,27 +54,33 @@ static void verdict_text(char *buf, size_t len, const struct gp_cpu_summary *s)
 	switch (s->verdict) {
 	case GP_VERDICT_CPU_BOUND:
 		duration(in, sizeof(in), s->focus_runnable_ns);
-		snprintf(buf, len, "CPU-bound: %s were on-CPU %s of %s (%.0f %%)%s%s%s", who, on, wall,
-			 pct(s->focus_cpu_ns, s->focus_wall_ns),
-			 s->focus_runnable_ns * 10 >= s->focus_wall_ns ? " and runnable, waiting for a CPU, " : "",
+		snprintf(buf, len, "CPU-bound: %s were on-CPU %s of %s (%.0f %%)%s%s%s", who, on,
+			 wall, pct(s->focus_cpu_ns, s->focus_wall_ns),
+			 s->focus_runnable_ns * 10 >= s->focus_wall_ns
+				 ? " and runnable, waiting for a CPU, "
+				 : "",
 			 s->focus_runnable_ns * 10 >= s->focus_wall_ns ? in : "",
-			 s->focus_runnable_ns * 10 >= s->focus_wall_ns ? " more: the CPUs are oversubscribed" : "");
+			 s->focus_runnable_ns * 10 >= s->focus_wall_ns
+				 ? " more: the CPUs are oversubscribed"
+				 : "");
 		break;
 	case GP_VERDICT_WAITING_GPU:
-		snprintf(buf, len,
-			 "waiting on the GPU: %s were off-CPU %s of %s (%.0f %%), %.0f %% of it (%s) "
-			 "blocked inside GPU calls, most in %s (%s)",
-			 who, off, wall, pct(s->focus_offcpu_ns, s->focus_wall_ns),
-			 pct(s->focus_offcpu_in_calls_ns, s->focus_offcpu_ns), in,
-			 s->top_api ? gp_apis[s->top_api].symbol : "?", top);
+		snprintf(
+			buf, len,
+			"waiting on the GPU: %s were off-CPU %s of %s (%.0f %%), %.0f %% of it (%s) "
+			"blocked inside GPU calls, most in %s (%s)",
+			who, off, wall, pct(s->focus_offcpu_ns, s->focus_wall_ns),
+			pct(s->focus_offcpu_in_calls_ns, s->focus_offcpu_ns), in,
+			s->top_api ? gp_apis[s->top_api].symbol : "?", top);
 		break;
 	case GP_VERDICT_WAITING_OTHER:
 		duration(in, sizeof(in), off_other);
-		snprintf(buf, len,
-			 "waiting on I/O or locks: %s were off-CPU %s of %s (%.0f %%), %.0f %% of it (%s) "
-			 "outside GPU calls",
-			 who, off, wall, pct(s->focus_offcpu_ns, s->focus_wall_ns),
-			 pct(off_other, s->focus_offcpu_ns), in);
+		snprintf(
+			buf, len,
+			"waiting on I/O or locks: %s were off-CPU %s of %s (%.0f %%), %.0f %% of it (%s) "
+			"outside GPU calls",
+			who, off, wall, pct(s->focus_offcpu_ns, s->focus_wall_ns),
+			pct(off_other, s->focus_offcpu_ns), in);
 		break;
 	default:
 		snprintf(buf, len, "unknown: no thread's CPU account was recorded");
@@ -95,7 +103,8 @@ json_t *gp_doc_cpu(struct gp_doc *d, const struct gp_process *p, __u64 from, __u
 	gp_doc_put(d, o, "cpu_ns", gp_j_u64(s.cpu_ns));
 	gp_doc_put(d, o, "offcpu_ns", gp_j_u64(s.all.offcpu_ns));
 	gp_doc_put(d, o, "runnable_ns", gp_j_u64(s.runnable_ns));
-	gp_doc_put(d, o, "cpu_wall_ratio", gp_j_real2(s.wall_ns ? (double)s.cpu_ns / (double)s.wall_ns : 0));
+	gp_doc_put(d, o, "cpu_wall_ratio",
+		   gp_j_real2(s.wall_ns ? (double)s.cpu_ns / (double)s.wall_ns : 0));
 	gp_doc_put(d, o, "cpu_utilization_pct", gp_j_real2(pct(s.cpu_ns, s.thread_wall_ns)));
 	gp_doc_put(d, o, "voluntary_switches", gp_j_u64(s.all.vol_switches));
 	gp_doc_put(d, o, "involuntary_switches", gp_j_u64(s.all.invol_switches));

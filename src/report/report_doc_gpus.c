@@ -57,7 +57,8 @@ json_t *gp_doc_nvml(struct gp_doc *d)
 	gp_doc_put(d, o, "state", gp_j_str(state_name(g->state)));
 	gp_doc_put(d, o, "note", g->note ? gp_j_str(g->note) : json_null());
 	gp_doc_put(d, o, "driver_version", g->driver ? gp_j_str(g->driver) : json_null());
-	gp_doc_put(d, o, "interval_ms", g->state ? gp_j_u64(g->interval_ns / 1000000) : json_null());
+	gp_doc_put(d, o, "interval_ms",
+		   g->state ? gp_j_u64(g->interval_ns / 1000000) : json_null());
 	gp_doc_put(d, o, "sampler_cpu_ns", gp_j_u64(g->sampler_cpu_ns));
 	gp_doc_put(d, o, "errors", errors(d, GP_GPU_NO_DEVICE));
 	return o;
@@ -81,7 +82,8 @@ static json_t *metric(struct gp_doc *d, const struct gp_gpu_stat *st)
 /* The host's side of a process NVML listed: its verdict and where its time went. */
 static json_t *host(struct gp_doc *d, const struct gp_process *p)
 {
-	__u64 from = p->attach_ns > d->m->session.start_mono_ns ? p->attach_ns : d->m->session.start_mono_ns;
+	__u64 from = p->attach_ns > d->m->session.start_mono_ns ? p->attach_ns
+								: d->m->session.start_mono_ns;
 	__u64 to = p->exited ? p->exit_ns : d->m->session.end_mono_ns;
 	struct gp_cpu_summary s;
 	json_t *o = gp_doc_obj_new(d);
@@ -90,9 +92,11 @@ static json_t *host(struct gp_doc *d, const struct gp_process *p)
 	gp_cpu_summarize(p, from, to, &s);
 	wall = (double)s.focus_wall_ns;
 	gp_doc_put(d, o, "verdict", gp_j_str(gp_verdict_kind(s.verdict)));
-	gp_doc_put(d, o, "on_cpu_share", s.known && wall > 0 ? gp_j_real2((double)s.focus_cpu_ns / wall) : json_null());
+	gp_doc_put(d, o, "on_cpu_share",
+		   s.known && wall > 0 ? gp_j_real2((double)s.focus_cpu_ns / wall) : json_null());
 	gp_doc_put(d, o, "in_gpu_calls_share",
-		   s.known && wall > 0 ? gp_j_real2((double)s.focus_offcpu_in_calls_ns / wall) : json_null());
+		   s.known && wall > 0 ? gp_j_real2((double)s.focus_offcpu_in_calls_ns / wall)
+				       : json_null());
 	gp_doc_put(d, o, "top_api",
 		   s.top_api_offcpu_ns ? gp_j_str(gp_apis[s.top_api].symbol) : json_null());
 	return o;
@@ -108,7 +112,8 @@ static bool listed_once(const struct gp_model *m, __u32 pid)
 	return n == 1;
 }
 
-static json_t *process(struct gp_doc *d, const struct gp_gpu_device *dev, const struct gp_gpu_proc_row *r)
+static json_t *process(struct gp_doc *d, const struct gp_gpu_device *dev,
+		       const struct gp_gpu_proc_row *r)
 {
 	const struct gp_process *p = gp_u64map_get(&d->m->by_pid, r->pid);
 	const struct gp_mem_counts *mc = NULL;
@@ -120,8 +125,8 @@ static json_t *process(struct gp_doc *d, const struct gp_gpu_device *dev, const 
 		mc = gp_memory_device(&p->mem, (int)dev->index);
 		/* the probes saw no device for its allocations (no cudaSetDevice): all of them, when
 		 * NVML lists it on this device only */
-		if ((!mc || !mc->alloc_calls) && unk && unk->alloc_calls == p->mem.total.alloc_calls &&
-		    listed_once(d->m, r->pid))
+		if ((!mc || !mc->alloc_calls) && unk &&
+		    unk->alloc_calls == p->mem.total.alloc_calls && listed_once(d->m, r->pid))
 			mc = &p->mem.total;
 	}
 	gp_doc_put(d, o, "pid", gp_j_u64(r->pid));
@@ -132,18 +137,24 @@ static json_t *process(struct gp_doc *d, const struct gp_gpu_device *dev, const 
 	gp_doc_put(d, o, "last_mono_ns", gp_j_u64(r->last_ns));
 	gp_doc_put(d, o, "memory_used_bytes_max", gp_j_u64(r->mem_max));
 	gp_doc_put(d, o, "memory_used_bytes_last", gp_j_u64(r->mem_last));
-	gp_doc_put(d, o, "traced_allocated_peak_bytes", p ? gp_j_u64(mc ? mc->peak_bytes : 0) : json_null());
-	gp_doc_put(d, o, "traced_allocated_live_bytes", p ? gp_j_u64(mc ? mc->live_bytes : 0) : json_null());
+	gp_doc_put(d, o, "traced_allocated_peak_bytes",
+		   p ? gp_j_u64(mc ? mc->peak_bytes : 0) : json_null());
+	gp_doc_put(d, o, "traced_allocated_live_bytes",
+		   p ? gp_j_u64(mc ? mc->live_bytes : 0) : json_null());
 	/* what the process holds that no traced call allocated: the allocator's cache and the context */
 	gp_doc_put(d, o, "not_allocated_by_traced_calls_bytes",
-		   p ? gp_j_s64((__s64)r->mem_max - (__s64)(mc ? mc->peak_bytes : 0)) : json_null());
+		   p ? gp_j_s64((__s64)r->mem_max - (__s64)(mc ? mc->peak_bytes : 0))
+		     : json_null());
 	gp_doc_put(d, o, "util_samples", gp_j_u64(r->util_samples));
 	gp_doc_put(d, o, "sm_util_avg",
-		   r->util_samples ? gp_j_real2((double)r->sm_sum / (double)r->util_samples) : json_null());
+		   r->util_samples ? gp_j_real2((double)r->sm_sum / (double)r->util_samples)
+				   : json_null());
 	gp_doc_put(d, o, "sm_util_max", r->util_samples ? gp_j_u64(r->sm_max) : json_null());
 	gp_doc_put(d, o, "memory_util_avg",
-		   r->util_samples ? gp_j_real2((double)r->mem_util_sum / (double)r->util_samples) : json_null());
-	gp_doc_put(d, o, "memory_util_max", r->util_samples ? gp_j_u64(r->mem_util_max) : json_null());
+		   r->util_samples ? gp_j_real2((double)r->mem_util_sum / (double)r->util_samples)
+				   : json_null());
+	gp_doc_put(d, o, "memory_util_max",
+		   r->util_samples ? gp_j_u64(r->mem_util_max) : json_null());
 	gp_doc_put(d, o, "host", p ? host(d, p) : json_null());
 	return o;
 }
@@ -159,7 +170,8 @@ static json_t *device(struct gp_doc *d, const struct gp_gpu_device *dev)
 	gp_doc_put(d, o, "samples", gp_j_u64(dev->samples));
 	gp_doc_put(d, o, "first_mono_ns", dev->samples ? gp_j_u64(dev->first_ns) : json_null());
 	gp_doc_put(d, o, "last_mono_ns", dev->samples ? gp_j_u64(dev->last_ns) : json_null());
-	gp_doc_put(d, o, "window_start_mono_ns", dev->samples ? gp_j_u64(dev->window_start_ns) : json_null());
+	gp_doc_put(d, o, "window_start_mono_ns",
+		   dev->samples ? gp_j_u64(dev->window_start_ns) : json_null());
 	gp_doc_put(d, o, "window_ns", gp_j_u64(dev->window_ns));
 	gp_doc_put(d, o, "lost", json_boolean(dev->lost));
 	gp_doc_put(d, o, "lost_mono_ns", dev->lost ? gp_j_u64(dev->lost_ns) : json_null());

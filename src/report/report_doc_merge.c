@@ -36,10 +36,13 @@ static json_t *clock_of(struct gp_doc *d, size_t i, const struct gp_merge_captur
 	gp_doc_put(d, o, "host", gp_j_str(c->host));
 	gp_doc_put(d, o, "method", gp_j_str(c->method));
 	gp_doc_put(d, o, "offset_ns", gp_j_s64(c->offset_ns));
-	gp_doc_put(d, o, "uncertainty_ns", c->uncertainty_ns >= 0 ? gp_j_s64(c->uncertainty_ns) : json_null());
-	gp_doc_put(d, o, "realtime_offset_ns", c->realtime_known ? gp_j_s64(c->realtime_offset_ns) : json_null());
+	gp_doc_put(d, o, "uncertainty_ns",
+		   c->uncertainty_ns >= 0 ? gp_j_s64(c->uncertainty_ns) : json_null());
+	gp_doc_put(d, o, "realtime_offset_ns",
+		   c->realtime_known ? gp_j_s64(c->realtime_offset_ns) : json_null());
 	gp_doc_put(d, o, "correction_ns",
-		   c->realtime_known && coll ? gp_j_s64(c->offset_ns - c->realtime_offset_ns) : json_null());
+		   c->realtime_known && coll ? gp_j_s64(c->offset_ns - c->realtime_offset_ns)
+					     : json_null());
 	gp_doc_put(d, o, "collectives", gp_j_u64(c->collectives));
 	gp_doc_put(d, o, "aligned_to", coll ? gp_j_u64(c->aligned_to) : json_null());
 	gp_doc_put(d, o, "comm_id", coll ? gp_j_str(id) : json_null());

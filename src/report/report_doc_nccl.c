@@ -61,7 +61,8 @@ static json_t *gbps(__u64 bytes, __u64 ns, double factor)
 	return gp_j_real2((double)bytes / (double)ns * factor);
 }
 
-static json_t *nccl_row(struct gp_doc *d, const struct gp_nccl_comm *cm, const struct gp_nccl_row *r)
+static json_t *nccl_row(struct gp_doc *d, const struct gp_nccl_comm *cm,
+			const struct gp_nccl_row *r)
 {
 	json_t *o = gp_doc_obj_new(d);
 	const char *dt = gp_nccl_dtype_name(r->dtype);
@@ -81,18 +82,19 @@ static json_t *nccl_row(struct gp_doc *d, const struct gp_nccl_comm *cm, const s
 	gp_doc_put(d, o, "size_histogram", gp_doc_size_histogram(d, r->size_hist));
 	gp_doc_put(d, o, r->op == GP_NCCL_SEND || r->op == GP_NCCL_RECV ? "peers" : "roots", peers);
 	gp_doc_put(d, o, "host_ns", gp_j_u64(r->host_ns));
-	gp_doc_put(d, o, "host_avg_ns", r->calls ? gp_j_u64((r->host_ns + r->calls / 2) / r->calls) : json_null());
+	gp_doc_put(d, o, "host_avg_ns",
+		   r->calls ? gp_j_u64((r->host_ns + r->calls / 2) / r->calls) : json_null());
 	gp_doc_put(d, o, "blocked_calls", gp_j_u64(r->blocked_calls));
 	gp_doc_put(d, o, "blocked_ns", gp_j_u64(r->blocked_ns));
 	gp_doc_put(d, o, "measured_calls", gp_j_u64(r->measured));
 	gp_doc_put(d, o, "measured_bytes", gp_j_u64(r->measured_bytes));
 	gp_doc_put(d, o, "measured_ns", gp_j_u64(r->measured_ns));
 	gp_doc_put(d, o, "algbw_gbps", gbps(r->measured_bytes, r->measured_ns, 1.0));
-	gp_doc_put(d, o, "busbw_gbps", known_n ? gbps(r->measured_bytes, r->measured_ns, factor) : json_null());
+	gp_doc_put(d, o, "busbw_gbps",
+		   known_n ? gbps(r->measured_bytes, r->measured_ns, factor) : json_null());
 	gp_doc_put(d, o, "bus_factor", known_n ? gp_j_real2(factor) : json_null());
 	return o;
 }
-
 
 static json_t *s32_or_null(__s32 v)
 {
@@ -135,7 +137,9 @@ static json_t *job(struct gp_doc *d, const struct gp_nccl_job *j)
 		x = gp_doc_obj_new(d);
 		gp_doc_put(d, x, "rank", gp_j_s64(r->rank));
 		gp_doc_put(d, x, "count", gp_j_u64(r->last));
-		gp_doc_put(d, x, "mean_late_ns", r->last ? gp_j_u64((r->late_sum_ns + r->last / 2) / r->last) : json_null());
+		gp_doc_put(d, x, "mean_late_ns",
+			   r->last ? gp_j_u64((r->late_sum_ns + r->last / 2) / r->last)
+				   : json_null());
 		gp_doc_push(d, last, x);
 	}
 	gp_doc_put(d, o, "ranks", ranks);
@@ -185,7 +189,8 @@ json_t *gp_doc_nccl(struct gp_doc *d, const struct gp_process *p)
 		gp_doc_put(d, c, "rank", s32_or_null(cm->rank));
 		gp_doc_put(d, c, "nranks", s32_or_null(cm->nranks));
 		gp_doc_put(d, c, "device", s32_or_null(cm->device));
-		gp_doc_put(d, c, "created_by", cm->init_api ? gp_j_str(gp_apis[cm->init_api].symbol) : json_null());
+		gp_doc_put(d, c, "created_by",
+			   cm->init_api ? gp_j_str(gp_apis[cm->init_api].symbol) : json_null());
 		gp_doc_put(d, c, "split_from", cm->parent ? gp_j_hex(cm->parent) : json_null());
 		gp_doc_put(d, c, "destroyed", json_boolean(cm->destroyed));
 		for (size_t k = 0; k < cm->nrows; k++)
@@ -198,8 +203,10 @@ json_t *gp_doc_nccl(struct gp_doc *d, const struct gp_process *p)
 	/* what every synchronisation waited for (streams.c) */
 	gp_doc_put(d, o, "sync_blocked_ns_collectives", gp_j_u64(comm_ns));
 	gp_doc_put(d, o, "sync_blocked_ns_kernels", gp_j_u64(compute_ns));
-	gp_doc_put(d, o, "sync_blocked_ns_copies", gp_j_u64(pd->blocked_ns[GP_WORK_COPY] + pd->blocked_ns[GP_WORK_MEMSET]));
-	gp_doc_put(d, o, "comm_compute_ratio", compute_ns ? gp_j_real2((double)comm_ns / (double)compute_ns) : json_null());
+	gp_doc_put(d, o, "sync_blocked_ns_copies",
+		   gp_j_u64(pd->blocked_ns[GP_WORK_COPY] + pd->blocked_ns[GP_WORK_MEMSET]));
+	gp_doc_put(d, o, "comm_compute_ratio",
+		   compute_ns ? gp_j_real2((double)comm_ns / (double)compute_ns) : json_null());
 	return o;
 }
 
@@ -210,13 +217,16 @@ json_t *gp_doc_stalls(struct gp_doc *d)
 
 	for (size_t i = 0; i < d->m->nstalls; i++) {
 		const struct gp_nccl_stall *st = &d->m->stalls[i];
-		json_t *o = gp_doc_obj_new(d), *waiting = gp_doc_arr_new(d), *behind = gp_doc_arr_new(d);
+		json_t *o = gp_doc_obj_new(d), *waiting = gp_doc_arr_new(d),
+		       *behind = gp_doc_arr_new(d);
 		char id[17];
 
 		snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t)st->comm_id);
 		gp_doc_put(d, o, "comm_id", gp_j_str(id));
 		gp_doc_put(d, o, "seq", gp_j_u64(st->seq));
-		gp_doc_put(d, o, "op", st->op < GP_NCCL_OP_MAX ? gp_j_str(gp_nccl_op_name(st->op)) : json_null());
+		gp_doc_put(d, o, "op",
+			   st->op < GP_NCCL_OP_MAX ? gp_j_str(gp_nccl_op_name(st->op))
+						   : json_null());
 		gp_doc_put(d, o, "bytes", st->bytes ? gp_j_u64(st->bytes) : json_null());
 		for (size_t k = 0; k < st->nwaiting; k++)
 			gp_doc_push(d, waiting, json_integer(st->waiting[k]));
@@ -233,8 +243,10 @@ json_t *gp_doc_stalls(struct gp_doc *d)
 		}
 		gp_doc_put(d, o, "behind", behind);
 		gp_doc_put(d, o, "waited_ns", gp_j_u64(st->waited_ns));
-		gp_doc_put(d, o, "at_ns", gp_j_u64(st->mono_ns >= d->m->session.start_mono_ns
-							   ? st->mono_ns - d->m->session.start_mono_ns : 0));
+		gp_doc_put(d, o, "at_ns",
+			   gp_j_u64(st->mono_ns >= d->m->session.start_mono_ns
+					    ? st->mono_ns - d->m->session.start_mono_ns
+					    : 0));
 		gp_doc_push(d, arr, o);
 	}
 	return arr;

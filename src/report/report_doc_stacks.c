@@ -12,8 +12,10 @@
 
 static json_t *gp_doc_frame(struct gp_doc *d, const struct gp_stack_frame *f)
 {
-	static const char *const sources[] = { [GP_SYM_NONE] = NULL, [GP_SYM_ELF] = "elf",
-					       [GP_SYM_PERF_MAP] = "perf_map", [GP_SYM_PYTHON] = "python" };
+	static const char *const sources[] = { [GP_SYM_NONE] = NULL,
+					       [GP_SYM_ELF] = "elf",
+					       [GP_SYM_PERF_MAP] = "perf_map",
+					       [GP_SYM_PYTHON] = "python" };
 	bool py = f->kind == GP_FRAME_PYTHON;
 	json_t *o = gp_doc_obj_new(d);
 
@@ -27,8 +29,10 @@ static json_t *gp_doc_frame(struct gp_doc *d, const struct gp_stack_frame *f)
 	gp_doc_put(d, o, "file_offset", f->file && !py ? gp_j_u64(f->file_offset) : json_null());
 	gp_doc_put(d, o, "build_id", gp_j_str(f->build_id));
 	gp_doc_put(d, o, "line", py && f->line > 0 ? json_integer(f->line) : json_null());
-	gp_doc_put(d, o, "source", f->source < sizeof(sources) / sizeof(sources[0]) && sources[f->source]
-				    ? gp_j_str(sources[f->source]) : json_null());
+	gp_doc_put(d, o, "source",
+		   f->source < sizeof(sources) / sizeof(sources[0]) && sources[f->source]
+			   ? gp_j_str(sources[f->source])
+			   : json_null());
 	return o;
 }
 
@@ -42,7 +46,8 @@ static json_t *gp_doc_op(struct gp_doc *d, const struct gp_process *p, const str
 	gp_doc_put(d, o, "kind", gp_j_str(gp_op_kind_name(r->op.kind)));
 	gp_doc_put(d, o, "op", gp_j_str(label));
 	if (r->op.kind == GP_OP_KERNEL && r->op.kernel && r->op.kernel->name) {
-		gp_doc_put(d, o, "kernel", gp_j_str(r->op.kernel->name)); /* as in kernels[], to join them */
+		gp_doc_put(d, o, "kernel",
+			   gp_j_str(r->op.kernel->name)); /* as in kernels[], to join them */
 	} else {
 		gp_doc_put(d, o, "kernel", json_null());
 	}
@@ -62,8 +67,11 @@ static json_t *gp_doc_op(struct gp_doc *d, const struct gp_process *p, const str
 
 static const char *py_status_name(unsigned st)
 {
-	static const char *const names[] = { [GP_PY_NO] = NULL, [GP_PY_OK] = "ok", [GP_PY_NO_THREAD] = "no_thread",
-					     [GP_PY_READ] = "unread", [GP_PY_DEPTH] = "depth" };
+	static const char *const names[] = { [GP_PY_NO] = NULL,
+					     [GP_PY_OK] = "ok",
+					     [GP_PY_NO_THREAD] = "no_thread",
+					     [GP_PY_READ] = "unread",
+					     [GP_PY_DEPTH] = "depth" };
 
 	return st < sizeof(names) / sizeof(names[0]) ? names[st] : "?";
 }
@@ -82,8 +90,10 @@ static json_t *gp_doc_stack(struct gp_doc *d, const struct gp_process *p, const 
 			gp_doc_push(d, frames, gp_j_hex(k->ips[i]));
 	gp_doc_put(d, o, "frames", frames);
 	gp_doc_put(d, o, "truncated", trunc ? gp_j_str(trunc) : json_null());
-	gp_doc_put(d, o, "unwind_stop", k->trunc == GP_TRUNC_UNWIND_TABLE ? gp_j_str(gp_uw_stop_cause_name(k->unwind_detail))
-									 : json_null());
+	gp_doc_put(d, o, "unwind_stop",
+		   k->trunc == GP_TRUNC_UNWIND_TABLE
+			   ? gp_j_str(gp_uw_stop_cause_name(k->unwind_detail))
+			   : json_null());
 	gp_doc_put(d, o, "native_frames", gp_j_u64(k->nframes));
 	gp_doc_put(d, o, "frame_pointer_frames", gp_j_u64(k->frames_fp));
 	gp_doc_put(d, o, "python_frames", gp_j_u64(k->npy));

@@ -51,7 +51,8 @@ static int cmp_config(const void *a, const void *b)
 
 	if (x->launches != y->launches)
 		return x->launches > y->launches ? -1 : 1;
-	if ((c = memcmp(x->grid, y->grid, sizeof(x->grid))) || (c = memcmp(x->block, y->block, sizeof(x->block))))
+	if ((c = memcmp(x->grid, y->grid, sizeof(x->grid))) ||
+	    (c = memcmp(x->block, y->block, sizeof(x->block))))
 		return c;
 	return cmp_u64(x->smem, y->smem);
 }
@@ -93,7 +94,8 @@ json_t *gp_doc_kernels(struct gp_doc *d, const struct gp_process *p)
 		gp_doc_put(d, o, "name", k->name ? gp_j_str(k->name) : json_null());
 		gp_doc_put(d, o, "mangled", k->name ? gp_j_str(k->mangled) : json_null());
 		gp_doc_put(d, o, "resolved", json_boolean(k->name != NULL));
-		gp_doc_put(d, o, "unresolved_reason", k->name ? json_null() : gp_j_str(gp_kernel_unresolved_reason(p, k)));
+		gp_doc_put(d, o, "unresolved_reason",
+			   k->name ? json_null() : gp_j_str(gp_kernel_unresolved_reason(p, k)));
 		gp_doc_put(d, o, "func", gp_j_hex(k->func));
 		gp_doc_put(d, o, "ret_addr", gp_j_hex(k->ret_addr));
 		gp_doc_put(d, o, "sites", gp_j_u64(k->sites));
@@ -113,7 +115,8 @@ json_t *gp_doc_kernels(struct gp_doc *d, const struct gp_process *p)
 
 static int cmp_graph(const void *a, const void *b)
 {
-	return cmp_u64((*(const struct gp_graph *const *)a)->exec, (*(const struct gp_graph *const *)b)->exec);
+	return cmp_u64((*(const struct gp_graph *const *)a)->exec,
+		       (*(const struct gp_graph *const *)b)->exec);
 }
 
 json_t *gp_doc_graphs(struct gp_doc *d, const struct gp_process *p)
@@ -164,7 +167,8 @@ json_t *gp_doc_streams(struct gp_doc *d, const struct gp_process *p)
 		json_t *o = gp_doc_obj_new(d);
 		char label[64];
 		const char *kind;
-		bool per_thread = s->key != GP_STREAM_KEY_LEGACY && (s->key & GP_STREAM_KEY_PER_THREAD);
+		bool per_thread =
+			s->key != GP_STREAM_KEY_LEGACY && (s->key & GP_STREAM_KEY_PER_THREAD);
 		__u32 tid = (__u32)s->key;
 
 		if (s->key == GP_STREAM_KEY_LEGACY) {
@@ -179,7 +183,8 @@ json_t *gp_doc_streams(struct gp_doc *d, const struct gp_process *p)
 		}
 		gp_doc_put(d, o, "stream", gp_j_str(label));
 		gp_doc_put(d, o, "kind", gp_j_str(kind));
-		gp_doc_put(d, o, "handle", gp_j_hex(per_thread || s->key == GP_STREAM_KEY_LEGACY ? 0 : s->key));
+		gp_doc_put(d, o, "handle",
+			   gp_j_hex(per_thread || s->key == GP_STREAM_KEY_LEGACY ? 0 : s->key));
 		gp_doc_put(d, o, "tid", per_thread ? gp_j_u64(tid) : json_null());
 		gp_doc_put(d, o, "created", gp_j_u64(s->created));
 		gp_doc_put(d, o, "destroyed", gp_j_u64(s->destroyed));
@@ -215,7 +220,8 @@ json_t *gp_doc_events(struct gp_doc *d, const struct gp_process *p)
 
 static int cmp_thread(const void *a, const void *b)
 {
-	return cmp_u64((*(const struct gp_thread *const *)a)->tid, (*(const struct gp_thread *const *)b)->tid);
+	return cmp_u64((*(const struct gp_thread *const *)a)->tid,
+		       (*(const struct gp_thread *const *)b)->tid);
 }
 
 json_t *gp_doc_threads(struct gp_doc *d, const struct gp_process *p)
@@ -244,21 +250,28 @@ json_t *gp_doc_threads(struct gp_doc *d, const struct gp_process *p)
 
 			gp_doc_put(d, o, "window_start_mono_ns", gp_j_u64(a->start_ns));
 			gp_doc_put(d, o, "window_end_mono_ns", gp_j_u64(a->end_ns));
-			gp_doc_put(d, o, "wall_ns", gp_j_u64(a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0));
+			gp_doc_put(d, o, "wall_ns",
+				   gp_j_u64(a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0));
 			gp_doc_put(d, o, "cpu_ns", gp_j_u64(a->oncpu_ns));
 			gp_doc_put(d, o, "offcpu_ns", gp_j_u64(a->all.offcpu_ns));
 			gp_doc_put(d, o, "runnable_ns", gp_j_u64(a->runnable_ns));
 			gp_doc_put(d, o, "voluntary_switches", gp_j_u64(a->all.vol_switches));
 			gp_doc_put(d, o, "involuntary_switches", gp_j_u64(a->all.invol_switches));
-			gp_doc_put(d, o, "minor_faults", (a->flags & GP_TCF_FAULTS_UNKNOWN) ? json_null()
-										  : gp_j_u64(a->all.minor_faults));
-			gp_doc_put(d, o, "major_faults", (a->flags & GP_TCF_FAULTS_UNKNOWN) ? json_null()
-										  : gp_j_u64(a->all.major_faults));
-			gp_doc_put(d, o, "started_in_window", json_boolean(a->flags & GP_TCF_STARTED));
+			gp_doc_put(d, o, "minor_faults",
+				   (a->flags & GP_TCF_FAULTS_UNKNOWN)
+					   ? json_null()
+					   : gp_j_u64(a->all.minor_faults));
+			gp_doc_put(d, o, "major_faults",
+				   (a->flags & GP_TCF_FAULTS_UNKNOWN)
+					   ? json_null()
+					   : gp_j_u64(a->all.major_faults));
+			gp_doc_put(d, o, "started_in_window",
+				   json_boolean(a->flags & GP_TCF_STARTED));
 			gp_doc_put(d, o, "exited", json_boolean(a->flags & GP_TCF_EXITED));
 			gp_doc_put(d, o, "ran", json_boolean(!(a->flags & GP_TCF_NEVER_RAN)));
 		} else {
-			gp_doc_put(d, o, "cpu_ns", json_null()); /* no CPU account (e.g. a capture without one) */
+			gp_doc_put(d, o, "cpu_ns",
+				   json_null()); /* no CPU account (e.g. a capture without one) */
 		}
 		gp_doc_push(d, arr, o);
 	}

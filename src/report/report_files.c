@@ -115,7 +115,8 @@ static int write_stack_files(const struct gp_model *m, const char *dir)
 	}
 	err = gp_paths_from_model(m, &paths);
 	if (err) {
-		gp_err("call stacks (stacks*.folded, flamegraph.svg, speedscope.json not written): %s", strerror(-err));
+		gp_err("call stacks (stacks*.folded, flamegraph.svg, speedscope.json not written): %s",
+		       strerror(-err));
 		return err;
 	}
 	for (size_t i = 0; i < sizeof(stack_files) / sizeof(stack_files[0]); i++) {
@@ -138,10 +139,14 @@ int gp_write_reports(const struct gp_model *m, const char *dir)
 
 	char trace[PATH_MAX];
 
-	snprintf(trace, sizeof(trace), "%s/trace.json", dir); /* the timeline, closed before the reports */
+	snprintf(trace, sizeof(trace), "%s/trace.json",
+		 dir); /* the timeline, closed before the reports */
 	if (!err && !err2)
-		gp_notice("report: %s/report.md (and report.json%s%s)", dir, access(trace, F_OK) ? "" : ", trace.json",
-			  gp_model_stacks_captured(m) ? ", flamegraph.svg, speedscope.json, stacks*.folded" : "");
+		gp_notice("report: %s/report.md (and report.json%s%s)", dir,
+			  access(trace, F_OK) ? "" : ", trace.json",
+			  gp_model_stacks_captured(m)
+				  ? ", flamegraph.svg, speedscope.json, stacks*.folded"
+				  : "");
 	if (!doc)
 		gp_err("report %s/report.json, report.md: %s", dir, strerror(-err));
 	json_decref(doc);
@@ -166,7 +171,8 @@ int gp_prepare_out_dir(const char *dir)
 			continue;
 		*p = '\0';
 		if (mkdir(path, 0755) && errno != EEXIST) {
-			gp_err("output directory %s: cannot create %s: %s", dir, path, strerror(errno));
+			gp_err("output directory %s: cannot create %s: %s", dir, path,
+			       strerror(errno));
 			return -errno;
 		}
 		*p = '/';

@@ -10,7 +10,8 @@
 
 int gp_report_json_dump(const json_t *doc, FILE *out)
 {
-	if (json_dumpf(doc, out, GP_REPORT_JSON_FLAGS) || fputc('\n', out) == EOF || fflush(out) || ferror(out))
+	if (json_dumpf(doc, out, GP_REPORT_JSON_FLAGS) || fputc('\n', out) == EOF || fflush(out) ||
+	    ferror(out))
 		return -(errno ? errno : EIO);
 	return 0;
 }

@@ -52,7 +52,8 @@ static void because_cell(struct gp_md_table *t, const json_t *p)
 	const char *why = gp_md_str(p, "traced_because");
 
 	if (json_is_integer(parent))
-		gp_md_table_cell(t, "%s of %lld", *why ? why : "child", (long long)json_integer_value(parent));
+		gp_md_table_cell(t, "%s of %lld", *why ? why : "child",
+				 (long long)json_integer_value(parent));
 	else
 		gp_md_table_cell(t, "%s", *why ? why : "—");
 }
@@ -82,11 +83,15 @@ static void cpu_cell(struct gp_md_table *t, const json_t *p, const char *key)
 /* One row per process, then the sums of report.json's summary{}; then copies by direction. */
 static int summary(const json_t *doc, FILE *out)
 {
-	static const char *const head[] = { "PID", "Process", "Traced because", "Exited", "API calls",
-					    "API errors", "API time (ns)", "Kernel launches",
-					    "Peak device memory (B)", "CPU time (ns)", "Off-CPU time (ns)" };
+	static const char *const head[] = {
+		"PID",		 "Process",	     "Traced because",
+		"Exited",	 "API calls",	     "API errors",
+		"API time (ns)", "Kernel launches",  "Peak device memory (B)",
+		"CPU time (ns)", "Off-CPU time (ns)"
+	};
 	static const char *const xhead[] = { "Direction", "Calls", "Bytes" };
-	const json_t *procs = json_object_get(doc, "processes"), *s = json_object_get(doc, "summary"), *p;
+	const json_t *procs = json_object_get(doc, "processes"),
+		     *s = json_object_get(doc, "summary"), *p;
 	struct gp_md_table *t;
 	size_t i;
 	char n[32];
@@ -106,7 +111,8 @@ static int summary(const json_t *doc, FILE *out)
 		if (!t)
 			break;
 		gp_md_table_cell(t, "%lld", (long long)gp_md_int(p, "pid"));
-		gp_md_table_cell(t, "%s", *gp_md_str(p, "comm") ? gp_md_str(p, "comm") : "(name unknown)");
+		gp_md_table_cell(t, "%s",
+				 *gp_md_str(p, "comm") ? gp_md_str(p, "comm") : "(name unknown)");
 		because_cell(t, p);
 		gp_md_table_cell(t, "%s", gp_md_bool(p, "exited") ? "yes" : "no");
 		gp_md_table_cell(t, "%s", gp_md_n(n, p, "api_calls"));
@@ -173,7 +179,8 @@ static int skipped(const json_t *doc, FILE *out)
 		if (!t)
 			break;
 		gp_md_table_cell(t, "%lld", (long long)gp_md_int(r, "pid"));
-		gp_md_table_cell(t, "%s", *gp_md_str(r, "comm") ? gp_md_str(r, "comm") : "(name unknown)");
+		gp_md_table_cell(t, "%s",
+				 *gp_md_str(r, "comm") ? gp_md_str(r, "comm") : "(name unknown)");
 		gp_md_table_cell(t, "%s", gp_md_str(r, "reason"));
 	}
 	int err = gp_md_flush_table(t, out);
@@ -191,18 +198,22 @@ static void source_lines(const json_t *doc, FILE *out)
 	if (strcmp(gp_md_str(src, "kind"), "capture")) {
 		if (*file)
 			fprintf(out, "- Capture: `%s` (%lld operations in %lld chunk%s%s)\n", file,
-				(long long)gp_md_int(src, "ops"), (long long)gp_md_int(src, "chunks"),
+				(long long)gp_md_int(src, "ops"),
+				(long long)gp_md_int(src, "chunks"),
 				gp_md_int(src, "chunks") == 1 ? "" : "s",
-				gp_md_int(src, "lost_ops") ? "; some lost: see lost_ops in report.json" : "");
+				gp_md_int(src, "lost_ops")
+					? "; some lost: see lost_ops in report.json"
+					: "");
 		return;
 	}
-	fprintf(out, "- Source: rebuilt from the capture `%s` (%lld operations in %lld chunk%s)\n", file,
-		(long long)gp_md_int(src, "ops"), (long long)gp_md_int(src, "chunks"), gp_md_int(src, "chunks") == 1 ? "" : "s");
+	fprintf(out, "- Source: rebuilt from the capture `%s` (%lld operations in %lld chunk%s)\n",
+		file, (long long)gp_md_int(src, "ops"), (long long)gp_md_int(src, "chunks"),
+		gp_md_int(src, "chunks") == 1 ? "" : "s");
 	if (*gp_md_str(src, "cut"))
 		fprintf(out, "- **Capture incomplete**: %s\n", gp_md_str(src, "cut"));
 	if (gp_md_int(src, "corrupt_chunks"))
-		fprintf(out, "- **Corrupt chunks skipped**: %lld (%s)\n", (long long)gp_md_int(src, "corrupt_chunks"),
-			gp_md_str(src, "corruption"));
+		fprintf(out, "- **Corrupt chunks skipped**: %lld (%s)\n",
+			(long long)gp_md_int(src, "corrupt_chunks"), gp_md_str(src, "corruption"));
 }
 
 /* What stood in for a feature the kernel lacks, and what removing the probes took there. */
@@ -213,13 +224,16 @@ static void kernel_lines(const json_t *k, FILE *out)
 
 	json_array_foreach(json_object_get(k, "replaced"), i, r)
 		fprintf(out, "- Kernel: %s %s (Linux %s): %s; %s\n",
-			json_is_true(json_object_get(r, "by_request")) ? "asked not to use" : "lacks",
-			gp_md_str(r, "feature"), gp_md_str(r, "since"), gp_md_str(r, "by"), gp_md_str(r, "cost"));
+			json_is_true(json_object_get(r, "by_request")) ? "asked not to use"
+								       : "lacks",
+			gp_md_str(r, "feature"), gp_md_str(r, "since"), gp_md_str(r, "by"),
+			gp_md_str(r, "cost"));
 	if (!json_array_size(json_object_get(k, "replaced")) || !json_is_object(rem))
 		return;
 	if (json_is_integer(json_object_get(rem, "remover_pid")))
-		fprintf(out, "- Probes removed after the session: %lld, by process %lld (the kernel removes "
-			     "perf-event links one at a time)\n",
+		fprintf(out,
+			"- Probes removed after the session: %lld, by process %lld (the kernel removes "
+			"perf-event links one at a time)\n",
 			(long long)json_integer_value(json_object_get(rem, "probes")),
 			(long long)json_integer_value(json_object_get(rem, "remover_pid")));
 	else
@@ -239,17 +253,21 @@ static void session_header(const json_t *doc, FILE *out)
 	fprintf(out, "- Command: `%s`\n", gp_md_str(s, "command_line"));
 	launch_line(doc, out);
 	fprintf(out, "- Mode: %s\n", gp_md_str(s, "mode"));
-	fprintf(out, "- Host: %s (kernel %s)\n", gp_md_str(s, "hostname"), gp_md_str(s, "kernel_release"));
+	fprintf(out, "- Host: %s (kernel %s)\n", gp_md_str(s, "hostname"),
+		gp_md_str(s, "kernel_release"));
 	kernel_lines(json_object_get(s, "kernel"), out);
-	fprintf(out, "- Started: %s\n", *gp_md_str(s, "start_utc") ? gp_md_str(s, "start_utc") : "(unknown)");
+	fprintf(out, "- Started: %s\n",
+		*gp_md_str(s, "start_utc") ? gp_md_str(s, "start_utc") : "(unknown)");
 	if (json_is_integer(dur))
-		fprintf(out, "- Duration: %lld.%03lld s\n", (long long)(json_integer_value(dur) / 1000000000),
+		fprintf(out, "- Duration: %lld.%03lld s\n",
+			(long long)(json_integer_value(dur) / 1000000000),
 			(long long)(json_integer_value(dur) % 1000000000 / 1000000));
 	else
 		fputs("- Duration: (session not ended)\n", out);
 	processes_line(doc, out);
 	source_lines(doc, out);
-	fprintf(out, "- Events lost or degraded: %s (see \"Loss counters\")\n\n", gp_md_n(n, doc, "drops_total"));
+	fprintf(out, "- Events lost or degraded: %s (see \"Loss counters\")\n\n",
+		gp_md_n(n, doc, "drops_total"));
 	fputs("Times are CLOCK_MONOTONIC; \"+s\" is seconds since the session started. All API times are "
 	      "host-observed: from the entry to the return of each call on the calling thread, not GPU "
 	      "execution time.\n\n",
@@ -261,8 +279,10 @@ static const json_t *return_row(const json_t *arr, size_t i)
 {
 	const json_t *u = json_array_get(arr, i), *r = json_array_get(arr, i + 1);
 
-	if (!r || strcmp(gp_md_str(u, "kind"), "uprobe") || strcmp(gp_md_str(r, "kind"), "uretprobe") ||
-	    strcmp(gp_md_str(u, "target"), gp_md_str(r, "target")) || strcmp(gp_md_str(u, "offset"), gp_md_str(r, "offset")))
+	if (!r || strcmp(gp_md_str(u, "kind"), "uprobe") ||
+	    strcmp(gp_md_str(r, "kind"), "uretprobe") ||
+	    strcmp(gp_md_str(u, "target"), gp_md_str(r, "target")) ||
+	    strcmp(gp_md_str(u, "offset"), gp_md_str(r, "offset")))
 		return NULL;
 	return r;
 }
@@ -270,7 +290,8 @@ static const json_t *return_row(const json_t *arr, size_t i)
 /* One table per target file; one row per probe pair (report.json has a row per probe). */
 static int instrumentation(const json_t *doc, FILE *out)
 {
-	static const char *const head[] = { "Symbol", "Offset", "Entry hits (uprobe)", "Return hits (uretprobe)" };
+	static const char *const head[] = { "Symbol", "Offset", "Entry hits (uprobe)",
+					    "Return hits (uretprobe)" };
 	const json_t *arr = json_object_get(doc, "instrumentation");
 	struct gp_md_table *t = NULL;
 	size_t n = json_array_size(arr);
@@ -310,7 +331,8 @@ static int instrumentation(const json_t *doc, FILE *out)
 				return -ENOMEM;
 		}
 		if (strcmp(gp_md_str(row, "symbol"), gp_md_str(row, "api")))
-			gp_md_table_cell(t, "`%s` (%s)", gp_md_str(row, "symbol"), gp_md_str(row, "api"));
+			gp_md_table_cell(t, "`%s` (%s)", gp_md_str(row, "symbol"),
+					 gp_md_str(row, "api"));
 		else
 			gp_md_table_cell(t, "`%s`", gp_md_str(row, "symbol"));
 		gp_md_table_cell(t, "%s", gp_md_str(row, "offset"));
@@ -354,9 +376,10 @@ static int loss_counters(const json_t *doc, FILE *out)
 	}
 	int err = gp_md_flush_table(t, out);
 
-	fputs(gp_md_int(doc, "drops_total") ? "\nSome events were lost or degraded: the numbers above undercount "
-					   "by at most these amounts.\n\n"
-					 : "\nNo event was lost.\n\n",
+	fputs(gp_md_int(doc, "drops_total")
+		      ? "\nSome events were lost or degraded: the numbers above undercount "
+			"by at most these amounts.\n\n"
+		      : "\nNo event was lost.\n\n",
 	      out);
 	return err;
 }
@@ -383,7 +406,8 @@ int gp_report_md_render(const json_t *doc, FILE *out)
 	{
 		int e1 = summary(doc, out), e8 = gp_md_containers(doc, out), e2 = skipped(doc, out);
 		int e3 = gp_md_recommendations(doc, out);
-		int e4 = gp_md_merge(doc, out), e5 = gp_md_communicators(doc, out), e6 = gp_md_stalls(doc, out);
+		int e4 = gp_md_merge(doc, out), e5 = gp_md_communicators(doc, out),
+		    e6 = gp_md_stalls(doc, out);
 		int e7 = gp_md_gpus(doc, out);
 
 		err = e1 ? e1 : e8 ? e8 : e2 ? e2 : e3 ? e3 : e4 ? e4 : e5 ? e5 : e6 ? e6 : e7;

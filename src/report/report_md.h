@@ -44,7 +44,7 @@ void gp_md_place_lines(const json_t *p, FILE *out);
 int gp_md_gpus(const json_t *doc, FILE *out);
 int gp_md_nccl(const json_t *p, FILE *out);
 int gp_md_communicators(const json_t *doc, FILE *out); /* the top-level communicators[] */
-int gp_md_stalls(const json_t *doc, FILE *out);        /* the top-level stalls[] */
+int gp_md_stalls(const json_t *doc, FILE *out);	       /* the top-level stalls[] */
 
 /* report_md_stacks.c: who launches what, from the call stacks. 0 or -ENOMEM. */
 int gp_md_stacks(const json_t *p, FILE *out);

@@ -20,7 +20,8 @@ static const char *rank_list(char *buf, size_t len, const json_t *ranks)
 	buf[0] = '\0';
 	json_array_foreach(ranks, i, r)
 		if (o < len)
-			o += (size_t)snprintf(buf + o, len - o, "%s#%lld", i ? ", " : "", (long long)json_integer_value(r));
+			o += (size_t)snprintf(buf + o, len - o, "%s#%lld", i ? ", " : "",
+					      (long long)json_integer_value(r));
 	return o ? buf : "—";
 }
 
@@ -33,18 +34,22 @@ static void verdicts(const json_t *doc, FILE *out)
 
 	json_array_foreach(json_object_get(doc, "verdicts"), i, v) {
 		by = json_object_get(v, "explained_by");
-		fprintf(out, "**Verdict (pid %lld, %s): %s.** Overlapping the host's work with the GPU's would save at "
+		fprintf(out,
+			"**Verdict (pid %lld, %s): %s.** Overlapping the host's work with the GPU's would save at "
 			"most %s ns (`%s`, an upper bound: the state, not a fix). %s%s%s\n\n",
 			(long long)gp_md_int(v, "pid"), gp_md_str(v, "comm"), gp_md_str(v, "title"),
 			gp_md_n((char[32]){ 0 }, v, "impact_ns"), gp_md_str(v, "id"),
-			json_array_size(by) ? "The findings that name its causes: " : "No finding below names its cause.",
-			json_array_size(by) ? rank_list(ranks, sizeof(ranks), by) : "", json_array_size(by) ? "." : "");
+			json_array_size(by) ? "The findings that name its causes: "
+					    : "No finding below names its cause.",
+			json_array_size(by) ? rank_list(ranks, sizeof(ranks), by) : "",
+			json_array_size(by) ? "." : "");
 	}
 }
 
 int gp_md_recommendations(const json_t *doc, FILE *out)
 {
-	static const char *const head[] = { "#", "Saves (ns)", "Share", "Estimate", "Overlaps", "PID", "Rule", "Finding" };
+	static const char *const head[] = { "#",	"Saves (ns)", "Share", "Estimate",
+					    "Overlaps", "PID",	      "Rule",  "Finding" };
 	const json_t *arr = json_object_get(doc, "recommendations"), *f;
 	struct gp_md_table *t;
 	unsigned kinds = 0;
@@ -56,20 +61,25 @@ int gp_md_recommendations(const json_t *doc, FILE *out)
 	verdicts(doc, out);
 	if (!json_array_size(arr)) {
 		fputs("No rule fired: nothing in this session matched a known cause of lost time "
-		      "(docs/recommendations.md lists the rules and their thresholds).\n\n", out);
+		      "(docs/recommendations.md lists the rules and their thresholds).\n\n",
+		      out);
 		return 0;
 	}
 	json_array_foreach(arr, i, f) {
 		const char *e = gp_md_str(f, "estimate");
 
-		if (gp_md_int(f, "impact_ns")) /* a leak saves no time: it is ranked last whatever its kind */
+		if (gp_md_int(
+			    f,
+			    "impact_ns")) /* a leak saves no time: it is ranked last whatever its kind */
 			kinds |= !strcmp(e, "exact") ? 1u : !strcmp(e, "model") ? 2u : 4u;
 	}
 	fputs("Ranked by the host time a fix would save in this session, each estimated alone: findings that claim "
-	      "the same host time (\"Overlaps\") do not add up. Rules and formulas: docs/recommendations.md.", out);
+	      "the same host time (\"Overlaps\") do not add up. Rules and formulas: docs/recommendations.md.",
+	      out);
 	if (kinds & (kinds - 1))
 		fputs(" The ranks compare estimates of different kinds: `exact` is the time of calls a fix removes, "
-		      "`model` a formula on measured rates, `upper_bound` what a fix saves at most (often less).", out);
+		      "`model` a formula on measured rates, `upper_bound` what a fix saves at most (often less).",
+		      out);
 	fputs("\n\n", out);
 	t = gp_md_table_new(8, head, "rrrllrll");
 	json_array_foreach(arr, i, f) {
@@ -84,7 +94,8 @@ int gp_md_recommendations(const json_t *doc, FILE *out)
 		else
 			gp_md_table_cell(t, "—");
 		gp_md_table_cell(t, "%s", gp_md_str(f, "estimate"));
-		gp_md_table_cell(t, "%s", rank_list(ranks, sizeof(ranks), json_object_get(f, "overlaps")));
+		gp_md_table_cell(t, "%s",
+				 rank_list(ranks, sizeof(ranks), json_object_get(f, "overlaps")));
 		gp_md_table_cell(t, "%lld", (long long)gp_md_int(f, "pid"));
 		gp_md_table_cell(t, "`%s`", gp_md_str(f, "id"));
 		gp_md_table_cell(t, "%s", gp_md_str(f, "title"));
@@ -96,9 +107,11 @@ int gp_md_recommendations(const json_t *doc, FILE *out)
 		size_t j;
 
 		/* each line a paragraph of its own item: a Markdown renderer joins single line breaks */
-		fprintf(out, "%zu. **`%s`** (pid %lld, %s): %s.\n\n   Estimate (%s): %s.\n\n   Do: %s\n", i + 1,
-			gp_md_str(f, "id"), (long long)gp_md_int(f, "pid"), gp_md_str(f, "comm"), gp_md_str(f, "title"),
-			gp_md_str(f, "estimate"), gp_md_str(f, "method"), gp_md_str(f, "action"));
+		fprintf(out,
+			"%zu. **`%s`** (pid %lld, %s): %s.\n\n   Estimate (%s): %s.\n\n   Do: %s\n",
+			i + 1, gp_md_str(f, "id"), (long long)gp_md_int(f, "pid"),
+			gp_md_str(f, "comm"), gp_md_str(f, "title"), gp_md_str(f, "estimate"),
+			gp_md_str(f, "method"), gp_md_str(f, "action"));
 		if (json_array_size(sites))
 			fputc('\n', out);
 		json_array_foreach(sites, j, s)

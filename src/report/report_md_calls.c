@@ -9,13 +9,15 @@
 
 #include "report/report_md.h"
 
-#define MD_ALLOCS_SHOWN 20 /* leaks / live allocations listed in report.md (all are in report.json) */
+#define MD_ALLOCS_SHOWN \
+	20 /* leaks / live allocations listed in report.md (all are in report.json) */
 
 int gp_md_api_table(const json_t *doc, const json_t *p, FILE *out)
 {
-	static const char *const head[] = { "Time (%)", "Total Time (ns)", "Num Calls", "Avg (ns)",
-					    "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)",
-					    "p99 (ns)", "Errors", "Layer", "Name" };
+	static const char *const head[] = { "Time (%)", "Total Time (ns)", "Num Calls",
+					    "Avg (ns)", "Med (ns)",	   "Min (ns)",
+					    "Max (ns)", "StdDev (ns)",	   "p99 (ns)",
+					    "Errors",	"Layer",	   "Name" };
 	const json_t *rows = json_object_get(p, "cuda_api"), *r;
 	json_int_t aggregated = 0, estimated = 0;
 	size_t i;
@@ -49,17 +51,20 @@ int gp_md_api_table(const json_t *doc, const json_t *p, FILE *out)
 	}
 	int err = gp_md_flush_table(t, out);
 
-	fprintf(out, "\nHost-observed: time from entry to return of each call on the calling thread (%s calls, "
+	fprintf(out,
+		"\nHost-observed: time from entry to return of each call on the calling thread (%s calls, "
 		"%s ns in total). Med and p99 come from a log-linear histogram: within 1/128 of the exact "
 		"value, exact when all calls took the same time.\n",
 		gp_md_n(n, p, "api_calls"), gp_md_n((char[32]){ 0 }, p, "api_total_ns"));
 	if (aggregated) /* --aggregate: those calls came as log2 histograms */
-		fprintf(out, "\n%lld of these calls were counted in the kernel (--aggregate): for them Med, p99 and "
+		fprintf(out,
+			"\n%lld of these calls were counted in the kernel (--aggregate): for them Med, p99 and "
 			"StdDev come from a log2 histogram (within a factor of 2), every error is counted under the "
 			"last error code seen per thread, and they appear in no kernel, stream or timeline view.\n",
 			(long long)aggregated);
 	if (estimated) /* the overhead budget's duty cycle */
-		fprintf(out, "\n%lld of these calls were not seen but estimated: the overhead budget attached the "
+		fprintf(out,
+			"\n%lld of these calls were not seen but estimated: the overhead budget attached the "
 			"hot probes for part of each second and their counts and times were scaled up (see "
 			"\"sampling\" in report.json).\n",
 			(long long)estimated);
@@ -109,15 +114,23 @@ static void size_buckets(char *buf, size_t len, const json_t *hist)
 		gp_md_bytes(lo, (__u64)gp_md_int(b, "lo_bytes"));
 		gp_md_bytes(hi, (__u64)gp_md_int(b, "hi_bytes") + 1);
 		used += (size_t)snprintf(buf + used, len - used, "%s%s%s%s: %s", i ? ", " : "", lo,
-					 gp_md_int(b, "lo_bytes") ? "–" : "", gp_md_int(b, "lo_bytes") ? hi : "",
+					 gp_md_int(b, "lo_bytes") ? "–" : "",
+					 gp_md_int(b, "lo_bytes") ? hi : "",
 					 gp_md_n(n, b, "calls"));
 	}
 }
 
 int gp_md_transfers(const json_t *doc, const json_t *p, FILE *out)
 {
-	static const char *const head[] = { "Direction", "Host memory", "Mode", "Calls", "Bytes",
-					    "Min (B)", "Max (B)", "Total Time (ns)", "Bandwidth (GB/s)",
+	static const char *const head[] = { "Direction",
+					    "Host memory",
+					    "Mode",
+					    "Calls",
+					    "Bytes",
+					    "Min (B)",
+					    "Max (B)",
+					    "Total Time (ns)",
+					    "Bandwidth (GB/s)",
 					    "Sizes [lo–hi): calls" };
 	static const char *const mhead[] = { "Mode", "Calls", "Bytes", "Total Time (ns)" };
 	const json_t *rows = json_object_get(p, "transfers"), *r;
@@ -197,9 +210,11 @@ static void counts_row(struct gp_md_table *t, const char *scope, const json_t *c
 	gp_md_table_cell(t, "%s", gp_md_n(n, c, "peak_bytes"));
 }
 
-static int alloc_list(const json_t *doc, const json_t *mem, const char *list, const char *total, FILE *out)
+static int alloc_list(const json_t *doc, const json_t *mem, const char *list, const char *total,
+		      FILE *out)
 {
-	static const char *const head[] = { "Pointer", "Bytes", "Kind", "Device", "Allocated by", "TID", "At" };
+	static const char *const head[] = { "Pointer",	    "Bytes", "Kind", "Device",
+					    "Allocated by", "TID",   "At" };
 	const json_t *rows = json_object_get(mem, list), *r;
 	struct gp_md_table *t = gp_md_table_new(7, head, "lrlrlrl");
 	size_t i;
@@ -221,16 +236,17 @@ static int alloc_list(const json_t *doc, const json_t *mem, const char *list, co
 	json_int_t count = gp_md_int(json_object_get(mem, total), "count");
 
 	if (count > MD_ALLOCS_SHOWN)
-		fprintf(out, "\n(the %d largest of %lld; report.json lists up to %d)\n", MD_ALLOCS_SHOWN,
-			(long long)count, GP_REPORT_LEAKS_MAX);
+		fprintf(out, "\n(the %d largest of %lld; report.json lists up to %d)\n",
+			MD_ALLOCS_SHOWN, (long long)count, GP_REPORT_LEAKS_MAX);
 	fputc('\n', out);
 	return err;
 }
 
 int gp_md_memory(const json_t *doc, const json_t *p, FILE *out)
 {
-	static const char *const head[] = { "Scope", "Alloc calls", "Free calls", "Allocated (B)",
-					    "Freed (B)", "Live (B)", "Peak live (B)" };
+	static const char *const head[] = { "Scope",	     "Alloc calls", "Free calls",
+					    "Allocated (B)", "Freed (B)",   "Live (B)",
+					    "Peak live (B)" };
 	const json_t *mem = json_object_get(p, "memory"), *dev;
 	const json_t *pinned = json_object_get(mem, "pinned_host");
 	struct gp_md_table *t = gp_md_table_new(7, head, "lrrrrrr");
@@ -245,7 +261,9 @@ int gp_md_memory(const json_t *doc, const json_t *p, FILE *out)
 			json_int_t id = gp_md_int(dev, "device");
 
 			unobserved |= id < 0;
-			snprintf(scope, sizeof(scope), id < 0 ? "device -1 (not observed)" : "device %lld", (long long)id);
+			snprintf(scope, sizeof(scope),
+				 id < 0 ? "device -1 (not observed)" : "device %lld",
+				 (long long)id);
 			counts_row(t, scope, dev);
 		}
 		counts_row(t, "pinned host", pinned);
@@ -253,41 +271,51 @@ int gp_md_memory(const json_t *doc, const json_t *p, FILE *out)
 	int err = gp_md_flush_table(t, out);
 
 	fputs("\nDevice memory includes managed memory (cudaMallocManaged: ", out);
-	fprintf(out, "%s calls, %s bytes).", gp_md_n(n, mem, "managed_alloc_calls"), gp_md_n(n2, mem, "managed_alloc_bytes"));
+	fprintf(out, "%s calls, %s bytes).", gp_md_n(n, mem, "managed_alloc_calls"),
+		gp_md_n(n2, mem, "managed_alloc_bytes"));
 	if (unobserved)
 		fputs(" Device -1: the allocating thread was never seen calling cudaSetDevice (a thread that "
 		      "never calls it uses device 0).",
 		      out);
 	fputc('\n', out);
 	if (gp_md_int(mem, "untracked_frees") || gp_md_int(pinned, "untracked_frees"))
-		fprintf(out, "\nFrees of memory allocated before tracing began (bytes unknown): %s device, %s pinned.\n",
+		fprintf(out,
+			"\nFrees of memory allocated before tracing began (bytes unknown): %s device, %s pinned.\n",
 			gp_md_n(n, mem, "untracked_frees"), gp_md_n(n2, pinned, "untracked_frees"));
 	if (gp_md_int(mem, "stale_evictions"))
-		fprintf(out, "\n%s allocations (%s bytes) were reused by a new allocation without their free being "
+		fprintf(out,
+			"\n%s allocations (%s bytes) were reused by a new allocation without their free being "
 			"seen (lost events); they no longer count as live.\n",
 			gp_md_n(n, mem, "stale_evictions"), gp_md_n(n2, mem, "stale_bytes"));
 	if (gp_md_int(pinned, "register_calls") || gp_md_int(pinned, "unregister_calls"))
-		fprintf(out, "\nHost registrations (cudaHostRegister): %s calls, %s bytes; %s unregistered; %s bytes "
+		fprintf(out,
+			"\nHost registrations (cudaHostRegister): %s calls, %s bytes; %s unregistered; %s bytes "
 			"still registered.\n",
-			gp_md_n(n, pinned, "register_calls"), gp_md_n(n2, pinned, "registered_bytes"),
+			gp_md_n(n, pinned, "register_calls"),
+			gp_md_n(n2, pinned, "registered_bytes"),
 			gp_md_n((char[32]){ 0 }, pinned, "unregister_calls"),
 			gp_md_n((char[32]){ 0 }, pinned, "registered_live_bytes"));
 	fputc('\n', out);
 
 	const char *list = gp_md_bool(p, "exited") ? "leaks" : "live_at_end";
-	const json_t *total = json_object_get(mem, gp_md_bool(p, "exited") ? "leaks_total" : "live_at_end_total");
+	const json_t *total =
+		json_object_get(mem, gp_md_bool(p, "exited") ? "leaks_total" : "live_at_end_total");
 
 	const char *plural = gp_md_int(total, "count") == 1 ? "" : "s";
 
 	if (gp_md_bool(p, "exited"))
-		fprintf(out, "#### Leaks: %s allocation%s, %s bytes never freed before the process exited\n\n",
+		fprintf(out,
+			"#### Leaks: %s allocation%s, %s bytes never freed before the process exited\n\n",
 			gp_md_n(n, total, "count"), plural, gp_md_n(n2, total, "bytes"));
 	else
-		fprintf(out, "#### Live at end of trace: %s allocation%s, %s bytes (the process is still running: "
+		fprintf(out,
+			"#### Live at end of trace: %s allocation%s, %s bytes (the process is still running: "
 			"not leaks)\n\n",
 			gp_md_n(n, total, "count"), plural, gp_md_n(n2, total, "bytes"));
 	if (gp_md_int(total, "count")) {
-		int e = alloc_list(doc, mem, list, gp_md_bool(p, "exited") ? "leaks_total" : "live_at_end_total", out);
+		int e = alloc_list(doc, mem, list,
+				   gp_md_bool(p, "exited") ? "leaks_total" : "live_at_end_total",
+				   out);
 
 		err = err ? err : e;
 	}

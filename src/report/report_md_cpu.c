@@ -23,15 +23,18 @@ static void row(struct gp_md_table *t, const char *what, const json_t *all, cons
 
 	gp_md_table_cell(t, "%s", what);
 	gp_md_table_cell(t, "%s", gp_md_n(a, all, key));
-	gp_md_table_cell(t, "%s (%.0f %%)", gp_md_n(b, in, key), pct(gp_md_int(in, key), gp_md_int(all, key)));
+	gp_md_table_cell(t, "%s (%.0f %%)", gp_md_n(b, in, key),
+			 pct(gp_md_int(in, key), gp_md_int(all, key)));
 	gp_md_table_cell(t, "%s", gp_md_n(c, sync, key));
 }
 
 /* The APIs inside which something happened, most off-CPU time first. */
 static int per_api(const json_t *p, json_int_t offcpu_total, FILE *out)
 {
-	static const char *const head[] = { "API", "Calls", "Off-CPU (ns)", "Share of off-CPU",
-					    "Voluntary", "Involuntary", "Minor faults", "Major faults" };
+	static const char *const head[] = { "API",	    "Calls",
+					    "Off-CPU (ns)", "Share of off-CPU",
+					    "Voluntary",    "Involuntary",
+					    "Minor faults", "Major faults" };
 	const json_t *rows = json_object_get(p, "cuda_api"), *r;
 	const json_t **v = calloc(json_array_size(rows) + 1, sizeof(*v));
 	size_t i, n = 0;
@@ -41,8 +44,9 @@ static int per_api(const json_t *p, json_int_t offcpu_total, FILE *out)
 	if (!v)
 		return -ENOMEM;
 	json_array_foreach(rows, i, r)
-		if (gp_md_int(r, "offcpu_ns") || gp_md_int(r, "voluntary_switches") || gp_md_int(r, "involuntary_switches") ||
-		    gp_md_int(r, "minor_faults") || gp_md_int(r, "major_faults"))
+		if (gp_md_int(r, "offcpu_ns") || gp_md_int(r, "voluntary_switches") ||
+		    gp_md_int(r, "involuntary_switches") || gp_md_int(r, "minor_faults") ||
+		    gp_md_int(r, "major_faults"))
 			v[n++] = r;
 	if (!n) {
 		free(v);
@@ -51,13 +55,16 @@ static int per_api(const json_t *p, json_int_t offcpu_total, FILE *out)
 	}
 	/* insertion sort: a handful of rows */
 	for (size_t k = 1; k < n; k++)
-		for (size_t j = k; j > 0 && gp_md_int(v[j], "offcpu_ns") > gp_md_int(v[j - 1], "offcpu_ns"); j--) {
+		for (size_t j = k;
+		     j > 0 && gp_md_int(v[j], "offcpu_ns") > gp_md_int(v[j - 1], "offcpu_ns");
+		     j--) {
 			const json_t *tmp = v[j];
 
 			v[j] = v[j - 1];
 			v[j - 1] = tmp;
 		}
-	fputs("Inside GPU calls, per API (what happened to the calling thread during its calls):\n\n", out);
+	fputs("Inside GPU calls, per API (what happened to the calling thread during its calls):\n\n",
+	      out);
 	t = gp_md_table_new(8, head, "lrrrrrrr");
 	for (i = 0; t && i < n; i++) {
 		gp_md_table_cell(t, "%s", gp_md_str(v[i], "name"));
@@ -78,7 +85,8 @@ static int per_api(const json_t *p, json_int_t offcpu_total, FILE *out)
 
 int gp_md_cpu(const json_t *p, FILE *out)
 {
-	static const char *const head[] = { "", "All threads", "Inside GPU calls", "Inside synchronisation calls" };
+	static const char *const head[] = { "", "All threads", "Inside GPU calls",
+					    "Inside synchronisation calls" };
 	const json_t *cpu = json_object_get(p, "cpu"), *in, *sync, *verdict;
 	json_t *all;
 	struct gp_md_table *t;
@@ -97,8 +105,9 @@ int gp_md_cpu(const json_t *p, FILE *out)
 	fprintf(out,
 		"Traced wall time %s ns; %s thread%s, together %s ns of thread time: on-CPU %s ns "
 		"(%.1f %% of their time, %.2f CPUs on average).\n\n",
-		gp_md_n(a, cpu, "wall_ns"), gp_md_n(b, cpu, "threads"), gp_md_int(cpu, "threads") == 1 ? "" : "s",
-		gp_md_n(c, cpu, "thread_wall_ns"), gp_md_n((char[32]){ 0 }, cpu, "cpu_ns"),
+		gp_md_n(a, cpu, "wall_ns"), gp_md_n(b, cpu, "threads"),
+		gp_md_int(cpu, "threads") == 1 ? "" : "s", gp_md_n(c, cpu, "thread_wall_ns"),
+		gp_md_n((char[32]){ 0 }, cpu, "cpu_ns"),
 		json_real_value(json_object_get(cpu, "cpu_utilization_pct")),
 		json_real_value(json_object_get(cpu, "cpu_wall_ratio")));
 
@@ -130,7 +139,8 @@ int gp_md_cpu(const json_t *p, FILE *out)
 	      "calls\" is what happened to a thread between the entry and the return of its traced calls.\n\n",
 	      out);
 	if (gp_md_int(cpu, "faults_unknown_threads"))
-		fprintf(out, "> The fault counters of %s thread(s) could not be read: their faults are not counted.\n\n",
+		fprintf(out,
+			"> The fault counters of %s thread(s) could not be read: their faults are not counted.\n\n",
 			gp_md_n(a, cpu, "faults_unknown_threads"));
 	{
 		int e = per_api(p, gp_md_int(all, "offcpu_ns"), out);

@@ -33,16 +33,17 @@ static void error_lines(const json_t *errs, const char *who, FILE *out)
 	size_t i;
 
 	json_array_foreach(errs, i, e)
-		fprintf(out, "- %s: NVML call `%s` failed: %s (%lld), %lld time%s\n", who, gp_md_str(e, "call"),
-			gp_md_str(e, "text"), (long long)gp_md_int(e, "code"), (long long)gp_md_int(e, "count"),
-			gp_md_int(e, "count") == 1 ? "" : "s");
+		fprintf(out, "- %s: NVML call `%s` failed: %s (%lld), %lld time%s\n", who,
+			gp_md_str(e, "call"), gp_md_str(e, "text"), (long long)gp_md_int(e, "code"),
+			(long long)gp_md_int(e, "count"), gp_md_int(e, "count") == 1 ? "" : "s");
 }
 
 static int devices(const json_t *doc, const json_t *gpus, FILE *out)
 {
-	static const char *const head[] = { "GPU",	      "Name",	       "Samples", "GPU util %",
-					    "Memory util %", "Memory used MiB", "Total MiB", "SM clock MHz",
-					    "Power W",	      "Temp C",	       "PCIe TX KB/s", "PCIe RX KB/s" };
+	static const char *const head[] = { "GPU",	  "Name",	   "Samples",
+					    "GPU util %", "Memory util %", "Memory used MiB",
+					    "Total MiB",  "SM clock MHz",  "Power W",
+					    "Temp C",	  "PCIe TX KB/s",  "PCIe RX KB/s" };
 	struct gp_md_table *t = gp_md_table_new(12, head, "rlrrrrrrrrrr");
 	const json_t *dev;
 	size_t i;
@@ -53,7 +54,8 @@ static int devices(const json_t *doc, const json_t *gpus, FILE *out)
 		if (!t)
 			break;
 		gp_md_table_cell(t, "%lld", (long long)gp_md_int(dev, "index"));
-		gp_md_table_cell(t, "%s", *gp_md_str(dev, "name") ? gp_md_str(dev, "name") : "(unknown)");
+		gp_md_table_cell(t, "%s",
+				 *gp_md_str(dev, "name") ? gp_md_str(dev, "name") : "(unknown)");
 		gp_md_table_cell(t, "%s", gp_md_n(n, dev, "samples"));
 		metric_cell(t, dev, "gpu_util_pct", 1);
 		metric_cell(t, dev, "memory_util_pct", 1);
@@ -76,8 +78,9 @@ static int devices(const json_t *doc, const json_t *gpus, FILE *out)
 		snprintf(who, sizeof(who), "GPU %lld", (long long)gp_md_int(dev, "index"));
 		if (gp_md_bool(dev, "lost")) {
 			gp_md_rel_time(when, sizeof(when), doc, gp_md_int(dev, "lost_mono_ns"));
-			fprintf(out, "- %s disappeared at %s (NVML: GPU is lost): its samples end there.\n", who,
-				when);
+			fprintf(out,
+				"- %s disappeared at %s (NVML: GPU is lost): its samples end there.\n",
+				who, when);
 		}
 		error_lines(json_object_get(dev, "errors"), who, out);
 	}
@@ -86,9 +89,14 @@ static int devices(const json_t *doc, const json_t *gpus, FILE *out)
 
 static int processes(const json_t *gpus, FILE *out)
 {
-	static const char *const head[] = { "GPU", "PID", "Process", "Device memory (NVML) max",
-					    "Allocated by traced calls (peak)", "Not by traced calls",
-					    "SM util % avg (max)", "Host" };
+	static const char *const head[] = { "GPU",
+					    "PID",
+					    "Process",
+					    "Device memory (NVML) max",
+					    "Allocated by traced calls (peak)",
+					    "Not by traced calls",
+					    "SM util % avg (max)",
+					    "Host" };
 	struct gp_md_table *t = NULL;
 	const json_t *dev, *p;
 	size_t i, j;
@@ -102,11 +110,16 @@ static int processes(const json_t *gpus, FILE *out)
 				return -ENOMEM;
 			gp_md_table_cell(t, "%lld", (long long)gp_md_int(dev, "index"));
 			gp_md_table_cell(t, "%lld", (long long)gp_md_int(p, "pid"));
-			gp_md_table_cell(t, "%s", gp_md_bool(p, "traced") ? gp_md_str(p, "comm") : "(not traced)");
+			gp_md_table_cell(t, "%s",
+					 gp_md_bool(p, "traced") ? gp_md_str(p, "comm")
+								 : "(not traced)");
 			gp_md_table_cell(t, "%s", gp_md_n(n, p, "memory_used_bytes_max"));
 			if (gp_md_bool(p, "traced")) {
-				gp_md_table_cell(t, "%s", gp_md_n(n, p, "traced_allocated_peak_bytes"));
-				gp_md_table_cell(t, "%s", gp_md_n(m, p, "not_allocated_by_traced_calls_bytes"));
+				gp_md_table_cell(t, "%s",
+						 gp_md_n(n, p, "traced_allocated_peak_bytes"));
+				gp_md_table_cell(
+					t, "%s",
+					gp_md_n(m, p, "not_allocated_by_traced_calls_bytes"));
 			} else {
 				gp_md_table_cell(t, "—");
 				gp_md_table_cell(t, "—");
@@ -116,12 +129,15 @@ static int processes(const json_t *gpus, FILE *out)
 						 (long long)gp_md_int(p, "sm_util_max"));
 			else
 				gp_md_table_cell(t, "—");
-			if (json_is_object(h) && json_is_number(json_object_get(h, "in_gpu_calls_share")))
-				gp_md_table_cell(t, "%s: %.0f %% on CPU, %.0f %% waiting in GPU calls",
-						 gp_md_str(h, "verdict"), 100 * num(h, "on_cpu_share"),
-						 100 * num(h, "in_gpu_calls_share"));
+			if (json_is_object(h) &&
+			    json_is_number(json_object_get(h, "in_gpu_calls_share")))
+				gp_md_table_cell(
+					t, "%s: %.0f %% on CPU, %.0f %% waiting in GPU calls",
+					gp_md_str(h, "verdict"), 100 * num(h, "on_cpu_share"),
+					100 * num(h, "in_gpu_calls_share"));
 			else
-				gp_md_table_cell(t, "%s", json_is_object(h) ? gp_md_str(h, "verdict") : "—");
+				gp_md_table_cell(t, "%s",
+						 json_is_object(h) ? gp_md_str(h, "verdict") : "—");
 		}
 	}
 	if (!t)
@@ -148,14 +164,16 @@ int gp_md_gpus(const json_t *doc, FILE *out)
 		return 0;
 	fputs("## GPU devices\n\n", out);
 	if (!strcmp(state, "off")) {
-		fputs("NVML was not sampled (--no-nvml, or a capture without NVML records).\n\n", out);
+		fputs("NVML was not sampled (--no-nvml, or a capture without NVML records).\n\n",
+		      out);
 		return 0;
 	}
 	if (strcmp(state, "ok")) {
 		fprintf(out, "%s.\n\n", gp_md_str(nv, "note"));
 		return 0;
 	}
-	fprintf(out, "Sampled through NVML every %lld ms (driver %s).\n\n", (long long)gp_md_int(nv, "interval_ms"),
+	fprintf(out, "Sampled through NVML every %lld ms (driver %s).\n\n",
+		(long long)gp_md_int(nv, "interval_ms"),
 		*gp_md_str(nv, "driver_version") ? gp_md_str(nv, "driver_version") : "unknown");
 	error_lines(json_object_get(nv, "errors"), "NVML", out);
 	if (!json_array_size(gpus)) {

@@ -17,8 +17,10 @@ static const char *ns_or_dash(char *buf, size_t len, const json_t *o, const char
 
 int gp_md_merge(const json_t *doc, FILE *out)
 {
-	static const char *const head[] = { "#", "Capture", "Host", "Processes", "Complete", "Clock by",
-					    "Offset (ns)", "± (ns)", "Collectives", "Correction to REALTIME (ns)" };
+	static const char *const head[] = {
+		"#",	    "Capture",	   "Host",   "Processes",   "Complete",
+		"Clock by", "Offset (ns)", "± (ns)", "Collectives", "Correction to REALTIME (ns)"
+	};
 	const json_t *mg = json_object_get(doc, "merge"), *c, *nt;
 	struct gp_md_table *t;
 	size_t i;
@@ -42,7 +44,8 @@ int gp_md_merge(const json_t *doc, FILE *out)
 		gp_md_table_cell(t, "%s", gp_md_bool(c, "complete") ? "yes" : "cut");
 		gp_md_table_cell(t, "%s", gp_md_str(cl, "method"));
 		gp_md_table_cell(t, "%s", ns_or_dash(a, sizeof(a), cl, "offset_ns"));
-		gp_md_table_cell(t, "%s", json_is_integer(u) ? gp_md_n(e, cl, "uncertainty_ns") : "unknown");
+		gp_md_table_cell(t, "%s",
+				 json_is_integer(u) ? gp_md_n(e, cl, "uncertainty_ns") : "unknown");
 		gp_md_table_cell(t, "%s", gp_md_n(k, cl, "collectives"));
 		gp_md_table_cell(t, "%s", ns_or_dash(b, sizeof(b), cl, "correction_ns"));
 	}
@@ -51,7 +54,8 @@ int gp_md_merge(const json_t *doc, FILE *out)
 	      "axis (the first capture's clock, trace.json's). Offsets come from the CLOCK_REALTIME relation each "
 	      "capture recorded, refined where captures share an NCCL communicator: the synchronisations that "
 	      "awaited collective #k return together on every rank (± half the spread of the middle 80 % of the "
-	      "per-collective estimates, or the causal bounds when tighter).\n\n", out);
+	      "per-collective estimates, or the causal bounds when tighter).\n\n",
+	      out);
 	json_array_foreach(json_object_get(mg, "notes"), i, nt)
 		fprintf(out, "- Note: %s\n", json_string_value(nt));
 	if (json_array_size(json_object_get(mg, "notes")))

@@ -20,7 +20,8 @@ static void links_text(char *buf, size_t len, const json_t *links)
 
 	buf[0] = '\0';
 	json_array_foreach(links, i, l) {
-		int w = snprintf(buf + off, len - off, "%s%s ×%s", i ? ", " : "", gp_md_str(l, "api"), gp_md_n(n, l, "calls"));
+		int w = snprintf(buf + off, len - off, "%s%s ×%s", i ? ", " : "",
+				 gp_md_str(l, "api"), gp_md_n(n, l, "calls"));
 
 		if (w < 0 || (size_t)w >= len - off)
 			break;
@@ -30,7 +31,8 @@ static void links_text(char *buf, size_t len, const json_t *links)
 
 int gp_md_nested(const json_t *p, FILE *out)
 {
-	static const char *const head[] = { "Calls", "Total Time (ns)", "Layer", "Name", "Implementation of" };
+	static const char *const head[] = { "Calls", "Total Time (ns)", "Layer", "Name",
+					    "Implementation of" };
 	const json_t *rows = json_object_get(p, "nested_api"), *r;
 	size_t i;
 	char n[32], links[512];
@@ -39,10 +41,13 @@ int gp_md_nested(const json_t *p, FILE *out)
 
 	if (!json_array_size(rows) && !left_out)
 		return 0;
-	fputs("### Calls made inside other traced calls (counted once, as the outer call)\n\n", out);
+	fputs("### Calls made inside other traced calls (counted once, as the outer call)\n\n",
+	      out);
 	if (left_out)
-		fprintf(out, "%lld call%s made inside a traced call that had not returned when tracing ended (or that "
-			"never returned) %s left out with it.\n\n", (long long)left_out, left_out == 1 ? "" : "s",
+		fprintf(out,
+			"%lld call%s made inside a traced call that had not returned when tracing ended (or that "
+			"never returned) %s left out with it.\n\n",
+			(long long)left_out, left_out == 1 ? "" : "s",
 			left_out == 1 ? "is" : "are");
 	if (!json_array_size(rows))
 		return 0;
@@ -63,14 +68,16 @@ int gp_md_nested(const json_t *p, FILE *out)
 
 	fputs("\nThe runtime implements its calls with the driver on the same thread: such a driver call is "
 	      "its runtime call's implementation, already counted (and timed) as that call. Driver calls a "
-	      "library makes by itself are in the API summary.\n\n", out);
+	      "library makes by itself are in the API summary.\n\n",
+	      out);
 	return err;
 }
 
 int gp_md_gpu_work(const json_t *p, FILE *out)
 {
-	static const char *const head[] = { "Layer", "Launches", "Graph launches", "Copies", "Copy bytes",
-					    "Memsets", "Memset bytes", "Collectives", "Collective bytes",
+	static const char *const head[] = { "Layer",	     "Launches",    "Graph launches",
+					    "Copies",	     "Copy bytes",  "Memsets",
+					    "Memset bytes",  "Collectives", "Collective bytes",
 					    "Host time (ns)" };
 	static const char *const layers[] = { "cudart", "cuda", "nccl", "total" };
 	static const char *const titles[] = { "runtime", "driver", "NCCL", "**total**" };
@@ -78,8 +85,9 @@ int gp_md_gpu_work(const json_t *p, FILE *out)
 	const json_t *total = json_object_get(w, "total");
 	char n[32];
 
-	if (!gp_md_int(total, "launches") && !gp_md_int(total, "graph_launches") && !gp_md_int(total, "copies") &&
-	    !gp_md_int(total, "memsets") && !gp_md_int(total, "collectives"))
+	if (!gp_md_int(total, "launches") && !gp_md_int(total, "graph_launches") &&
+	    !gp_md_int(total, "copies") && !gp_md_int(total, "memsets") &&
+	    !gp_md_int(total, "collectives"))
 		return 0;
 	fputs("### GPU work queued, by the layer that queued it\n\n", out);
 
@@ -102,7 +110,8 @@ int gp_md_gpu_work(const json_t *p, FILE *out)
 	int err = gp_md_flush_table(t, out);
 
 	fputs("\nEach piece of work once: a runtime call and the driver call that implements it count as one "
-	      "(the runtime's); successful calls only.\n\n", out);
+	      "(the runtime's); successful calls only.\n\n",
+	      out);
 	return err;
 }
 
@@ -126,8 +135,9 @@ static const char *s32_text(char *buf, const json_t *o, const char *key)
 
 int gp_md_nccl(const json_t *p, FILE *out)
 {
-	static const char *const head[] = { "Op", "Dtype", "Calls", "Bytes", "Host avg (ns)", "Blocked (ns)",
-					    "Measured", "algbw (GB/s)", "busbw (GB/s)" };
+	static const char *const head[] = { "Op",	"Dtype",	 "Calls",
+					    "Bytes",	"Host avg (ns)", "Blocked (ns)",
+					    "Measured", "algbw (GB/s)",	 "busbw (GB/s)" };
 	const json_t *nc = json_object_get(p, "nccl");
 	const json_t *comms = json_object_get(nc, "communicators"), *c;
 	size_t i;
@@ -141,14 +151,23 @@ int gp_md_nccl(const json_t *p, FILE *out)
 		const json_t *ops = json_object_get(c, "ops"), *o;
 		size_t k;
 
-		fprintf(out, "Communicator %s%s%s%s: rank %s of %s, device %s%s%s%s, %s collectives\n\n", gp_md_str(c, "handle"),
+		fprintf(out,
+			"Communicator %s%s%s%s: rank %s of %s, device %s%s%s%s, %s collectives\n\n",
+			gp_md_str(c, "handle"),
 			json_is_string(json_object_get(c, "comm_id")) ? " (comm_id `" : "",
-			json_is_string(json_object_get(c, "comm_id")) ? gp_md_str(c, "comm_id") : "",
+			json_is_string(json_object_get(c, "comm_id")) ? gp_md_str(c, "comm_id")
+								      : "",
 			json_is_string(json_object_get(c, "comm_id")) ? "`)" : "",
-			s32_text(r1, c, "rank"), s32_text(r2, c, "nranks"), s32_text(r3, c, "device"),
-			json_is_string(json_object_get(c, "created_by")) ? ", created by " : ", created before attach",
-			json_is_string(json_object_get(c, "created_by")) ? gp_md_str(c, "created_by") : "",
-			gp_md_bool(c, "destroyed") ? ", destroyed" : "", gp_md_n(n, c, "collectives"));
+			s32_text(r1, c, "rank"), s32_text(r2, c, "nranks"),
+			s32_text(r3, c, "device"),
+			json_is_string(json_object_get(c, "created_by"))
+				? ", created by "
+				: ", created before attach",
+			json_is_string(json_object_get(c, "created_by"))
+				? gp_md_str(c, "created_by")
+				: "",
+			gp_md_bool(c, "destroyed") ? ", destroyed" : "",
+			gp_md_n(n, c, "collectives"));
 		if (!json_array_size(ops))
 			continue;
 
@@ -175,21 +194,25 @@ int gp_md_nccl(const json_t *p, FILE *out)
 		fputc('\n', out);
 	}
 	fprintf(out, "Synchronisation time by what it waited for: collectives %s ns, kernels %s ns",
-		gp_md_n(n, nc, "sync_blocked_ns_collectives"), gp_md_n(a, nc, "sync_blocked_ns_kernels"));
+		gp_md_n(n, nc, "sync_blocked_ns_collectives"),
+		gp_md_n(a, nc, "sync_blocked_ns_kernels"));
 	if (json_is_number(json_object_get(nc, "comm_compute_ratio")))
-		fprintf(out, " — communication/computation ratio %.2f", json_number_value(json_object_get(nc, "comm_compute_ratio")));
+		fprintf(out, " — communication/computation ratio %.2f",
+			json_number_value(json_object_get(nc, "comm_compute_ratio")));
 	fputs(".\n\nAll host-observed (no GPU timestamps): host time is inside the NCCL call (enqueueing); "
 	      "blocked time is the synchronisation calls whose last awaited work was that collective; "
 	      "algbw/busbw use collectives that were alone on their stream between two synchronisations "
 	      "(queued → synchronisation return), so they are lower bounds. docs/report-format.md says what "
-	      "each can and cannot mean.\n\n", out);
+	      "each can and cannot mean.\n\n",
+	      out);
 	return err;
 }
 
 /* The top-level communicators[] with more than one traced rank: who entered the collectives last. */
 int gp_md_communicators(const json_t *doc, FILE *out)
 {
-	static const char *const head[] = { "Rank", "Host", "PID", "Collectives", "Entered last", "Mean lateness (ns)" };
+	static const char *const head[] = { "Rank",	   "Host",	   "PID",
+					    "Collectives", "Entered last", "Mean lateness (ns)" };
 	const json_t *c, *r;
 	size_t i, k;
 	int err = 0;
@@ -207,7 +230,8 @@ int gp_md_communicators(const json_t *doc, FILE *out)
 		fprintf(out, "Communicator `%s`: %s of %s ranks traced, ", gp_md_str(c, "comm_id"),
 			gp_md_n(n, c, "traced_ranks"), s32_text(a, c, "nranks"));
 		if (json_is_array(last))
-			fprintf(out, "%s collectives entered by all of them compared.\n\n", gp_md_n(n, c, "compared"));
+			fprintf(out, "%s collectives entered by all of them compared.\n\n",
+				gp_md_n(n, c, "compared"));
 		else
 			fputs("so who entered last cannot be told.\n\n", out);
 
@@ -223,7 +247,10 @@ int gp_md_communicators(const json_t *doc, FILE *out)
 			gp_md_table_cell(t, "%s", gp_md_n(n, r, "pid"));
 			gp_md_table_cell(t, "%s", gp_md_n(n, r, "collectives"));
 			gp_md_table_cell(t, "%s", l ? gp_md_n(n, l, "count") : "—");
-			gp_md_table_cell(t, "%s", l && json_is_integer(json_object_get(l, "mean_late_ns")) ? gp_md_n(a, l, "mean_late_ns") : "—");
+			gp_md_table_cell(t, "%s",
+					 l && json_is_integer(json_object_get(l, "mean_late_ns"))
+						 ? gp_md_n(a, l, "mean_late_ns")
+						 : "—");
 		}
 		int e = gp_md_flush_table(t, out);
 
@@ -240,7 +267,8 @@ int gp_md_communicators(const json_t *doc, FILE *out)
 /* The top-level stalls[]: who made the others wait, and what it was doing. */
 int gp_md_stalls(const json_t *doc, FILE *out)
 {
-	static const char *const head[] = { "Late rank", "PID", "Last entered", "What it was doing" };
+	static const char *const head[] = { "Late rank", "PID", "Last entered",
+					    "What it was doing" };
 	const json_t *s, *w, *b;
 	size_t i, k;
 	int err = 0;
@@ -252,8 +280,10 @@ int gp_md_stalls(const json_t *doc, FILE *out)
 	json_array_foreach(json_object_get(doc, "stalls"), i, s) {
 		double waited = (double)json_integer_value(json_object_get(s, "waited_ns")) / 1e9;
 
-		fprintf(out, "Communicator `%s`, collective #%s (%s", gp_md_str(s, "comm_id"), gp_md_n(n, s, "seq"),
-			json_is_string(json_object_get(s, "op")) ? gp_md_str(s, "op") : "operation not known");
+		fprintf(out, "Communicator `%s`, collective #%s (%s", gp_md_str(s, "comm_id"),
+			gp_md_n(n, s, "seq"),
+			json_is_string(json_object_get(s, "op")) ? gp_md_str(s, "op")
+								 : "operation not known");
 		if (json_is_integer(json_object_get(s, "bytes")))
 			fprintf(out, ", %s bytes", gp_md_n(n, s, "bytes"));
 		fputs("): rank", out);
@@ -280,6 +310,7 @@ int gp_md_stalls(const json_t *doc, FILE *out)
 	}
 	fputs("A stall is said when ranks of a communicator have waited on a collective (inside the NCCL call, or "
 	      "blocked in a synchronisation awaiting it) longer than `--stall-timeout` while a rank traced here had "
-	      "not entered it; what that rank was doing is from that moment.\n\n", out);
+	      "not entered it; what that rank was doing is from that moment.\n\n",
+	      out);
 	return err;
 }

@@ -34,7 +34,8 @@ static void origin_lines(const json_t *p, FILE *out)
 	if (json_is_integer(parent) && strcmp(why, "fork"))
 		fprintf(out, "- Parent: traced process %lld\n", ppid);
 	if (execs)
-		fprintf(out, "- Exec'd %lld time%s while traced (%sthe name and command line are those of the "
+		fprintf(out,
+			"- Exec'd %lld time%s while traced (%sthe name and command line are those of the "
 			"last exec)\n",
 			(long long)execs, execs == 1 ? "" : "s",
 			!strcmp(why, "launched") ? "the command's own start counts; " : "");
@@ -63,10 +64,13 @@ static int header(const json_t *doc, const json_t *p, FILE *out)
 		fputs("- Still running when the report was written\n", out);
 	}
 	if (gp_md_bool(p, "traced_from_start")) {
-		fputs("- Traced from its start: every allocation and pinned range it made was seen\n", out);
+		fputs("- Traced from its start: every allocation and pinned range it made was seen\n",
+		      out);
 	} else if (json_is_integer(json_object_get(p, "attach_mono_ns"))) {
 		gp_md_rel_time(t, sizeof(t), doc, gp_md_int(p, "attach_mono_ns"));
-		fprintf(out, "- Attached while it was running (at %s): what it did before is unknown\n", t);
+		fprintf(out,
+			"- Attached while it was running (at %s): what it did before is unknown\n",
+			t);
 	} else {
 		fputs("- Attached while it was running: what it did before is unknown\n", out);
 	}
@@ -95,7 +99,8 @@ int gp_md_process(const json_t *doc, const json_t *p, FILE *out)
 	unsigned order = 0;
 
 	/* the registry's sections in report.md's order: each prints as it goes */
-	for (const struct gp_report_section *sec = gp_next_md_section(&order); sec; sec = gp_next_md_section(&order)) {
+	for (const struct gp_report_section *sec = gp_next_md_section(&order); sec;
+	     sec = gp_next_md_section(&order)) {
 		int e = sec->render(doc, p, out);
 
 		if (e && !err)

@@ -48,11 +48,13 @@ static void frame_text(const json_t *frames, json_int_t id, bool with_offset, ch
 	if (!strcmp(gp_md_str(f, "kind"), "python"))
 		python_frame_text(f, buf, len);
 	else if (*gp_md_str(f, "function") && with_offset)
-		snprintf(buf, len, "%s+0x%llx", gp_md_str(f, "function"), (unsigned long long)gp_md_int(f, "offset"));
+		snprintf(buf, len, "%s+0x%llx", gp_md_str(f, "function"),
+			 (unsigned long long)gp_md_int(f, "offset"));
 	else if (*gp_md_str(f, "function"))
 		snprintf(buf, len, "%s", gp_md_str(f, "function"));
 	else if (*file)
-		snprintf(buf, len, "%s+0x%llx", base ? base + 1 : file, (unsigned long long)gp_md_int(f, "file_offset"));
+		snprintf(buf, len, "%s+0x%llx", base ? base + 1 : file,
+			 (unsigned long long)gp_md_int(f, "file_offset"));
 	else
 		snprintf(buf, len, "[unknown]");
 }
@@ -85,28 +87,34 @@ static void path_text(const json_t *frames, const json_t *stack, char *buf, size
 
 	buf[0] = '\0';
 	if (!n) {
-		snprintf(buf, len, "%s", !strcmp(gp_md_str(stack, "truncated"), "table_full") ? "[stack table full]" : "?");
+		snprintf(buf, len, "%s",
+			 !strcmp(gp_md_str(stack, "truncated"), "table_full") ? "[stack table full]"
+									      : "?");
 		return;
 	}
 	if (*gp_md_str(stack, "truncated") || from || py > 0)
-		used += (size_t)snprintf(buf, len, "%s… → ", *gp_md_str(stack, "truncated") ? "[truncated] " : "");
+		used += (size_t)snprintf(buf, len, "%s… → ",
+					 *gp_md_str(stack, "truncated") ? "[truncated] " : "");
 	if (py > 0) { /* the Python frames (and native ones between them), then the call site */
 		size_t last = (size_t)py + PATH_FRAMES - 1 < n ? (size_t)py + PATH_FRAMES - 1 : n;
 
 		for (size_t i = last; i-- > (size_t)py && used < len;) {
-			frame_text(frames, json_integer_value(json_array_get(ids, i)), false, f, sizeof(f));
+			frame_text(frames, json_integer_value(json_array_get(ids, i)), false, f,
+				   sizeof(f));
 			used += (size_t)snprintf(buf + used, len - used, "%s → ", f);
 		}
 		if (used < len && (size_t)py > 1)
 			used += (size_t)snprintf(buf + used, len - used, "… → ");
 		if (used < len) {
-			frame_text(frames, json_integer_value(json_array_get(ids, 0)), true, f, sizeof(f));
+			frame_text(frames, json_integer_value(json_array_get(ids, 0)), true, f,
+				   sizeof(f));
 			snprintf(buf + used, len - used, "%s", f);
 		}
 		return;
 	}
 	for (size_t i = n - from; i-- > 0 && used < len;) {
-		frame_text(frames, json_integer_value(json_array_get(ids, i)), i == 0, f, sizeof(f));
+		frame_text(frames, json_integer_value(json_array_get(ids, i)), i == 0, f,
+			   sizeof(f));
 		used += (size_t)snprintf(buf + used, len - used, "%s%s", f, i ? " → " : "");
 	}
 }
@@ -123,13 +131,16 @@ static int cmp_site(const void *a, const void *b)
 {
 	const struct site *x = a, *y = b;
 
-	return x->calls != y->calls ? (x->calls > y->calls ? -1 : 1) : (x->frame > y->frame) - (x->frame < y->frame);
+	return x->calls != y->calls ? (x->calls > y->calls ? -1 : 1)
+				    : (x->frame > y->frame) - (x->frame < y->frame);
 }
 
 static int hottest_sites(const json_t *st, FILE *out)
 {
-	static const char *const head[] = { "Calls", "Host time (ns)", "API", "Call site", "Mostly" };
-	const json_t *frames = json_object_get(st, "frames"), *stacks = json_object_get(st, "stacks"), *k, *op;
+	static const char *const head[] = { "Calls", "Host time (ns)", "API", "Call site",
+					    "Mostly" };
+	const json_t *frames = json_object_get(st, "frames"),
+		     *stacks = json_object_get(st, "stacks"), *k, *op;
 	size_t i, j, n = 0, cap = json_array_size(stacks) * 2 + 1;
 	struct site *v = calloc(cap, sizeof(*v));
 	struct gp_md_table *t;
@@ -145,13 +156,17 @@ static int hottest_sites(const json_t *st, FILE *out)
 	json_array_foreach(stacks, i, k) {
 		const json_t *ids = json_object_get(k, "frames");
 		long py = innermost_python(frames, ids);
-		json_int_t f0 = json_array_size(ids) ? json_integer_value(json_array_get(ids, py > 0 ? (size_t)py : 0))
-						      : -1;
+		json_int_t f0 =
+			json_array_size(ids)
+				? json_integer_value(json_array_get(ids, py > 0 ? (size_t)py : 0))
+				: -1;
 
 		json_array_foreach(json_object_get(k, "ops"), j, op) {
 			size_t s;
 
-			for (s = 0; s < n && !(v[s].frame == f0 && !strcmp(v[s].api, gp_md_str(op, "api"))); s++)
+			for (s = 0; s < n &&
+				    !(v[s].frame == f0 && !strcmp(v[s].api, gp_md_str(op, "api")));
+			     s++)
 				;
 			if (s == n) {
 				if (n == cap)
@@ -175,12 +190,13 @@ static int hottest_sites(const json_t *st, FILE *out)
 		gp_md_table_cell(t, "`%s`", v[i].api);
 		if (v[i].frame >= 0) {
 			const json_t *fr = json_array_get(frames, (size_t)v[i].frame);
-			const char *file = is_python(frames, v[i].frame) ? "" : gp_md_str(fr, "file");
+			const char *file =
+				is_python(frames, v[i].frame) ? "" : gp_md_str(fr, "file");
 			const char *base = strrchr(file, '/');
 
 			frame_text(frames, v[i].frame, true, f, sizeof(f));
-			gp_md_table_cell(t, "`%s`%s%s%s", f, *file ? " (" : "", *file ? (base ? base + 1 : file) : "",
-				      *file ? ")" : "");
+			gp_md_table_cell(t, "`%s`%s%s%s", f, *file ? " (" : "",
+					 *file ? (base ? base + 1 : file) : "", *file ? ")" : "");
 		} else {
 			gp_md_table_cell(t, "[stack table full]");
 		}
@@ -189,8 +205,10 @@ static int hottest_sites(const json_t *st, FILE *out)
 	free(v);
 	err = gp_md_flush_table(t, out);
 	if (n > TOP_SITES)
-		fprintf(out, "\nThe %d busiest of %zu call sites (a call site: the instruction after the call, in "
-			     "the function that made it; in Python, the line that made it).\n", TOP_SITES, n);
+		fprintf(out,
+			"\nThe %d busiest of %zu call sites (a call site: the instruction after the call, in "
+			"the function that made it; in Python, the line that made it).\n",
+			TOP_SITES, n);
 	fputc('\n', out);
 	return err;
 }
@@ -215,9 +233,11 @@ static int cmp_group(const void *a, const void *b)
 static void group_key(const json_t *op, const char *kind, char *key, size_t len)
 {
 	if (!strcmp(kind, "kernel"))
-		snprintf(key, len, "%s", *gp_md_str(op, "kernel") ? gp_md_str(op, "kernel") : gp_md_str(op, "op"));
+		snprintf(key, len, "%s",
+			 *gp_md_str(op, "kernel") ? gp_md_str(op, "kernel") : gp_md_str(op, "op"));
 	else
-		snprintf(key, len, "%s %s", gp_md_str(op, "direction"), gp_md_str(op, "host_memory"));
+		snprintf(key, len, "%s %s", gp_md_str(op, "direction"),
+			 gp_md_str(op, "host_memory"));
 }
 
 static void add_to_group(struct group *g, const json_t *stack, json_int_t calls)
@@ -231,7 +251,8 @@ static void add_to_group(struct group *g, const json_t *stack, json_int_t calls)
 	}
 	for (int i = 0; i < TOP_PATHS; i++) {
 		if (!g->top[i].stack || calls > g->top[i].calls) {
-			memmove(&g->top[i + 1], &g->top[i], (TOP_PATHS - 1 - i) * sizeof(g->top[0]));
+			memmove(&g->top[i + 1], &g->top[i],
+				(TOP_PATHS - 1 - i) * sizeof(g->top[0]));
 			g->top[i].stack = stack;
 			g->top[i].calls = calls;
 			return;
@@ -239,10 +260,12 @@ static void add_to_group(struct group *g, const json_t *stack, json_int_t calls)
 	}
 }
 
-static int paths_by(const json_t *st, const char *kind, const char *title, const char *what, FILE *out)
+static int paths_by(const json_t *st, const char *kind, const char *title, const char *what,
+		    FILE *out)
 {
 	static const char *head[] = { NULL, "Calls", "Share", "Call path (outermost first)" };
-	const json_t *frames = json_object_get(st, "frames"), *stacks = json_object_get(st, "stacks"), *k, *op;
+	const json_t *frames = json_object_get(st, "frames"),
+		     *stacks = json_object_get(st, "stacks"), *k, *op;
 	size_t i, j, n = 0, cap = 64;
 	struct group *v = calloc(cap, sizeof(*v));
 	struct gp_md_table *t;
@@ -286,7 +309,10 @@ static int paths_by(const json_t *st, const char *kind, const char *title, const
 		for (int p = 0; p < TOP_PATHS && v[i].top[p].stack; p++) {
 			gp_md_table_cell(t, p ? "" : "`%s`", v[i].key);
 			gp_md_table_cell(t, "%s", gp_md_num(a, (__u64)v[i].top[p].calls));
-			gp_md_table_cell(t, "%.1f %%", v[i].calls ? 100.0 * (double)v[i].top[p].calls / (double)v[i].calls : 0.0);
+			gp_md_table_cell(t, "%.1f %%",
+					 v[i].calls ? 100.0 * (double)v[i].top[p].calls /
+							      (double)v[i].calls
+						    : 0.0);
 			path_text(frames, v[i].top[p].stack, path, sizeof(path));
 			gp_md_table_cell(t, "%s", path);
 		}
@@ -317,17 +343,22 @@ int gp_md_stacks(const json_t *p, FILE *out)
 		fputs("No call that queues, allocates or waits for GPU work was made.\n\n", out);
 		return 0;
 	}
-	fprintf(out, "%s calls with their call stack, %s distinct stacks", gp_md_n(a, st, "calls"), gp_md_n(b, st, "distinct"));
+	fprintf(out, "%s calls with their call stack, %s distinct stacks", gp_md_n(a, st, "calls"),
+		gp_md_n(b, st, "distinct"));
 	if (gp_md_int(st, "truncated_stacks"))
-		fprintf(out, " (%s truncated: the unwinder stopped before the thread's start, usually code "
-			     "built without frame pointers, or at the 127-frame limit)", gp_md_n(c, st, "truncated_stacks"));
+		fprintf(out,
+			" (%s truncated: the unwinder stopped before the thread's start, usually code "
+			"built without frame pointers, or at the 127-frame limit)",
+			gp_md_n(c, st, "truncated_stacks"));
 	fputs(". Whole picture: `flamegraph.svg`, `speedscope.json`, `stacks.folded` (calls), "
-	      "`stacks.bytes.folded`, `stacks.host_ns.folded`.\n\n", out);
+	      "`stacks.bytes.folded`, `stacks.host_ns.folded`.\n\n",
+	      out);
 	if ((e = hottest_sites(st, out)) && !err)
 		err = e;
 	if ((e = paths_by(st, "kernel", "Top call paths per kernel", "Kernel", out)) && !err)
 		err = e;
-	if ((e = paths_by(st, "copy", "Top call paths per kind of transfer", "Transfer", out)) && !err)
+	if ((e = paths_by(st, "copy", "Top call paths per kind of transfer", "Transfer", out)) &&
+	    !err)
 		err = e;
 	return err;
 }

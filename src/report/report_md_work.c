@@ -21,9 +21,11 @@ static void config_text(char *buf, size_t len, const json_t *k)
 		if (i == 3 || used >= len)
 			break;
 #define D(arr, at) (long long)json_integer_value(json_array_get(arr, at))
-		used += (size_t)snprintf(buf + used, len - used, "%s(%lld,%lld,%lld)×(%lld,%lld,%lld) smem %lld: %lld",
-					 i ? "; " : "", D(g, 0), D(g, 1), D(g, 2), D(b, 0), D(b, 1), D(b, 2),
-					 (long long)gp_md_int(c, "smem_bytes"), (long long)gp_md_int(c, "launches"));
+		used += (size_t)snprintf(buf + used, len - used,
+					 "%s(%lld,%lld,%lld)×(%lld,%lld,%lld) smem %lld: %lld",
+					 i ? "; " : "", D(g, 0), D(g, 1), D(g, 2), D(b, 0), D(b, 1),
+					 D(b, 2), (long long)gp_md_int(c, "smem_bytes"),
+					 (long long)gp_md_int(c, "launches"));
 #undef D
 	}
 	if (ncfg > 3 && used < len)
@@ -32,7 +34,8 @@ static void config_text(char *buf, size_t len, const json_t *k)
 
 int gp_md_kernels(const json_t *p, FILE *out)
 {
-	static const char *const head[] = { "Launches", "Errors", "Host time (ns)", "Grid×Block, smem: launches", "Kernel" };
+	static const char *const head[] = { "Launches", "Errors", "Host time (ns)",
+					    "Grid×Block, smem: launches", "Kernel" };
 	static const char *const ghead[] = { "Graph exec", "Launches", "Errors", "Host time (ns)" };
 	const json_t *rows = json_object_get(p, "kernels"), *k;
 	size_t i;
@@ -55,13 +58,17 @@ int gp_md_kernels(const json_t *p, FILE *out)
 			gp_md_table_cell(t, "%s", cfg);
 			if (gp_md_bool(k, "resolved"))
 				gp_md_table_cell(t, "`%s`%s", gp_md_str(k, "name"),
-					      gp_md_int(k, "driver_launches") ? " (driver launches included)" : "");
+						 gp_md_int(k, "driver_launches")
+							 ? " (driver launches included)"
+							 : "");
 			else
-				gp_md_table_cell(t, "%s; func %s, called from %s", gp_md_str(k, "unresolved_reason"),
-					      gp_md_str(k, "func"), gp_md_str(k, "ret_addr"));
+				gp_md_table_cell(t, "%s; func %s, called from %s",
+						 gp_md_str(k, "unresolved_reason"),
+						 gp_md_str(k, "func"), gp_md_str(k, "ret_addr"));
 		}
 		err = gp_md_flush_table(t, out);
-		fputs("\nHost time is time spent in the launch calls, not kernel execution time.\n\n", out);
+		fputs("\nHost time is time spent in the launch calls, not kernel execution time.\n\n",
+		      out);
 	}
 	rows = json_object_get(p, "graph_launches");
 	if (!json_array_size(rows))
@@ -86,9 +93,10 @@ int gp_md_kernels(const json_t *p, FILE *out)
 
 int gp_md_streams(const json_t *p, FILE *out)
 {
-	static const char *const head[] = { "Stream", "Created", "Destroyed", "Kernels", "Graphs", "Copies",
-					    "Copy bytes", "Memsets", "Event records", "Event waits",
-					    "Syncs", "Sync time (ns)" };
+	static const char *const head[] = { "Stream",	   "Created", "Destroyed",
+					    "Kernels",	   "Graphs",  "Copies",
+					    "Copy bytes",  "Memsets", "Event records",
+					    "Event waits", "Syncs",   "Sync time (ns)" };
 	const json_t *rows = json_object_get(p, "streams"), *s, *ev = json_object_get(p, "events");
 	size_t i;
 	char n[32], n2[32], n3[32], n4[32], n5[32];
@@ -119,7 +127,8 @@ int gp_md_streams(const json_t *p, FILE *out)
 	} else {
 		fputs("No stream activity.\n\n", out);
 	}
-	fprintf(out, "Events: %s created, %s destroyed, %s recorded; %s cudaEventSynchronize calls blocked %s ns.\n\n",
+	fprintf(out,
+		"Events: %s created, %s destroyed, %s recorded; %s cudaEventSynchronize calls blocked %s ns.\n\n",
 		gp_md_n(n, ev, "created"), gp_md_n(n2, ev, "destroyed"), gp_md_n(n3, ev, "records"),
 		gp_md_n(n4, ev, "sync_calls"), gp_md_n(n5, ev, "sync_ns"));
 	return err;
@@ -127,9 +136,11 @@ int gp_md_streams(const json_t *p, FILE *out)
 
 int gp_md_threads(const json_t *doc, const json_t *p, FILE *out)
 {
-	static const char *const head[] = { "TID", "Name", "GPU calls", "Errors", "In calls (ns)", "CPU (ns)",
-					    "Off-CPU (ns)", "Vol. sw.", "Invol. sw.", "Minor flt", "Major flt",
-					    "Window", "Device" };
+	static const char *const head[] = { "TID",	    "Name",	     "GPU calls",
+					    "Errors",	    "In calls (ns)", "CPU (ns)",
+					    "Off-CPU (ns)", "Vol. sw.",	     "Invol. sw.",
+					    "Minor flt",    "Major flt",     "Window",
+					    "Device" };
 	const json_t *rows = json_object_get(p, "threads"), *th;
 	size_t i;
 	char n[32], window[160];
@@ -162,7 +173,8 @@ int gp_md_threads(const json_t *doc, const json_t *p, FILE *out)
 		if (cpu) {
 			char from[48], to[48];
 
-			gp_md_rel_time(from, sizeof(from), doc, gp_md_int(th, "window_start_mono_ns"));
+			gp_md_rel_time(from, sizeof(from), doc,
+				       gp_md_int(th, "window_start_mono_ns"));
 			gp_md_rel_time(to, sizeof(to), doc, gp_md_int(th, "window_end_mono_ns"));
 			snprintf(window, sizeof(window), "%s%s – %s%s", from,
 				 gp_md_bool(th, "started_in_window") ? " (created)" : "", to,

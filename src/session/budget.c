@@ -87,7 +87,8 @@ static int discard(void *ctx, void *data, size_t len)
  */
 static void forget_measurement(struct gp_budget *b, unsigned idx)
 {
-	struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(b->bpf->api->maps.events), discard, NULL, NULL);
+	struct ring_buffer *rb =
+		ring_buffer__new(bpf_map__fd(b->bpf->api->maps.events), discard, NULL, NULL);
 	int ncpu = libbpf_num_possible_cpus();
 	__u64 *zeros = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*zeros)) : NULL;
 
@@ -122,7 +123,8 @@ static void forget_measurement(struct gp_budget *b, unsigned idx)
  */
 static double measure_traced_call(struct gp_budget *b)
 {
-	const unsigned idx = GP_MAX_PROBES - 1; /* a probe index no library gets before it is forgotten */
+	const unsigned idx =
+		GP_MAX_PROBES - 1; /* a probe index no library gets before it is forgotten */
 	double call;
 	int err;
 
@@ -139,11 +141,13 @@ double gp_budget_measure_probe_cost(struct gp_budget *b, bool daemon)
 	double hit = gp_uprobes_measure_hit_ns(b->probes), call = measure_traced_call(b);
 
 	if (call > 0) {
-		gp_info("a traced call costs %.0f ns here (two probe hits and our programs' work)", call);
+		gp_info("a traced call costs %.0f ns here (two probe hits and our programs' work)",
+			call);
 		gp_model_set_probe_call_cost(b->model, (__u64)(call + 0.5));
 	} else {
 		gp_warn("could not measure what a traced call costs here (a traced probe on gpuprobed's own "
-			"gp_hit_cost_target: %s)", strerror((int)-call));
+			"gp_hit_cost_target: %s)",
+			strerror((int)-call));
 	}
 	if (hit > 0) {
 		gp_info("a probe hit costs %.0f ns here (+ %d ns of our programs' work)", hit,

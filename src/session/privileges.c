@@ -7,8 +7,13 @@
 
 #include "session/privileges.h"
 
-enum { CAP_DAC_READ_SEARCH_ = 2, CAP_SYS_PTRACE_ = 19, CAP_SYS_ADMIN_ = 21, CAP_PERFMON_ = 38,
-       CAP_BPF_ = 39 };
+enum {
+	CAP_DAC_READ_SEARCH_ = 2,
+	CAP_SYS_PTRACE_ = 19,
+	CAP_SYS_ADMIN_ = 21,
+	CAP_PERFMON_ = 38,
+	CAP_BPF_ = 39
+};
 
 static unsigned long long effective_caps(void)
 {

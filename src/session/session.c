@@ -73,17 +73,21 @@ static __u64 stop_tracing(struct session *s)
 	if (remover > 0) {
 		gp_model_set_probe_remover(s->model, remover);
 		gp_info("the %zu probes in place are removed after the session by process %d (" GP_REMOVER_COMM
-			"): this kernel removes perf-event links one at a time", placed, (int)remover);
+			"): this kernel removes perf-event links one at a time",
+			placed, (int)remover);
 	} else {
-		gp_log(t0 >= 1000000000ull ? LOG_WARNING : LOG_INFO, "removed the %zu probe%s in place in %.3f s%s",
-		       placed, placed == 1 ? "" : "s", (double)t0 / 1e9,
-		       s->bpf.multi ? "" : " (perf-event links: this kernel removes them one at a time)");
+		gp_log(t0 >= 1000000000ull ? LOG_WARNING : LOG_INFO,
+		       "removed the %zu probe%s in place in %.3f s%s", placed,
+		       placed == 1 ? "" : "s", (double)t0 / 1e9,
+		       s->bpf.multi
+			       ? ""
+			       : " (perf-event links: this kernel removes them one at a time)");
 	}
 	gp_budget_detached(&s->budget);
 	gp_nvml_sampler_stop(s->nvml, s->model);
 	s->nvml = NULL;
 	gp_collector_drain(&s->collector);
-	gp_holds_release_all(&s->holds); /* whatever is left: a record lost, a path not taken */
+	gp_holds_release_all(&s->holds);     /* whatever is left: a record lost, a path not taken */
 	gp_stack_sources_settle(s->sources); /* what was found of interpreters, into the model */
 	gp_budget_finish(&s->budget);
 	gp_cpu_accounts_close(s->cpu, bpf_map__fd(s->bpf.api->maps.thread_acct), end_ns);
@@ -114,7 +118,8 @@ static int finish(struct session *s, int loop_err, enum gp_stop_reason why, int 
 				    s->procs.launched_status, s->procs.launched_signal);
 	gp_timeline_session_close(s->timeline, o->out_dir, o->timeline_max_events, s->model, NULL);
 	s->timeline = NULL;
-	if (!gp_capture_live_close(&s->capture, s->model) && o->sqlite_path) /* after the model's last operation */
+	if (!gp_capture_live_close(&s->capture, s->model) &&
+	    o->sqlite_path) /* after the model's last operation */
 		sql_ok = gp_session_export_sqlite(s) == 0;
 	if (s->collector.nested_calls)
 		snprintf(nested, sizeof(nested), " (and %llu inside them)",
@@ -146,7 +151,8 @@ static int finish(struct session *s, int loop_err, enum gp_stop_reason why, int 
 static void cleanup(struct session *s)
 {
 	gp_nvml_sampler_stop(s->nvml, s->model); /* before the model goes */
-	gp_stack_sources_free(s->sources); /* its builder writes the BPF maps: stopped before they go */
+	gp_stack_sources_free(
+		s->sources); /* its builder writes the BPF maps: stopped before they go */
 	gp_uprobes_release(&s->probes);
 	if (s->collector_ready)
 		gp_collector_release(&s->collector);

@@ -31,12 +31,14 @@ struct session {
 	struct gp_bpf bpf;
 	struct gp_cpu_accounts *cpu;
 	struct gp_symbolizer *sym;
-	struct gp_python *python;         /* Python frames: located and named; NULL: --no-python, --no-stacks */
-	struct gp_stack_sources *sources; /* unwind tables and interpreters for the walk; NULL: no stacks */
+	struct gp_python
+		*python; /* Python frames: located and named; NULL: --no-python, --no-stacks */
+	struct gp_stack_sources
+		*sources; /* unwind tables and interpreters for the walk; NULL: no stacks */
 	struct gp_model *model;
 	struct gp_capture_live capture; /* the capture file, if recorded */
 	struct gp_timeline *timeline;	/* trace.json, fed by the model; NULL: --no-timeline */
-	struct gp_nvml_sampler *nvml;   /* NVML's samples; NULL: none (off, absent, failed) */
+	struct gp_nvml_sampler *nvml;	/* NVML's samples; NULL: none (off, absent, failed) */
 	struct gp_uprobes probes;
 	struct gp_files files;
 	struct gp_procs procs;

@@ -20,7 +20,7 @@ static void on_drain(void *ctx)
 	gp_nvml_sampler_drain(s->nvml, s->model);
 	/* after the drain: the model holds every call that returned before the look */
 	gp_stalls_step(&s->stalls, s->model, gp_clock_ns(CLOCK_MONOTONIC));
-	gp_files_settle(&s->files); /* after the mappings the ring held */
+	gp_files_settle(&s->files);	     /* after the mappings the ring held */
 	gp_stack_sources_settle(s->sources); /* after the records of processes that exited */
 	gp_budget_step(&s->budget);
 	if (s->hooks && s->hooks->tick) {

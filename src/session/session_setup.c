@@ -36,7 +36,8 @@ static bool session_aggregates(const struct gp_options *o)
 /* The unwind tables' pool in rows; 0: stacks by frame pointers only (or none). */
 static __u32 unwind_rows(const struct gp_options *o)
 {
-	return o->stacks ? (__u32)((__u64)o->unwind_mb * 1024 * 1024 / sizeof(struct gp_uw_row)) : 0;
+	return o->stacks ? (__u32)((__u64)o->unwind_mb * 1024 * 1024 / sizeof(struct gp_uw_row))
+			 : 0;
 }
 
 static __u32 scope_flags(const struct gp_options *o)
@@ -137,8 +138,8 @@ static int open_stack_sources(struct session *s)
 
 	if (!s->opt->stacks || (!um.nrows && !s->python))
 		return 0;
-	s->sources = gp_stack_sources_new(um.nrows ? &um : NULL, s->python, bpf_map__fd(api->maps.py_procs),
-					  s->model);
+	s->sources = gp_stack_sources_new(um.nrows ? &um : NULL, s->python,
+					  bpf_map__fd(api->maps.py_procs), s->model);
 	if (!s->sources) {
 		int err = -errno;
 
@@ -200,13 +201,15 @@ static int kernel_to_model(struct session *s)
 	int err;
 
 	gp_kernel_features_used(kf, used, sizeof(used));
-	err = gp_model_set_kernel(s->model, used, kf->perf_event_paranoid == GP_KF_PARANOID_UNKNOWN
-							   ? GP_PARANOID_UNKNOWN : kf->perf_event_paranoid);
+	err = gp_model_set_kernel(s->model, used,
+				  kf->perf_event_paranoid == GP_KF_PARANOID_UNKNOWN
+					  ? GP_PARANOID_UNKNOWN
+					  : kf->perf_event_paranoid);
 	for (int f = 0; !err && f < GP_KF_N; f++)
 		if (kf->replaced[f])
-			err = gp_model_kernel_replaced(s->model, gp_kfeature_name(f), gp_kfeature_since(f),
-						       gp_kfeature_replacement(f), gp_kfeature_cost(f),
-						       kf->by_request[f]);
+			err = gp_model_kernel_replaced(
+				s->model, gp_kfeature_name(f), gp_kfeature_since(f),
+				gp_kfeature_replacement(f), gp_kfeature_cost(f), kf->by_request[f]);
 	if (err)
 		gp_err("out of memory");
 	return err;
@@ -249,7 +252,9 @@ int gp_session_prepare(struct session *s)
 	if ((err = gp_holds_start_resumer(&s->holds)))
 		return err;
 	gp_uprobes_init(&s->probes, api->progs.gp_api_enter, s->bpf.api_exit, s->bpf.multi,
-			s->bpf.kernel.replaced[GP_KF_ATTACH_COOKIE] ? bpf_map__fd(api->maps.probe_sites) : -1);
+			s->bpf.kernel.replaced[GP_KF_ATTACH_COOKIE]
+				? bpf_map__fd(api->maps.probe_sites)
+				: -1);
 	s->probes.stacks = o->stacks;
 	s->probes.aggregate = session_aggregates(o);
 	s->counters = (struct gp_counters){ .hits_fd = bpf_map__fd(api->maps.probe_hits),
@@ -290,7 +295,9 @@ int gp_session_prepare(struct session *s)
 	s->procs.containers = o->containers;
 	s->procs.ncontainers = o->ncontainers;
 	s->procs.reuse_rows = o->daemon; /* always on: rows of exited processes are reused */
-	s->procs.because = o->mode == GP_MODE_NAME ? "name" : o->mode == GP_MODE_CONTAINER ? "container" : "cuda";
+	s->procs.because = o->mode == GP_MODE_NAME	  ? "name"
+			   : o->mode == GP_MODE_CONTAINER ? "container"
+							  : "cuda";
 	set_session_info(s);
 	err = gp_collector_init(&s->collector, bpf_map__fd(api->maps.events), s->model, s->cpu);
 	if (err) {

@@ -11,10 +11,11 @@
 int gp_session_export_sqlite(struct session *s)
 {
 	struct gp_sql_export_stats st;
-	int err = gp_sql_export(s->capture.path, s->opt->sqlite_path, &(struct gp_sql_export_opts){ .force = true }, &st);
+	int err = gp_sql_export(s->capture.path, s->opt->sqlite_path,
+				&(struct gp_sql_export_opts){ .force = true }, &st);
 
 	if (!err)
-		gp_info("sqlite %s: %llu calls from %s", s->opt->sqlite_path, (unsigned long long)st.calls,
-			s->capture.path);
+		gp_info("sqlite %s: %llu calls from %s", s->opt->sqlite_path,
+			(unsigned long long)st.calls, s->capture.path);
 	return err;
 }

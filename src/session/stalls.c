@@ -31,7 +31,8 @@
 #define LOOK_MIN_NS 100000000ull
 #define LOOK_MAX_NS 1000000000ull
 
-void gp_stalls_init(struct gp_stalls *st, struct gp_bpf *bpf, struct gp_symbolizer *sym, double timeout_s)
+void gp_stalls_init(struct gp_stalls *st, struct gp_bpf *bpf, struct gp_symbolizer *sym,
+		    double timeout_s)
 {
 	memset(st, 0, sizeof(*st));
 	st->bpf = bpf;
@@ -65,7 +66,8 @@ static bool has_nccl(const struct gp_model *m)
 static bool steady(const struct gp_stalls *st, const struct gp_inflight *f)
 {
 	for (size_t i = 0; i < st->nprev; i++)
-		if (st->prev[i].tid == f->tid && st->prev[i].ts_ns == f->ts_ns && st->prev[i].api == f->api)
+		if (st->prev[i].tid == f->tid && st->prev[i].ts_ns == f->ts_ns &&
+		    st->prev[i].api == f->api)
 			return true;
 	return false;
 }
@@ -97,11 +99,13 @@ static void live_waits(struct gp_stalls *st, struct gp_model *m, unsigned char *
 		__u64 seq;
 
 		mark[i] = 0;
-		if (!p || f->tid == waiting_tid || !gp_inflight_collective(p, f->api, f->tid, f->args, &cm, &seq))
+		if (!p || f->tid == waiting_tid ||
+		    !gp_inflight_collective(p, f->api, f->tid, f->args, &cm, &seq))
 			continue;
 		waiting_tid = f->tid;
 		mark[i] = steady(st, f) ? 1 : 2;
-		gp_model_nccl_live(m, f->tgid, cm->handle, gp_nccl_layout(f->api, &l), seq, f->ts_ns);
+		gp_model_nccl_live(m, f->tgid, cm->handle, gp_nccl_layout(f->api, &l), seq,
+				   f->ts_ns);
 	}
 }
 
@@ -110,7 +114,9 @@ static void live_waits(struct gp_stalls *st, struct gp_model *m, unsigned char *
 /* The system call's name (libseccomp knows every architecture's table); malloc'ed, NULL when unknown. */
 static char *syscall_name(long nr)
 {
-	return nr >= 0 && nr <= INT_MAX ? seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, (int)nr) : NULL;
+	return nr >= 0 && nr <= INT_MAX
+		       ? seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, (int)nr)
+		       : NULL;
 }
 
 static int read_small(const char *path, char *buf, size_t len)
@@ -142,7 +148,8 @@ static void describe(struct gp_stalls *st, __u32 pid, __u32 tid, __u64 now, char
 	int n;
 
 	if (f) {
-		snprintf(out, len, "inside %s for %.1f s", gp_apis[f->api].symbol, (double)(now - f->ts_ns) / 1e9);
+		snprintf(out, len, "inside %s for %.1f s", gp_apis[f->api].symbol,
+			 (double)(now - f->ts_ns) / 1e9);
 		return;
 	}
 	if (!tid) {
@@ -168,7 +175,8 @@ static void describe(struct gp_stalls *st, __u32 pid, __u32 tid, __u64 now, char
 	if (pc && st->sym && !gp_symbolizer_lookup(st->sym, (pid_t)pid, pc, &sym) && sym.symbol) {
 		const char *file = sym.file ? strrchr(sym.file, '/') : NULL;
 
-		snprintf(where, sizeof(where), ", at %s+0x%llx (%s)", sym.symbol, (unsigned long long)sym.sym_offset,
+		snprintf(where, sizeof(where), ", at %s+0x%llx (%s)", sym.symbol,
+			 (unsigned long long)sym.sym_offset,
 			 file ? file + 1 : (sym.file ? sym.file : "?"));
 	}
 	if (*state == 'R') {
@@ -177,13 +185,16 @@ static void describe(struct gp_stalls *st, __u32 pid, __u32 tid, __u64 now, char
 	}
 	name = syscall_name(nr);
 	if (nr >= 0)
-		n = name ? snprintf(out, len, "%s in %s", *state == 'D' ? "blocked" : "sleeping", name)
-			 : snprintf(out, len, "%s in system call %ld", *state == 'D' ? "blocked" : "sleeping", nr);
+		n = name ? snprintf(out, len, "%s in %s", *state == 'D' ? "blocked" : "sleeping",
+				    name)
+			 : snprintf(out, len, "%s in system call %ld",
+				    *state == 'D' ? "blocked" : "sleeping", nr);
 	else
 		n = snprintf(out, len, "off-CPU");
 	free(name);
 	if (n > 0 && (size_t)n < len)
-		snprintf(out + n, len - (size_t)n, " (state %c%s%s)%s", *state, wchan[0] ? ", wchan " : "", wchan, where);
+		snprintf(out + n, len - (size_t)n, " (state %c%s%s)%s", *state,
+			 wchan[0] ? ", wchan " : "", wchan, where);
 }
 
 /* ---- a communicator's ranks ---------------------------------------------------------------- */
@@ -204,8 +215,8 @@ static __u64 entered(const struct gp_nccl_comm *c)
 	return c->collectives + (c->inflight ? 1 : 0);
 }
 
-static void check_job(struct gp_stalls *st, struct gp_model *m, const struct gp_nccl_job *j, __u64 now,
-		      const bool *steady_comm)
+static void check_job(struct gp_stalls *st, struct gp_model *m, const struct gp_nccl_job *j,
+		      __u64 now, const bool *steady_comm)
 {
 	for (size_t a = 0; a < j->ntraced; a++) {
 		const struct gp_nccl_comm *ca = j->ranks[a].c;
@@ -217,26 +228,29 @@ static void check_job(struct gp_stalls *st, struct gp_model *m, const struct gp_
 		char ranks[512] = "", late[1024] = "";
 		size_t rl = 0, ll = 0;
 
-		if (!ca->wait_since_ns || now - ca->wait_since_ns < st->timeout_ns || !steady_comm[a])
+		if (!ca->wait_since_ns || now - ca->wait_since_ns < st->timeout_ns ||
+		    !steady_comm[a])
 			continue;
 		/* every rank waiting on k that long (each k once: from its first such rank) */
 		bool first = true;
 
 		for (size_t b = 0; b < a && first; b++)
 			first = j->ranks[b].c->wait_seq != k || !j->ranks[b].c->wait_since_ns ||
-				now - j->ranks[b].c->wait_since_ns < st->timeout_ns || !steady_comm[b];
+				now - j->ranks[b].c->wait_since_ns < st->timeout_ns ||
+				!steady_comm[b];
 		if (!first)
 			continue;
 		for (size_t b = 0; b < j->ntraced; b++) {
 			const struct gp_nccl_comm *cb = j->ranks[b].c;
 
-			if (cb->wait_seq == k && cb->wait_since_ns && now - cb->wait_since_ns >= st->timeout_ns &&
-			    steady_comm[b]) {
+			if (cb->wait_seq == k && cb->wait_since_ns &&
+			    now - cb->wait_since_ns >= st->timeout_ns && steady_comm[b]) {
 				if (nw < GP_NCCL_STALL_RANKS_MAX)
 					waiting[nw++] = j->ranks[b].rank;
 				if (now - cb->wait_since_ns > waited)
 					waited = now - cb->wait_since_ns;
-				if (cb->collectives == k) { /* it returned from #k: its last op is #k's */
+				if (cb->collectives ==
+				    k) { /* it returned from #k: its last op is #k's */
 					op = cb->last_op;
 					bytes = cb->last_bytes;
 				}
@@ -247,8 +261,9 @@ static void check_job(struct gp_stalls *st, struct gp_model *m, const struct gp_
 		if (!nb || said(st, j->comm_id, k))
 			continue;
 		for (size_t i = 0; i < nw; i++)
-			rl += (size_t)snprintf(ranks + rl, sizeof(ranks) - rl > 0 ? sizeof(ranks) - rl : 0, "%s%d",
-					       i ? "," : "", waiting[i]);
+			rl += (size_t)snprintf(ranks + rl,
+					       sizeof(ranks) - rl > 0 ? sizeof(ranks) - rl : 0,
+					       "%s%d", i ? "," : "", waiting[i]);
 		if (gp_model_nccl_stall(m, j->comm_id, k, op, bytes, waited, now, waiting, nw))
 			return;
 		for (size_t b = 0; b < j->ntraced; b++) {
@@ -257,24 +272,30 @@ static void check_job(struct gp_stalls *st, struct gp_model *m, const struct gp_
 
 			if (entered(r->c) >= k)
 				continue;
-			describe(st, r->p->pid, r->c->collectives ? r->c->last_tid : 0, now, state, sizeof(state));
-			gp_model_nccl_stall_behind(m, j->comm_id, k, r->rank, r->p->pid, r->c->collectives, state);
+			describe(st, r->p->pid, r->c->collectives ? r->c->last_tid : 0, now, state,
+				 sizeof(state));
+			gp_model_nccl_stall_behind(m, j->comm_id, k, r->rank, r->p->pid,
+						   r->c->collectives, state);
 			if (ll < sizeof(late))
-				ll += (size_t)snprintf(late + ll, sizeof(late) - ll,
-						       "%srank %d (pid %u), which entered #%llu last and is now %s",
-						       ll ? "; " : "", r->rank, r->p->pid,
-						       (unsigned long long)r->c->collectives, state);
+				ll += (size_t)snprintf(
+					late + ll, sizeof(late) - ll,
+					"%srank %d (pid %u), which entered #%llu last and is now %s",
+					ll ? "; " : "", r->rank, r->p->pid,
+					(unsigned long long)r->c->collectives, state);
 		}
 		char size[32] = "";
 
 		if (bytes >= 1048576 && !(bytes % 1048576))
-			snprintf(size, sizeof(size), ", %llu MiB", (unsigned long long)(bytes >> 20));
+			snprintf(size, sizeof(size), ", %llu MiB",
+				 (unsigned long long)(bytes >> 20));
 		else if (bytes)
 			snprintf(size, sizeof(size), ", %llu bytes", (unsigned long long)bytes);
-		gp_warn("NCCL stall: communicator %016" PRIx64 " collective #%llu (%s%s): rank%s %s waiting %.1f s "
-			"for %s", (uint64_t)j->comm_id, (unsigned long long)k,
-			op < GP_NCCL_OP_MAX ? gp_nccl_op_name(op) : "operation not known", size, nw > 1 ? "s" : "",
-			ranks, (double)waited / 1e9, late);
+		gp_warn("NCCL stall: communicator %016" PRIx64
+			" collective #%llu (%s%s): rank%s %s waiting %.1f s "
+			"for %s",
+			(uint64_t)j->comm_id, (unsigned long long)k,
+			op < GP_NCCL_OP_MAX ? gp_nccl_op_name(op) : "operation not known", size,
+			nw > 1 ? "s" : "", ranks, (double)waited / 1e9, late);
 	}
 }
 

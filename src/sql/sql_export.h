@@ -15,11 +15,11 @@
 #define GP_SQL_SCHEMA_VERSION 2
 
 struct gp_sql_export_stats {
-	__u64 ops;            /* operations read from the capture */
-	__u64 calls;          /* rows of calls */
+	__u64 ops;	      /* operations read from the capture */
+	__u64 calls;	      /* rows of calls */
 	__u64 malformed;      /* operations that did not decode: skipped */
 	__u64 corrupt_chunks; /* chunks the reader skipped */
-	bool complete;        /* the capture's end was read */
+	bool complete;	      /* the capture's end was read */
 };
 
 struct gp_sql_export_opts {

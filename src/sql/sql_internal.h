@@ -46,9 +46,9 @@ struct gp_sql_chunk;
 struct gp_sql_writer;
 
 struct gp_sql_rows {
-	const char *table;        /* for messages */
+	const char *table;	  /* for messages */
 	sqlite3_stmt *one, *many; /* a row; GP_SQL_BATCH rows (NULL: one statement a row) */
-	int ncols, cap;           /* rows per chunk: GP_SQL_BATCH, or 1 */
+	int ncols, cap;		  /* rows per chunk: GP_SQL_BATCH, or 1 */
 	/*
 	 * Column 1 is the table's INTEGER PRIMARY KEY, its value kept in the row
 	 * but bound as NULL: SQLite gives the next rowid, which appends without
@@ -57,7 +57,8 @@ struct gp_sql_rows {
 	 */
 	bool auto_id;
 	struct gp_sql_chunk *cur; /* the rows being filled */
-	struct gp_sql_val *prev;  /* the last full batch's values: what many's parameters hold once it is written */
+	struct gp_sql_val *
+		prev; /* the last full batch's values: what many's parameters hold once it is written */
 };
 
 struct gp_sql_exp {
@@ -66,21 +67,24 @@ struct gp_sql_exp {
 	sqlite3_stmt *ins_str;
 	struct gp_sql_rows calls, cpu, xfers, slices, allocs, frees, nccl; /* cpu: call_cpu */
 	struct gp_sql_writer *writer; /* writes the rows while the records are read, or NULL */
-	__s64 next_call;        /* id of the next calls row */
+	__s64 next_call;	      /* id of the next calls row */
 	__s64 next_kernel, next_stack, next_str;
 	struct gp_u64map kernel_ids; /* struct gp_kernel * -> id */
 	struct gp_u64map stack_ids;  /* struct gp_stack * -> id */
-	struct gp_u64map strs;       /* hash -> struct gp_sql_str chain */
-	struct gp_u64map live;       /* hash(pid, ptr) -> allocation's call id + 1 (as a pointer value) */
+	struct gp_u64map strs;	     /* hash -> struct gp_sql_str chain */
+	struct gp_u64map live; /* hash(pid, ptr) -> allocation's call id + 1 (as a pointer value) */
 	struct gp_sql_waiting *waiting; /* inner calls, oldest first */
 	size_t nwaiting, waiting_cap;
-	struct { int fam; __s32 code; } *errs;
+	struct {
+		int fam;
+		__s32 code;
+	} * errs;
 	size_t nerrs, errs_cap;
 	/* the outermost call being ingested, as the model's observer saw it */
 	bool seen;
 	struct gp_call_view v;
 	struct gp_op op;
-	int failed;             /* first SQLite error, as -errno */
+	int failed; /* first SQLite error, as -errno */
 };
 
 /* sql_schema.c */
@@ -92,18 +96,20 @@ int gp_sql_schema_finish(sqlite3 *db, bool indices);
 int gp_sql_model_rows(struct gp_sql_exp *x);
 
 /* sqlite_export.c */
-__s64 gp_sql_intern(struct gp_sql_exp *x, const char *s); /* 0 for NULL (a NULL column), -1 on failure */
+__s64 gp_sql_intern(struct gp_sql_exp *x,
+		    const char *s); /* 0 for NULL (a NULL column), -1 on failure */
 __s64 gp_sql_id_of(struct gp_sql_exp *x, struct gp_u64map *map, const void *row, __s64 *next);
 int gp_sql_exec(sqlite3 *db, const char *sql);
-int gp_sql_step(struct gp_sql_exp *x, sqlite3_stmt *st); /* steps and resets: bind every parameter each time */
+int gp_sql_step(struct gp_sql_exp *x,
+		sqlite3_stmt *st); /* steps and resets: bind every parameter each time */
 void gp_sql_bind_opt(sqlite3_stmt *st, int i, bool has, __s64 v); /* v or NULL */
-void gp_sql_bind_text(sqlite3_stmt *st, int i, const char *s);    /* s or NULL */
+void gp_sql_bind_text(sqlite3_stmt *st, int i, const char *s);	  /* s or NULL */
 sqlite3_stmt *gp_sql_prepare(sqlite3 *db, const char *sql);
 
 /* sql_rows.c */
 int gp_sql_rows_init(struct gp_sql_exp *x, struct gp_sql_rows *r, const char *table, int ncols);
-int gp_sql_rows_init_stmt(struct gp_sql_exp *x, struct gp_sql_rows *r, const char *table, const char *sql,
-			  int ncols);
+int gp_sql_rows_init_stmt(struct gp_sql_exp *x, struct gp_sql_rows *r, const char *table,
+			  const char *sql, int ncols);
 /* a row of NULLs to fill */
 struct gp_sql_val *gp_sql_rows_add(struct gp_sql_exp *x, struct gp_sql_rows *r);
 /* the rows written, or queued for the writer */

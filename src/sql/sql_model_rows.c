@@ -48,7 +48,8 @@ static void apis_rows(struct gp_sql_exp *x)
 		if (name)
 			gp_sql_bind_text(st, 3, name);
 		else
-			sqlite3_bind_text(st, 3, sqlite3_mprintf("%d", x->errs[i].code), -1, sqlite3_free);
+			sqlite3_bind_text(st, 3, sqlite3_mprintf("%d", x->errs[i].code), -1,
+					  sqlite3_free);
 		gp_sql_step(x, st);
 	}
 	sqlite3_finalize(st);
@@ -109,8 +110,10 @@ static void thread_rows(struct gp_sql_exp *x, sqlite3_stmt *st, const struct gp_
 		gp_sql_bind_opt(st, 14, a->known, (__s64)a->runnable_ns);
 		gp_sql_bind_opt(st, 15, a->known, (__s64)a->all.vol_switches);
 		gp_sql_bind_opt(st, 16, a->known, (__s64)a->all.invol_switches);
-		gp_sql_bind_opt(st, 17, a->known && !(a->flags & GP_TCF_FAULTS_UNKNOWN), (__s64)a->all.minor_faults);
-		gp_sql_bind_opt(st, 18, a->known && !(a->flags & GP_TCF_FAULTS_UNKNOWN), (__s64)a->all.major_faults);
+		gp_sql_bind_opt(st, 17, a->known && !(a->flags & GP_TCF_FAULTS_UNKNOWN),
+				(__s64)a->all.minor_faults);
+		gp_sql_bind_opt(st, 18, a->known && !(a->flags & GP_TCF_FAULTS_UNKNOWN),
+				(__s64)a->all.major_faults);
 		gp_sql_step(x, st);
 	}
 	free(v);
@@ -150,10 +153,11 @@ static void stream_rows(struct gp_sql_exp *x, sqlite3_stmt *st, const struct gp_
 	n = gp_u64map_values(&p->streams, v, n);
 	for (size_t i = 0; i < n; i++) {
 		const struct gp_stream *s = v[i];
-		const __u64 cols[] = { s->created, s->destroyed, s->kernels, s->graph_launches, s->copies,
-				       s->copy_bytes, s->memsets, s->memset_bytes, s->collectives,
-				       s->collective_bytes, s->event_records, s->event_waits, s->sync_calls,
-				       s->sync_ns };
+		const __u64 cols[] = { s->created,	    s->destroyed,     s->kernels,
+				       s->graph_launches,   s->copies,	      s->copy_bytes,
+				       s->memsets,	    s->memset_bytes,  s->collectives,
+				       s->collective_bytes, s->event_records, s->event_waits,
+				       s->sync_calls,	    s->sync_ns };
 
 		put(st, 1, p->pid);
 		put(st, 2, (__s64)s->key);
@@ -215,7 +219,8 @@ static void stack_rows(struct gp_sql_exp *x, sqlite3_stmt *fr, sqlite3_stmt *sk,
 		put(sk, 2, p->pid);
 		put(sk, 3, k->nframes);
 		put(sk, 4, k->npy);
-		gp_sql_bind_text(sk, 5, k == s->overflow ? "table_full" : gp_stack_trunc_name(k->trunc));
+		gp_sql_bind_text(sk, 5,
+				 k == s->overflow ? "table_full" : gp_stack_trunc_name(k->trunc));
 		put(sk, 6, (__s64)k->calls);
 		put(sk, 7, (__s64)k->bytes);
 		put(sk, 8, (__s64)k->host_ns);
@@ -231,18 +236,24 @@ static void stack_rows(struct gp_sql_exp *x, sqlite3_stmt *fr, sqlite3_stmt *sk,
 
 int gp_sql_model_rows(struct gp_sql_exp *x)
 {
-	sqlite3_stmt *pr = prep(x, "INSERT INTO processes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-				   " ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)");
-	sqlite3_stmt *th = prep(x, "INSERT INTO threads VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-				   " ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
+	sqlite3_stmt *pr = prep(
+		x, "INSERT INTO processes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+		   " ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)");
+	sqlite3_stmt *th =
+		prep(x, "INSERT INTO threads VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+			" ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
 	sqlite3_stmt *li = prep(x, "INSERT INTO libraries VALUES (?1, ?2, ?3, ?4, ?5)");
-	sqlite3_stmt *ke = prep(x, "INSERT INTO kernels VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-				   " ?12, ?13, ?14)");
-	sqlite3_stmt *sr = prep(x, "INSERT INTO streams VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-				   " ?12, ?13, ?14, ?15, ?16)");
+	sqlite3_stmt *ke =
+		prep(x, "INSERT INTO kernels VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+			" ?12, ?13, ?14)");
+	sqlite3_stmt *sr =
+		prep(x, "INSERT INTO streams VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+			" ?12, ?13, ?14, ?15, ?16)");
 	sqlite3_stmt *ev = prep(x, "INSERT OR REPLACE INTO events VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-	sqlite3_stmt *nc = prep(x, "INSERT INTO nccl_comms VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
-	sqlite3_stmt *fr = prep(x, "INSERT INTO frames VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+	sqlite3_stmt *nc =
+		prep(x, "INSERT INTO nccl_comms VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+	sqlite3_stmt *fr =
+		prep(x, "INSERT INTO frames VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
 	sqlite3_stmt *sk = prep(x, "INSERT INTO stacks VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
 	sqlite3_stmt *sf = prep(x, "INSERT INTO stack_frames VALUES (?1, ?2, ?3)");
 	const struct gp_model *m = x->m;

@@ -21,7 +21,7 @@
 /* A result held whole (an aligned table needs every width first). */
 struct result {
 	int ncols;
-	char **cells; /* (nrows + 1) x ncols: the header first; NULL: SQL NULL */
+	char **cells;  /* (nrows + 1) x ncols: the header first; NULL: SQL NULL */
 	bool *numeric; /* ncols: right-aligned */
 	size_t nrows, cap;
 };
@@ -92,7 +92,8 @@ static void print_table(FILE *out, const struct result *r)
 			if (c + 1 == r->ncols && !right)
 				fprintf(out, "%s", s ? s : "NULL");
 			else
-				fprintf(out, right ? "%*s%s" : "%-*s%s", (int)w[c], s ? s : "NULL", sep);
+				fprintf(out, right ? "%*s%s" : "%-*s%s", (int)w[c], s ? s : "NULL",
+					sep);
 		}
 		fputc('\n', out);
 		if (!row) {
@@ -171,11 +172,13 @@ static int run_one(sqlite3_stmt *st, enum gp_sql_format fmt, FILE *out)
 			json_t *o = json_object();
 
 			for (int c = 0; o && c < ncols; c++)
-				json_object_set_new(o, sqlite3_column_name(st, c), json_cell(st, c));
+				json_object_set_new(o, sqlite3_column_name(st, c),
+						    json_cell(st, c));
 			json_array_append_new(arr, o);
 		} else if (fmt == GP_SQL_TABLE && ncols) {
 			if (r.nrows + 2 > r.cap) {
-				char **grown = realloc(r.cells, r.cap * 2 * (size_t)ncols * sizeof(char *));
+				char **grown = realloc(r.cells,
+						       r.cap * 2 * (size_t)ncols * sizeof(char *));
 
 				if (!grown) {
 					rc = SQLITE_NOMEM;
@@ -270,7 +273,8 @@ static bool cache_current(const char *db_path, const struct stat *cap)
 	long long size = -1, mtime = -1, version = -1;
 
 	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, "SELECT key, value FROM meta WHERE key IN ('capture_bytes',"
+	    sqlite3_prepare_v2(db,
+			       "SELECT key, value FROM meta WHERE key IN ('capture_bytes',"
 			       " 'capture_mtime_ns', 'schema_version')",
 			       -1, &st, NULL) == SQLITE_OK) {
 		while (sqlite3_step(st) == SQLITE_ROW) {
@@ -312,7 +316,8 @@ int gp_sql_cached_export(const char *cap_path, char **db_path)
 		return 0;
 	gp_info("exporting %s to %s", cap_path, *db_path);
 	/* a cache is for querying: every index */
-	err = gp_sql_export(cap_path, *db_path, &(struct gp_sql_export_opts){ .force = true, .indices = true }, &es);
+	err = gp_sql_export(cap_path, *db_path,
+			    &(struct gp_sql_export_opts){ .force = true, .indices = true }, &es);
 	if (err) {
 		free(*db_path);
 		*db_path = NULL;

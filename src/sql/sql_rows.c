@@ -43,7 +43,7 @@ struct gp_sql_writer {
 	unsigned head, count;
 	bool done;
 	bool reader_waits; /* for room: woken when the queue is half empty, not at each chunk */
-	int failed; /* the writer's first error, as -errno: the reader stops reading */
+	int failed;	   /* the writer's first error, as -errno: the reader stops reading */
 };
 
 /* "INSERT INTO t VALUES (?,?),(?,?)": nrows rows of ncols parameters. */
@@ -86,7 +86,8 @@ int gp_sql_rows_init(struct gp_sql_exp *x, struct gp_sql_rows *r, const char *ta
 	return r->many ? 0 : -EIO;
 }
 
-int gp_sql_rows_init_stmt(struct gp_sql_exp *x, struct gp_sql_rows *r, const char *table, const char *sql, int ncols)
+int gp_sql_rows_init_stmt(struct gp_sql_exp *x, struct gp_sql_rows *r, const char *table,
+			  const char *sql, int ncols)
 {
 	*r = (struct gp_sql_rows){ .table = table, .ncols = ncols, .cap = 1 };
 	r->one = gp_sql_prepare(x->db, sql);
@@ -120,8 +121,8 @@ static int step(sqlite3 *db, sqlite3_stmt *st, const char *table)
 	sqlite3_reset(st);
 	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
 		return 0;
-	gp_err("sqlite: writing %s rows into %s: %s", table ? table : "the", sqlite3_db_filename(db, "main"),
-	       sqlite3_errmsg(db));
+	gp_err("sqlite: writing %s rows into %s: %s", table ? table : "the",
+	       sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
 	return rc == SQLITE_FULL ? -ENOSPC : -EIO;
 }
 
@@ -147,8 +148,8 @@ static int write_chunk(sqlite3 *db, const struct gp_sql_chunk *k)
 		}
 	}
 	if (!err && r->auto_id && sqlite3_last_insert_rowid(db) != last_id) {
-		gp_err("sqlite: %s row %lld written as row %lld (rows out of order)", r->table, (long long)last_id,
-		       (long long)sqlite3_last_insert_rowid(db));
+		gp_err("sqlite: %s row %lld written as row %lld (rows out of order)", r->table,
+		       (long long)last_id, (long long)sqlite3_last_insert_rowid(db));
 		err = -EIO;
 	}
 	return err;
@@ -257,7 +258,8 @@ int gp_sql_rows_flush(struct gp_sql_exp *x, struct gp_sql_rows *r)
 			const struct gp_sql_val *v = &k->v[i];
 			struct gp_sql_val *p = &r->prev[i];
 
-			changed[i] = v->kind != p->kind || (v->kind != GP_SQL_NULL && v->i != p->i); /* i: s's bits too */
+			changed[i] = v->kind != p->kind ||
+				     (v->kind != GP_SQL_NULL && v->i != p->i); /* i: s's bits too */
 			if (changed[i])
 				*p = *v;
 		}
@@ -288,7 +290,8 @@ struct gp_sql_val *gp_sql_rows_add(struct gp_sql_exp *x, struct gp_sql_rows *r)
 	if (r->cur && r->cur->n == r->cap)
 		gp_sql_rows_flush(x, r);
 	if (!r->cur) {
-		r->cur = malloc(sizeof(*r->cur) + (size_t)r->cap * r->ncols * (sizeof(r->cur->v[0]) + 1));
+		r->cur = malloc(sizeof(*r->cur) +
+				(size_t)r->cap * r->ncols * (sizeof(r->cur->v[0]) + 1));
 		if (!r->cur) {
 			x->failed = -ENOMEM;
 			return memset(scratch, 0, sizeof(scratch));

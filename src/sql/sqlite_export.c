@@ -56,7 +56,8 @@ int gp_sql_step(struct gp_sql_exp *x, sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
 
-	sqlite3_reset(st); /* its bindings stay: every statement binds all its parameters each time */
+	sqlite3_reset(
+		st); /* its bindings stay: every statement binds all its parameters each time */
 	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
 		return 0;
 	if (!x->failed) {
@@ -160,7 +161,8 @@ static void note_error(struct gp_sql_exp *x, enum gp_api_id api, __s32 code)
 }
 
 /* The calls row of c; the decoded columns when it is the outermost call the observer saw. */
-static __s64 call_row(struct gp_sql_exp *x, const struct gp_api_call *c, __s64 nested_in, bool decoded)
+static __s64 call_row(struct gp_sql_exp *x, const struct gp_api_call *c, __s64 nested_in,
+		      bool decoded)
 {
 	struct gp_sql_val *r = gp_sql_rows_add(x, &x->calls); /* r[0] is column 1 */
 	const struct gp_call_view *v = &x->v;
@@ -183,12 +185,14 @@ static __s64 call_row(struct gp_sql_exp *x, const struct gp_api_call *c, __s64 n
 			gp_sql_int(&r[9], gp_sql_id_of(x, &x->stack_ids, v->stack, &x->next_stack));
 		if (x->op.kind != GP_OP_OTHER)
 			gp_sql_text(&r[10], v->op);
-		gp_sql_opt(&r[11], x->op.kind == GP_OP_COPY || x->op.kind == GP_OP_MEMSET ||
-					   x->op.kind == GP_OP_ALLOC || x->op.kind == GP_OP_COLL,
+		gp_sql_opt(&r[11],
+			   x->op.kind == GP_OP_COPY || x->op.kind == GP_OP_MEMSET ||
+				   x->op.kind == GP_OP_ALLOC || x->op.kind == GP_OP_COLL,
 			   (__s64)v->bytes);
 		gp_sql_opt(&r[12], v->has_stream, (__s64)v->stream);
 		if (v->kernel_row)
-			gp_sql_int(&r[14], gp_sql_id_of(x, &x->kernel_ids, v->kernel_row, &x->next_kernel));
+			gp_sql_int(&r[14],
+				   gp_sql_id_of(x, &x->kernel_ids, v->kernel_row, &x->next_kernel));
 	}
 	{
 		const struct gp_process *p = gp_u64map_get(&x->m->by_pid, c->hdr.tgid);
@@ -197,7 +201,8 @@ static __s64 call_row(struct gp_sql_exp *x, const struct gp_api_call *c, __s64 n
 		gp_sql_opt(&r[13], t && t->device >= 0, t ? t->device : 0);
 	}
 	gp_sql_int(&r[15], (__s64)c->ret_addr);
-	if (c->offcpu_ns || c->vol_switches || c->invol_switches || c->minor_faults || c->major_faults) {
+	if (c->offcpu_ns || c->vol_switches || c->invol_switches || c->minor_faults ||
+	    c->major_faults) {
 		r = gp_sql_rows_add(x, &x->cpu);
 		gp_sql_int(&r[0], id);
 		gp_sql_int(&r[1], (__s64)c->offcpu_ns);
@@ -275,7 +280,8 @@ static void call_detail(struct gp_sql_exp *x, const struct gp_api_call *c, __s64
 	case GP_OP_COLL:
 		if (gp_nccl_layout(c->api, &lay)) {
 			struct gp_sql_val *r = gp_sql_rows_add(x, &x->nccl);
-			const char *dt = lay.dtype >= 0 ? gp_nccl_dtype_name((int)c->args[lay.dtype]) : NULL;
+			const char *dt =
+				lay.dtype >= 0 ? gp_nccl_dtype_name((int)c->args[lay.dtype]) : NULL;
 			/* the model's communicator and sequence number (successful collectives, not Send/Recv) */
 			const struct gp_nccl_comm *cm = v->op_detail ? v->op_detail->comm : NULL;
 			bool numbered = v->op_detail && v->op_detail->seq;
@@ -287,7 +293,8 @@ static void call_detail(struct gp_sql_exp *x, const struct gp_api_call *c, __s64
 			gp_sql_opt(&r[4], numbered, numbered ? (__s64)v->op_detail->seq : 0);
 			gp_sql_text(&r[5], gp_nccl_op_name(lay.op));
 			gp_sql_text(&r[6], dt);
-			gp_sql_opt(&r[7], lay.count >= 0, lay.count >= 0 ? (__s64)c->args[lay.count] : 0);
+			gp_sql_opt(&r[7], lay.count >= 0,
+				   lay.count >= 0 ? (__s64)c->args[lay.count] : 0);
 			gp_sql_int(&r[8], (__s64)v->bytes);
 			gp_sql_opt(&r[9], lay.root_or_peer >= 0,
 				   lay.root_or_peer >= 0 ? (__s32)c->args[lay.root_or_peer] : 0);
@@ -318,9 +325,11 @@ static void outer_returned(struct gp_sql_exp *x, const struct gp_api_call *c)
 		if (w->hdr.ts_ns >= c->hdr.ts_ns && w->hdr.ts_ns + w->dur_ns <= end)
 			mine++;
 		else
-			call_row(x, w, 0, false); /* left out with its outer call, which never returned */
+			call_row(x, w, 0,
+				 false); /* left out with its outer call, which never returned */
 	}
-	outer = x->next_call + 1 + (__s64)mine; /* its inner calls' rows come first, in the model's order */
+	outer = x->next_call + 1 +
+		(__s64)mine; /* its inner calls' rows come first, in the model's order */
 	for (size_t i = 0; i < x->nwaiting; i++) {
 		const struct gp_api_call *w = &x->waiting[i].c;
 
@@ -361,7 +370,8 @@ static void call_record(struct gp_sql_exp *x, const void *data)
 
 static void slice_row(struct gp_sql_exp *x, const void *data)
 {
-	static const char *const left[] = { [GP_SL_BLOCKED] = "blocked", [GP_SL_PREEMPTED] = "preempted",
+	static const char *const left[] = { [GP_SL_BLOCKED] = "blocked",
+					    [GP_SL_PREEMPTED] = "preempted",
 					    [GP_SL_EXITED] = "exited" };
 	struct gp_sched_slice sl;
 	struct gp_sql_val *r = gp_sql_rows_add(x, &x->slices);
@@ -398,7 +408,8 @@ static int open_db(struct gp_sql_exp *x, const char *path, bool indices)
 {
 	int err;
 
-	if (sqlite3_open_v2(path, &x->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	if (sqlite3_open_v2(path, &x->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK) {
 		gp_err("%s: %s", path, x->db ? sqlite3_errmsg(x->db) : "cannot open");
 		return -EIO;
@@ -411,9 +422,11 @@ static int open_db(struct gp_sql_exp *x, const char *path, bool indices)
 	 * sorter spills to temporary files: in memory (temp_store = MEMORY) it
 	 * held the sorted index of 10M calls (~0.5 GB peak) and was no faster.
 	 */
-	if (gp_sql_exec(x->db, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
-			       " PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -65536;"
-			       " PRAGMA temp_store = FILE;") ||
+	if (gp_sql_exec(
+		    x->db,
+		    "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
+		    " PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -65536;"
+		    " PRAGMA temp_store = FILE;") ||
 	    gp_sql_schema_create(x->db, indices) || gp_sql_exec(x->db, "BEGIN"))
 		return -EIO;
 	if (!(x->ins_str = gp_sql_prepare(x->db, "INSERT INTO strings VALUES (?1, ?2)")))
@@ -426,8 +439,10 @@ static int open_db(struct gp_sql_exp *x, const char *path, bool indices)
 	    (err = gp_sql_rows_init(x, &x->slices, "sched_slices", 10)) ||
 	    (err = gp_sql_rows_init(x, &x->allocs, "allocations", 9)) ||
 	    (err = gp_sql_rows_init(x, &x->nccl, "nccl_calls", 11)) ||
-	    (err = gp_sql_rows_init_stmt(x, &x->frees, "allocations",
-					 "UPDATE allocations SET free_call_id = ?1, freed_ns = ?2 WHERE call_id = ?3", 3)))
+	    (err = gp_sql_rows_init_stmt(
+		     x, &x->frees, "allocations",
+		     "UPDATE allocations SET free_call_id = ?1, freed_ns = ?2 WHERE call_id = ?3",
+		     3)))
 		return err;
 	return 0;
 }
@@ -445,9 +460,10 @@ static void free_str(void *v)
 
 static void close_db(struct gp_sql_exp *x)
 {
-	struct gp_sql_rows *rows[] = { &x->calls, &x->cpu, &x->xfers, &x->slices, &x->allocs, &x->frees, &x->nccl };
+	struct gp_sql_rows *rows[] = { &x->calls,  &x->cpu,   &x->xfers, &x->slices,
+				       &x->allocs, &x->frees, &x->nccl };
 
-	gp_sql_writer_stop(x); /* the database is this thread's again */
+	gp_sql_writer_stop(x);	      /* the database is this thread's again */
 	sqlite3_finalize(x->ins_str); /* NULL is a no-op */
 	x->ins_str = NULL;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
@@ -569,7 +585,8 @@ static int write_meta(struct gp_sql_exp *x, const struct gp_capture_reader *r, c
 		{ "schema_version", NULL, GP_SQL_SCHEMA_VERSION },
 		{ "capture_file", cap_path, 0 },
 		{ "capture_bytes", NULL, stat(cap_path, &sb) ? -1 : (__s64)sb.st_size },
-		{ "capture_mtime_ns", NULL, (__s64)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec },
+		{ "capture_mtime_ns", NULL,
+		  (__s64)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec },
 		{ "tool_version", h->tool_version, 0 },
 		{ "hostname", h->hostname, 0 },
 		{ "kernel_release", h->kernel_release, 0 },
@@ -590,7 +607,8 @@ static int write_meta(struct gp_sql_exp *x, const struct gp_capture_reader *r, c
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		sqlite3_bind_text(ins, 1, rows[i].key, -1, SQLITE_STATIC);
 		if (rows[i].text)
-			sqlite3_bind_text(ins, 2, rows[i].text, (int)strnlen(rows[i].text, 256), SQLITE_STATIC);
+			sqlite3_bind_text(ins, 2, rows[i].text, (int)strnlen(rows[i].text, 256),
+					  SQLITE_STATIC);
 		else if (!strcmp(rows[i].key, "cut") || !strcmp(rows[i].key, "corruption"))
 			sqlite3_bind_null(ins, 2);
 		else
@@ -621,18 +639,23 @@ int gp_sql_export(const char *cap_path, const char *out_path, const struct gp_sq
 	struct gp_sql_exp *x = &run.x;
 	const struct gp_model_observer obs = { .ctx = x, .call = observed };
 	/* the stacks named as the report names them (finish) */
-	const struct gp_capture_open_opts opts = {
-		.observers = &obs, .nobservers = 1, .ctx = &run, .ready = export_ready,
-		.more = export_more, .applied = export_applied, .done = export_done,
-		.voice = GP_CAPTURE_EXPORTING, .finish = true
-	};
+	const struct gp_capture_open_opts opts = { .observers = &obs,
+						   .nobservers = 1,
+						   .ctx = &run,
+						   .ready = export_ready,
+						   .more = export_more,
+						   .applied = export_applied,
+						   .done = export_done,
+						   .voice = GP_CAPTURE_EXPORTING,
+						   .finish = true };
 	char errmsg[4200];
 	double t_model;
 	int err;
 
 	*st = (struct gp_sql_export_stats){ 0 };
 	/* SQLite's allocation statistics take a global mutex on every malloc; nobody reads them */
-	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); /* refused (harmless) once SQLite is initialised */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS,
+		       0); /* refused (harmless) once SQLite is initialised */
 	if (!o->force && access(out_path, F_OK) == 0) {
 		gp_err("%s exists (--force replaces it)", out_path);
 		return -EEXIST;

@@ -29,21 +29,21 @@
 #include "stack_formats/stack_paths.h"
 #include "text/text_clean.h"
 
-#define FG_WIDTH   1200 /* px, the whole image */
-#define FG_PAD     10   /* px left and right of the frames */
+#define FG_WIDTH    1200 /* px, the whole image */
+#define FG_PAD	    10	 /* px left and right of the frames */
 #define FG_FRAMES_W (FG_WIDTH - 2 * FG_PAD)
-#define FG_FRAME_H 16   /* px, one stack level */
-#define FG_TOP     66   /* px above the deepest level: title, subtitle, controls */
-#define FG_BOTTOM  30   /* px below the "all" bar: details and matched share */
-#define FG_CHAR_PX 7.2  /* a monospace character at 12 px (0.6 em), for fitting labels */
-#define FG_MIN_PX  0.1  /* narrower frames are not drawn, only counted */
+#define FG_FRAME_H  16	/* px, one stack level */
+#define FG_TOP	    66	/* px above the deepest level: title, subtitle, controls */
+#define FG_BOTTOM   30	/* px below the "all" bar: details and matched share */
+#define FG_CHAR_PX  7.2 /* a monospace character at 12 px (0.6 em), for fitting labels */
+#define FG_MIN_PX   0.1 /* narrower frames are not drawn, only counted */
 
 struct fg {
-	FILE *out;        /* NULL: the counting walk */
+	FILE *out; /* NULL: the counting walk */
 	enum gp_weight w;
 	__u64 total;
-	size_t levels;    /* stack levels, the "all" bar included */
-	size_t elided;    /* frames too narrow to draw */
+	size_t levels; /* stack levels, the "all" bar included */
+	size_t elided; /* frames too narrow to draw */
 };
 
 /* ---- text ----------------------------------------------------------------- */
@@ -150,11 +150,11 @@ static char *share_text(char *buf, __u64 part, __u64 total)
 /* ---- colours -------------------------------------------------------------- */
 
 enum fg_kind {
-	FG_ALL,     /* the bar under everything */
+	FG_ALL,	    /* the bar under everything */
 	FG_PROCESS, /* "name (pid N)" */
 	FG_VOID,    /* "[truncated]", "[unknown]", "file+0x1234": nothing known */
 	FG_GPU_OP,  /* the leaf: "[kernel] ...", "[HtoD ...]", ... */
-	FG_API,     /* a traced CUDA / driver / NCCL function */
+	FG_API,	    /* a traced CUDA / driver / NCCL function */
 	FG_CODE,    /* the application's own code */
 };
 
@@ -162,12 +162,12 @@ enum fg_kind {
 static const struct fg_palette {
 	double h0, h1, s0, s1, l0, l1;
 } palettes[] = {
-	[FG_ALL]     = { 0, 0, 0, 0, 0.80, 0.80 },
+	[FG_ALL] = { 0, 0, 0, 0, 0.80, 0.80 },
 	[FG_PROCESS] = { 260, 290, 0.38, 0.52, 0.62, 0.70 },
-	[FG_VOID]    = { 0, 0, 0, 0, 0.70, 0.78 },
-	[FG_GPU_OP]  = { 140, 215, 0.45, 0.62, 0.50, 0.62 },
-	[FG_API]     = { 34, 52, 0.85, 0.95, 0.52, 0.62 },
-	[FG_CODE]    = { 0, 26, 0.70, 0.85, 0.56, 0.66 },
+	[FG_VOID] = { 0, 0, 0, 0, 0.70, 0.78 },
+	[FG_GPU_OP] = { 140, 215, 0.45, 0.62, 0.50, 0.62 },
+	[FG_API] = { 34, 52, 0.85, 0.95, 0.52, 0.62 },
+	[FG_CODE] = { 0, 26, 0.70, 0.85, 0.56, 0.66 },
 };
 
 static bool is_process(const char *name)
@@ -225,8 +225,10 @@ static char *frame_colour(char *buf, const char *name, enum fg_kind kind)
 	const struct fg_palette *p = &palettes[kind];
 	__u32 hash = name_hash(name);
 	/* three independent-looking fractions of one hash */
-	double f1 = (hash & 0x3ff) / 1023.0, f2 = (hash >> 10 & 0x3ff) / 1023.0, f3 = (hash >> 20 & 0x3ff) / 1023.0;
-	double h = p->h0 + f1 * (p->h1 - p->h0), s = p->s0 + f2 * (p->s1 - p->s0), l = p->l0 + f3 * (p->l1 - p->l0);
+	double f1 = (hash & 0x3ff) / 1023.0, f2 = (hash >> 10 & 0x3ff) / 1023.0,
+	       f3 = (hash >> 20 & 0x3ff) / 1023.0;
+	double h = p->h0 + f1 * (p->h1 - p->h0), s = p->s0 + f2 * (p->s1 - p->s0),
+	       l = p->l0 + f3 * (p->l1 - p->l0);
 
 	snprintf(buf, 24, "rgb(%d,%d,%d)", (int)lround(255 * channel(h, s, l, 0)),
 		 (int)lround(255 * channel(h, s, l, 8)), (int)lround(255 * channel(h, s, l, 4)));
@@ -237,7 +239,8 @@ static char *frame_colour(char *buf, const char *name, enum fg_kind kind)
 
 static int path_cmp(const void *a, const void *b)
 {
-	const struct gp_path *x = *(const struct gp_path *const *)a, *y = *(const struct gp_path *const *)b;
+	const struct gp_path *x = *(const struct gp_path *const *)a,
+			     *y = *(const struct gp_path *const *)b;
 	size_t n = x->nframes < y->nframes ? x->nframes : y->nframes, i;
 
 	for (i = 0; i < n; i++) {
@@ -255,7 +258,8 @@ static int path_cmp(const void *a, const void *b)
 /* depth 0 is the "all" bar; a path's frames[i] is at depth i + 1 */
 static void frame(struct fg *g, const char *name, size_t depth, __u64 start, __u64 weight)
 {
-	double px = (double)weight / g->total * FG_FRAMES_W, x = FG_PAD + (double)start / g->total * FG_FRAMES_W;
+	double px = (double)weight / g->total * FG_FRAMES_W,
+	       x = FG_PAD + (double)start / g->total * FG_FRAMES_W;
 	unsigned long y = FG_TOP + (g->levels - 1 - depth) * FG_FRAME_H;
 	char wt[48], share[16], colour[24], suffix[96];
 	double fit = (px - 6) / FG_CHAR_PX;
@@ -274,8 +278,9 @@ static void frame(struct fg *g, const char *name, size_t depth, __u64 start, __u
 		 share_text(share, weight, g->total));
 	put_text(g->out, suffix, SIZE_MAX);
 	fputs("</title>", g->out);
-	fprintf(g->out, "<rect x=\"%.2f\" y=\"%lu\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>", x, y, px,
-		FG_FRAME_H - 1, frame_colour(colour, name, depth ? frame_kind(name) : FG_ALL));
+	fprintf(g->out, "<rect x=\"%.2f\" y=\"%lu\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>", x,
+		y, px, FG_FRAME_H - 1,
+		frame_colour(colour, name, depth ? frame_kind(name) : FG_ALL));
 	fprintf(g->out, "<text x=\"%.2f\" y=\"%lu\">", x + 3, y + FG_FRAME_H - 4);
 	if (fit >= 3)
 		put_text(g->out, name, (size_t)fit);
@@ -287,7 +292,8 @@ static void frame(struct fg *g, const char *name, size_t depth, __u64 start, __u
  * first differs from the previous path's and closes where the next one's
  * does; its width is the weight of the paths in between.
  */
-static void walk(struct fg *g, const struct gp_path *const *v, size_t n, const char **open_name, __u64 *open_start)
+static void walk(struct fg *g, const struct gp_path *const *v, size_t n, const char **open_name,
+		 __u64 *open_start)
 {
 	size_t nopen = 0, i, c;
 	__u64 x = 0;
@@ -300,7 +306,8 @@ static void walk(struct fg *g, const struct gp_path *const *v, size_t n, const c
 			;
 		while (nopen > c) {
 			nopen--;
-			frame(g, open_name[nopen], nopen + 1, open_start[nopen], x - open_start[nopen]);
+			frame(g, open_name[nopen], nopen + 1, open_start[nopen],
+			      x - open_start[nopen]);
 		}
 		for (; nopen < p->nframes; nopen++) {
 			open_name[nopen] = p->frames[nopen];
@@ -321,29 +328,36 @@ static void head(struct fg *g, const char *title, size_t npaths)
 	unsigned long height = FG_TOP + g->levels * FG_FRAME_H + FG_BOTTOM;
 	char wt[48];
 
-	fprintf(g->out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+	fprintf(g->out,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%lu\" "
 		"viewBox=\"0 0 %d %lu\" data-unit=\"%s\" data-total=\"%llu\" data-elided=\"%zu\" "
 		"data-pad=\"%d\" data-fw=\"%d\" data-char=\"%.1f\">\n",
-		FG_WIDTH, height, FG_WIDTH, height, weight_unit(g->w), (unsigned long long)g->total, g->elided,
-		FG_PAD, FG_FRAMES_W, FG_CHAR_PX);
+		FG_WIDTH, height, FG_WIDTH, height, weight_unit(g->w), (unsigned long long)g->total,
+		g->elided, FG_PAD, FG_FRAMES_W, FG_CHAR_PX);
 	fprintf(g->out, "<style type=\"text/css\"><![CDATA[\n%s]]></style>\n", gp_flamegraph_css);
-	fprintf(g->out, "<rect class=\"bg\" x=\"0\" y=\"0\" width=\"%d\" height=\"%lu\"/>\n", FG_WIDTH, height);
-	fprintf(g->out, "<text id=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">", FG_WIDTH / 2);
+	fprintf(g->out, "<rect class=\"bg\" x=\"0\" y=\"0\" width=\"%d\" height=\"%lu\"/>\n",
+		FG_WIDTH, height);
+	fprintf(g->out, "<text id=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">",
+		FG_WIDTH / 2);
 	put_text(g->out, title, SIZE_MAX);
-	fprintf(g->out, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"40\" text-anchor=\"middle\">"
-		"GPU work by %s \xe2\x80\x94 ", FG_WIDTH / 2, weight_label(g->w));
+	fprintf(g->out,
+		"</text>\n<text id=\"subtitle\" x=\"%d\" y=\"40\" text-anchor=\"middle\">"
+		"GPU work by %s \xe2\x80\x94 ",
+		FG_WIDTH / 2, weight_label(g->w));
 	if (!g->total) {
 		fputs("no stacks captured</text>\n", g->out);
 		return;
 	}
-	fprintf(g->out, "%s in %zu call path%s", weight_text(wt, g->w, g->total), npaths, npaths == 1 ? "" : "s");
+	fprintf(g->out, "%s in %zu call path%s", weight_text(wt, g->w, g->total), npaths,
+		npaths == 1 ? "" : "s");
 	if (g->elided)
-		fprintf(g->out, "; %zu frame%s narrower than %.1f px not drawn", g->elided, g->elided == 1 ? "" : "s",
-			FG_MIN_PX);
+		fprintf(g->out, "; %zu frame%s narrower than %.1f px not drawn", g->elided,
+			g->elided == 1 ? "" : "s", FG_MIN_PX);
 	fputs("</text>\n", g->out);
 	/* controls stay hidden unless the script runs: without it they would do nothing */
-	fprintf(g->out, "<text id=\"reset\" class=\"ctl off\" x=\"%d\" y=\"58\">Reset zoom</text>\n"
+	fprintf(g->out,
+		"<text id=\"reset\" class=\"ctl off\" x=\"%d\" y=\"58\">Reset zoom</text>\n"
 		"<text id=\"search\" class=\"ctl off\" x=\"%d\" y=\"58\" text-anchor=\"end\">Search</text>\n",
 		FG_PAD, FG_WIDTH - FG_PAD);
 }
@@ -353,15 +367,19 @@ static void tail(struct fg *g)
 	unsigned long height = FG_TOP + g->levels * FG_FRAME_H + FG_BOTTOM;
 
 	if (!g->total)
-		fprintf(g->out, "<text id=\"empty\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">no stacks captured</text>\n",
+		fprintf(g->out,
+			"<text id=\"empty\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">no stacks captured</text>\n",
 			FG_WIDTH / 2, FG_TOP + FG_FRAME_H - 4);
-	fprintf(g->out, "<text id=\"details\" x=\"%d\" y=\"%lu\"> </text>\n"
+	fprintf(g->out,
+		"<text id=\"details\" x=\"%d\" y=\"%lu\"> </text>\n"
 		"<text id=\"matched\" x=\"%d\" y=\"%lu\" text-anchor=\"end\"> </text>\n",
 		FG_PAD, height - 10, FG_WIDTH - FG_PAD, height - 10);
-	fprintf(g->out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n</svg>\n", gp_flamegraph_js);
+	fprintf(g->out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n</svg>\n",
+		gp_flamegraph_js);
 }
 
-int gp_flamegraph_svg_write(const struct gp_paths *p, enum gp_weight w, const char *title, FILE *out)
+int gp_flamegraph_svg_write(const struct gp_paths *p, enum gp_weight w, const char *title,
+			    FILE *out)
 {
 	struct fg g = { .w = w, .levels = 1 };
 	const struct gp_path **v = NULL;

@@ -30,8 +30,8 @@
 static const struct {
 	const char *name, *unit;
 } profiles[GP_W_MAX] = {
-	[GP_W_CALLS]   = { "GPU work by calls", "none" },
-	[GP_W_BYTES]   = { "GPU work by bytes", "bytes" },
+	[GP_W_CALLS] = { "GPU work by calls", "none" },
+	[GP_W_BYTES] = { "GPU work by bytes", "bytes" },
 	[GP_W_HOST_NS] = { "GPU work by host time", "nanoseconds" },
 };
 
@@ -123,9 +123,9 @@ static json_t *profile(const struct gp_paths *p, enum gp_weight w, json_t *stack
 		    json_array_append_new(weights, json_integer(clamp(v))))
 			goto fail;
 	}
-	return json_pack("{s:s, s:s, s:s, s:i, s:I, s:o, s:o}", "type", "sampled", "name", profiles[w].name,
-			 "unit", profiles[w].unit, "startValue", 0, "endValue", clamp(total),
-			 "samples", samples, "weights", weights);
+	return json_pack("{s:s, s:s, s:s, s:i, s:I, s:o, s:o}", "type", "sampled", "name",
+			 profiles[w].name, "unit", profiles[w].unit, "startValue", 0, "endValue",
+			 clamp(total), "samples", samples, "weights", weights);
 fail:
 	json_decref(samples);
 	json_decref(weights);
@@ -147,14 +147,15 @@ int gp_speedscope_write(const struct gp_paths *p, const char *name, FILE *out)
 	for (w = 0; w < GP_W_MAX; w++)
 		if (json_array_append_new(list, profile(p, w, stacks_of)))
 			goto out;
-	doc = json_pack("{s:s, s:{s:O}, s:O, s:s, s:i, s:s}",
-			"$schema", "https://www.speedscope.app/file-format-schema.json",
-			"shared", "frames", frames, "profiles", list, "name", clean_name,
-			"activeProfileIndex", 0, "exporter", "gpuprobed " GP_VERSION);
+	doc = json_pack("{s:s, s:{s:O}, s:O, s:s, s:i, s:s}", "$schema",
+			"https://www.speedscope.app/file-format-schema.json", "shared", "frames",
+			frames, "profiles", list, "name", clean_name, "activeProfileIndex", 0,
+			"exporter", "gpuprobed " GP_VERSION);
 	if (!doc)
 		goto out;
 	err = 0;
-	if (json_dumpf(doc, out, JSON_COMPACT) || fputc('\n', out) == EOF || fflush(out) || ferror(out))
+	if (json_dumpf(doc, out, JSON_COMPACT) || fputc('\n', out) == EOF || fflush(out) ||
+	    ferror(out))
 		err = -(errno ? errno : EIO);
 out:
 	json_decref(doc);

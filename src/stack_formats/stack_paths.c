@@ -20,8 +20,8 @@
 struct builder {
 	struct gp_paths *ps;
 	size_t cap;
-	struct gp_u64map names;  /* hash(label) -> char * */
-	struct gp_u64map paths;  /* hash(frame pointers) -> index + 1 */
+	struct gp_u64map names; /* hash(label) -> char * */
+	struct gp_u64map paths; /* hash(frame pointers) -> index + 1 */
 };
 
 static __u64 hash_bytes(const void *data, size_t n)
@@ -52,7 +52,8 @@ const char *gp_weight_name(enum gp_weight w)
 
 static int cmp_stack(const void *a, const void *b)
 {
-	const struct gp_stack *x = *(const struct gp_stack *const *)a, *y = *(const struct gp_stack *const *)b;
+	const struct gp_stack *x = *(const struct gp_stack *const *)a,
+			      *y = *(const struct gp_stack *const *)b;
 
 	if (x->calls != y->calls)
 		return x->calls > y->calls ? -1 : 1;
@@ -109,7 +110,8 @@ static const char *intern(struct builder *b, const char *s)
 }
 
 /* Adds r's weights to the path frames[0..n), merged with an equal one; a new path copies frames. */
-static int add_path(struct builder *b, const char *const *frames, size_t n, const struct gp_stack_op *r)
+static int add_path(struct builder *b, const char *const *frames, size_t n,
+		    const struct gp_stack_op *r)
 {
 	struct gp_paths *ps = b->ps;
 	__u64 h = hash_bytes(frames, n * sizeof(*frames));
@@ -122,7 +124,8 @@ static int add_path(struct builder *b, const char *const *frames, size_t n, cons
 		if (GP_ARRAY_GROW(ps->v, b->cap, ps->n + 1, 256))
 			return -ENOMEM;
 		if ((ps->nframe_arrays & (ps->nframe_arrays + 1)) == 0 || !ps->frame_arrays) {
-			const char ***v = realloc(ps->frame_arrays, 2 * (ps->nframe_arrays + 1) * sizeof(*v));
+			const char ***v =
+				realloc(ps->frame_arrays, 2 * (ps->nframe_arrays + 1) * sizeof(*v));
 
 			if (!v)
 				return -ENOMEM;
@@ -136,7 +139,9 @@ static int add_path(struct builder *b, const char *const *frames, size_t n, cons
 		path = &ps->v[ps->n++];
 		*path = (struct gp_path){ .frames = copy, .nframes = n };
 		if (!hit)
-			gp_u64map_put(&b->paths, h, (void *)(uintptr_t)ps->n); /* on failure: not merged, still right */
+			gp_u64map_put(
+				&b->paths, h,
+				(void *)(uintptr_t)ps->n); /* on failure: not merged, still right */
 	}
 	path->w[GP_W_CALLS] += r->calls;
 	path->w[GP_W_BYTES] += r->bytes;
@@ -187,7 +192,8 @@ static int process_paths(const struct gp_model *m, const struct gp_process *p, s
 			frames[at] = gp_apis[k->ops[j].api].symbol;
 			gp_stack_op_label(m, p, &k->ops[j], buf, sizeof(buf));
 			frames[at + 1] = intern(b, buf);
-			err = frames[at + 1] && frames[1] ? add_path(b, frames, at + 2, &k->ops[j]) : -ENOMEM;
+			err = frames[at + 1] && frames[1] ? add_path(b, frames, at + 2, &k->ops[j])
+							  : -ENOMEM;
 		}
 	}
 out:
@@ -231,7 +237,8 @@ int gp_folded_write(const struct gp_paths *p, enum gp_weight w, FILE *out)
 		if (!path->w[w])
 			continue;
 		for (size_t f = 0; f < path->nframes; f++)
-			if (fputs(path->frames[f], out) == EOF || fputc(f + 1 < path->nframes ? ';' : ' ', out) == EOF)
+			if (fputs(path->frames[f], out) == EOF ||
+			    fputc(f + 1 < path->nframes ? ';' : ' ', out) == EOF)
 				return -EIO;
 		if (fprintf(out, "%llu\n", (unsigned long long)path->w[w]) < 0)
 			return -EIO;

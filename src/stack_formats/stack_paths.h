@@ -43,7 +43,8 @@ struct gp_path {
 };
 
 struct gp_paths {
-	struct gp_path *v; /* one per distinct frame sequence: process by process, heaviest stack first */
+	struct gp_path
+		*v; /* one per distinct frame sequence: process by process, heaviest stack first */
 	size_t n;
 	/* storage behind frames[] and the names (owned) */
 	const char ***frame_arrays;
@@ -79,7 +80,8 @@ int gp_folded_write(const struct gp_paths *p, enum gp_weight w, FILE *out);
  * reports the matched share), tooltips with the frame, its weight and share.
  * title: shown at the top. 0 or -errno.
  */
-int gp_flamegraph_svg_write(const struct gp_paths *p, enum gp_weight w, const char *title, FILE *out);
+int gp_flamegraph_svg_write(const struct gp_paths *p, enum gp_weight w, const char *title,
+			    FILE *out);
 
 /*
  * speedscope's file format (https://www.speedscope.app/file-format-schema.json):

@@ -33,11 +33,11 @@
 /* A code mapping is made this long after the kernel reported it (the mmap's entry). */
 #define CODE_MAP_SETTLE_NS (2 * 1000000ull)
 /* A burst of code mappings is published at most this long after its first one. */
-#define CODE_MAP_BURST_NS (50 * 1000000ull)
+#define CODE_MAP_BURST_NS  (50 * 1000000ull)
 /* How often an interpreter not found or not up yet is looked for again, and for how long. */
-#define PY_RETRY_NS (10 * 1000000ull)
-#define PY_LOOK_NS (2000 * 1000000ull)     /* no CPython mapped: it may dlopen one early on */
-#define PY_INIT_WAIT_NS (10000 * 1000000ull) /* CPython mapped, not initialized yet */
+#define PY_RETRY_NS	   (10 * 1000000ull)
+#define PY_LOOK_NS	   (2000 * 1000000ull)	/* no CPython mapped: it may dlopen one early on */
+#define PY_INIT_WAIT_NS	   (10000 * 1000000ull) /* CPython mapped, not initialized yet */
 
 enum req_kind { REQ_PUBLISH, REQ_FORGET };
 
@@ -45,9 +45,9 @@ struct request {
 	pid_t pid;
 	enum req_kind kind;
 	bool then_continue;  /* REQ_PUBLISH of a held process: SIGCONT once published */
-	__u64 seq;           /* its number: done once ss->done_seq reaches it */
+	__u64 seq;	     /* its number: done once ss->done_seq reaches it */
 	__u64 not_before_ns; /* REQ_PUBLISH after a code mapping */
-	__u64 first_ns;      /* when the first mapping of its burst was reported */
+	__u64 first_ns;	     /* when the first mapping of its burst was reported */
 };
 
 /* What was found of a process's interpreter, for the model at the next settle (it may not have the process yet). */
@@ -62,10 +62,10 @@ struct py_note {
 struct py_pending {
 	pid_t pid;
 	__u64 since_ns, next_ns;
-	unsigned looks;     /* looks so far */
-	unsigned early;     /* ... that found CPython not verifiable yet (-EAGAIN) */
-	char first[320];    /* why the first of those could not verify it */
-	char last[320];     /* why the latest could not: the refusal's reason if it stays so */
+	unsigned looks;	 /* looks so far */
+	unsigned early;	 /* ... that found CPython not verifiable yet (-EAGAIN) */
+	char first[320]; /* why the first of those could not verify it */
+	char last[320];	 /* why the latest could not: the refusal's reason if it stays so */
 };
 
 struct gp_stack_sources {
@@ -83,10 +83,11 @@ struct gp_stack_sources {
 	pthread_cond_t wake;
 	bool stopping;
 	pthread_cond_t done; /* a request was carried out (done_seq moved) */
-	struct request *q; /* FIFO */
+	struct request *q;   /* FIFO */
 	size_t qhead, qn, qcap;
 	__u64 next_seq, done_seq;
-	struct gp_unwind_stats stats; /* after the latest request (the builder's copy for the others) */
+	struct gp_unwind_stats
+		stats; /* after the latest request (the builder's copy for the others) */
 
 	/* the caller's */
 	struct py_pending *pending;
@@ -113,7 +114,8 @@ static void publish(struct gp_stack_sources *ss, pid_t pid)
 
 	if (err == -ENOSPC)
 		gp_warn("pid %d: its unwind tables are not published: %d processes have theirs already; "
-			"its stacks follow frame pointers", (int)pid, GP_UW_MAX_PROCS);
+			"its stacks follow frame pointers",
+			(int)pid, GP_UW_MAX_PROCS);
 	else if (err && err != -ESRCH)
 		gp_warn("pid %d: publishing its unwind tables: %s", (int)pid, strerror(-err));
 }
@@ -252,7 +254,8 @@ static struct py_pending *find_pending(struct gp_stack_sources *ss, pid_t pid)
 	return NULL;
 }
 
-static void note(struct gp_stack_sources *ss, pid_t pid, __u32 hexversion, bool walked, const char *line)
+static void note(struct gp_stack_sources *ss, pid_t pid, __u32 hexversion, bool walked,
+		 const char *line)
 {
 	struct py_note *n;
 
@@ -294,14 +297,16 @@ static bool look_for_python(struct gp_stack_sources *ss, struct py_pending *pend
 	pend->looks++;
 	if (!err) {
 		if (pend->early)
-			snprintf(line, sizeof(line), "%s; verified at look %u, after %u too early (the first: %s)",
+			snprintf(line, sizeof(line),
+				 "%s; verified at look %u, after %u too early (the first: %s)",
 				 pr.line, pend->looks, pend->early, pend->first);
 		else
 			snprintf(line, sizeof(line), "%s", pr.line);
 		err = bpf_map_update_elem(ss->py_fd, &(__u32){ (__u32)pid }, &pr.proc, BPF_ANY);
 		if (err) {
 			err = -errno;
-			gp_warn("pid %d: its Python frames are not walked: py_procs: %s", (int)pid, strerror(-err));
+			gp_warn("pid %d: its Python frames are not walked: py_procs: %s", (int)pid,
+				strerror(-err));
 			note(ss, pid, pr.hexversion, false, strerror(-err));
 		} else {
 			gp_info("pid %d: %s", (int)pid, line);
@@ -323,7 +328,8 @@ static bool look_for_python(struct gp_stack_sources *ss, struct py_pending *pend
 		if (now - pend->since_ns < (pend->early ? PY_INIT_WAIT_NS : PY_LOOK_NS))
 			return false;
 		if (pend->early) {
-			snprintf(line, sizeof(line), "%s (so at %u looks over %llu s)", pend->last, pend->early,
+			snprintf(line, sizeof(line), "%s (so at %u looks over %llu s)", pend->last,
+				 pend->early,
 				 (unsigned long long)(PY_INIT_WAIT_NS / 1000000000ull));
 			gp_notice("pid %d: its Python frames are not walked: %s", (int)pid, line);
 			note(ss, pid, pr.hexversion, false, line);
@@ -435,21 +441,26 @@ void gp_stack_sources_free(struct gp_stack_sources *ss)
 	free(ss);
 }
 
-bool gp_stack_sources_add(struct gp_stack_sources *ss, pid_t pid, unsigned flags, enum gp_ss_when when)
+bool gp_stack_sources_add(struct gp_stack_sources *ss, pid_t pid, unsigned flags,
+			  enum gp_ss_when when)
 {
 	bool taken;
 
 	if (!ss)
 		return false;
-	if ((flags & GP_SS_EXEC) && ss->py) /* the old image's layout must not be walked in the new one */
+	if ((flags & GP_SS_EXEC) &&
+	    ss->py) /* the old image's layout must not be walked in the new one */
 		bpf_map_delete_elem(ss->py_fd, &(__u32){ (__u32)pid });
-	taken = request(ss, (struct request){ .pid = pid, .kind = REQ_PUBLISH,
-					      .then_continue = when == GP_SS_THEN_CONTINUE },
+	taken = request(ss,
+			(struct request){ .pid = pid,
+					  .kind = REQ_PUBLISH,
+					  .then_continue = when == GP_SS_THEN_CONTINUE },
 			when == GP_SS_BEFORE_RETURN);
 	if (flags & GP_SS_NEW)
 		python_added(ss, pid, now_ns());
 	else if (when == GP_SS_THEN_CONTINUE)
-		python_held(ss, pid); /* a CUDA library being mapped: its interpreter is surely up */
+		python_held(ss,
+			    pid); /* a CUDA library being mapped: its interpreter is surely up */
 	return taken && when == GP_SS_THEN_CONTINUE;
 }
 
@@ -459,7 +470,10 @@ void gp_stack_sources_code_mapped(struct gp_stack_sources *ss, pid_t pid)
 
 	if (!ss)
 		return;
-	request(ss, (struct request){ .pid = pid, .kind = REQ_PUBLISH, .not_before_ns = now_ns() + CODE_MAP_SETTLE_NS },
+	request(ss,
+		(struct request){ .pid = pid,
+				  .kind = REQ_PUBLISH,
+				  .not_before_ns = now_ns() + CODE_MAP_SETTLE_NS },
 		false);
 	if ((p = find_pending(ss, pid)))
 		p->next_ns = 0; /* perhaps its interpreter's library: look at the next settle */
@@ -522,15 +536,30 @@ bool gp_stack_sources_summary(struct gp_stack_sources *ss, struct gp_unwind_summ
 	memcpy(file, st.build_max_path, sizeof(file));
 	file[sizeof(file) - 1] = '\0';
 	*out = (struct gp_unwind_summary){
-		.procs = st.procs, .procs_max = st.procs_max, .procs_full = st.procs_full, .maps = st.maps,
-		.maps_none = st.maps_none, .maps_over = st.maps_over, .files = st.files,
-		.files_built = st.files_built, .files_reused = st.files_reused, .files_evicted = st.files_evicted,
-		.rows = st.rows, .rows_max = st.rows_max, .pool_rows = st.pool_rows, .build_ns = st.build_ns,
-		.build_ns_max = st.build_ns_max, .build_max_file = file[0] ? file : NULL,
-		.fail_open = st.fail[GP_UWF_OPEN], .fail_not_elf = st.fail[GP_UWF_NOT_ELF],
-		.fail_no_cfi = st.fail[GP_UWF_NO_CFI], .fail_too_big = st.fail[GP_UWF_TOO_BIG],
-		.fail_pool_full = st.fail[GP_UWF_POOL_FULL], .fail_files_full = st.fail[GP_UWF_FILES_FULL],
-		.fail_no_segment = st.fail[GP_UWF_NO_SEGMENT], .fail_other = st.fail[GP_UWF_OTHER],
+		.procs = st.procs,
+		.procs_max = st.procs_max,
+		.procs_full = st.procs_full,
+		.maps = st.maps,
+		.maps_none = st.maps_none,
+		.maps_over = st.maps_over,
+		.files = st.files,
+		.files_built = st.files_built,
+		.files_reused = st.files_reused,
+		.files_evicted = st.files_evicted,
+		.rows = st.rows,
+		.rows_max = st.rows_max,
+		.pool_rows = st.pool_rows,
+		.build_ns = st.build_ns,
+		.build_ns_max = st.build_ns_max,
+		.build_max_file = file[0] ? file : NULL,
+		.fail_open = st.fail[GP_UWF_OPEN],
+		.fail_not_elf = st.fail[GP_UWF_NOT_ELF],
+		.fail_no_cfi = st.fail[GP_UWF_NO_CFI],
+		.fail_too_big = st.fail[GP_UWF_TOO_BIG],
+		.fail_pool_full = st.fail[GP_UWF_POOL_FULL],
+		.fail_files_full = st.fail[GP_UWF_FILES_FULL],
+		.fail_no_segment = st.fail[GP_UWF_NO_SEGMENT],
+		.fail_other = st.fail[GP_UWF_OTHER],
 	};
 	return true;
 }

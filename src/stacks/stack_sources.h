@@ -41,12 +41,13 @@ struct gp_stack_sources *gp_stack_sources_new(const struct gp_unwind_maps *um, s
 void gp_stack_sources_free(struct gp_stack_sources *ss);
 
 enum gp_ss_when {
-	GP_SS_LATER,         /* published soon (a fork: its parent's files, built already) */
+	GP_SS_LATER, /* published soon (a fork: its parent's files, built already) */
 	GP_SS_BEFORE_RETURN, /* published before this returns (a running process, before its calls are traced) */
 	GP_SS_THEN_CONTINUE, /* a held process: published, then sent SIGCONT by the builder */
 };
 
-#define GP_SS_NEW  (1u << 0) /* traced from now on (admitted, forked, exec'd): its interpreter looked for */
+#define GP_SS_NEW \
+	(1u << 0) /* traced from now on (admitted, forked, exec'd): its interpreter looked for */
 #define GP_SS_EXEC (1u << 1) /* a new image: what was found of the old one goes */
 
 /*
@@ -54,7 +55,8 @@ enum gp_ss_when {
  * GP_SS_THEN_CONTINUE, returns true when the builder took the hold over (it
  * continues pid); false: the caller continues it (no tables here).
  */
-bool gp_stack_sources_add(struct gp_stack_sources *ss, pid_t pid, unsigned flags, enum gp_ss_when when);
+bool gp_stack_sources_add(struct gp_stack_sources *ss, pid_t pid, unsigned flags,
+			  enum gp_ss_when when);
 /* Tracing stops: every process held for its tables is continued now, nothing more is published. */
 void gp_stack_sources_stop(struct gp_stack_sources *ss);
 /*

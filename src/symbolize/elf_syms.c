@@ -77,9 +77,11 @@ static void read_build_id(Elf *elf, struct gp_elf_syms *e)
 		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
 			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
 			    memcmp((char *)data->d_buf + name_off, "GNU", 4) == 0) {
-				e->build_id_len = nh.n_descsz < sizeof(e->build_id) ? nh.n_descsz
-										     : sizeof(e->build_id);
-				memcpy(e->build_id, (char *)data->d_buf + desc_off, e->build_id_len);
+				e->build_id_len = nh.n_descsz < sizeof(e->build_id)
+							  ? nh.n_descsz
+							  : sizeof(e->build_id);
+				memcpy(e->build_id, (char *)data->d_buf + desc_off,
+				       e->build_id_len);
 				return;
 			}
 		}
@@ -101,8 +103,10 @@ static int read_segments(Elf *elf, struct gp_elf_syms *e)
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
 		e->segs[e->nsegs++] = (struct gp_elf_seg){
-			.vaddr = ph.p_vaddr, .memsz = ph.p_memsz,
-			.offset = ph.p_offset, .filesz = ph.p_filesz,
+			.vaddr = ph.p_vaddr,
+			.memsz = ph.p_memsz,
+			.offset = ph.p_offset,
+			.filesz = ph.p_filesz,
 			.exec = (ph.p_flags & PF_X) != 0,
 		};
 	}
@@ -125,7 +129,8 @@ static int sym_vec_push(struct sym_vec *vec, struct name_pool *pool, const GElf_
 	if (off == SIZE_MAX)
 		return -ENOMEM;
 	vec->v[vec->n++] = (struct gp_elf_sym){
-		.addr = s->st_value, .size = s->st_size,
+		.addr = s->st_value,
+		.size = s->st_size,
 		.name = (const char *)(uintptr_t)off, /* fixed up once the pool stops moving */
 		.global = GELF_ST_BIND(s->st_info) != STB_LOCAL,
 	};
@@ -158,7 +163,8 @@ static int read_symtab(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, struct name_pool *
 		if (!gelf_getsym(data, (int)i, &s))
 			continue;
 		type = GELF_ST_TYPE(s.st_info);
-		if ((type != STT_FUNC && type != STT_OBJECT) || s.st_shndx == SHN_UNDEF || !s.st_value)
+		if ((type != STT_FUNC && type != STT_OBJECT) || s.st_shndx == SHN_UNDEF ||
+		    !s.st_value)
 			continue;
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
@@ -187,7 +193,8 @@ static int index_symbols(Elf *elf, struct gp_elf_syms *e)
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
 			continue;
 		if (sh.sh_type == SHT_SYMTAB)
 			e->has_symtab = true;
@@ -205,7 +212,8 @@ static int index_symbols(Elf *elf, struct gp_elf_syms *e)
 	qsort(handles.v, handles.n, sizeof(*handles.v), cmp_addr);
 	/* .symtab usually repeats .dynsym: keep one of each (addr, name). */
 	for (i = 0, out = 0; i < n; i++) {
-		if (out && syms[out - 1].addr == syms[i].addr && !strcmp(syms[out - 1].name, syms[i].name))
+		if (out && syms[out - 1].addr == syms[i].addr &&
+		    !strcmp(syms[out - 1].name, syms[i].name))
 			continue;
 		syms[out++] = syms[i];
 	}

@@ -14,10 +14,10 @@
 #include <linux/types.h>
 
 struct gp_elf_sym {
-	__u64 addr;       /* st_value: virtual address in the file's own layout */
-	__u64 size;       /* st_size, 0 when unknown */
+	__u64 addr;	  /* st_value: virtual address in the file's own layout */
+	__u64 size;	  /* st_size, 0 when unknown */
 	const char *name; /* owned by the index */
-	bool global;      /* STB_GLOBAL or STB_WEAK */
+	bool global;	  /* STB_GLOBAL or STB_WEAK */
 };
 
 struct gp_elf_seg {
@@ -27,23 +27,23 @@ struct gp_elf_seg {
 
 struct gp_elf_syms {
 	char *path;
-	__u64 dev, ino;           /* of the file this was read from */
-	bool is_dyn;              /* ET_DYN (shared object or PIE) */
-	bool has_symtab;          /* .symtab present (not stripped) */
+	__u64 dev, ino;	 /* of the file this was read from */
+	bool is_dyn;	 /* ET_DYN (shared object or PIE) */
+	bool has_symtab; /* .symtab present (not stripped) */
 	unsigned char build_id[20];
 	size_t build_id_len;
-	struct gp_elf_sym *syms;  /* function symbols sorted by addr, then global first */
+	struct gp_elf_sym *syms; /* function symbols sorted by addr, then global first */
 	size_t nsyms;
-	__u32 *by_name;           /* indexes into syms, sorted by name */
+	__u32 *by_name; /* indexes into syms, sorted by name */
 	/*
 	 * nvcc's per-kernel handle caches: the static locals
 	 * __device_stub__<kernel>::__handle (objects in .symtab), sorted by addr.
 	 */
 	struct gp_elf_sym *stub_handles;
 	size_t nstub_handles;
-	struct gp_elf_seg *segs;  /* PT_LOAD */
+	struct gp_elf_seg *segs; /* PT_LOAD */
 	size_t nsegs;
-	char *names;              /* one pool for every name */
+	char *names; /* one pool for every name */
 };
 
 /* Reads path (any ELF). NULL and errno on failure (ENOEXEC: not an ELF). */

@@ -22,10 +22,10 @@
 /* The fields of one /proc/PID/mountinfo line this needs (escapes undone). */
 struct gp_mount {
 	unsigned major, minor;
-	char root[4096];   /* the mount's root within its file system */
-	char point[4096];  /* where it is mounted, in the reader's namespace */
+	char root[4096];  /* the mount's root within its file system */
+	char point[4096]; /* where it is mounted, in the reader's namespace */
 	char fstype[32];
-	char super[8192];  /* the file system's own options (super options) */
+	char super[8192]; /* the file system's own options (super options) */
 };
 
 /* Parses one mountinfo line; 0, or -EINVAL when it is not one. */

@@ -72,7 +72,8 @@ int gp_perf_map_parse(const char *text, size_t len, struct gp_perf_map **out)
 			cap = nc;
 		}
 		memcpy(m->names + m->names_len, p, (size_t)(stop - p));
-		m->v[m->n++] = (struct gp_perf_sym){ .start = start, .size = size,
+		m->v[m->n++] = (struct gp_perf_sym){ .start = start,
+						     .size = size,
 						     .name = (const char *)(m->names_len) };
 		m->names_len += (size_t)(stop - p);
 		m->names[m->names_len++] = '\0';

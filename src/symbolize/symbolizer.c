@@ -26,17 +26,17 @@
 struct sym_proc {
 	pid_t pid;
 	struct gp_maps *maps;
-	__u64 snap_ns;               /* when maps was read (CLOCK_MONOTONIC) */
-	__u64 stale_ns;              /* when a fresh snapshot still missed a stack's address (0: never) */
-	struct gp_perf_map *perf;    /* its JIT map, once an address needed it */
-	__u64 perf_ns;               /* when perf was read (0: never tried) */
+	__u64 snap_ns;	/* when maps was read (CLOCK_MONOTONIC) */
+	__u64 stale_ns; /* when a fresh snapshot still missed a stack's address (0: never) */
+	struct gp_perf_map *perf; /* its JIT map, once an address needed it */
+	__u64 perf_ns;		  /* when perf was read (0: never tried) */
 	/* a container's root: its files found when it is gone; NULL: none */
 	struct gp_overlay_root *root;
 };
 
 struct sym_file {
 	__u64 dev, ino;
-	__s64 mtime_ns;          /* when read (0: unknown); a file rewritten in place is read again */
+	__s64 mtime_ns; /* when read (0: unknown); a file rewritten in place is read again */
 	struct gp_elf_syms *elf; /* NULL: could not be read (remembered, not retried) */
 };
 
@@ -121,7 +121,8 @@ static int keep_snapshot(struct gp_symbolizer *s, pid_t pid, struct gp_maps *map
 	return 0;
 }
 
-void gp_symbolizer_on_snapshot(struct gp_symbolizer *s, void (*fn)(void *ctx, pid_t pid, const struct gp_maps *maps),
+void gp_symbolizer_on_snapshot(struct gp_symbolizer *s,
+			       void (*fn)(void *ctx, pid_t pid, const struct gp_maps *maps),
 			       void *ctx)
 {
 	s->on_snapshot = fn;
@@ -238,7 +239,8 @@ const struct gp_elf_syms *gp_symbolizer_elf(struct gp_symbolizer *s, pid_t pid,
 			f->elf = gp_elf_syms_open(path);
 	} else if (!f->elf) {
 		f->elf = gp_elf_syms_open(strcpy(path, m->path));
-		if (f->elf && f->elf->ino != m->inode) { /* replaced since it was mapped: not its symbols */
+		if (f->elf &&
+		    f->elf->ino != m->inode) { /* replaced since it was mapped: not its symbols */
 			gp_elf_syms_free(f->elf);
 			f->elf = NULL;
 		}
@@ -388,7 +390,8 @@ static int name_from_handle(struct gp_symbolizer *s, pid_t pid, __u64 func, __u6
 		ssize_t got;
 
 		for (size_t i = 0; i < n; i++) {
-			remote[i].iov_base = (void *)(uintptr_t)(bias + elf->stub_handles[first + i].addr);
+			remote[i].iov_base =
+				(void *)(uintptr_t)(bias + elf->stub_handles[first + i].addr);
 			remote[i].iov_len = sizeof(vals[0]);
 		}
 		local.iov_base = vals;
@@ -396,14 +399,15 @@ static int name_from_handle(struct gp_symbolizer *s, pid_t pid, __u64 func, __u6
 		got = process_vm_readv(pid, &local, 1, remote, n, 0);
 		for (size_t i = 0; got > 0 && i < (size_t)got / sizeof(vals[0]); i++)
 			if (vals[i] == func)
-				return name_from_symbol(elf->stub_handles[first + i].name, false, name,
-							name_len, mangled, mangled_len);
+				return name_from_symbol(elf->stub_handles[first + i].name, false,
+							name, name_len, mangled, mangled_len);
 	}
 	return -ENOENT;
 }
 
 int gp_symbolizer_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack,
-			      unsigned nstack, char *name, size_t name_len, char *mangled, size_t mangled_len)
+			      unsigned nstack, char *name, size_t name_len, char *mangled,
+			      size_t mangled_len)
 {
 	struct gp_symbolizer *s = ctx;
 	struct gp_sym_result r;
@@ -427,7 +431,8 @@ int gp_symbolizer_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr,
 		    name_from_symbol(r.symbol, false, name, name_len, mangled, mangled_len) == 0)
 			return 0;
 	/* nvcc 13 with a working runtime: func is the handle cached in the stub. */
-	return name_from_handle(s, (pid_t)tgid, func, ret_addr, name, name_len, mangled, mangled_len);
+	return name_from_handle(s, (pid_t)tgid, func, ret_addr, name, name_len, mangled,
+				mangled_len);
 }
 
 void gp_demangle_short(const char *mangled, char *out, size_t len)
@@ -468,7 +473,8 @@ void gp_symbolizer_stack_seen(void *ctx, __u32 tgid, const __u64 *ips, unsigned 
 		const struct gp_map *m = p && p->maps ? gp_maps_find(p->maps, ips[i] - 1) : NULL;
 
 		if (!m)
-			resnap = true; /* mapped since the snapshot (dlopen), or a broken frame chain */
+			resnap =
+				true; /* mapped since the snapshot (dlopen), or a broken frame chain */
 		else if (!m->inode && m->exec)
 			jit = true;
 	}
@@ -510,7 +516,8 @@ void gp_symbolizer_set_python(struct gp_symbolizer *s, struct gp_python *py)
 	s->python = py;
 }
 
-int gp_symbolizer_py_frame(void *ctx, __u32 tgid, __u64 code, __u64 word, struct gp_py_frame_sym *out)
+int gp_symbolizer_py_frame(void *ctx, __u32 tgid, __u64 code, __u64 word,
+			   struct gp_py_frame_sym *out)
 {
 	struct gp_symbolizer *s = ctx;
 	struct gp_py_sym sym;
@@ -521,7 +528,9 @@ int gp_symbolizer_py_frame(void *ctx, __u32 tgid, __u64 code, __u64 word, struct
 	err = gp_python_resolve(s->python, (pid_t)tgid, code, word, &sym);
 	if (err)
 		return err;
-	*out = (struct gp_py_frame_sym){ .qualname = sym.qualname, .file = sym.file, .line = sym.line };
+	*out = (struct gp_py_frame_sym){ .qualname = sym.qualname,
+					 .file = sym.file,
+					 .line = sym.line };
 	return 0;
 }
 

@@ -20,10 +20,10 @@
 struct gp_symbolizer;
 
 struct gp_sym_result {
-	const char *file;     /* mapped path */
-	const char *symbol;   /* raw (mangled) function name, NULL if unknown */
-	__u64 sym_offset;     /* addr - symbol start */
-	__u64 file_offset;    /* addr's offset in the file */
+	const char *file;   /* mapped path */
+	const char *symbol; /* raw (mangled) function name, NULL if unknown */
+	__u64 sym_offset;   /* addr - symbol start */
+	__u64 file_offset;  /* addr's offset in the file */
 };
 
 struct gp_symbolizer *gp_symbolizer_new(void);
@@ -38,7 +38,8 @@ int gp_symbolizer_snapshot(struct gp_symbolizer *s, pid_t pid);
 int gp_symbolizer_inherit(struct gp_symbolizer *s, pid_t parent, pid_t child);
 
 /* fn(ctx, pid, maps) after each snapshot is taken (the capture records them). */
-void gp_symbolizer_on_snapshot(struct gp_symbolizer *s, void (*fn)(void *ctx, pid_t pid, const struct gp_maps *maps),
+void gp_symbolizer_on_snapshot(struct gp_symbolizer *s,
+			       void (*fn)(void *ctx, pid_t pid, const struct gp_maps *maps),
 			       void *ctx);
 
 /* The latest snapshot of pid, or NULL. */
@@ -74,7 +75,8 @@ int gp_symbolizer_lookup(struct gp_symbolizer *s, pid_t pid, __u64 addr, struct 
  * ctx is a struct gp_symbolizer.
  */
 int gp_symbolizer_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack,
-			      unsigned nstack, char *name, size_t name_len, char *mangled, size_t mangled_len);
+			      unsigned nstack, char *name, size_t name_len, char *mangled,
+			      size_t mangled_len);
 
 /*
  * gp_resolver.stack_seen: a new distinct stack of tgid. While the process
@@ -101,7 +103,8 @@ void gp_symbolizer_set_python(struct gp_symbolizer *s, struct gp_python *py);
  * locator (its code object read from the live process, or its cache).
  * 0, or -errno when it cannot be named.
  */
-int gp_symbolizer_py_frame(void *ctx, __u32 tgid, __u64 code, __u64 word, struct gp_py_frame_sym *out);
+int gp_symbolizer_py_frame(void *ctx, __u32 tgid, __u64 code, __u64 word,
+			   struct gp_py_frame_sym *out);
 
 /*
  * From the symbol of an nvcc launch stub ("_Z32__device_stub__Z12plain_kernelPfPf",

@@ -18,7 +18,8 @@ struct gp_md_table *gp_md_table_new(unsigned ncols, const char *const *head, con
 void gp_md_table_free(struct gp_md_table *t);
 
 /* Appends a cell to the current row; a row is complete after ncols cells. */
-void gp_md_table_cell(struct gp_md_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gp_md_table_cell(struct gp_md_table *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* Prints the table (nothing if it has no rows and print_empty is false). 0 or -ENOMEM. */
 int gp_md_table_print(const struct gp_md_table *t, FILE *out);
 size_t gp_md_table_rows(const struct gp_md_table *t);

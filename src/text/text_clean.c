@@ -39,7 +39,8 @@ size_t gp_text_char_len(const char *str)
 			return 0;
 		cp = cp << 6 | (s[i] & 0x3f);
 	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe ||
+	    cp == 0xffff)
 		return 0;
 	return len;
 }

@@ -37,7 +37,8 @@ void gp_tl_proc_free(void *v)
 
 static struct tl_proc *proc_of(struct gp_timeline *tl, __u32 pid)
 {
-	struct tl_proc *tp = tl->last && tl->last->pid == pid ? tl->last : gp_u64map_get(&tl->procs, pid);
+	struct tl_proc *tp =
+		tl->last && tl->last->pid == pid ? tl->last : gp_u64map_get(&tl->procs, pid);
 
 	if (!tp) {
 		tp = calloc(1, sizeof(*tp));
@@ -65,7 +66,8 @@ static struct tl_stream *stream_of(struct gp_timeline *tl, struct tl_proc *tp, _
 	s->key = key;
 	s->index = tp->nstreams++;
 	s->tid = TL_STREAM_TID_BASE + s->index;
-	s->flow_base = (__u64)++tl->nstreams << 32; /* ids below 2^53: exact as JavaScript numbers */
+	s->flow_base = (__u64)++tl->nstreams
+		       << 32; /* ids below 2^53: exact as JavaScript numbers */
 	return s;
 }
 
@@ -107,7 +109,8 @@ static void call_slice(struct gp_timeline *tl, const struct gp_call_view *v)
 	}
 	if (v->has_stream) {
 		put(tl, ",\"stream\":");
-		if (v->stream & GP_STREAM_KEY_PER_THREAD) { /* the key, not a handle: say which thread's */
+		if (v->stream &
+		    GP_STREAM_KEY_PER_THREAD) { /* the key, not a handle: say which thread's */
 			put(tl, "\"per-thread default, tid ");
 			put_u64(tl, v->stream & 0xffffffffu);
 			put_c(tl, '"');
@@ -243,7 +246,8 @@ static void synced(struct gp_timeline *tl, struct tl_proc *tp, const struct gp_c
 		gp_tl_finish_flows(tl, s, cv->end_seq, v->pid, v->tid,
 				   v->ts_ns + v->dur_ns - (v->dur_ns ? 1 : 0));
 		gp_tl_close_window(tl, v->pid, s, v->ts_ns + v->dur_ns,
-				   "queued work, done by the synchronisation's return", gp_apis[v->api].symbol);
+				   "queued work, done by the synchronisation's return",
+				   gp_apis[v->api].symbol);
 	}
 }
 
@@ -276,7 +280,8 @@ void gp_tl_copy_counter(struct gp_timeline *tl, struct tl_proc *tp, __u64 ts)
 }
 
 /* One sample of the bytes-per-interval counter at the start of interval no: bytes[] by direction. */
-static void interval_sample(struct gp_timeline *tl, struct tl_proc *tp, __u64 no, const __u64 *bytes)
+static void interval_sample(struct gp_timeline *tl, struct tl_proc *tp, __u64 no,
+			    const __u64 *bytes)
 {
 	bool first = true;
 
@@ -311,7 +316,8 @@ void gp_tl_interval_close(struct gp_timeline *tl, struct tl_proc *tp, __u64 next
  * falls in (records arrive in about that order; one that returned in an
  * interval already written is counted in the open one).
  */
-static void interval_add(struct gp_timeline *tl, struct tl_proc *tp, int d, const struct gp_call_view *v)
+static void interval_add(struct gp_timeline *tl, struct tl_proc *tp, int d,
+			 const struct gp_call_view *v)
 {
 	__u64 no = (v->ts_ns + v->dur_ns) / TL_COPY_BUCKET_NS;
 
@@ -496,9 +502,10 @@ static void on_sched(void *ctx, const struct gp_sched_slice *sl)
 		ev_open(tl, "X", pid, ts->track, ts->last_end);
 		put(tl, ",\"dur\":");
 		put_us(tl, start - ts->last_end);
-		put(tl, ts->last_left == GP_SL_PREEMPTED
-				? ",\"cat\":\"sched\",\"name\":\"off CPU: runnable (preempted)\",\"args\":{}}"
-				: ",\"cat\":\"sched\",\"name\":\"off CPU: blocked\",\"args\":{}}");
+		put(tl,
+		    ts->last_left == GP_SL_PREEMPTED
+			    ? ",\"cat\":\"sched\",\"name\":\"off CPU: runnable (preempted)\",\"args\":{}}"
+			    : ",\"cat\":\"sched\",\"name\":\"off CPU: blocked\",\"args\":{}}");
 	}
 	ev_open(tl, "X", pid, ts->track, start);
 	put(tl, ",\"dur\":");
@@ -545,5 +552,7 @@ static void on_sched(void *ctx, const struct gp_sched_slice *sl)
 
 struct gp_model_observer gp_timeline_observer(struct gp_timeline *tl)
 {
-	return (struct gp_model_observer){ .ctx = tl, .call = on_call, .sched = on_sched, .gpu = on_gpu };
+	return (struct gp_model_observer){
+		.ctx = tl, .call = on_call, .sched = on_sched, .gpu = on_gpu
+	};
 }

@@ -26,8 +26,10 @@ struct gp_timeline *gp_timeline_open(const char *dir, const struct gp_timeline_o
 
 	if (!tl)
 		return NULL;
-	tl->max_events = opts && opts->max_events ? opts->max_events : GP_TIMELINE_DEFAULT_MAX_EVENTS;
-	if ((size_t)snprintf(tl->path, sizeof(tl->path), "%s/%s", dir, GP_TIMELINE_FILE) >= sizeof(tl->path) ||
+	tl->max_events =
+		opts && opts->max_events ? opts->max_events : GP_TIMELINE_DEFAULT_MAX_EVENTS;
+	if ((size_t)snprintf(tl->path, sizeof(tl->path), "%s/%s", dir, GP_TIMELINE_FILE) >=
+		    sizeof(tl->path) ||
 	    (size_t)snprintf(tl->tmp, sizeof(tl->tmp), "%s.tmp", tl->path) >= sizeof(tl->tmp)) {
 		free(tl);
 		errno = ENAMETOOLONG;
@@ -95,7 +97,8 @@ static const char *thread_name(const struct gp_model *m, __u32 pid, __u32 tid)
 	return NULL;
 }
 
-static void meta_name(struct gp_timeline *tl, const char *what, __u32 pid, __u32 tid, const char *name)
+static void meta_name(struct gp_timeline *tl, const char *what, __u32 pid, __u32 tid,
+		      const char *name)
 {
 	ev_open(tl, "M", pid, tid, 0);
 	put(tl, ",\"name\":\"");
@@ -118,7 +121,8 @@ static void stream_label(__u64 key, char *buf, size_t len)
 	if (key == GP_STREAM_KEY_LEGACY)
 		snprintf(buf, len, "legacy default stream 0x0 (host-observed)");
 	else if (key & GP_STREAM_KEY_PER_THREAD)
-		snprintf(buf, len, "per-thread default stream of tid %u (host-observed)", (unsigned)(key & 0xffffffffu));
+		snprintf(buf, len, "per-thread default stream of tid %u (host-observed)",
+			 (unsigned)(key & 0xffffffffu));
 	else
 		snprintf(buf, len, "stream 0x%llx (host-observed)", (unsigned long long)key);
 }
@@ -163,8 +167,8 @@ static void finish_proc(struct gp_timeline *tl, const struct gp_model *m, struct
 		if (s->window_open) {
 			__u64 last = s->window_last;
 
-			gp_tl_close_window(tl, tp->pid, s, last + 1, "queued work, no synchronisation recorded",
-					   NULL);
+			gp_tl_close_window(tl, tp->pid, s, last + 1,
+					   "queued work, no synchronisation recorded", NULL);
 			gp_tl_finish_flows(tl, s, s->written_end, tp->pid, s->tid, last);
 		}
 		stream_label(s->key, label, sizeof(label));
@@ -183,7 +187,10 @@ static void finish_proc(struct gp_timeline *tl, const struct gp_model *m, struct
 		if (!ts)
 			continue;
 		name = thread_name(m, tp->pid, ts->tid);
-		snprintf(label, sizeof(label), "%s (tid %u): on/off CPU", name ? name : ts->tid == tp->pid ? comm : "thread",
+		snprintf(label, sizeof(label), "%s (tid %u): on/off CPU",
+			 name		      ? name
+			 : ts->tid == tp->pid ? comm
+					      : "thread",
 			 ts->tid);
 		meta_name(tl, "thread_name", tp->pid, ts->track, label);
 		meta_sort(tl, tp->pid, ts->track, 1 + (__u64)tp->nstreams + ts->index);
@@ -229,9 +236,10 @@ static void other_data(struct gp_timeline *tl, const struct gp_model *m)
 {
 	put(tl, "\n],\"otherData\":{\"tool\":\"gpuprobed\",\"version\":");
 	put_str(tl, m->session.tool_version ? m->session.tool_version : "");
-	put(tl, ",\"clock\":\"CLOCK_MONOTONIC, microseconds\",\"gpu_timestamps\":false,"
-		"\"stream_tracks\":\"host-observed: an instant when work was queued; a window from the first "
-		"item a synchronisation covered being queued to that synchronisation's return\",\"max_events\":");
+	put(tl,
+	    ",\"clock\":\"CLOCK_MONOTONIC, microseconds\",\"gpu_timestamps\":false,"
+	    "\"stream_tracks\":\"host-observed: an instant when work was queued; a window from the first "
+	    "item a synchronisation covered being queued to that synchronisation's return\",\"max_events\":");
 	put_u64(tl, tl->max_events);
 	put(tl, ",\"calls\":");
 	put_u64(tl, tl->calls);
@@ -263,8 +271,10 @@ static void stall_markers(struct gp_timeline *tl, const struct gp_model *m)
 		const struct gp_nccl_stall *st = &m->stalls[i];
 		char text[96];
 
-		ev_open(tl, "i", st->nbehind ? st->behind[0].pid : 0, st->nbehind ? st->behind[0].pid : 0, st->mono_ns);
-		snprintf(text, sizeof(text), "NCCL stall: collective #%llu (%s)", (unsigned long long)st->seq,
+		ev_open(tl, "i", st->nbehind ? st->behind[0].pid : 0,
+			st->nbehind ? st->behind[0].pid : 0, st->mono_ns);
+		snprintf(text, sizeof(text), "NCCL stall: collective #%llu (%s)",
+			 (unsigned long long)st->seq,
 			 st->op < GP_NCCL_OP_MAX ? gp_nccl_op_name(st->op) : "operation not known");
 		put(tl, ",\"s\":\"g\",\"cat\":\"nccl_stall\",\"name\":");
 		put_str(tl, text);
@@ -280,8 +290,10 @@ static void stall_markers(struct gp_timeline *tl, const struct gp_model *m)
 		}
 		put(tl, "],\"behind\":[");
 		for (size_t k = 0; k < st->nbehind; k++) {
-			snprintf(text, sizeof(text), "%s{\"rank\":%d,\"pid\":%u,\"last_seq\":%llu,\"state\":", k ? "," : "",
-				 st->behind[k].rank, st->behind[k].pid, (unsigned long long)st->behind[k].last_seq);
+			snprintf(text, sizeof(text),
+				 "%s{\"rank\":%d,\"pid\":%u,\"last_seq\":%llu,\"state\":",
+				 k ? "," : "", st->behind[k].rank, st->behind[k].pid,
+				 (unsigned long long)st->behind[k].last_seq);
 			put(tl, text);
 			put_str(tl, st->behind[k].state);
 			put(tl, "}");
@@ -290,7 +302,8 @@ static void stall_markers(struct gp_timeline *tl, const struct gp_model *m)
 	}
 }
 
-int gp_timeline_close(struct gp_timeline *tl, const struct gp_model *m, struct gp_timeline_counts *counts)
+int gp_timeline_close(struct gp_timeline *tl, const struct gp_model *m,
+		      struct gp_timeline_counts *counts)
 {
 	int err = 0;
 
@@ -303,10 +316,13 @@ int gp_timeline_close(struct gp_timeline *tl, const struct gp_model *m, struct g
 	finish_gpus(tl, m);
 	other_data(tl, m);
 	if (counts)
-		*counts = (struct gp_timeline_counts){ .calls = tl->calls, .kept = tl->kept,
-						       .left_out = tl->calls - tl->kept, .events = tl->events,
+		*counts = (struct gp_timeline_counts){ .calls = tl->calls,
+						       .kept = tl->kept,
+						       .left_out = tl->calls - tl->kept,
+						       .events = tl->events,
 						       .slices = tl->slices,
-						       .slices_left_out = tl->slices - tl->slices_kept };
+						       .slices_left_out =
+							       tl->slices - tl->slices_kept };
 	flush_buf(tl);
 	if (fflush(tl->out) || ferror(tl->out))
 		err = -(errno ? errno : EIO);

@@ -18,9 +18,9 @@
 
 #include "model/model.h"
 
-#define GP_TIMELINE_FILE               "trace.json"
-#define GP_TIMELINE_DROP               "timeline_left_out"
-#define GP_TIMELINE_SCHED_DROP         "timeline_sched_left_out"
+#define GP_TIMELINE_FILE	       "trace.json"
+#define GP_TIMELINE_DROP	       "timeline_left_out"
+#define GP_TIMELINE_SCHED_DROP	       "timeline_sched_left_out"
 #define GP_TIMELINE_DEFAULT_MAX_EVENTS 5000000ULL
 
 struct gp_timeline;
@@ -34,11 +34,11 @@ struct gp_timeline_opts {
 };
 
 struct gp_timeline_counts {
-	__u64 calls;    /* outermost calls the model showed it */
-	__u64 kept;     /* of which written as slices */
-	__u64 left_out; /* calls - kept */
-	__u64 events;   /* trace events written, metadata included */
-	__u64 slices;          /* on-CPU slices the model showed it (--timeline-sched records) */
+	__u64 calls;	       /* outermost calls the model showed it */
+	__u64 kept;	       /* of which written as slices */
+	__u64 left_out;	       /* calls - kept */
+	__u64 events;	       /* trace events written, metadata included */
+	__u64 slices;	       /* on-CPU slices the model showed it (--timeline-sched records) */
 	__u64 slices_left_out; /* of which not written (the cap) */
 };
 
@@ -54,7 +54,8 @@ struct gp_model_observer gp_timeline_observer(struct gp_timeline *tl);
  * 0, or -errno (the temporary file is removed; messages are logged). NULL
  * tl is a no-op returning 0.
  */
-int gp_timeline_close(struct gp_timeline *tl, const struct gp_model *m, struct gp_timeline_counts *counts);
+int gp_timeline_close(struct gp_timeline *tl, const struct gp_model *m,
+		      struct gp_timeline_counts *counts);
 /* Removes the temporary file and frees (a session that writes no report); detached first. */
 void gp_timeline_abort(struct gp_timeline *tl);
 /* --no-timeline: removes dir/trace.json of an earlier run (it would pass for this one's). */

@@ -41,11 +41,13 @@ static void write_us(FILE *out, __s64 ns)
 {
 	__u64 a = ns < 0 ? -(__u64)ns : (__u64)ns;
 
-	fprintf(out, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", (uint64_t)(a / 1000), (unsigned)(a % 1000));
+	fprintf(out, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", (uint64_t)(a / 1000),
+		(unsigned)(a % 1000));
 }
 
 /* A process's name event, renamed "HOST: NAME (pid P)", with its sort index and host label beside it. */
-static int process_meta(FILE *out, const char *line, __u64 pid, __u64 tpid, size_t part, const char *host)
+static int process_meta(FILE *out, const char *line, __u64 pid, __u64 tpid, size_t part,
+			const char *host)
 {
 	json_t *ev = json_loads(line, 0, NULL), *args = json_object_get(ev, "args");
 	const char *name = json_string_value(json_object_get(args, "name"));
@@ -54,7 +56,8 @@ static int process_meta(FILE *out, const char *line, __u64 pid, __u64 tpid, size
 
 	if (!ev)
 		return -EINVAL;
-	if (asprintf(&label, "%s: %s (pid %" PRIu64 ")", host, name ? name : "process", (uint64_t)pid) < 0 ||
+	if (asprintf(&label, "%s: %s (pid %" PRIu64 ")", host, name ? name : "process",
+		     (uint64_t)pid) < 0 ||
 	    json_object_set_new(args, "name", json_string(label))) {
 		err = -ENOMEM;
 	} else {
@@ -64,10 +67,13 @@ static int process_meta(FILE *out, const char *line, __u64 pid, __u64 tpid, size
 		if (!s)
 			err = -ENOMEM;
 		else
-			fprintf(out, "%s,\n{\"ph\":\"M\",\"pid\":%" PRIu64 ",\"tid\":0,\"ts\":0.000,"
+			fprintf(out,
+				"%s,\n{\"ph\":\"M\",\"pid\":%" PRIu64 ",\"tid\":0,\"ts\":0.000,"
 				"\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%zu}},\n"
-				"{\"ph\":\"M\",\"pid\":%" PRIu64 ",\"tid\":0,\"ts\":0.000,\"name\":\"process_labels\","
-				"\"args\":{\"labels\":", s, (uint64_t)tpid, part, (uint64_t)tpid);
+				"{\"ph\":\"M\",\"pid\":%" PRIu64
+				",\"tid\":0,\"ts\":0.000,\"name\":\"process_labels\","
+				"\"args\":{\"labels\":",
+				s, (uint64_t)tpid, part, (uint64_t)tpid);
 		free(s);
 		if (!err) {
 			char *h = json_dumps(json_string(host), JSON_ENCODE_ANY);
@@ -85,7 +91,8 @@ static int process_meta(FILE *out, const char *line, __u64 pid, __u64 tpid, size
  * One event line of part k: {"ph":"X","pid":P,"tid":T,"ts":U.FFF<rest>. Written with P moved, the
  * time shifted and a flow's "id" moved; false when the line is not an event of that shape.
  */
-static int event_line(FILE *out, char *line, size_t k, const struct gp_trace_part *part, bool *first)
+static int event_line(FILE *out, char *line, size_t k, const struct gp_trace_part *part,
+		      bool *first)
 {
 	const char *s = line, *ph;
 	__u64 pid, tid, us, frac, tpid;
@@ -119,8 +126,8 @@ static int event_line(FILE *out, char *line, size_t k, const struct gp_trace_par
 	*first = false;
 	if (*ph == 'M' && strstr(s, "\"name\":\"process_name\""))
 		return process_meta(out, line, pid, tpid, k, part->host);
-	fprintf(out, "{\"ph\":\"%.*s\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":", (int)strcspn(ph, "\""), ph,
-		(uint64_t)tpid, (uint64_t)tid);
+	fprintf(out, "{\"ph\":\"%.*s\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":",
+		(int)strcspn(ph, "\""), ph, (uint64_t)tpid, (uint64_t)tid);
 	write_us(out, *ph == 'M' ? 0 : (__s64)(us * 1000 + frac) + part->offset_ns);
 	/* flows: their ids numbered per file, made distinct per part */
 	const char *id = (*ph == 's' || *ph == 'f') ? strstr(s, ",\"id\":") : NULL;
@@ -131,14 +138,16 @@ static int event_line(FILE *out, char *line, size_t k, const struct gp_trace_par
 
 		if (!read_u64(&after, &v))
 			return -EINVAL;
-		fprintf(out, "%.*s,\"id\":%" PRIu64 "%s", (int)(id - s), s, (uint64_t)(v + ((__u64)k << 40)), after);
+		fprintf(out, "%.*s,\"id\":%" PRIu64 "%s", (int)(id - s), s,
+			(uint64_t)(v + ((__u64)k << 40)), after);
 	} else {
 		fputs(s, out);
 	}
 	return err;
 }
 
-static int merge_part(FILE *out, size_t k, const struct gp_trace_part *part, bool *first, json_t *parts)
+static int merge_part(FILE *out, size_t k, const struct gp_trace_part *part, bool *first,
+		      json_t *parts)
 {
 	FILE *in = fopen(part->path, "re");
 	char *line = NULL;
@@ -150,7 +159,8 @@ static int merge_part(FILE *out, size_t k, const struct gp_trace_part *part, boo
 		return -errno;
 	while (getline(&line, &cap, in) > 0) {
 		if (!strncmp(line, "],\"otherData\":", 14)) {
-			other = json_loads(line + 14, JSON_DISABLE_EOF_CHECK, NULL); /* the closing "}" left */
+			other = json_loads(line + 14, JSON_DISABLE_EOF_CHECK,
+					   NULL); /* the closing "}" left */
 			continue;
 		}
 		if ((err = event_line(out, line, k, part, first)))
@@ -164,7 +174,8 @@ static int merge_part(FILE *out, size_t k, const struct gp_trace_part *part, boo
 		other = json_object();
 	json_object_set_new(other, "host", json_string(part->host));
 	json_object_set_new(other, "offset_ns", json_integer(part->offset_ns));
-	json_object_set_new(other, "pid_base", json_integer((json_int_t)k * GP_TRACE_MERGE_PID_STRIDE));
+	json_object_set_new(other, "pid_base",
+			    json_integer((json_int_t)k * GP_TRACE_MERGE_PID_STRIDE));
 	json_array_append_new(parts, other);
 	return err;
 }
@@ -177,7 +188,8 @@ int gp_trace_merge(const char *dir, const struct gp_trace_part *parts, size_t n)
 	FILE *out;
 	int err = 0;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, GP_TIMELINE_FILE) >= sizeof(path) - 4) {
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, GP_TIMELINE_FILE) >=
+	    sizeof(path) - 4) {
 		json_decref(arr);
 		return -ENAMETOOLONG;
 	}
@@ -196,9 +208,11 @@ int gp_trace_merge(const char *dir, const struct gp_trace_part *parts, size_t n)
 	if (!err) {
 		char *o = json_dumps(arr, JSON_COMPACT);
 
-		fprintf(out, "\n],\"otherData\":{\"tool\":\"gpuprobed merge\",\"clock\":\"CLOCK_MONOTONIC of the first "
+		fprintf(out,
+			"\n],\"otherData\":{\"tool\":\"gpuprobed merge\",\"clock\":\"CLOCK_MONOTONIC of the first "
 			"capture's host, microseconds (each host's offset: report.json merge.clocks)\","
-			"\"gpu_timestamps\":false,\"parts\":%s}}\n", o ? o : "[]");
+			"\"gpu_timestamps\":false,\"parts\":%s}}\n",
+			o ? o : "[]");
 		free(o);
 	}
 	if (fflush(out) || ferror(out))

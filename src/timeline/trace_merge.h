@@ -14,9 +14,9 @@
 #define GP_TRACE_MERGE_PID_STRIDE 10000000u
 
 struct gp_trace_part {
-	const char *path;  /* a trace.json written by trace_json.c */
+	const char *path; /* a trace.json written by trace_json.c */
 	const char *host;
-	__s64 offset_ns;   /* its times plus this are on the merged axis */
+	__s64 offset_ns; /* its times plus this are on the merged axis */
 };
 
 /* Writes dir/trace.json from parts[0..n) (atomically). 0, or -errno (logged). */

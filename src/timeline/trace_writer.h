@@ -21,66 +21,68 @@
 
 #define TL_STREAM_TID_BASE 0x40000000u /* above every pid_max: stream tracks never meet real tids */
 #define TL_SCHED_TID_BASE  0x60000000u /* the scheduling tracks of threads (--timeline-sched) */
-#define TL_GPU_PID_BASE    0x70000000u /* the NVML counter tracks of devices: above every pid_max */
-#define TL_MAX_GPUS        64          /* devices with a track; samples of others are counted only */
-#define TL_COPY_SAMPLE_NS  1000000ULL  /* the copied-bytes counter: at most one sample per ms */
+#define TL_GPU_PID_BASE	   0x70000000u /* the NVML counter tracks of devices: above every pid_max */
+#define TL_MAX_GPUS	   64	      /* devices with a track; samples of others are counted only */
+#define TL_COPY_SAMPLE_NS  1000000ULL /* the copied-bytes counter: at most one sample per ms */
 #define TL_COPY_BUCKET_NS  10000000ULL /* the bytes-per-interval counter: 10 ms intervals */
-#define TL_BUF_BYTES       (1u << 20)
+#define TL_BUF_BYTES	   (1u << 20)
 
 struct tl_stream {
 	__u64 key;
-	__u32 tid;          /* synthetic track id */
-	__u32 index;        /* in its process, from 0: track order */
-	__u64 flow_base;    /* flow ids are flow_base + item number */
-	__u64 written_end;  /* items below have their flow start written */
-	__u64 finished;     /* items below have their flow finish written */
+	__u32 tid;	   /* synthetic track id */
+	__u32 index;	   /* in its process, from 0: track order */
+	__u64 flow_base;   /* flow ids are flow_base + item number */
+	__u64 written_end; /* items below have their flow start written */
+	__u64 finished;	   /* items below have their flow finish written */
 	bool window_open;
-	__u64 window_ts;    /* queueing of the window's first item */
+	__u64 window_ts; /* queueing of the window's first item */
 	__u64 window_items;
-	__u64 window_last;  /* end of the latest queueing call in the window */
-	__u64 prev_end;     /* end of the previous window: windows never overlap */
+	__u64 window_last; /* end of the latest queueing call in the window */
+	__u64 prev_end;	   /* end of the previous window: windows never overlap */
 };
 
 /* A thread's scheduling track (--timeline-sched records). */
 struct tl_sched {
-	__u32 tid;          /* the thread */
-	__u32 track;        /* synthetic track id */
-	__u32 index;        /* in its process, from 0 */
+	__u32 tid;	    /* the thread */
+	__u32 track;	    /* synthetic track id */
+	__u32 index;	    /* in its process, from 0 */
 	__u16 last_left;    /* how its previous slice ended (enum gp_sched_left); 0: none yet */
-	__u64 last_end;     /* its previous slice's end */
+	__u64 last_end;	    /* its previous slice's end */
 	__u64 minor, major; /* page faults in its slices so far */
 };
 
 struct tl_proc {
 	__u32 pid;
 	struct gp_u64map streams; /* key -> struct tl_stream */
-	struct gp_u64map tids;    /* tid -> this (a set) */
-	struct gp_u64map sched;   /* tid -> struct tl_sched */
+	struct gp_u64map tids;	  /* tid -> this (a set) */
+	struct gp_u64map sched;	  /* tid -> struct tl_sched */
 	__u32 nsched;
 	__u32 nstreams;
 	__u64 copied[GP_DIR_MAX]; /* bytes of the kept successful copies, by direction */
-	__u64 copy_sample_ts;     /* last sample of the copied-bytes counter */
-	__u64 copy_last_ts;       /* latest kept copy */
-	bool copy_dirty;          /* a copy since that sample */
-	__u64 bucket[GP_DIR_MAX]; /* bytes of the copies that returned in the open interval, by direction */
-	__u64 bucket_no;          /* the open interval: [bucket_no, bucket_no + 1) x TL_COPY_BUCKET_NS */
-	bool bucket_open;         /* it holds a copy */
+	__u64 copy_sample_ts;	  /* last sample of the copied-bytes counter */
+	__u64 copy_last_ts;	  /* latest kept copy */
+	bool copy_dirty;	  /* a copy since that sample */
+	__u64 bucket
+		[GP_DIR_MAX]; /* bytes of the copies that returned in the open interval, by direction */
+	__u64 bucket_no;  /* the open interval: [bucket_no, bucket_no + 1) x TL_COPY_BUCKET_NS */
+	bool bucket_open; /* it holds a copy */
 	bool dirs_seen[GP_DIR_MAX]; /* directions that ever had bytes: each gets its 0 samples */
 };
 
 struct gp_timeline {
-	FILE *out;      /* unbuffered: buf is the buffer */
+	FILE *out; /* unbuffered: buf is the buffer */
 	char *buf;
-	size_t len;     /* bytes in buf */
+	size_t len; /* bytes in buf */
 	char path[PATH_MAX], tmp[PATH_MAX];
 	__u64 max_events;
 	__u64 calls, kept, events;
 	__u64 slices, slices_kept; /* on-CPU slices seen, written (same cap as the calls) */
-	__u32 nstreams; /* all processes: flow id prefixes */
-	struct gp_u64map procs; /* pid -> struct tl_proc */
-	struct tl_proc *last;   /* the previous call's process */
-	bool failed;            /* out of memory for a track: the file would lie, so it is not kept */
-	__u32 gpus[TL_MAX_GPUS]; /* devices with a counter track, in the order of their first sample */
+	__u32 nstreams;		   /* all processes: flow id prefixes */
+	struct gp_u64map procs;	   /* pid -> struct tl_proc */
+	struct tl_proc *last;	   /* the previous call's process */
+	bool failed; /* out of memory for a track: the file would lie, so it is not kept */
+	__u32 gpus
+		[TL_MAX_GPUS]; /* devices with a counter track, in the order of their first sample */
 	__u32 ngpus;
 	__u64 gpu_samples, gpu_samples_kept;
 };
@@ -109,7 +111,7 @@ static inline __attribute__((always_inline)) char *room(struct gp_timeline *tl, 
 }
 
 static inline __attribute__((always_inline)) void put_n(struct gp_timeline *tl, const char *s,
-							 size_t n)
+							size_t n)
 {
 	if (n > TL_ROOM_MAX) {
 		flush_buf(tl);

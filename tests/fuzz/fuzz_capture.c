@@ -56,20 +56,24 @@ static int write_all(int fd, const void *p, size_t n)
 /* A valid file holding the operation stream in one chunk (stored, not compressed: faster). */
 static int write_wrapped(int fd, const uint8_t *ops, size_t size)
 {
-	struct gp_cap_header h = { .version = GP_CAP_VERSION, .header_size = sizeof(h), .abi_version = GP_ABI_VERSION };
+	struct gp_cap_header h = { .version = GP_CAP_VERSION,
+				   .header_size = sizeof(h),
+				   .abi_version = GP_ABI_VERSION };
 	struct gp_cap_chunk c = { .magic = GP_CAP_CHUNK_MAGIC, .raw_len = (__u32)size };
 	uLongf zlen = compressBound(size);
 	unsigned char *z = malloc(zlen ? zlen : 1);
 	int rc = -1;
 
 	memcpy(h.magic, GP_CAP_MAGIC, sizeof(h.magic));
-	h.header_crc = (__u32)crc32(0, (const Bytef *)&h, offsetof(struct gp_cap_header, header_crc));
+	h.header_crc =
+		(__u32)crc32(0, (const Bytef *)&h, offsetof(struct gp_cap_header, header_crc));
 	if (!z || compress2(z, &zlen, ops, size, Z_NO_COMPRESSION) != Z_OK)
 		goto out;
 	c.zlen = (__u32)zlen;
 	c.data_crc = (__u32)crc32(0, z, (uInt)zlen);
 	c.hdr_crc = (__u32)crc32(0, (const Bytef *)&c, offsetof(struct gp_cap_chunk, hdr_crc));
-	if (!write_all(fd, &h, sizeof(h)) && !write_all(fd, &c, sizeof(c)) && !write_all(fd, z, zlen))
+	if (!write_all(fd, &h, sizeof(h)) && !write_all(fd, &c, sizeof(c)) &&
+	    !write_all(fd, z, zlen))
 		rc = 0;
 out:
 	free(z);

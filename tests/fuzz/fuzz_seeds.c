@@ -22,11 +22,11 @@
 #include "model/model_ops.h"
 #include "symbolize/symbolizer.h"
 
-#define PID 4242
-#define START 1000000000000ULL
-#define DEV 0x7f3a00000000ULL
-#define HOST 0x7f3b00000000ULL
-#define STREAM 0x55d0c0ff0000ULL
+#define PID	4242
+#define START	1000000000000ULL
+#define DEV	0x7f3a00000000ULL
+#define HOST	0x7f3b00000000ULL
+#define STREAM	0x55d0c0ff0000ULL
 #define FN_GEMM 0x400900ULL
 
 static void die(const char *what)
@@ -36,8 +36,8 @@ static void die(const char *what)
 }
 
 /* ---- a resolver that names one kernel and a few frames ------------------ */
-static int kname(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack, unsigned nstack,
-		 char *name, size_t name_len, char *mangled, size_t mangled_len)
+static int kname(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack,
+		 unsigned nstack, char *name, size_t name_len, char *mangled, size_t mangled_len)
 {
 	if (func != FN_GEMM)
 		return -ENOENT;
@@ -48,7 +48,8 @@ static int kname(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 
 
 static int symbolize(void *ctx, __u32 tgid, __u64 addr, struct gp_frame_sym *out)
 {
-	static const char *const syms[] = { "main", "_ZN2ml5trainEv", "_ZN2ml4stepIfEEvi", "__libc_start_call_main" };
+	static const char *const syms[] = { "main", "_ZN2ml5trainEv", "_ZN2ml4stepIfEEvi",
+					    "__libc_start_call_main" };
 
 	memset(out, 0, sizeof(*out));
 	out->build_id = "3f1c0de2a9b4";
@@ -64,7 +65,10 @@ static int symbolize(void *ctx, __u32 tgid, __u64 addr, struct gp_frame_sym *out
 }
 
 static const struct gp_resolver inner = {
-	.kernel_name = kname, .demangle = gp_demangle, .demangle_short = gp_demangle_short, .symbolize = symbolize,
+	.kernel_name = kname,
+	.demangle = gp_demangle,
+	.demangle_short = gp_demangle_short,
+	.symbolize = symbolize,
 };
 
 /* ---- records as the BPF side makes them ----------------------------------- */
@@ -107,7 +111,8 @@ static void feed_stack(struct gp_model *m, const struct gp_api_call *c, unsigned
 		die("a stack record was refused");
 }
 
-static void feed_ext(struct gp_model *m, enum gp_api_id api, __u64 handle, const char *name, __u64 *clock)
+static void feed_ext(struct gp_model *m, enum gp_api_id api, __u64 handle, const char *name,
+		     __u64 *clock)
 {
 	struct gp_api_call_ext x;
 
@@ -151,8 +156,12 @@ static void feed_thread(struct gp_model *m, __u32 tid, __u64 start, __u64 end)
 static void session(struct gp_model *m, unsigned rounds, bool stacks)
 {
 	const struct gp_session_info si = {
-		.tool_version = "0.1-fuzz", .command_line = "gpuprobed --pid 4242", .mode = "pid",
-		.hostname = "gpu-node-1", .kernel_release = "6.18.0", .start_mono_ns = START,
+		.tool_version = "0.1-fuzz",
+		.command_line = "gpuprobed --pid 4242",
+		.mode = "pid",
+		.hostname = "gpu-node-1",
+		.kernel_release = "6.18.0",
+		.start_mono_ns = START,
 		.start_realtime_ns = 1700000000000000000ULL,
 	};
 	__u64 t = START + 5000000;
@@ -162,11 +171,14 @@ static void session(struct gp_model *m, unsigned rounds, bool stacks)
 	gp_model_set_launch(m, "python3 train.py", false, 0, 0);
 	gp_model_process_add(m, PID, "train", "python3 train.py --epochs 1", START + 1000, true);
 	gp_model_process_origin(m, PID, "launched", 1);
-	gp_model_library_add(m, PID, "/opt/venv/lib/libcudart.so.13", GP_FAM_CUDART, false, "0123abcd");
-	gp_model_library_add(m, PID, "/usr/lib/x86_64-linux-gnu/libcuda.so.1", GP_FAM_CUDA, false, "");
+	gp_model_library_add(m, PID, "/opt/venv/lib/libcudart.so.13", GP_FAM_CUDART, false,
+			     "0123abcd");
+	gp_model_library_add(m, PID, "/usr/lib/x86_64-linux-gnu/libcuda.so.1", GP_FAM_CUDA, false,
+			     "");
 	gp_model_thread_name(m, PID, PID, "python3");
 	gp_model_thread_name(m, PID, PID + 1, "loader");
-	gp_model_probe_add(m, 0, "/opt/venv/lib/libcudart.so.13", PID, "cudaMalloc", 0x4a2b0, GP_API_CUDA_MALLOC);
+	gp_model_probe_add(m, 0, "/opt/venv/lib/libcudart.so.13", PID, "cudaMalloc", 0x4a2b0,
+			   GP_API_CUDA_MALLOC);
 	gp_model_probe_add(m, 1, "/opt/venv/lib/libcudart.so.13", 0, "cudaLaunchKernel", 0x71c40,
 			   GP_API_CUDA_LAUNCH_KERNEL);
 	gp_model_skipped_add(m, 777, "other", "its root cannot be read");

@@ -17,7 +17,8 @@
 #define T_TID 4242
 
 /* A record of api by (pid, tid) starting at ts, lasting dur, returning ret. */
-static inline struct gp_api_call rec(enum gp_api_id api, __u32 pid, __u32 tid, __u64 ts, __u64 dur, int ret)
+static inline struct gp_api_call rec(enum gp_api_id api, __u32 pid, __u32 tid, __u64 ts, __u64 dur,
+				     int ret)
 {
 	struct gp_api_call c;
 
@@ -40,7 +41,8 @@ static inline void feed(struct gp_model *m, const struct gp_api_call *c)
 }
 
 /* cudaMalloc & co (ALLOC, ALLOC_ASYNC): out = the pointer, args[1] = bytes. */
-static inline struct gp_api_call rec_alloc(enum gp_api_id api, __u32 tid, __u64 ptr, __u64 bytes, int ret)
+static inline struct gp_api_call rec_alloc(enum gp_api_id api, __u32 tid, __u64 ptr, __u64 bytes,
+					   int ret)
 {
 	struct gp_api_call c = rec(api, T_PID, tid, 1000, 100, ret);
 
@@ -54,7 +56,8 @@ static inline struct gp_api_call rec_alloc(enum gp_api_id api, __u32 tid, __u64 
 }
 
 /* FREE, FREE_ASYNC, HOST_REGISTER (args[1] = bytes) */
-static inline struct gp_api_call rec_ptr(enum gp_api_id api, __u32 tid, __u64 ptr, __u64 bytes, int ret)
+static inline struct gp_api_call rec_ptr(enum gp_api_id api, __u32 tid, __u64 ptr, __u64 bytes,
+					 int ret)
 {
 	struct gp_api_call c = rec(api, T_PID, tid, 2000, 50, ret);
 
@@ -64,8 +67,8 @@ static inline struct gp_api_call rec_ptr(enum gp_api_id api, __u32 tid, __u64 pt
 }
 
 /* MEMCPY: (dst, src, count, kind[, stream]) */
-static inline struct gp_api_call rec_memcpy(enum gp_api_id api, __u64 dst, __u64 src, __u64 bytes, int kind,
-					    __u64 stream, __u64 dur, int ret)
+static inline struct gp_api_call rec_memcpy(enum gp_api_id api, __u64 dst, __u64 src, __u64 bytes,
+					    int kind, __u64 stream, __u64 dur, int ret)
 {
 	struct gp_api_call c = rec(api, T_PID, T_TID, 3000, dur, ret);
 
@@ -95,7 +98,8 @@ static inline struct gp_api_call rec_memcpy2d(enum gp_api_id api, __u64 dst, __u
 }
 
 /* MEMCPY_PEER: (dst, dstDev, src, srcDev, count[, stream]) */
-static inline struct gp_api_call rec_peer(enum gp_api_id api, __u64 dst, __u64 src, __u64 bytes, __u64 stream)
+static inline struct gp_api_call rec_peer(enum gp_api_id api, __u64 dst, __u64 src, __u64 bytes,
+					  __u64 stream)
 {
 	struct gp_api_call c = rec(api, T_PID, T_TID, 3000, 100, 0);
 
@@ -109,7 +113,8 @@ static inline struct gp_api_call rec_peer(enum gp_api_id api, __u64 dst, __u64 s
 }
 
 /* MEMSET: (ptr, value, count[, stream]) */
-static inline struct gp_api_call rec_memset(enum gp_api_id api, __u64 ptr, __u64 bytes, __u64 stream, int ret)
+static inline struct gp_api_call rec_memset(enum gp_api_id api, __u64 ptr, __u64 bytes,
+					    __u64 stream, int ret)
 {
 	struct gp_api_call c = rec(api, T_PID, T_TID, 3000, 10, ret);
 
@@ -121,8 +126,9 @@ static inline struct gp_api_call rec_memset(enum gp_api_id api, __u64 ptr, __u64
 }
 
 /* LAUNCH: (func, grid.x|grid.y<<32, grid.z, block.x|block.y<<32, block.z, args, [sp+8] smem, [sp+16] stream) */
-static inline struct gp_api_call rec_launch(enum gp_api_id api, __u64 func, __u64 ret_addr, const __u32 grid[3],
-					    const __u32 block[3], __u64 smem, __u64 stream, int ret)
+static inline struct gp_api_call rec_launch(enum gp_api_id api, __u64 func, __u64 ret_addr,
+					    const __u32 grid[3], const __u32 block[3], __u64 smem,
+					    __u64 stream, int ret)
 {
 	struct gp_api_call c = rec(api, T_PID, T_TID, 4000, 7, ret);
 
@@ -139,8 +145,9 @@ static inline struct gp_api_call rec_launch(enum gp_api_id api, __u64 func, __u6
 }
 
 /* LAUNCH_EXC: (cfg, func, args); slots 3..7 = [grid.x|grid.y], [grid.z|block.x], [block.y|block.z], smem, stream */
-static inline struct gp_api_call rec_launch_exc(enum gp_api_id api, __u64 func, __u64 ret_addr, const __u32 grid[3],
-						const __u32 block[3], __u64 smem, __u64 stream)
+static inline struct gp_api_call rec_launch_exc(enum gp_api_id api, __u64 func, __u64 ret_addr,
+						const __u32 grid[3], const __u32 block[3],
+						__u64 smem, __u64 stream)
 {
 	struct gp_api_call c = rec(api, T_PID, T_TID, 4000, 9, 0);
 
@@ -157,7 +164,8 @@ static inline struct gp_api_call rec_launch_exc(enum gp_api_id api, __u64 func, 
 }
 
 /* Shapes with the handle in args[0] and an optional second argument (stream of EVENT_RECORD...). */
-static inline struct gp_api_call rec_h(enum gp_api_id api, __u32 tid, __u64 a0, __u64 a1, __u64 dur, int ret)
+static inline struct gp_api_call rec_h(enum gp_api_id api, __u32 tid, __u64 a0, __u64 a1, __u64 dur,
+				       int ret)
 {
 	struct gp_api_call c = rec(api, T_PID, tid, 5000, dur, ret);
 
@@ -202,11 +210,14 @@ struct ustack {
 
 /* A Python frame's second word */
 #define PYW(instr, flags) ((__u64)(flags) << 32 | (__u32)(instr))
-#define REC_LEN(a)        (sizeof(a) / sizeof((a)[0]))
+#define REC_LEN(a)	  (sizeof(a) / sizeof((a)[0]))
 /* The stack of the arrays nat_ (native frames) and py_ (Python pairs), other fields after them */
-#define USTACK(nat_, py_, ...)                                             \
-	(&(struct ustack){ .ips = (nat_), .n = REC_LEN(nat_), .py = (py_), \
-			   .npy = REC_LEN(py_) / 2, __VA_ARGS__ })
+#define USTACK(nat_, py_, ...)                      \
+	(&(struct ustack){ .ips = (nat_),           \
+			   .n = REC_LEN(nat_),      \
+			   .py = (py_),             \
+			   .npy = REC_LEN(py_) / 2, \
+			   __VA_ARGS__ })
 #define USTACK_NATIVE(nat_, ...) \
 	(&(struct ustack){ .ips = (nat_), .n = REC_LEN(nat_), __VA_ARGS__ })
 
@@ -234,13 +245,31 @@ static inline size_t rec_ustack(struct gp_api_call_ustack *out, const struct gp_
 static inline struct gp_unwind_summary rec_unwind(void)
 {
 	return (struct gp_unwind_summary){
-		.procs = 2, .procs_max = 64, .procs_full = 1, .maps = 40, .maps_none = 3,
-		.maps_over = 4, .files = 12, .files_built = 10, .files_reused = 9,
-		.files_evicted = 5, .rows = 90000, .rows_max = 1 << 20, .pool_rows = 100000,
-		.build_ns = 7000000, .build_ns_max = 3000000,
-		.build_max_file = "/usr/lib/libtorch_cuda.so", .fail_open = 11, .fail_not_elf = 13,
-		.fail_no_cfi = 17, .fail_too_big = 19, .fail_pool_full = 23, .fail_files_full = 29,
-		.fail_no_segment = 31, .fail_other = 37, .python_holds = 41,
+		.procs = 2,
+		.procs_max = 64,
+		.procs_full = 1,
+		.maps = 40,
+		.maps_none = 3,
+		.maps_over = 4,
+		.files = 12,
+		.files_built = 10,
+		.files_reused = 9,
+		.files_evicted = 5,
+		.rows = 90000,
+		.rows_max = 1 << 20,
+		.pool_rows = 100000,
+		.build_ns = 7000000,
+		.build_ns_max = 3000000,
+		.build_max_file = "/usr/lib/libtorch_cuda.so",
+		.fail_open = 11,
+		.fail_not_elf = 13,
+		.fail_no_cfi = 17,
+		.fail_too_big = 19,
+		.fail_pool_full = 23,
+		.fail_files_full = 29,
+		.fail_no_segment = 31,
+		.fail_other = 37,
+		.python_holds = 41,
 	};
 }
 

@@ -17,11 +17,11 @@
 #include "analysis/advice.h"
 #include "records.h"
 
-#define MiB     (1ull << 20)
-#define DEV     0x700000000000ULL
-#define PINNED  0x7f0000000000ULL
-#define HEAP    0x5555aaaa0000ULL
-#define STREAM  0x5555bbbb0000ULL
+#define MiB    (1ull << 20)
+#define DEV    0x700000000000ULL
+#define PINNED 0x7f0000000000ULL
+#define HEAP   0x5555aaaa0000ULL
+#define STREAM 0x5555bbbb0000ULL
 
 static struct gp_model *model(void)
 {
@@ -75,10 +75,12 @@ static const json_t *ev(const json_t *arr, const char *id, const char *key)
 	return json_object_get(json_object_get(f, "evidence"), key);
 }
 
-static void copies(struct gp_model *m, __u64 dst, __u64 src, __u64 bytes, __u64 dur, int n, __u64 *ts)
+static void copies(struct gp_model *m, __u64 dst, __u64 src, __u64 bytes, __u64 dur, int n,
+		   __u64 *ts)
 {
 	for (int i = 0; i < n; i++) {
-		struct gp_api_call c = rec_memcpy(GP_API_CUDA_MEMCPY, dst, src, bytes, 1 /* HtoD */, 0, dur, 0);
+		struct gp_api_call c =
+			rec_memcpy(GP_API_CUDA_MEMCPY, dst, src, bytes, 1 /* HtoD */, 0, dur, 0);
 
 		c.hdr.ts_ns = (*ts += dur + 1000);
 		feed(m, &c);
@@ -95,9 +97,12 @@ static void pageable_measured(void **state)
 	copies(m, DEV, HEAP, MiB, 104858, 10, &ts);  /* 1 MiB / 10 GB/s */
 	copies(m, DEV, PINNED, MiB, 41943, 10, &ts); /* 1 MiB / 25 GB/s */
 	r = findings(m);
-	assert_true(llabs(impact(r, "pageable-copies") - (long long)(1048580 * (1 - 41943.0 / 104858))) <= 2);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(ev(r, "pageable-copies", "directions"), 0),
-								"ratio_source")), "measured");
+	assert_true(llabs(impact(r, "pageable-copies") -
+			  (long long)(1048580 * (1 - 41943.0 / 104858))) <= 2);
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_array_get(ev(r, "pageable-copies", "directions"), 0), "ratio_source")),
+		"measured");
 	json_decref(r);
 	gp_model_free(m);
 }
@@ -111,9 +116,12 @@ static void pageable_assumed(void **state)
 
 	copies(m, DEV, HEAP, 4096, 50000, 20, &ts);
 	r = findings(m);
-	assert_int_equal(impact(r, "pageable-copies"), (long long)(20 * 50000 * (1 - GP_ADVICE_PAGEABLE_RATIO)));
-	assert_string_equal(json_string_value(json_object_get(json_array_get(ev(r, "pageable-copies", "directions"), 0),
-								"ratio_source")), "assumed");
+	assert_int_equal(impact(r, "pageable-copies"),
+			 (long long)(20 * 50000 * (1 - GP_ADVICE_PAGEABLE_RATIO)));
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_array_get(ev(r, "pageable-copies", "directions"), 0), "ratio_source")),
+		"assumed");
 	json_decref(r);
 	gp_model_free(m);
 }
@@ -126,7 +134,8 @@ static void sync_copies_against_outside_time(void **state)
 	json_t *r;
 
 	for (int i = 0; i < 10; i++) {
-		struct gp_api_call c = rec_memcpy(GP_API_CUDA_MEMCPY, DEV, PINNED, MiB, 1, 0, 1000000, 0);
+		struct gp_api_call c =
+			rec_memcpy(GP_API_CUDA_MEMCPY, DEV, PINNED, MiB, 1, 0, 1000000, 0);
 
 		c.hdr.ts_ns = 100000 + ts;
 		ts += 1400000;
@@ -135,8 +144,10 @@ static void sync_copies_against_outside_time(void **state)
 	r = findings(m);
 	/* first entry to last return: 9 gaps of 0.4 ms outside calls (the allocations at ts 1000 add their own) */
 	assert_int_equal(json_integer_value(ev(r, "sync-copies", "host_ns")), 10000000);
-	assert_int_equal(impact(r, "sync-copies"), json_integer_value(ev(r, "sync-copies", "outside_ns")));
-	assert_true(impact(r, "sync-copies") >= 9 * 400000 && impact(r, "sync-copies") < 9 * 400000 + 200000);
+	assert_int_equal(impact(r, "sync-copies"),
+			 json_integer_value(ev(r, "sync-copies", "outside_ns")));
+	assert_true(impact(r, "sync-copies") >= 9 * 400000 &&
+		    impact(r, "sync-copies") < 9 * 400000 + 200000);
 	json_decref(r);
 	gp_model_free(m);
 }
@@ -149,7 +160,8 @@ static void redundant_syncs_exact(void **state)
 	json_t *r;
 
 	for (int i = 0; i < 4; i++) {
-		struct gp_api_call c = rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 0x401100, 0x401200, g, g, 0, STREAM, 0);
+		struct gp_api_call c = rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 0x401100, 0x401200, g,
+						  g, 0, STREAM, 0);
 
 		feed(m, &c);
 		c = rec_h(GP_API_CUDA_STREAM_SYNCHRONIZE, T_TID, STREAM, 0, 300000, 0);
@@ -181,7 +193,8 @@ static void small_copies_measured_reference(void **state)
 	r = findings(m);
 	want = 200 * 60000 - (long long)(200 * 4096 / (8.0 * MiB / 335544));
 	assert_true(llabs(impact(r, "small-copies") - want) <= 2);
-	assert_int_equal(json_integer_value(json_object_get(json_array_get(ev(r, "small-copies", "rows"), 0), "calls")),
+	assert_int_equal(json_integer_value(json_object_get(
+				 json_array_get(ev(r, "small-copies", "rows"), 0), "calls")),
 			 200);
 	json_decref(r);
 	gp_model_free(m);
@@ -195,7 +208,8 @@ static void launch_bound(void **state)
 	json_t *r;
 
 	for (int i = 0; i < 1600; i++) {
-		struct gp_api_call c = rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 0x401100, 0x401200, g, g, 0, STREAM, 0);
+		struct gp_api_call c = rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 0x401100, 0x401200, g,
+						  g, 0, STREAM, 0);
 
 		c.dur_ns = 20000;
 		feed(m, &c);
@@ -218,7 +232,8 @@ static void alloc_churn(void **state)
 	json_t *r;
 
 	for (int i = 0; i < 30; i++) {
-		struct gp_api_call c = rec_alloc(GP_API_CUDA_MALLOC, T_TID, DEV + 128 * MiB, MiB, 0);
+		struct gp_api_call c =
+			rec_alloc(GP_API_CUDA_MALLOC, T_TID, DEV + 128 * MiB, MiB, 0);
 
 		c.dur_ns = 1000000;
 		feed(m, &c);
@@ -230,8 +245,8 @@ static void alloc_churn(void **state)
 	/* 32 allocations (2 by model(), 100 ns each), peak 3 live: churn 29 */
 	assert_int_equal(json_integer_value(ev(r, "alloc-churn", "peak_live_allocations")), 3);
 	assert_int_equal(json_integer_value(ev(r, "alloc-churn", "churn")), 29);
-	assert_int_equal(impact(r, "alloc-churn"),
-			 (long long)(29 * ((30 * 1000000.0 + 200) / 32)) + (long long)(29 * 500000.0));
+	assert_int_equal(impact(r, "alloc-churn"), (long long)(29 * ((30 * 1000000.0 + 200) / 32)) +
+							   (long long)(29 * 500000.0));
 	json_decref(r);
 	gp_model_free(m);
 }
@@ -253,7 +268,8 @@ static void failing_calls(void **state)
 	r = findings(m);
 	assert_int_equal(impact(r, "failing-calls"), 4500);
 	assert_int_equal(json_integer_value(ev(r, "failing-calls", "errors")), 3);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(ev(r, "failing-calls", "codes"), 0), "name")),
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(ev(r, "failing-calls", "codes"), 0), "name")),
 			    "cudaErrorInvalidDevice");
 	json_decref(r);
 	gp_model_free(m);
@@ -274,19 +290,25 @@ static void threshold_leak_and_ranking(void **state)
 
 	copies(m, DEV, HEAP, 4096, 500000, 10, &ts); /* pageable: 0.6 × 5.05 ms */
 	for (int i = 0; i < 3; i++) {
-		struct gp_api_call c = rec_h(GP_API_CUDA_DEVICE_SYNCHRONIZE, T_TID, 0, 0, 400000, 0);
+		struct gp_api_call c =
+			rec_h(GP_API_CUDA_DEVICE_SYNCHRONIZE, T_TID, 0, 0, 400000, 0);
 
 		feed(m, &c); /* redundant: 1.2 ms */
 	}
 	assert_int_equal(gp_model_process_exited(m, T_PID, ts + 1000000), 0);
 	r = findings(m);
 	assert_int_equal(json_integer_value(ev(r, "leak", "bytes")), 128 * MiB);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(r, 0), "id")), "pageable-copies");
-	assert_string_equal(json_string_value(json_object_get(json_array_get(r, 1), "id")), "redundant-sync");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(r, 0), "id")),
+			    "pageable-copies");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(r, 1), "id")),
+			    "redundant-sync");
 	for (size_t i = 1; i < json_array_size(r); i++)
-		assert_true(json_integer_value(json_object_get(json_array_get(r, i - 1), "impact_ns")) >=
+		assert_true(json_integer_value(
+				    json_object_get(json_array_get(r, i - 1), "impact_ns")) >=
 			    json_integer_value(json_object_get(json_array_get(r, i), "impact_ns")));
-	assert_string_equal(json_string_value(json_object_get(json_array_get(r, json_array_size(r) - 1), "id")), "leak");
+	assert_string_equal(
+		json_string_value(json_object_get(json_array_get(r, json_array_size(r) - 1), "id")),
+		"leak");
 	json_decref(r);
 	gp_model_free(m);
 }

@@ -123,7 +123,8 @@ static void enc_str(struct enc *e, const char *s)
 		enc_put(e, s, strlen(s) + 1);
 }
 
-static const char *const strings[] = { NULL, "", "x", "/usr/lib/x86_64-linux-gnu/libcuda.so.1 \xc3\xa9t\xc3\xa9" };
+static const char *const strings[] = { NULL, "", "x",
+				       "/usr/lib/x86_64-linux-gnu/libcuda.so.1 \xc3\xa9t\xc3\xa9" };
 
 /* Every operation, every field of its format, strings cycling through NULL, "", short and long. */
 static void every_op_every_letter(void **state)
@@ -147,23 +148,47 @@ static void every_op_every_letter(void **state)
 				__u8 b = (k + variant) & 1;
 
 				switch (fmt[k]) {
-				case 'u': enc_u32(&e, 0xfffffff0u + k + variant); break;
-				case 'i': enc_u32(&e, (__u32)(-1000 - (int)k - (int)variant)); break;
-				case 'U': enc_put(&e, &u64, 8); break;
-				case 'b': enc_put(&e, &b, 1); break;
-				case 's': enc_str(&e, strings[(k + variant) % 4]); break;
-				case 'r': enc_put(&e, raw, variant * 12); break; /* 0 bytes too */
-				default: fail_msg("op %u: unknown letter '%c'", op, fmt[k]);
+				case 'u':
+					enc_u32(&e, 0xfffffff0u + k + variant);
+					break;
+				case 'i':
+					enc_u32(&e, (__u32)(-1000 - (int)k - (int)variant));
+					break;
+				case 'U':
+					enc_put(&e, &u64, 8);
+					break;
+				case 'b':
+					enc_put(&e, &b, 1);
+					break;
+				case 's':
+					enc_str(&e, strings[(k + variant) % 4]);
+					break;
+				case 'r':
+					enc_put(&e, raw, variant * 12);
+					break; /* 0 bytes too */
+				default:
+					fail_msg("op %u: unknown letter '%c'", op, fmt[k]);
 				}
 			}
 			assert_int_equal(gp_op_unpack(op, e.b, e.n, v), 0);
 			for (k = 0; fmt[k]; k++) {
 				switch (fmt[k]) {
-				case 'u': assert_int_equal(v[k].u, 0xfffffff0u + k + variant); break;
-				case 'i': assert_int_equal(v[k].i, -1000 - (int)k - (int)variant); break;
-				case 'U': assert_int_equal(v[k].u, 0x0123456789abcdefULL ^ (k + variant)); break;
-				case 'b': assert_int_equal(v[k].u, (k + variant) & 1); break;
-				case 's': assert_str_or_null(v[k].s, strings[(k + variant) % 4]); break;
+				case 'u':
+					assert_int_equal(v[k].u, 0xfffffff0u + k + variant);
+					break;
+				case 'i':
+					assert_int_equal(v[k].i, -1000 - (int)k - (int)variant);
+					break;
+				case 'U':
+					assert_int_equal(v[k].u,
+							 0x0123456789abcdefULL ^ (k + variant));
+					break;
+				case 'b':
+					assert_int_equal(v[k].u, (k + variant) & 1);
+					break;
+				case 's':
+					assert_str_or_null(v[k].s, strings[(k + variant) % 4]);
+					break;
 				case 'r':
 					assert_int_equal(v[k].r.n, variant * 12);
 					assert_memory_equal(v[k].r.p, raw, variant * 12);
@@ -197,20 +222,22 @@ static void vpack_matches_the_encoding(void **state)
 	enc_put(&e, &so, 8);
 	enc_put(&e, &fo, 8);
 	enc_u32(&e, GP_SYM_ELF);
-	n = pack(buf, sizeof(buf), gp_model_op_format(GP_MOP_SYMBOL), 4242u, a, -ENOENT, "ml::step", (const char *)NULL,
-		 "", "3f1c", so, fo, (unsigned)GP_SYM_ELF);
+	n = pack(buf, sizeof(buf), gp_model_op_format(GP_MOP_SYMBOL), 4242u, a, -ENOENT, "ml::step",
+		 (const char *)NULL, "", "3f1c", so, fo, (unsigned)GP_SYM_ELF);
 	assert_int_equal(n, e.n);
 	assert_memory_equal(buf, e.b, n);
 	/* too small: nothing written past cap, the size needed returned */
 	memset(small, 0xa5, sizeof(small));
-	assert_int_equal(pack(small, 4, gp_model_op_format(GP_MOP_SYMBOL), 4242u, a, -ENOENT, "ml::step",
-			      (const char *)NULL, "", "3f1c", so, fo, (unsigned)GP_SYM_ELF),
+	assert_int_equal(pack(small, 4, gp_model_op_format(GP_MOP_SYMBOL), 4242u, a, -ENOENT,
+			      "ml::step", (const char *)NULL, "", "3f1c", so, fo,
+			      (unsigned)GP_SYM_ELF),
 			 e.n);
 	for (unsigned i = 4; i < sizeof(small); i++)
 		assert_int_equal(small[i], 0xa5);
 
 	/* GP_MOP_LAUNCH "sbii": NULL string, a bool given as any non-zero int, negative ints */
-	n = pack(buf, sizeof(buf), gp_model_op_format(GP_MOP_LAUNCH), (const char *)NULL, 7, -3, INT_MIN);
+	n = pack(buf, sizeof(buf), gp_model_op_format(GP_MOP_LAUNCH), (const char *)NULL, 7, -3,
+		 INT_MIN);
 	assert_int_equal(n, 4 + 1 + 4 + 4);
 	assert_int_equal(gp_op_unpack(GP_MOP_LAUNCH, buf, n, v), 0);
 	assert_null(v[0].s);
@@ -221,12 +248,15 @@ static void vpack_matches_the_encoding(void **state)
 	/* GP_MOP_INGEST "r": the bytes as they are, none included */
 	for (unsigned i = 0; i < sizeof(rec); i++)
 		rec[i] = (unsigned char)(255 - i);
-	n = pack(buf, sizeof(buf), gp_model_op_format(GP_MOP_INGEST), (const void *)rec, sizeof(rec));
+	n = pack(buf, sizeof(buf), gp_model_op_format(GP_MOP_INGEST), (const void *)rec,
+		 sizeof(rec));
 	assert_int_equal(n, sizeof(rec));
 	assert_int_equal(gp_op_unpack(GP_MOP_INGEST, buf, n, v), 0);
 	assert_int_equal(v[0].r.n, sizeof(rec));
 	assert_memory_equal(v[0].r.p, rec, sizeof(rec));
-	assert_int_equal(pack(buf, sizeof(buf), gp_model_op_format(GP_MOP_INGEST), (const void *)rec, (size_t)0), 0);
+	assert_int_equal(pack(buf, sizeof(buf), gp_model_op_format(GP_MOP_INGEST),
+			      (const void *)rec, (size_t)0),
+			 0);
 	assert_int_equal(gp_op_unpack(GP_MOP_INGEST, buf, 0, v), 0);
 	assert_int_equal(v[0].r.n, 0);
 
@@ -261,8 +291,8 @@ static void unpack_rejects_invalid_encodings(void **state)
 		assert_int_equal(gp_op_unpack(op, e.b, e.n, v), 0);
 		for (size_t cut = 0; cut < e.n; cut++)
 			if (gp_op_unpack(op, e.b, cut, v) != -EINVAL)
-				fail_msg("%s: a payload cut to %zu of %zu bytes was accepted", gp_model_op_name(op), cut,
-					 e.n);
+				fail_msg("%s: a payload cut to %zu of %zu bytes was accepted",
+					 gp_model_op_name(op), cut, e.n);
 		/* one byte too many */
 		e.b[e.n++] = 0;
 		assert_int_equal(gp_op_unpack(op, e.b, e.n, v), -EINVAL);
@@ -277,7 +307,8 @@ static void unpack_rejects_invalid_encodings(void **state)
 	buf[4 + 4] = 0; /* "ring\0uf_full": an inner NUL */
 	assert_int_equal(gp_op_unpack(GP_MOP_DROP_SET, buf, n, v), -EINVAL);
 	buf[4 + 4] = 'b';
-	memcpy(buf, &(__u32){ 0xffffffffu }, 4); /* a length past the payload, wrapping when added */
+	memcpy(buf, &(__u32){ 0xffffffffu },
+	       4); /* a length past the payload, wrapping when added */
 	assert_int_equal(gp_op_unpack(GP_MOP_DROP_SET, buf, n, v), -EINVAL);
 	memcpy(buf, &(__u32){ 14 }, 4); /* one past the payload's end */
 	assert_int_equal(gp_op_unpack(GP_MOP_DROP_SET, buf, n, v), -EINVAL);
@@ -310,7 +341,8 @@ struct op_list {
 	unsigned *op;
 	unsigned char **data;
 	size_t *len;
-	unsigned *chunk; /* the chunk the writer put it in (by its rule: whole operations, GP_CAP_CHUNK_RAW) */
+	unsigned *
+		chunk; /* the chunk the writer put it in (by its rule: whole operations, GP_CAP_CHUNK_RAW) */
 	size_t n;
 	unsigned nchunks; /* the end operation's chunk included */
 };
@@ -344,7 +376,9 @@ static void make_ops(struct op_list *l, size_t n, size_t big_at, size_t max_len,
 	assert_true(l->op && l->data && l->len && l->chunk);
 	l->nchunks = 0;
 	for (size_t i = 0; i < n; i++) {
-		size_t len = i == big_at ? GP_CAP_CHUNK_RAW + 1000 : i % 7 == 0 ? 0 : (i * 7919) % max_len;
+		size_t len = i == big_at  ? GP_CAP_CHUNK_RAW + 1000
+			     : i % 7 == 0 ? 0
+					  : (i * 7919) % max_len;
 		size_t need = sizeof(struct gp_cap_op_hdr) + len;
 
 		l->op[i] = 1 + (unsigned)(i % (GP_MOP_END - 1));
@@ -353,7 +387,8 @@ static void make_ops(struct op_list *l, size_t n, size_t big_at, size_t max_len,
 		assert_non_null(l->data[i]);
 		for (size_t j = 0; j < len; j++) {
 			rnd = rnd * 1103515245u + 12345u;
-			l->data[i][j] = compressible ? (unsigned char)((i + j % 61) & 0xff) : (unsigned char)(rnd >> 16);
+			l->data[i][j] = compressible ? (unsigned char)((i + j % 61) & 0xff)
+						     : (unsigned char)(rnd >> 16);
 		}
 		if (fill && fill + need > GP_CAP_CHUNK_RAW) {
 			l->nchunks++;
@@ -387,7 +422,8 @@ static void write_ops(const char *path, const struct op_list *l, struct gp_captu
  * Reads path to its end: each operation must be the next expected one (those
  * with keep[i]; keep NULL: all), in order. *st: the reader's stats.
  */
-static void read_expect(const char *path, const struct op_list *l, const bool *keep, struct gp_capture_stats *st)
+static void read_expect(const char *path, const struct op_list *l, const bool *keep,
+			struct gp_capture_stats *st)
 {
 	char err[512];
 	struct gp_capture_reader *r = gp_capture_open(path, err, sizeof(err));
@@ -405,8 +441,9 @@ static void read_expect(const char *path, const struct op_list *l, const bool *k
 		if (i >= l->n)
 			fail_msg("operation %zu read, past the expected ones", got);
 		if (op != l->op[i] || len != l->len[i] || memcmp(data, l->data[i], len))
-			fail_msg("operation %zu read (op %u, %zu bytes) is not operation %zu written (op %u, %zu bytes)",
-				 got, op, len, i, l->op[i], l->len[i]);
+			fail_msg(
+				"operation %zu read (op %u, %zu bytes) is not operation %zu written (op %u, %zu bytes)",
+				got, op, len, i, l->op[i], l->len[i]);
 		i++;
 		got++;
 	}
@@ -570,7 +607,8 @@ static void reads_version_1(void **state)
 	memcpy(&h, file, sizeof(h));
 	assert_int_equal(h.version, 2);
 	h.version = 1;
-	h.header_crc = (__u32)crc32(0, (const Bytef *)&h, offsetof(struct gp_cap_header, header_crc));
+	h.header_crc =
+		(__u32)crc32(0, (const Bytef *)&h, offsetof(struct gp_cap_header, header_crc));
 	memcpy(out, &h, sizeof(h));
 	out_len = sizeof(h);
 	for (unsigned i = 0; i < n; i++) {
@@ -582,13 +620,16 @@ static void reads_version_1(void **state)
 		assert_int_equal(c.magic, GP_CAP_CHUNK_ZSTD);
 		raw = malloc(c.raw_len);
 		assert_non_null(raw);
-		assert_int_equal(ZSTD_decompress(raw, c.raw_len, file + at[i] + sizeof(c), c.zlen), c.raw_len);
+		assert_int_equal(ZSTD_decompress(raw, c.raw_len, file + at[i] + sizeof(c), c.zlen),
+				 c.raw_len);
 		zlen = compressBound(c.raw_len);
-		assert_int_equal(compress2(out + out_len + sizeof(c), &zlen, raw, c.raw_len, 1), Z_OK);
+		assert_int_equal(compress2(out + out_len + sizeof(c), &zlen, raw, c.raw_len, 1),
+				 Z_OK);
 		c.magic = GP_CAP_CHUNK_MAGIC;
 		c.zlen = (__u32)zlen;
 		c.data_crc = (__u32)crc32(0, out + out_len + sizeof(c), (uInt)zlen);
-		c.hdr_crc = (__u32)crc32(0, (const Bytef *)&c, offsetof(struct gp_cap_chunk, hdr_crc));
+		c.hdr_crc =
+			(__u32)crc32(0, (const Bytef *)&c, offsetof(struct gp_cap_chunk, hdr_crc));
 		memcpy(out + out_len, &c, sizeof(c));
 		out_len += sizeof(c) + zlen;
 		free(raw);
@@ -611,7 +652,8 @@ static void cut_anywhere(void **state)
 	size_t first = sizeof(struct gp_cap_header) + sizeof(struct gp_cap_chunk);
 
 	small_capture(&c);
-	for (size_t cut = 0; cut <= first + 8; cut++) /* every byte of the header and the first chunk header */
+	for (size_t cut = 0; cut <= first + 8;
+	     cut++) /* every byte of the header and the first chunk header */
 		cut_at(&c, cut);
 	for (unsigned k = 1; k <= c.nchunks; k++) /* around every chunk's end */
 		for (size_t cut = c.at[k] - 30; cut <= c.at[k] + 30 && cut <= c.size; cut++)
@@ -706,7 +748,8 @@ static void not_a_capture(void **state)
 	/* a newer format, its header otherwise right: the message gives both versions */
 	memcpy(&h, c.file, sizeof(h));
 	h.version = GP_CAP_VERSION + 1;
-	h.header_crc = (__u32)crc32(0, (const Bytef *)&h, offsetof(struct gp_cap_header, header_crc));
+	h.header_crc =
+		(__u32)crc32(0, (const Bytef *)&h, offsetof(struct gp_cap_header, header_crc));
 	memcpy(bad, c.file, c.size);
 	memcpy(bad, &h, sizeof(h));
 	spill(c.path, bad, c.size);
@@ -766,7 +809,8 @@ static void stacks_part(struct gp_model *m)
 	gp_model_set_stacks(m, true, 100);
 	for (unsigned i = 0; i < 4; i++) {
 		memset(&s, 0, sizeof(s));
-		s.call = rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 0xa1, ST_STEP + 5 + i % 2, grid, block, 0, SC_S1, 0);
+		s.call = rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 0xa1, ST_STEP + 5 + i % 2, grid,
+				    block, 0, SC_S1, 0);
 		s.call.hdr.ts_ns = SC_START + 900000000 + i * 1000;
 		s.call.hdr.type = GP_EV_API_CALL_STACK;
 		s.call.hdr.size = (__u16)GP_STACK_REC_SIZE(3);
@@ -834,8 +878,9 @@ static struct gp_model *live_into_capture(char *path, size_t len,
 	rr.inner = inner;
 	rr.record_ctx = w;
 	live_res = gp_recording_resolver(&rr);
-	live = scenario_model_with(&live_res, &(struct gp_model_tap){ .ctx = w, .record = gp_capture_writer_op },
-				   true, true);
+	live = scenario_model_with(
+		&live_res, &(struct gp_model_tap){ .ctx = w, .record = gp_capture_writer_op }, true,
+		true);
 	stacks_part(live);
 	gp_model_set_tap(live, NULL);
 	assert_int_equal(gp_capture_writer_close(w, ws), 0);
@@ -887,9 +932,9 @@ static void load_equals_live(void **state)
 struct opening {
 	struct second {
 		struct opening *o;
-	} second;          /* the second observer's ctx (observers are removed by theirs) */
+	} second; /* the second observer's ctx (observers are removed by theirs) */
 	struct gp_model *ready_model;
-	size_t calls[2];   /* outermost calls each observer saw */
+	size_t calls[2]; /* outermost calls each observer saw */
 	size_t more, applied, malformed_seen;
 	size_t stop_after; /* applied answers -ENOMEM after this many (0: never) */
 	size_t more_until; /* more answers false once this many were applied (0: never) */
@@ -945,9 +990,14 @@ static struct gp_capture_open_opts opening_opts(struct opening *o, struct gp_mod
 	o->second.o = o;
 	obs[0] = (struct gp_model_observer){ .ctx = o, .call = seen_0 };
 	obs[1] = (struct gp_model_observer){ .ctx = &o->second, .call = seen_1 };
-	return (struct gp_capture_open_opts){ .observers = obs, .nobservers = 2, .ctx = o,
-					      .ready = on_ready, .more = on_more, .applied = on_applied,
-					      .done = on_done, .finish = true };
+	return (struct gp_capture_open_opts){ .observers = obs,
+					      .nobservers = 2,
+					      .ctx = o,
+					      .ready = on_ready,
+					      .more = on_more,
+					      .applied = on_applied,
+					      .done = on_done,
+					      .finish = true };
 }
 
 static void open_model_equals_live(void **state)
@@ -1038,15 +1088,16 @@ static void open_model_hooks_stop_it(void **state)
 	assert_int_equal(o.more, 8);
 	assert_int_equal(cu.at, 8);
 	assert_true(o.done);
-	assert_int_equal(cm.stats.applied + cm.stats.answers + cm.stats.ignored + cm.stats.malformed,
-			 7);
+	assert_int_equal(
+		cm.stats.applied + cm.stats.answers + cm.stats.ignored + cm.stats.malformed, 7);
 	gp_capture_model_close(&cm);
 
 	/* a file that is no capture: -EINVAL, why in errmsg, no model */
 	o = (struct opening){ 0 };
 	opts = opening_opts(&o, obs);
-	assert_int_equal(gp_capture_open_model("/nonexistent/capture.gpz", &opts, &cm, err, sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(
+		gp_capture_open_model("/nonexistent/capture.gpz", &opts, &cm, err, sizeof(err)),
+		-EINVAL);
 	assert_non_null(strstr(err, "/nonexistent/capture.gpz"));
 	assert_null(cm.model);
 	assert_null(o.ready_model);
@@ -1062,7 +1113,7 @@ struct mem_ops {
 		unsigned op;
 		size_t len;
 		unsigned char *data;
-	} *v;
+	} * v;
 	size_t n, cap;
 };
 
@@ -1103,7 +1154,7 @@ static void mem_free(struct mem_ops *o)
 }
 
 #define PY_EVAL 0x5a0000002100ULL /* _PyEval_EvalFrameDefault */
-#define PY_FWD  0x7f3a00010000ULL /* Model.forward (another process: Other.run) */
+#define PY_FWD	0x7f3a00010000ULL /* Model.forward (another process: Other.run) */
 #define PY_STEP 0x7f3a00020000ULL /* train_step */
 #define PY_GONE 0x7f3a00050000ULL /* cannot be read */
 #define PY_PID2 5151

@@ -27,8 +27,8 @@
 /* Unit tests run from the repository root (tests/unit/unit.mk). */
 #define SHIPPED_CONFIG "config/gpuprobed.conf"
 
-static char path[64];   /* the current test's file */
-static char err[8192];  /* what the last load printed on stderr */
+static char path[64];  /* the current test's file */
+static char err[8192]; /* what the last load printed on stderr */
 
 static void write_file(const char *text)
 {
@@ -150,7 +150,8 @@ static void shipped_config_is_the_defaults(void **state)
 	 * nvml_lib, whose default (the loader's search) is no path */
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f))
-		keys += line[0] != '#' && line[0] != ';' && line[0] != '[' && strchr(line, '=') != NULL;
+		keys += line[0] != '#' && line[0] != ';' && line[0] != '[' &&
+			strchr(line, '=') != NULL;
 	fclose(f);
 	assert_int_equal(keys, 19);
 }
@@ -162,49 +163,182 @@ struct good {
 	void (*expect)(struct gp_daemon_config *c);
 };
 
-static void listen_v4(struct gp_daemon_config *c) { strcpy(c->listen_addr, "0.0.0.0"); c->listen_port = 1; }
-static void listen_v6(struct gp_daemon_config *c) { strcpy(c->listen_addr, "::1"); c->listen_port = 65535; }
-static void listen_v6_full(struct gp_daemon_config *c) { strcpy(c->listen_addr, "fe80::1:2"); c->listen_port = 9400; }
-static void listen_off(struct gp_daemon_config *c) { c->listen_enabled = false; }
-static void job_cgroup(struct gp_daemon_config *c) { c->job_source = GP_JOB_CGROUP; }
-static void job_none(struct gp_daemon_config *c) { c->job_source = GP_JOB_NONE; }
-static void job_env(struct gp_daemon_config *c) { c->job_source = GP_JOB_ENV; strcpy(c->job_env, "SLURM_JOB_ID"); }
-static void job_env_short(struct gp_daemon_config *c) { c->job_source = GP_JOB_ENV; strcpy(c->job_env, "_"); }
-static void grace_0(struct gp_daemon_config *c) { c->exited_grace_s = 0; }
-static void grace_max(struct gp_daemon_config *c) { c->exited_grace_s = 4294967295u; }
-static void dir_srv(struct gp_daemon_config *c) { strcpy(c->state_dir, "/srv/gp"); }
-static void dir_root(struct gp_daemon_config *c) { strcpy(c->state_dir, "/"); }
-static void interval_0(struct gp_daemon_config *c) { c->report_interval_s = 0; }
-static void interval_60(struct gp_daemon_config *c) { c->report_interval_s = 60; }
-static void size_1m(struct gp_daemon_config *c) { c->report_max_bytes = 1 << 20; }
-static void size_bytes(struct gp_daemon_config *c) { c->report_max_bytes = 2000000; }
-static void size_k(struct gp_daemon_config *c) { c->report_max_bytes = 2048ULL << 10; }
-static void size_g(struct gp_daemon_config *c) { c->report_max_bytes = 3ULL << 30; }
-static void stacks_on(struct gp_daemon_config *c) { c->stacks = true; }
-static void timeline_on(struct gp_daemon_config *c) { c->timeline = true; }
-static void aggregate_off(struct gp_daemon_config *c) { c->aggregate = false; }
-static void multi_off(struct gp_daemon_config *c) { c->no_uprobe_multi = true; }
-static void procs_1(struct gp_daemon_config *c) { c->max_processes = 1; }
-static void procs_max(struct gp_daemon_config *c) { c->max_processes = 1000000; }
-static void stacks_1(struct gp_daemon_config *c) { c->max_stacks = 1; }
-static void stacks_max(struct gp_daemon_config *c) { c->max_stacks = 100000000; }
-static void rb_1(struct gp_daemon_config *c) { c->ringbuf_mb = 1; }
-static void rb_4096(struct gp_daemon_config *c) { c->ringbuf_mb = 4096; }
-static void poll_1(struct gp_daemon_config *c) { c->poll_ms = 1; }
-static void poll_1000(struct gp_daemon_config *c) { c->poll_ms = 1000; }
-static void hold_1(struct gp_daemon_config *c) { c->hold_max_ms = 1; }
-static void hold_60000(struct gp_daemon_config *c) { c->hold_max_ms = 60000; }
-static void stall_off(struct gp_daemon_config *c) { c->stall_timeout_s = 0; }
-static void stall_2_5(struct gp_daemon_config *c) { c->stall_timeout_s = 2.5; }
-static void budget_off(struct gp_daemon_config *c) { c->overhead_budget = 0; }
-static void budget_1(struct gp_daemon_config *c) { c->overhead_budget = 0.01; }
-static void budget_half(struct gp_daemon_config *c) { c->overhead_budget = 0.5 / 100; }
-static void budget_100(struct gp_daemon_config *c) { c->overhead_budget = 1; }
-static void level_err(struct gp_daemon_config *c) { c->log_level = LOG_ERR; }
-static void level_warning(struct gp_daemon_config *c) { c->log_level = LOG_WARNING; }
-static void level_info(struct gp_daemon_config *c) { c->log_level = LOG_INFO; }
-static void level_debug(struct gp_daemon_config *c) { c->log_level = LOG_DEBUG; }
-static void nothing(struct gp_daemon_config *c) { }
+static void listen_v4(struct gp_daemon_config *c)
+{
+	strcpy(c->listen_addr, "0.0.0.0");
+	c->listen_port = 1;
+}
+static void listen_v6(struct gp_daemon_config *c)
+{
+	strcpy(c->listen_addr, "::1");
+	c->listen_port = 65535;
+}
+static void listen_v6_full(struct gp_daemon_config *c)
+{
+	strcpy(c->listen_addr, "fe80::1:2");
+	c->listen_port = 9400;
+}
+static void listen_off(struct gp_daemon_config *c)
+{
+	c->listen_enabled = false;
+}
+static void job_cgroup(struct gp_daemon_config *c)
+{
+	c->job_source = GP_JOB_CGROUP;
+}
+static void job_none(struct gp_daemon_config *c)
+{
+	c->job_source = GP_JOB_NONE;
+}
+static void job_env(struct gp_daemon_config *c)
+{
+	c->job_source = GP_JOB_ENV;
+	strcpy(c->job_env, "SLURM_JOB_ID");
+}
+static void job_env_short(struct gp_daemon_config *c)
+{
+	c->job_source = GP_JOB_ENV;
+	strcpy(c->job_env, "_");
+}
+static void grace_0(struct gp_daemon_config *c)
+{
+	c->exited_grace_s = 0;
+}
+static void grace_max(struct gp_daemon_config *c)
+{
+	c->exited_grace_s = 4294967295u;
+}
+static void dir_srv(struct gp_daemon_config *c)
+{
+	strcpy(c->state_dir, "/srv/gp");
+}
+static void dir_root(struct gp_daemon_config *c)
+{
+	strcpy(c->state_dir, "/");
+}
+static void interval_0(struct gp_daemon_config *c)
+{
+	c->report_interval_s = 0;
+}
+static void interval_60(struct gp_daemon_config *c)
+{
+	c->report_interval_s = 60;
+}
+static void size_1m(struct gp_daemon_config *c)
+{
+	c->report_max_bytes = 1 << 20;
+}
+static void size_bytes(struct gp_daemon_config *c)
+{
+	c->report_max_bytes = 2000000;
+}
+static void size_k(struct gp_daemon_config *c)
+{
+	c->report_max_bytes = 2048ULL << 10;
+}
+static void size_g(struct gp_daemon_config *c)
+{
+	c->report_max_bytes = 3ULL << 30;
+}
+static void stacks_on(struct gp_daemon_config *c)
+{
+	c->stacks = true;
+}
+static void timeline_on(struct gp_daemon_config *c)
+{
+	c->timeline = true;
+}
+static void aggregate_off(struct gp_daemon_config *c)
+{
+	c->aggregate = false;
+}
+static void multi_off(struct gp_daemon_config *c)
+{
+	c->no_uprobe_multi = true;
+}
+static void procs_1(struct gp_daemon_config *c)
+{
+	c->max_processes = 1;
+}
+static void procs_max(struct gp_daemon_config *c)
+{
+	c->max_processes = 1000000;
+}
+static void stacks_1(struct gp_daemon_config *c)
+{
+	c->max_stacks = 1;
+}
+static void stacks_max(struct gp_daemon_config *c)
+{
+	c->max_stacks = 100000000;
+}
+static void rb_1(struct gp_daemon_config *c)
+{
+	c->ringbuf_mb = 1;
+}
+static void rb_4096(struct gp_daemon_config *c)
+{
+	c->ringbuf_mb = 4096;
+}
+static void poll_1(struct gp_daemon_config *c)
+{
+	c->poll_ms = 1;
+}
+static void poll_1000(struct gp_daemon_config *c)
+{
+	c->poll_ms = 1000;
+}
+static void hold_1(struct gp_daemon_config *c)
+{
+	c->hold_max_ms = 1;
+}
+static void hold_60000(struct gp_daemon_config *c)
+{
+	c->hold_max_ms = 60000;
+}
+static void stall_off(struct gp_daemon_config *c)
+{
+	c->stall_timeout_s = 0;
+}
+static void stall_2_5(struct gp_daemon_config *c)
+{
+	c->stall_timeout_s = 2.5;
+}
+static void budget_off(struct gp_daemon_config *c)
+{
+	c->overhead_budget = 0;
+}
+static void budget_1(struct gp_daemon_config *c)
+{
+	c->overhead_budget = 0.01;
+}
+static void budget_half(struct gp_daemon_config *c)
+{
+	c->overhead_budget = 0.5 / 100;
+}
+static void budget_100(struct gp_daemon_config *c)
+{
+	c->overhead_budget = 1;
+}
+static void level_err(struct gp_daemon_config *c)
+{
+	c->log_level = LOG_ERR;
+}
+static void level_warning(struct gp_daemon_config *c)
+{
+	c->log_level = LOG_WARNING;
+}
+static void level_info(struct gp_daemon_config *c)
+{
+	c->log_level = LOG_INFO;
+}
+static void level_debug(struct gp_daemon_config *c)
+{
+	c->log_level = LOG_DEBUG;
+}
+static void nothing(struct gp_daemon_config *c)
+{
+}
 
 static const struct good goods[] = {
 	{ "metrics", "listen", "0.0.0.0:1", listen_v4 },
@@ -273,7 +407,8 @@ static void good_values(void **state)
 		char text[256];
 
 		/* indented, with an inline comment: both are allowed */
-		snprintf(text, sizeof(text), "# a comment\n[%s]\n  %s = %s   ; why\n", g->section, g->key, g->value);
+		snprintf(text, sizeof(text), "# a comment\n[%s]\n  %s = %s   ; why\n", g->section,
+			 g->key, g->value);
 		if (load_text(text, &c) != 0 || err[0])
 			fail_msg("[%s] %s = %s refused: %s", g->section, g->key, g->value, err);
 		gp_daemon_config_defaults(&want);
@@ -287,64 +422,107 @@ struct bad {
 };
 
 static const struct bad bads[] = {
-	{ "metrics", "listen", "localhost:9400", "'localhost:9400' is not ADDRESS:PORT with a numeric address (e.g. 127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400) or off" },
-	{ "metrics", "listen", "127.0.0.1", "'127.0.0.1' is not ADDRESS:PORT with a numeric address (e.g. 127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400) or off" },
-	{ "metrics", "listen", ":9400", "':9400' is not ADDRESS:PORT with a numeric address (e.g. 127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400) or off" },
-	{ "metrics", "listen", "[127.0.0.1]:9400", "'[127.0.0.1]:9400' is not ADDRESS:PORT with a numeric address (e.g. 127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400) or off" },
-	{ "metrics", "listen", "::1:9400", "'::1:9400': an IPv6 address goes in brackets, e.g. [::1]:9400" },
-	{ "metrics", "listen", "127.0.0.1:0", "'127.0.0.1:0': the port is not a number between 1 and 65535" },
-	{ "metrics", "listen", "127.0.0.1:65536", "'127.0.0.1:65536': the port is not a number between 1 and 65535" },
-	{ "metrics", "listen", "127.0.0.1:+80", "'127.0.0.1:+80': the port is not a number between 1 and 65535" },
+	{ "metrics", "listen", "localhost:9400",
+	  "'localhost:9400' is not ADDRESS:PORT with a numeric address (e.g. 127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400) or off" },
+	{ "metrics", "listen", "127.0.0.1",
+	  "'127.0.0.1' is not ADDRESS:PORT with a numeric address (e.g. 127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400) or off" },
+	{ "metrics", "listen", ":9400",
+	  "':9400' is not ADDRESS:PORT with a numeric address (e.g. 127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400) or off" },
+	{ "metrics", "listen", "[127.0.0.1]:9400",
+	  "'[127.0.0.1]:9400' is not ADDRESS:PORT with a numeric address (e.g. 127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400) or off" },
+	{ "metrics", "listen", "::1:9400",
+	  "'::1:9400': an IPv6 address goes in brackets, e.g. [::1]:9400" },
+	{ "metrics", "listen", "127.0.0.1:0",
+	  "'127.0.0.1:0': the port is not a number between 1 and 65535" },
+	{ "metrics", "listen", "127.0.0.1:65536",
+	  "'127.0.0.1:65536': the port is not a number between 1 and 65535" },
+	{ "metrics", "listen", "127.0.0.1:+80",
+	  "'127.0.0.1:+80': the port is not a number between 1 and 65535" },
 	{ "metrics", "listen", "[::1]:", "'[::1]:': the port is not a number between 1 and 65535" },
-	{ "metrics", "listen", "of", "'of' is not ADDRESS:PORT with a numeric address (e.g. 127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400) or off" },
+	{ "metrics", "listen", "of",
+	  "'of' is not ADDRESS:PORT with a numeric address (e.g. 127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400) or off" },
 	{ "metrics", "job_label", "slurm", "'slurm' is not cgroup, env:NAME or none" },
-	{ "metrics", "job_label", "env:", "'' is not a variable name (letters, digits and _, not starting with a digit, at most 127 characters)" },
-	{ "metrics", "job_label", "env:1X", "'1X' is not a variable name (letters, digits and _, not starting with a digit, at most 127 characters)" },
-	{ "metrics", "job_label", "env:A-B", "'A-B' is not a variable name (letters, digits and _, not starting with a digit, at most 127 characters)" },
+	{ "metrics", "job_label", "env:",
+	  "'' is not a variable name (letters, digits and _, not starting with a digit, at most 127 characters)" },
+	{ "metrics", "job_label", "env:1X",
+	  "'1X' is not a variable name (letters, digits and _, not starting with a digit, at most 127 characters)" },
+	{ "metrics", "job_label", "env:A-B",
+	  "'A-B' is not a variable name (letters, digits and _, not starting with a digit, at most 127 characters)" },
 	{ "metrics", "exited_grace", "-1", "'-1' is not a number of seconds (0 to 4294967295)" },
-	{ "metrics", "exited_grace", "4294967296", "'4294967296' is not a number of seconds (0 to 4294967295)" },
+	{ "metrics", "exited_grace", "4294967296",
+	  "'4294967296' is not a number of seconds (0 to 4294967295)" },
 	{ "metrics", "exited_grace", "5m", "'5m' is not a number of seconds (0 to 4294967295)" },
-	{ "reports", "state_dir", "var/lib/gp", "'var/lib/gp' is not an absolute path (it must start with /)" },
+	{ "reports", "state_dir", "var/lib/gp",
+	  "'var/lib/gp' is not an absolute path (it must start with /)" },
 	{ "reports", "state_dir", "~/gp", "'~/gp' is not an absolute path (it must start with /)" },
-	{ "reports", "interval", "1h", "'1h' is not a number of seconds (0: a report only at exit, up to 4294967295)" },
-	{ "reports", "interval", "0x10", "'0x10' is not a number of seconds (0: a report only at exit, up to 4294967295)" },
-	{ "reports", "max_size", "1023K", "'1023K' is not a size of at least 1M (bytes, or a number followed by K, M or G, 1024-based)" },
-	{ "reports", "max_size", "1048575", "'1048575' is not a size of at least 1M (bytes, or a number followed by K, M or G, 1024-based)" },
-	{ "reports", "max_size", "256MB", "'256MB' is not a size of at least 1M (bytes, or a number followed by K, M or G, 1024-based)" },
-	{ "reports", "max_size", "1T", "'1T' is not a size of at least 1M (bytes, or a number followed by K, M or G, 1024-based)" },
-	{ "reports", "max_size", "17179869184G", "'17179869184G' is not a size of at least 1M (bytes, or a number followed by K, M or G, 1024-based)" },
-	{ "reports", "max_size", "99999999999999999999", "'99999999999999999999' is not a size of at least 1M (bytes, or a number followed by K, M or G, 1024-based)" },
-	{ "reports", "max_size", "M", "'M' is not a size of at least 1M (bytes, or a number followed by K, M or G, 1024-based)" },
-	{ "trace", "stacks", "enabled", "'enabled' is not a boolean (on, off, true, false, yes, no, 1 or 0)" },
-	{ "trace", "timeline", "2", "'2' is not a boolean (on, off, true, false, yes, no, 1 or 0)" },
-	{ "trace", "aggregate", "onn", "'onn' is not a boolean (on, off, true, false, yes, no, 1 or 0)" },
-	{ "trace", "uprobe_multi", "y", "'y' is not a boolean (on, off, true, false, yes, no, 1 or 0)" },
+	{ "reports", "interval", "1h",
+	  "'1h' is not a number of seconds (0: a report only at exit, up to 4294967295)" },
+	{ "reports", "interval", "0x10",
+	  "'0x10' is not a number of seconds (0: a report only at exit, up to 4294967295)" },
+	{ "reports", "max_size", "1023K",
+	  "'1023K' is not a size of at least 1M (bytes, or a number followed by K, M or G, 1024-based)" },
+	{ "reports", "max_size", "1048575",
+	  "'1048575' is not a size of at least 1M (bytes, or a number followed by K, M or G, 1024-based)" },
+	{ "reports", "max_size", "256MB",
+	  "'256MB' is not a size of at least 1M (bytes, or a number followed by K, M or G, 1024-based)" },
+	{ "reports", "max_size", "1T",
+	  "'1T' is not a size of at least 1M (bytes, or a number followed by K, M or G, 1024-based)" },
+	{ "reports", "max_size", "17179869184G",
+	  "'17179869184G' is not a size of at least 1M (bytes, or a number followed by K, M or G, 1024-based)" },
+	{ "reports", "max_size", "99999999999999999999",
+	  "'99999999999999999999' is not a size of at least 1M (bytes, or a number followed by K, M or G, 1024-based)" },
+	{ "reports", "max_size", "M",
+	  "'M' is not a size of at least 1M (bytes, or a number followed by K, M or G, 1024-based)" },
+	{ "trace", "stacks", "enabled",
+	  "'enabled' is not a boolean (on, off, true, false, yes, no, 1 or 0)" },
+	{ "trace", "timeline", "2",
+	  "'2' is not a boolean (on, off, true, false, yes, no, 1 or 0)" },
+	{ "trace", "aggregate", "onn",
+	  "'onn' is not a boolean (on, off, true, false, yes, no, 1 or 0)" },
+	{ "trace", "uprobe_multi", "y",
+	  "'y' is not a boolean (on, off, true, false, yes, no, 1 or 0)" },
 	{ "trace", "max_processes", "0", "'0' is not a number between 1 and 1000000" },
 	{ "trace", "max_processes", "1000001", "'1000001' is not a number between 1 and 1000000" },
 	{ "trace", "max_processes", "1e3", "'1e3' is not a number between 1 and 1000000" },
 	{ "trace", "max_stacks", "0", "'0' is not a number between 1 and 100000000" },
-	{ "trace", "max_stacks", "100000001", "'100000001' is not a number between 1 and 100000000" },
+	{ "trace", "max_stacks", "100000001",
+	  "'100000001' is not a number between 1 and 100000000" },
 	{ "trace", "ringbuf_mb", "3", "'3' is not a power of two between 1 and 4096" },
 	{ "trace", "ringbuf_mb", "0", "'0' is not a power of two between 1 and 4096" },
 	{ "trace", "ringbuf_mb", "8192", "'8192' is not a power of two between 1 and 4096" },
-	{ "trace", "ringbuf_mb", "18446744073709551616", "'18446744073709551616' is not a power of two between 1 and 4096" },
+	{ "trace", "ringbuf_mb", "18446744073709551616",
+	  "'18446744073709551616' is not a power of two between 1 and 4096" },
 	{ "trace", "poll_ms", "0", "'0' is not a number of milliseconds between 1 and 1000" },
 	{ "trace", "poll_ms", "1001", "'1001' is not a number of milliseconds between 1 and 1000" },
-	{ "trace", "poll_ms", "10 ms", "'10 ms' is not a number of milliseconds between 1 and 1000" },
+	{ "trace", "poll_ms", "10 ms",
+	  "'10 ms' is not a number of milliseconds between 1 and 1000" },
 	{ "trace", "hold_max_ms", "0", "'0' is not a number of milliseconds between 1 and 60000" },
-	{ "trace", "hold_max_ms", "60001", "'60001' is not a number of milliseconds between 1 and 60000" },
-	{ "trace", "stall_timeout", "-1", "'-1' is not a number of seconds between 0 (off) and 86400" },
-	{ "trace", "stall_timeout", "86401", "'86401' is not a number of seconds between 0 (off) and 86400" },
-	{ "trace", "stall_timeout", "1m", "'1m' is not a number of seconds between 0 (off) and 86400" },
-	{ "trace", "overhead_budget", "0%", "'0%' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
-	{ "trace", "overhead_budget", "0.0%", "'0.0%' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
-	{ "trace", "overhead_budget", "100.1%", "'100.1%' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
-	{ "trace", "overhead_budget", "0.01", "'0.01' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
-	{ "trace", "overhead_budget", "-1%", "'-1%' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
-	{ "trace", "overhead_budget", "1e1%", "'1e1%' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
-	{ "trace", "overhead_budget", ".5%", "'.5%' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
-	{ "trace", "overhead_budget", "1.%", "'1.%' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
-	{ "trace", "overhead_budget", "1 %", "'1 %' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
+	{ "trace", "hold_max_ms", "60001",
+	  "'60001' is not a number of milliseconds between 1 and 60000" },
+	{ "trace", "stall_timeout", "-1",
+	  "'-1' is not a number of seconds between 0 (off) and 86400" },
+	{ "trace", "stall_timeout", "86401",
+	  "'86401' is not a number of seconds between 0 (off) and 86400" },
+	{ "trace", "stall_timeout", "1m",
+	  "'1m' is not a number of seconds between 0 (off) and 86400" },
+	{ "trace", "overhead_budget", "0%",
+	  "'0%' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
+	{ "trace", "overhead_budget", "0.0%",
+	  "'0.0%' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
+	{ "trace", "overhead_budget", "100.1%",
+	  "'100.1%' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
+	{ "trace", "overhead_budget", "0.01",
+	  "'0.01' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
+	{ "trace", "overhead_budget", "-1%",
+	  "'-1%' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
+	{ "trace", "overhead_budget", "1e1%",
+	  "'1e1%' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
+	{ "trace", "overhead_budget", ".5%",
+	  "'.5%' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
+	{ "trace", "overhead_budget", "1.%",
+	  "'1.%' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
+	{ "trace", "overhead_budget", "1 %",
+	  "'1 %' is not off or a percentage above 0% and at most 100% (e.g. 1% or 0.5%)" },
 	{ "log", "level", "error", "'error' is not err, warning, notice, info or debug" },
 	{ "log", "level", "7", "'7' is not err, warning, notice, info or debug" },
 	{ "log", "level", "off # no", "'off # no' is not err, warning, notice, info or debug" },
@@ -359,7 +537,8 @@ static void bad_values(void **state)
 
 		snprintf(text, sizeof(text), "[%s]\n\n%s = %s\n", b->section, b->key, b->value);
 		assert_int_equal(load_text(text, &c), -EINVAL);
-		snprintf(want, sizeof(want), "gpuprobed: %s:3: [%s] %s: %s\n", path, b->section, b->key, b->why);
+		snprintf(want, sizeof(want), "gpuprobed: %s:3: [%s] %s: %s\n", path, b->section,
+			 b->key, b->why);
 		assert_string_equal(err, want);
 	}
 }
@@ -370,8 +549,10 @@ static void empty_value(void **state)
 	char want[512];
 
 	assert_int_equal(load_text("[trace]\npoll_ms =\n", &c), -EINVAL);
-	snprintf(want, sizeof(want),
-		 "gpuprobed: %s:2: [trace] poll_ms: no value (see config/gpuprobed.conf for what it takes)\n", path);
+	snprintf(
+		want, sizeof(want),
+		"gpuprobed: %s:2: [trace] poll_ms: no value (see config/gpuprobed.conf for what it takes)\n",
+		path);
 	assert_string_equal(err, want);
 }
 
@@ -382,13 +563,16 @@ static void unknown_key_and_section(void **state)
 	struct gp_daemon_config c;
 	char want[1024];
 
-	assert_int_equal(load_text("[trace]\nstack = on\n[Trace]\nstacks = on\n[log]\nlevel = info\n", &c), -EINVAL);
-	snprintf(want, sizeof(want),
-		 "gpuprobed: %s:2: [trace] stack: unknown key (the keys of [trace]: stacks, timeline, aggregate, "
-		 "max_processes, max_stacks, ringbuf_mb, poll_ms, hold_max_ms, nvml_interval, nvml_lib, stall_timeout, uprobe_multi, "
-		 "overhead_budget)\n"
-		 "gpuprobed: %s:3: [Trace]: unknown section (sections: [metrics], [reports], [trace], [log])\n",
-		 path, path);
+	assert_int_equal(
+		load_text("[trace]\nstack = on\n[Trace]\nstacks = on\n[log]\nlevel = info\n", &c),
+		-EINVAL);
+	snprintf(
+		want, sizeof(want),
+		"gpuprobed: %s:2: [trace] stack: unknown key (the keys of [trace]: stacks, timeline, aggregate, "
+		"max_processes, max_stacks, ringbuf_mb, poll_ms, hold_max_ms, nvml_interval, nvml_lib, stall_timeout, uprobe_multi, "
+		"overhead_budget)\n"
+		"gpuprobed: %s:3: [Trace]: unknown section (sections: [metrics], [reports], [trace], [log])\n",
+		path, path);
 	/* the unknown section's keys are not reported again, one line per problem */
 	assert_string_equal(err, want);
 }
@@ -399,8 +583,10 @@ static void key_outside_section(void **state)
 	char want[512];
 
 	assert_int_equal(load_text("stacks = on\n", &c), -EINVAL);
-	snprintf(want, sizeof(want), "gpuprobed: %s:1: stacks: a key before any [section] "
-		 "(sections: [metrics], [reports], [trace], [log])\n", path);
+	snprintf(want, sizeof(want),
+		 "gpuprobed: %s:1: stacks: a key before any [section] "
+		 "(sections: [metrics], [reports], [trace], [log])\n",
+		 path);
 	assert_string_equal(err, want);
 }
 
@@ -409,9 +595,14 @@ static void duplicate_key(void **state)
 	struct gp_daemon_config c;
 	char want[512];
 
-	assert_int_equal(load_text("[trace]\nstacks = on\npoll_ms = 5\n\n[log]\n[trace]\nstacks = off\n", &c), -EINVAL);
-	snprintf(want, sizeof(want),
-		 "gpuprobed: %s:7: [trace] stacks: given twice, on lines 2 and 7 (each key at most once)\n", path);
+	assert_int_equal(
+		load_text("[trace]\nstacks = on\npoll_ms = 5\n\n[log]\n[trace]\nstacks = off\n",
+			  &c),
+		-EINVAL);
+	snprintf(
+		want, sizeof(want),
+		"gpuprobed: %s:7: [trace] stacks: given twice, on lines 2 and 7 (each key at most once)\n",
+		path);
 	assert_string_equal(err, want);
 }
 
@@ -421,7 +612,9 @@ static void syntax_errors(void **state)
 	char want[1024];
 
 	/* a line without '=', a header without ']', text after a header: all told */
-	assert_int_equal(load_text("[trace]\nstacks on\npoll_ms = 5\n[log\nlevel = info\n[log] x\n", &c), -EINVAL);
+	assert_int_equal(
+		load_text("[trace]\nstacks on\npoll_ms = 5\n[log\nlevel = info\n[log] x\n", &c),
+		-EINVAL);
 	snprintf(want, sizeof(want),
 		 "gpuprobed: %s:2: not a 'key = value' line or [section]\n"
 		 "gpuprobed: %s:4: '[log': a section header needs its closing ] "
@@ -447,12 +640,17 @@ static void every_problem_in_one_pass(void **state)
 {
 	struct gp_daemon_config c;
 
-	assert_int_equal(load_text("[metrics]\nlisten = x\njob_label = y\n[trace]\nringbuf_mb = 3\npoll_ms = 0\n"
-				   "nonsense\n[log]\nlevel = loud\n", &c), -EINVAL);
+	assert_int_equal(
+		load_text(
+			"[metrics]\nlisten = x\njob_label = y\n[trace]\nringbuf_mb = 3\npoll_ms = 0\n"
+			"nonsense\n[log]\nlevel = loud\n",
+			&c),
+		-EINVAL);
 	assert_int_equal(lines_of(err), 6);
 	assert_non_null(strstr(err, ":2: [metrics] listen: "));
 	assert_non_null(strstr(err, ":3: [metrics] job_label: "));
-	assert_non_null(strstr(err, ":5: [trace] ringbuf_mb: '3' is not a power of two between 1 and 4096\n"));
+	assert_non_null(strstr(
+		err, ":5: [trace] ringbuf_mb: '3' is not a power of two between 1 and 4096\n"));
 	assert_non_null(strstr(err, ":6: [trace] poll_ms: "));
 	assert_non_null(strstr(err, ":7: not a 'key = value' line or [section]\n"));
 	assert_non_null(strstr(err, ":9: [log] level: "));
@@ -462,8 +660,12 @@ static void comments_blank_lines_and_bom(void **state)
 {
 	struct gp_daemon_config c;
 
-	assert_int_equal(load_text("\xEF\xBB\xBF; first\n\n   \n# x = y\n[trace] ; the tracer\n\tstacks: on\n"
-				   "[metrics]\nlisten=[::]:80\n", &c), 0);
+	assert_int_equal(
+		load_text(
+			"\xEF\xBB\xBF; first\n\n   \n# x = y\n[trace] ; the tracer\n\tstacks: on\n"
+			"[metrics]\nlisten=[::]:80\n",
+			&c),
+		0);
 	assert_string_equal(err, "");
 	assert_true(c.stacks);
 	assert_string_equal(c.listen_addr, "::");
@@ -492,7 +694,9 @@ static void missing_file(void **state)
 	assert_config_equal(&c, &d);
 
 	assert_int_equal(load_path(nope, false, &c), -ENOENT);
-	assert_string_equal(err, "gpuprobed: /nonexistent/gpuprobed.conf: cannot read: No such file or directory\n");
+	assert_string_equal(
+		err,
+		"gpuprobed: /nonexistent/gpuprobed.conf: cannot read: No such file or directory\n");
 }
 
 static void unreadable_file(void **state)
@@ -542,8 +746,10 @@ static void restart_keys(void **state)
 	b.poll_ms = 5;
 	b.no_uprobe_multi = true;
 	assert_int_equal(gp_daemon_config_restart_keys(&a, &b, buf, sizeof(buf)), 8);
-	assert_string_equal(buf, "reports.state_dir, trace.stacks, trace.timeline, trace.aggregate, trace.max_stacks, "
-			    "trace.ringbuf_mb, trace.poll_ms, trace.uprobe_multi");
+	assert_string_equal(
+		buf,
+		"reports.state_dir, trace.stacks, trace.timeline, trace.aggregate, trace.max_stacks, "
+		"trace.ringbuf_mb, trace.poll_ms, trace.uprobe_multi");
 
 	/* a short buffer: truncated, still terminated, the count still right */
 	assert_int_equal(gp_daemon_config_restart_keys(&a, &b, buf, 10), 8);

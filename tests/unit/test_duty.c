@@ -8,9 +8,9 @@
 
 #include "collect/duty.h"
 
-#define P GP_DUTY_PERIOD_NS
-#define T0 1000000000000ull /* the session's start, monotonic ns */
-#define HIT 1000.0          /* ns per probe hit in these tests */
+#define P   GP_DUTY_PERIOD_NS
+#define T0  1000000000000ull /* the session's start, monotonic ns */
+#define HIT 1000.0	     /* ns per probe hit in these tests */
 
 /* No budget: the hot probes stay attached, nothing is scaled, the cost is still estimated. */
 static void no_budget_always_attached(void **state)
@@ -55,7 +55,8 @@ static void budget_plans_the_window_and_weighs(void **state)
 	assert_float_equal(d.report.overhead_full, 1.01e9 / (1.01e9 + 1e10), 1e-9);
 	assert_int_equal(gp_duty_due(&d, t + (__u64)(f * P) - 1000), GP_DUTY_NOTHING);
 	assert_int_equal(gp_duty_due(&d, t + (__u64)(f * P) + 1000), GP_DUTY_CLOSE);
-	gp_duty_closed(&d, t + P / 10); /* closed at 100 ms (late: the weight uses the real window) */
+	gp_duty_closed(&d,
+		       t + P / 10); /* closed at 100 ms (late: the weight uses the real window) */
 	assert_false(d.open);
 	assert_int_equal(gp_duty_due(&d, t + P / 2), GP_DUTY_NOTHING);
 	/* traced the whole period: 10 x what was counted */

@@ -23,7 +23,8 @@
 #define NFDS 12
 
 /* Opens NFDS descriptors (into fds), runs the call in a child; the open ones of 0..63 as a bit mask. */
-static unsigned long long kept_after(int *fds, const int *keep_idx, size_t nkeep, int extra_keep, int from)
+static unsigned long long kept_after(int *fds, const int *keep_idx, size_t nkeep, int extra_keep,
+				     int from)
 {
 	int pipefd[2];
 	unsigned long long mask = 0;
@@ -93,7 +94,8 @@ static void keeps_the_standard_ones_below_from(void **state)
 	for (int fd = 0; fd < 3; fd++)
 		if (fcntl(fd, F_GETFD) >= 0)
 			std_open |= 1ull << fd;
-	got = kept_after(fds, keep_idx, 1, 1, 3); /* 1 asked for too: below from, it changes nothing */
+	got = kept_after(fds, keep_idx, 1, 1,
+			 3); /* 1 asked for too: below from, it changes nothing */
 	assert_int_equal(got & 0x7ull, std_open); /* below from: as they were */
 	assert_int_equal(got & ~0x7ull, 1ull << fds[4]);
 	close_fds(fds);

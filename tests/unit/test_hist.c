@@ -95,7 +95,8 @@ static __u64 draw_exponential(void)
 
 static __u64 draw_bimodal(void)
 {
-	return random() % 10 ? 900 + (__u64)(random() % 200) : 2000000 + (__u64)(random() % 1000000);
+	return random() % 10 ? 900 + (__u64)(random() % 200)
+			     : 2000000 + (__u64)(random() % 1000000);
 }
 
 static void percentiles_match_exact_within_tolerance(void **state)
@@ -154,7 +155,9 @@ static void stddev_matches_two_pass(void **state)
 
 	srandom(7);
 	for (size_t i = 0; i < N; i++) {
-		v[i] = 1000000000ULL + (__u64)(random() % 100000); /* large offset: naive sum of squares would lose it */
+		v[i] = 1000000000ULL +
+		       (__u64)(random() %
+			       100000); /* large offset: naive sum of squares would lose it */
 		gp_stats_add(&s, v[i]);
 		mean += (double)v[i];
 	}

@@ -24,12 +24,12 @@
 #include "places.h"
 #include "daemon/metrics.h"
 
-#define DEV   0x600000000000ULL
-#define HEAP  0x55d0c0de0000ULL
-#define COMM1 0x55550000c000ULL
-#define COMM2 0x55550000d000ULL
-#define STRM  0x55550000a000ULL
-#define OTHER_PID 5000
+#define DEV	   0x600000000000ULL
+#define HEAP	   0x55d0c0de0000ULL
+#define COMM1	   0x55550000c000ULL
+#define COMM2	   0x55550000d000ULL
+#define STRM	   0x55550000a000ULL
+#define OTHER_PID  5000
 #define WEIRD_COMM "a\"b\\c\nd"
 
 static char proc_root[] = "/tmp/gp_test_metrics_XXXXXX";
@@ -71,9 +71,11 @@ static int setup_proc(void **state)
 	write_file("4242/environ", environ_, sizeof(environ_) - 1);
 	write_file("4242/stat", stat, sizeof(stat) - 1);
 	write_file("4242/task/4242/status",
-		   "Name:\ttrain\nvoluntary_ctxt_switches:\t10\nnonvoluntary_ctxt_switches:\t3\n", 71);
+		   "Name:\ttrain\nvoluntary_ctxt_switches:\t10\nnonvoluntary_ctxt_switches:\t3\n",
+		   71);
 	write_file("4242/task/4243/status",
-		   "Name:\tloader\nvoluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t1\n", 71);
+		   "Name:\tloader\nvoluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t1\n",
+		   71);
 	return 0;
 }
 
@@ -132,7 +134,8 @@ static struct gp_model *metrics_model(void)
 	/* copies: 2 x 1 MiB HtoD pageable (250 us, 1 ms), one DtoD of 4 KiB */
 	c = rec_memcpy(GP_API_CUDA_MEMCPY, DEV, HEAP, 1 << 20, GP_MEMCPY_HTOD, 0, 250000, 0);
 	feed(m, &c);
-	c = rec_memcpy(GP_API_CUDA_MEMCPY_ASYNC, DEV, HEAP, 1 << 20, GP_MEMCPY_HTOD, STRM, 1000000, 0);
+	c = rec_memcpy(GP_API_CUDA_MEMCPY_ASYNC, DEV, HEAP, 1 << 20, GP_MEMCPY_HTOD, STRM, 1000000,
+		       0);
 	feed(m, &c);
 	c = rec_memcpy(GP_API_CUDA_MEMCPY, DEV + 4096, DEV, 4096, GP_MEMCPY_DTOD, 0, 3000, 0);
 	feed(m, &c);
@@ -143,9 +146,9 @@ static struct gp_model *metrics_model(void)
 	feed(m, &c);
 	c = all_reduce(COMM1, 1 << 20, 7); /* float32: 4 MiB */
 	feed(m, &c);
-	c = all_reduce(COMM1, 1000, 2);    /* int32: 4000 B */
+	c = all_reduce(COMM1, 1000, 2); /* int32: 4000 B */
 	feed(m, &c);
-	c = all_reduce(COMM2, 256, 7);     /* 1024 B */
+	c = all_reduce(COMM2, 256, 7); /* 1024 B */
 	feed(m, &c);
 	c = rec(GP_API_NCCL_ALL_GATHER, T_PID, T_TID, 20000, 30, 0);
 	c.args[2] = 1000; /* int32 x 4 ranks = 16000 B */
@@ -159,11 +162,14 @@ static struct gp_model *metrics_model(void)
 	assert_int_equal(gp_model_process_exited(m, OTHER_PID, 50000), 0);
 
 	assert_int_equal(gp_model_probe_add(m, 0, "/lib/libcudart.so.13", 0, "cudaMalloc", 0x4a2b0,
-					    GP_API_CUDA_MALLOC), 0);
+					    GP_API_CUDA_MALLOC),
+			 0);
 	assert_int_equal(gp_model_probe_add(m, 1, "/opt/libcudart.so.13", 0, "cudaMalloc", 0x4a2b0,
-					    GP_API_CUDA_MALLOC), 0);
+					    GP_API_CUDA_MALLOC),
+			 0);
 	assert_int_equal(gp_model_probe_add(m, 2, "/opt/libcudart.so.13", 0, "cudaMemcpy", 0x5000,
-					    GP_API_CUDA_MEMCPY), 0);
+					    GP_API_CUDA_MEMCPY),
+			 0);
 	gp_model_probe_hits(m, 0, 3, 3);
 	gp_model_probe_hits(m, 1, 2, 2);
 	gp_model_drop_set(m, "ringbuf_full", 2);
@@ -173,7 +179,9 @@ static struct gp_model *metrics_model(void)
 static char *render(const struct gp_model *m, enum gp_job_source src, const char *env,
 		    const struct gp_metrics_self *self)
 {
-	const struct gp_metrics_opts o = { .job_source = src, .job_env = env, .proc_root = proc_root };
+	const struct gp_metrics_opts o = { .job_source = src,
+					   .job_env = env,
+					   .proc_root = proc_root };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -195,10 +203,10 @@ static bool has_line(const char *text, const char *line)
 	return false;
 }
 
-#define ASSERT_LINE(text, line)                                                     \
-	do {                                                                        \
-		if (!has_line(text, line))                                          \
-			fail_msg("missing line: %s\n--- page:\n%s", line, text);    \
+#define ASSERT_LINE(text, line)                                                  \
+	do {                                                                     \
+		if (!has_line(text, line))                                       \
+			fail_msg("missing line: %s\n--- page:\n%s", line, text); \
 	} while (0)
 
 static size_t count(const char *text, const char *needle)
@@ -220,16 +228,23 @@ static void per_process_samples(void **state)
 	ASSERT_LINE(t, "# TYPE gpuprobed_api_calls_total counter");
 	ASSERT_LINE(t, "gpuprobed_api_calls_total{" P ",api=\"cudaMalloc\",library=\"cudart\"} 3");
 	ASSERT_LINE(t, "gpuprobed_api_errors_total{" P ",api=\"cudaMalloc\",library=\"cudart\"} 1");
-	ASSERT_LINE(t, "gpuprobed_api_seconds_total{" P ",api=\"cudaMalloc\",library=\"cudart\"} 0.000000300");
+	ASSERT_LINE(t, "gpuprobed_api_seconds_total{" P
+		       ",api=\"cudaMalloc\",library=\"cudart\"} 0.000000300");
 	ASSERT_LINE(t, "gpuprobed_api_calls_total{" P ",api=\"cudaMemcpy\",library=\"cudart\"} 2");
-	ASSERT_LINE(t, "gpuprobed_api_seconds_total{" P ",api=\"cudaMemcpy\",library=\"cudart\"} 0.000253000");
+	ASSERT_LINE(t, "gpuprobed_api_seconds_total{" P
+		       ",api=\"cudaMemcpy\",library=\"cudart\"} 0.000253000");
 	ASSERT_LINE(t, "gpuprobed_api_calls_total{" P ",api=\"ncclAllReduce\",library=\"nccl\"} 3");
-	ASSERT_LINE(t, "gpuprobed_api_errors_total{" P ",api=\"ncclAllReduce\",library=\"nccl\"} 0");
+	ASSERT_LINE(t,
+		    "gpuprobed_api_errors_total{" P ",api=\"ncclAllReduce\",library=\"nccl\"} 0");
 
-	ASSERT_LINE(t, "gpuprobed_transfer_bytes_total{" P ",direction=\"HtoD\",host_memory=\"pageable\"} 2097152");
-	ASSERT_LINE(t, "gpuprobed_transfers_total{" P ",direction=\"HtoD\",host_memory=\"pageable\"} 2");
-	ASSERT_LINE(t, "gpuprobed_transfer_seconds_total{" P ",direction=\"HtoD\",host_memory=\"pageable\"} 0.001250000");
-	ASSERT_LINE(t, "gpuprobed_transfer_bytes_total{" P ",direction=\"DtoD\",host_memory=\"device\"} 4096");
+	ASSERT_LINE(t, "gpuprobed_transfer_bytes_total{" P
+		       ",direction=\"HtoD\",host_memory=\"pageable\"} 2097152");
+	ASSERT_LINE(t, "gpuprobed_transfers_total{" P
+		       ",direction=\"HtoD\",host_memory=\"pageable\"} 2");
+	ASSERT_LINE(t, "gpuprobed_transfer_seconds_total{" P
+		       ",direction=\"HtoD\",host_memory=\"pageable\"} 0.001250000");
+	ASSERT_LINE(t, "gpuprobed_transfer_bytes_total{" P
+		       ",direction=\"DtoD\",host_memory=\"device\"} 4096");
 	assert_int_equal(count(t, "gpuprobed_transfers_total{"), 2);
 
 	ASSERT_LINE(t, "gpuprobed_device_memory_bytes{" P "} 1048576");
@@ -276,7 +291,8 @@ static void proc_counters(void **state)
 
 	/* 250 + 50 ticks */
 	snprintf(line, sizeof(line), "gpuprobed_process_cpu_seconds_total{" P "} %llu.%09llu",
-		 300ull / (unsigned long long)hz, 300ull % (unsigned long long)hz * 1000000000ull / (unsigned long long)hz);
+		 300ull / (unsigned long long)hz,
+		 300ull % (unsigned long long)hz * 1000000000ull / (unsigned long long)hz);
 	ASSERT_LINE(t, line);
 	ASSERT_LINE(t, "gpuprobed_process_context_switches_total{" P ",kind=\"voluntary\"} 15");
 	ASSERT_LINE(t, "gpuprobed_process_context_switches_total{" P ",kind=\"involuntary\"} 4");
@@ -294,7 +310,8 @@ static void job_ids(void **state)
 	struct gp_model *m = metrics_model();
 	char *t = render(m, GP_JOB_CGROUP, NULL, NULL);
 
-	ASSERT_LINE(t, "gpuprobed_device_memory_bytes{" P ",job_id=\"/system.slice/job-17.scope\"} 1048576");
+	ASSERT_LINE(t, "gpuprobed_device_memory_bytes{" P
+		       ",job_id=\"/system.slice/job-17.scope\"} 1048576");
 	ASSERT_LINE(t, "gpuprobed_process_exited{pid=\"5000\",comm=\"old\",job_id=\"\"} 1");
 	free(t);
 	t = render(m, GP_JOB_ENV, "SLURM_JOB_ID", NULL);
@@ -305,11 +322,14 @@ static void job_ids(void **state)
 	ASSERT_LINE(t, "gpuprobed_device_memory_bytes{" P ",job_id=\"\"} 1048576");
 	free(t);
 	/* a hybrid machine: v2's path is the root, the systemd hierarchy's says the job */
-	write_file("4242/cgroup", "12:cpu:/old\n1:name=systemd:/system.slice/job-18.scope\n0::/\n", 59);
+	write_file("4242/cgroup", "12:cpu:/old\n1:name=systemd:/system.slice/job-18.scope\n0::/\n",
+		   59);
 	t = render(m, GP_JOB_CGROUP, NULL, NULL);
-	ASSERT_LINE(t, "gpuprobed_device_memory_bytes{" P ",job_id=\"/system.slice/job-18.scope\"} 1048576");
+	ASSERT_LINE(t, "gpuprobed_device_memory_bytes{" P
+		       ",job_id=\"/system.slice/job-18.scope\"} 1048576");
 	free(t);
-	write_file("4242/cgroup", "12:cpu:/old\n0::/system.slice/job-17.scope\n", 43); /* as the others read it */
+	write_file("4242/cgroup", "12:cpu:/old\n0::/system.slice/job-17.scope\n",
+		   43); /* as the others read it */
 	gp_model_free(m);
 }
 
@@ -341,7 +361,9 @@ static void daemon_samples(void **state)
 		.reports_written = 7,
 		.reports_removed = 3,
 	};
-	struct gp_sampling smp = { .budget = 0.01, .duty = 0.5, .overhead = 0.0125, .overhead_full = 0.025 };
+	struct gp_sampling smp = {
+		.budget = 0.01, .duty = 0.5, .overhead = 0.0125, .overhead_full = 0.025
+	};
 	char *t;
 
 	gp_model_set_sampling(m, &smp);
@@ -360,8 +382,10 @@ static void daemon_samples(void **state)
 	ASSERT_LINE(t, "gpuprobed_overhead_budget_ratio 0.01");
 	ASSERT_LINE(t, "gpuprobed_duty_cycle_ratio 0.5");
 	ASSERT_LINE(t, "gpuprobed_counts_estimated 1");
-	ASSERT_LINE(t, "gpuprobed_api_estimated_calls_total{" P ",api=\"cudaMemcpy\",library=\"cudart\"} 9");
-	assert_int_equal(count(t, "\ngpuprobed_api_estimated_calls_total{"), 1); /* only where some were */
+	ASSERT_LINE(t, "gpuprobed_api_estimated_calls_total{" P
+		       ",api=\"cudaMemcpy\",library=\"cudart\"} 9");
+	assert_int_equal(count(t, "\ngpuprobed_api_estimated_calls_total{"),
+			 1); /* only where some were */
 	{
 		/* the version compiled into metrics.o (objects are not rebuilt for each commit's version) */
 		const char *b = strstr(t, "\ngpuprobed_build_info{version=\"");
@@ -399,7 +423,7 @@ static void feed_gpus(struct gp_model *m)
 		s.valid |= 1u << g;
 	}
 	s.v[GP_GM_POWER] = 123456; /* mW */
-	s.v[GP_GM_PCIE_RX] = 3;    /* KB/s */
+	s.v[GP_GM_PCIE_RX] = 3;	   /* KB/s */
 	assert_int_equal(gp_model_gpu_sample(m, &s), 0);
 	assert_int_equal(gp_model_gpu_process(m, 0, T_PID, s.mono_ns, 5ULL << 20, 7, 8), 0);
 	assert_int_equal(gp_model_gpu_process(m, 0, OTHER_PID, s.mono_ns, 1ULL << 20, 1, 2), 0);
@@ -408,13 +432,18 @@ static void feed_gpus(struct gp_model *m)
 	s.v[GP_GM_UTIL_GPU] = 55;
 	assert_int_equal(gp_model_gpu_sample(m, &s), 0);
 	/* the other process is no longer listed; this one's utilization NVML did not give */
-	assert_int_equal(gp_model_gpu_process(m, 0, T_PID, s.mono_ns, 6ULL << 20, GP_NVML_UNKNOWN_UTIL,
-					      GP_NVML_UNKNOWN_UTIL), 0);
+	assert_int_equal(gp_model_gpu_process(m, 0, T_PID, s.mono_ns, 6ULL << 20,
+					      GP_NVML_UNKNOWN_UTIL, GP_NVML_UNKNOWN_UTIL),
+			 0);
 	s.index = 1;
 	assert_int_equal(gp_model_gpu_sample(m, &s), 0);
-	assert_int_equal(gp_model_gpu_error(m, 1, "nvmlDeviceGetUtilizationRates", GP_NVML_ERROR_GPU_IS_LOST,
-					    "GPU is lost", s.mono_ns + 1), 0);
-	assert_int_equal(gp_model_gpu_error(m, 0, "nvmlDeviceGetPowerUsage", 3, "Not Supported", s.mono_ns), 0);
+	assert_int_equal(gp_model_gpu_error(m, 1, "nvmlDeviceGetUtilizationRates",
+					    GP_NVML_ERROR_GPU_IS_LOST, "GPU is lost",
+					    s.mono_ns + 1),
+			 0);
+	assert_int_equal(
+		gp_model_gpu_error(m, 0, "nvmlDeviceGetPowerUsage", 3, "Not Supported", s.mono_ns),
+		0);
 }
 
 #define G0 "gpu=\"0\",uuid=\"GPU-0000\",model_name=\"NVIDIA \\\"H100\\\"\""
@@ -437,9 +466,12 @@ static void gpu_gauges(void **state)
 	ASSERT_LINE(t, "gpuprobed_gpu_fb_used_bytes{" G0 "} 12");
 	ASSERT_LINE(t, "gpuprobed_gpu_sm_clock_mhz{" G0 "} 13");
 	ASSERT_LINE(t, "gpuprobed_gpu_mem_clock_mhz{" G0 "} 14");
-	assert_null(strstr(t, "\ngpuprobed_gpu_power_usage_watts{")); /* not in the latest: absent, not stale */
+	assert_null(strstr(
+		t,
+		"\ngpuprobed_gpu_power_usage_watts{")); /* not in the latest: absent, not stale */
 	ASSERT_LINE(t, "gpuprobed_gpu_temp_celsius{" G0 "} 16");
-	ASSERT_LINE(t, "gpuprobed_gpu_pcie_tx_bytes_per_second{" G0 "} 17408"); /* 17 KB/s of 1024 B */
+	ASSERT_LINE(t,
+		    "gpuprobed_gpu_pcie_tx_bytes_per_second{" G0 "} 17408"); /* 17 KB/s of 1024 B */
 	ASSERT_LINE(t, "gpuprobed_gpu_pcie_rx_bytes_per_second{" G0 "} 3072");
 	ASSERT_LINE(t, "gpuprobed_gpu_clock_throttle_reasons{" G0 "} 19");
 	ASSERT_LINE(t, "gpuprobed_gpu_fb_total_bytes{" G0 "} 85899345920");
@@ -449,9 +481,14 @@ static void gpu_gauges(void **state)
 	ASSERT_LINE(t, "gpuprobed_gpu_lost{" G1 "} 1");
 	assert_null(strstr(t, "gpuprobed_gpu_util{" G1)); /* lost: its flag only */
 	assert_null(strstr(t, "gpuprobed_gpu_fb_total_bytes{" G1));
-	ASSERT_LINE(t, "gpuprobed_nvml_errors_total{gpu=\"1\",call=\"nvmlDeviceGetUtilizationRates\",code=\"15\"} 1");
-	ASSERT_LINE(t, "gpuprobed_nvml_errors_total{gpu=\"0\",call=\"nvmlDeviceGetPowerUsage\",code=\"3\"} 1");
-	ASSERT_LINE(t, "gpuprobed_gpu_process_fb_used_bytes{" G0 ",pid=\"4242\",comm=\"a\\\"b\\\\c\\nd\"} 6291456");
+	ASSERT_LINE(
+		t,
+		"gpuprobed_nvml_errors_total{gpu=\"1\",call=\"nvmlDeviceGetUtilizationRates\",code=\"15\"} 1");
+	ASSERT_LINE(
+		t,
+		"gpuprobed_nvml_errors_total{gpu=\"0\",call=\"nvmlDeviceGetPowerUsage\",code=\"3\"} 1");
+	ASSERT_LINE(t, "gpuprobed_gpu_process_fb_used_bytes{" G0
+		       ",pid=\"4242\",comm=\"a\\\"b\\\\c\\nd\"} 6291456");
 	/* the other process was not in the latest listing; this one's utilization was not given */
 	assert_null(strstr(t, "gpuprobed_gpu_process_fb_used_bytes{" G0 ",pid=\"5000\""));
 	assert_null(strstr(t, "\ngpuprobed_gpu_process_sm_util{"));
@@ -460,13 +497,18 @@ static void gpu_gauges(void **state)
 	/* a later listing with utilization: the gauges follow the latest */
 	assert_int_equal(gp_model_gpu_process(m, 0, T_PID, 1300000000, 6ULL << 20, 40, 30), 0);
 	t = render(m, GP_JOB_NONE, NULL, NULL);
-	ASSERT_LINE(t, "gpuprobed_gpu_process_sm_util{" G0 ",pid=\"4242\",comm=\"a\\\"b\\\\c\\nd\"} 40");
-	ASSERT_LINE(t, "gpuprobed_gpu_process_mem_util{" G0 ",pid=\"4242\",comm=\"a\\\"b\\\\c\\nd\"} 30");
+	ASSERT_LINE(t, "gpuprobed_gpu_process_sm_util{" G0
+		       ",pid=\"4242\",comm=\"a\\\"b\\\\c\\nd\"} 40");
+	ASSERT_LINE(t, "gpuprobed_gpu_process_mem_util{" G0
+		       ",pid=\"4242\",comm=\"a\\\"b\\\\c\\nd\"} 30");
 	free(t);
 	/* power in watts, exactly */
 	{
-		struct gp_gpu_sample s = { .index = 0, .mono_ns = 1400000000, .window_ns = 200000000,
-					   .valid = 1u << GP_GM_POWER, .v[GP_GM_POWER] = 123456 };
+		struct gp_gpu_sample s = { .index = 0,
+					   .mono_ns = 1400000000,
+					   .window_ns = 200000000,
+					   .valid = 1u << GP_GM_POWER,
+					   .v[GP_GM_POWER] = 123456 };
 
 		assert_int_equal(gp_model_gpu_sample(m, &s), 0);
 	}
@@ -535,8 +577,9 @@ static void promtool_clean(void **state)
 
 	if (system("command -v promtool >/dev/null 2>&1")) {
 		/* skipped with its reason: promtool comes from Debian's prometheus package (make deps) */
-		print_message("skipped: promtool is not installed (make deps installs the prometheus package), "
-			      "so the page's lint is not checked\n");
+		print_message(
+			"skipped: promtool is not installed (make deps installs the prometheus package), "
+			"so the page's lint is not checked\n");
 		gp_model_free(m);
 		skip(); /* why: promtool is not installed (said above) */
 	}
@@ -553,7 +596,8 @@ static void promtool_clean(void **state)
 		n = fread(out, 1, sizeof(out) - 1, pf);
 		out[n] = '\0';
 		if (pclose(pf) != 0 || n)
-			fail_msg("promtool check metrics (job source %d): %s\n--- page:\n%s", src, out, t);
+			fail_msg("promtool check metrics (job source %d): %s\n--- page:\n%s", src,
+				 out, t);
 		free(t);
 	}
 	gp_model_free(m);

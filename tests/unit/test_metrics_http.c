@@ -70,7 +70,8 @@ static char *get(unsigned port, const char *method, const char *path)
 {
 	char req[256];
 
-	snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", method, path);
+	snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+		 method, path);
 	return http(port, req);
 }
 
@@ -145,7 +146,8 @@ static void routes(void **state)
 }
 
 /* Runs start(addr, port) with stderr captured; returns the server, *msg what it printed. */
-static struct gp_metrics_server *start_captured(const char *addr, unsigned port, char *msg, size_t len)
+static struct gp_metrics_server *start_captured(const char *addr, unsigned port, char *msg,
+						size_t len)
 {
 	FILE *tmp = tmpfile();
 	int saved = dup(STDERR_FILENO);
@@ -193,7 +195,8 @@ static void bind_errors(void **state)
 
 	s2 = start_captured("localhost", 0, msg, sizeof(msg));
 	assert_null(s2);
-	assert_non_null(strstr(msg, "metrics endpoint localhost:0: not a numeric IPv4 or IPv6 address"));
+	assert_non_null(
+		strstr(msg, "metrics endpoint localhost:0: not a numeric IPv4 or IPv6 address"));
 	assert_int_equal(lines(msg), 1);
 
 	/* IPv6 loopback, where the host has it */

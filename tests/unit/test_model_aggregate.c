@@ -90,11 +90,13 @@ static void same_attr(const struct gp_cpu_attr *x, const struct gp_cpu_attr *y)
 }
 
 /* mr: the reference (records when ref_records, else the same aggregates). */
-static void check_same(struct gp_model *ma, struct gp_model *mr, enum gp_api_id api, __u32 tid, bool ref_records)
+static void check_same(struct gp_model *ma, struct gp_model *mr, enum gp_api_id api, __u32 tid,
+		       bool ref_records)
 {
 	struct gp_process *pa = proc(ma, T_PID), *pr = proc(mr, T_PID);
 	const struct gp_api_stats *a = pa->api[api], *r = pr->api[api];
-	const struct gp_thread *ta = gp_u64map_get(&pa->threads, tid), *tr = gp_u64map_get(&pr->threads, tid);
+	const struct gp_thread *ta = gp_u64map_get(&pa->threads, tid),
+			       *tr = gp_u64map_get(&pr->threads, tid);
 
 	assert_non_null(a);
 	assert_non_null(r);
@@ -113,7 +115,8 @@ static void check_same(struct gp_model *ma, struct gp_model *mr, enum gp_api_id 
 	assert_int_equal(r->aggregated_calls, ref_records ? 0 : r->time.count);
 	/* percentiles within a factor of two, inside [min, max] */
 	for (double pct = 10; pct <= 100; pct += 10) {
-		__u64 x = gp_stats_percentile(&a->time, pct), y = gp_stats_percentile(&r->time, pct);
+		__u64 x = gp_stats_percentile(&a->time, pct),
+		      y = gp_stats_percentile(&r->time, pct);
 
 		assert_true(x >= a->time.min && x <= a->time.max);
 		assert_true(x <= 2 * y && y <= 2 * x);
@@ -140,7 +143,8 @@ static void check_same(struct gp_model *ma, struct gp_model *mr, enum gp_api_id 
 
 static void folds_like_records(void **state)
 {
-	static const enum gp_api_id apis[] = { GP_API_CUDA_LAUNCH_KERNEL, GP_API_CUDA_STREAM_SYNCHRONIZE,
+	static const enum gp_api_id apis[] = { GP_API_CUDA_LAUNCH_KERNEL,
+					       GP_API_CUDA_STREAM_SYNCHRONIZE,
 					       GP_API_CUDA_GRAPH_LAUNCH, GP_API_CU_LAUNCH_KERNEL,
 					       GP_API_CUDA_DEVICE_SYNCHRONIZE };
 
@@ -178,7 +182,8 @@ static void deltas_add_up(void **state)
 	memset(part.dur_hist, 0, sizeof(part.dur_hist));
 	part.dur_hist[7] = 2; /* 100, 90 */
 	part.dur_hist[8] = 1; /* 250 */
-	part.offcpu_ns = part.vol_switches = part.invol_switches = part.minor_faults = part.major_faults = 0;
+	part.offcpu_ns = part.vol_switches = part.invol_switches = part.minor_faults =
+		part.major_faults = 0;
 	assert_int_equal(gp_model_api_aggregate(m2, &part), 0);
 
 	struct gp_api_aggregate rest = all;
@@ -214,7 +219,8 @@ static void nested_aggregate_links(void **state)
 		struct gp_api_call c = nth(GP_API_CU_LAUNCH_KERNEL, 9, i);
 
 		/* their outer calls are counted in the kernel: no record of them for these to wait for */
-		c.hdr.flags |= (__u32)GP_API_CUDA_LAUNCH_KERNEL << GP_EVF_PARENT_SHIFT | GP_EVF_PARENT_COUNTED;
+		c.hdr.flags |= (__u32)GP_API_CUDA_LAUNCH_KERNEL << GP_EVF_PARENT_SHIFT |
+			       GP_EVF_PARENT_COUNTED;
 		feed(mr, &c);
 	}
 	assert_int_equal(gp_model_api_aggregate(ma, &a), 0);
@@ -308,7 +314,8 @@ static void stats_add_n_equals_n_adds(void **state)
 	assert_int_equal(one.min, many.min);
 	assert_int_equal(one.max, many.max);
 	assert_true(fabs(one.mean - many.mean) <= 1e-9 * fabs(one.mean));
-	assert_true(fabs(gp_stats_stddev(&one) - gp_stats_stddev(&many)) <= 1e-9 * gp_stats_stddev(&one));
+	assert_true(fabs(gp_stats_stddev(&one) - gp_stats_stddev(&many)) <=
+		    1e-9 * gp_stats_stddev(&one));
 	for (double p = 1; p <= 100; p += 7)
 		assert_int_equal(gp_stats_percentile(&one, p), gp_stats_percentile(&many, p));
 	gp_stats_release(&one);

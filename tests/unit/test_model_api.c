@@ -22,7 +22,8 @@ static void calls_times_and_error_codes(void **state)
 
 	assert_non_null(m);
 	for (int i = 0; i < 10; i++) {
-		c = rec(GP_API_CUDA_DEVICE_SYNCHRONIZE, T_PID, T_TID, 100 * (__u64)i, 1000 + (__u64)i * 100, 0);
+		c = rec(GP_API_CUDA_DEVICE_SYNCHRONIZE, T_PID, T_TID, 100 * (__u64)i,
+			1000 + (__u64)i * 100, 0);
 		feed(m, &c);
 	}
 	c = rec(GP_API_CUDA_DEVICE_SYNCHRONIZE, T_PID, T_TID, 5000, 10, 35);
@@ -74,7 +75,7 @@ static void malformed_records_are_counted(void **state)
 
 	assert_non_null(m);
 	assert_int_equal(gp_model_ingest(m, &good, sizeof(good) - 1), -EINVAL); /* short */
-	assert_int_equal(gp_model_ingest(m, &good, 10), -EINVAL);                /* shorter than a header */
+	assert_int_equal(gp_model_ingest(m, &good, 10), -EINVAL); /* shorter than a header */
 	assert_int_equal(gp_model_ingest(m, NULL, 0), -EINVAL);
 	c = good;
 	c.hdr.type = 99;
@@ -114,11 +115,16 @@ static void processes_by_record_and_by_add(void **state)
 	assert_int_equal(m->nprocs, 2);
 	assert_int_equal(proc(m, 77)->api_calls, 0);
 	assert_true(m->procs[0]->exited);
-	assert_int_equal(gp_model_library_add(m, 77, "/usr/lib/libcudart.so.13", GP_FAM_CUDART, false, NULL), 0);
-	assert_int_equal(gp_model_library_add(m, 77, "/usr/lib/libcudart.so.13", GP_FAM_CUDART, false, NULL), 0);
+	assert_int_equal(
+		gp_model_library_add(m, 77, "/usr/lib/libcudart.so.13", GP_FAM_CUDART, false, NULL),
+		0);
+	assert_int_equal(
+		gp_model_library_add(m, 77, "/usr/lib/libcudart.so.13", GP_FAM_CUDART, false, NULL),
+		0);
 	assert_int_equal(proc(m, 77)->nlibs, 1);
 	assert_int_equal(gp_model_thread_name(m, 77, 80, "worker"), 0);
-	assert_string_equal(((struct gp_thread *)gp_u64map_get(&proc(m, 77)->threads, 80))->name, "worker");
+	assert_string_equal(((struct gp_thread *)gp_u64map_get(&proc(m, 77)->threads, 80))->name,
+			    "worker");
 	gp_model_free(m);
 }
 
@@ -146,10 +152,13 @@ static void probes(void **state)
 {
 	struct gp_model *m = gp_model_new(NULL);
 
-	assert_int_equal(gp_model_probe_add(m, 3, "/usr/lib/libcudart.so.13", 0, "cudaMalloc", 0x1234, GP_API_CUDA_MALLOC), 0);
+	assert_int_equal(gp_model_probe_add(m, 3, "/usr/lib/libcudart.so.13", 0, "cudaMalloc",
+					    0x1234, GP_API_CUDA_MALLOC),
+			 0);
 	assert_int_equal(gp_model_probe_hits(m, 3, 10, 9), 0);
 	assert_int_equal(gp_model_probe_hits(m, 4, 10, 9), -ENOENT);
-	assert_int_equal(gp_model_probe_add(m, GP_MAX_PROBES, "x", 0, "y", 0, GP_API_CUDA_MALLOC), -EINVAL);
+	assert_int_equal(gp_model_probe_add(m, GP_MAX_PROBES, "x", 0, "y", 0, GP_API_CUDA_MALLOC),
+			 -EINVAL);
 	assert_int_equal(m->probes[3]->return_hits, 9);
 	gp_model_free(m);
 }

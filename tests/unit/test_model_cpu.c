@@ -22,7 +22,7 @@
 #include "records.h"
 #include "scenario.h"
 
-#define MS 1000000ull
+#define MS    1000000ull
 #define START (1000 * MS)
 
 static struct gp_thread_cpu thread_rec(__u32 tid, __u64 start, __u64 end, __u64 oncpu, __u64 offcpu,
@@ -54,8 +54,8 @@ static void feed_thread(struct gp_model *m, const struct gp_thread_cpu *r)
 }
 
 /* A call of api on tid during which the thread was off-CPU offcpu ns, switched and faulted. */
-static void feed_call(struct gp_model *m, enum gp_api_id api, __u32 tid, __u64 dur, __u64 offcpu, __u32 vol,
-		      __u32 invol, __u32 minf, __u32 majf)
+static void feed_call(struct gp_model *m, enum gp_api_id api, __u32 tid, __u64 dur, __u64 offcpu,
+		      __u32 vol, __u32 invol, __u32 minf, __u32 majf)
 {
 	struct gp_api_call c = rec(api, T_PID, tid, START + 10 * MS, dur, 0);
 
@@ -72,7 +72,8 @@ static struct gp_model *model(void)
 	struct gp_model *m = gp_model_new(NULL);
 
 	assert_non_null(m);
-	assert_int_equal(gp_model_process_add(m, T_PID, "train", "train --steps 3", START, false), 0);
+	assert_int_equal(gp_model_process_add(m, T_PID, "train", "train --steps 3", START, false),
+			 0);
 	return m;
 }
 
@@ -87,7 +88,8 @@ static void thread_accounts_add_up(void **state)
 	r = thread_rec(5001, START + 100 * MS, START + 300 * MS, 50 * MS, 150 * MS, 3, 0, 20, 0,
 		       GP_TCF_STARTED | GP_TCF_EXITED);
 	feed_thread(m, &r);
-	r = thread_rec(5002, START, START + 1000 * MS, 0, 1000 * MS, 0, 0, 0, 0, GP_TCF_FAULTS_UNKNOWN);
+	r = thread_rec(5002, START, START + 1000 * MS, 0, 1000 * MS, 0, 0, 0, 0,
+		       GP_TCF_FAULTS_UNKNOWN);
 	feed_thread(m, &r);
 	/* a tid reused within the session: both threads' accounts add up */
 	r = thread_rec(5001, START + 500 * MS, START + 600 * MS, 10 * MS, 90 * MS, 1, 1, 5, 0,
@@ -143,7 +145,8 @@ static void attribution_per_api_thread_and_sync(void **state)
 }
 
 /* One GPU-calling thread with the given split of a 1 s window, plus an idle helper thread. */
-static enum gp_verdict verdict_of(__u64 oncpu, __u64 offcpu, __u64 offcpu_in_calls, enum gp_api_id api)
+static enum gp_verdict verdict_of(__u64 oncpu, __u64 offcpu, __u64 offcpu_in_calls,
+				  enum gp_api_id api)
 {
 	struct gp_model *m = model();
 	struct gp_cpu_summary s;
@@ -176,7 +179,8 @@ static void verdict_thresholds(void **state)
 			 GP_VERDICT_WAITING_GPU);
 	assert_int_equal(verdict_of(100 * MS, 900 * MS, 449 * MS, GP_API_CUDA_DEVICE_SYNCHRONIZE),
 			 GP_VERDICT_WAITING_OTHER);
-	assert_int_equal(verdict_of(100 * MS, 900 * MS, 0, GP_API_CUDA_MEMCPY), GP_VERDICT_WAITING_OTHER);
+	assert_int_equal(verdict_of(100 * MS, 900 * MS, 0, GP_API_CUDA_MEMCPY),
+			 GP_VERDICT_WAITING_OTHER);
 }
 
 /* A thread that wants the CPU but gets only part of it is CPU-bound, not waiting on I/O. */
@@ -184,7 +188,8 @@ static void runnable_wait_counts_as_cpu_bound(void **state)
 {
 	struct gp_model *m = model();
 	struct gp_cpu_summary s;
-	struct gp_thread_cpu r = thread_rec(T_TID, START, START + 1000 * MS, 400 * MS, 600 * MS, 0, 90, 0, 0, 0);
+	struct gp_thread_cpu r =
+		thread_rec(T_TID, START, START + 1000 * MS, 400 * MS, 600 * MS, 0, 90, 0, 0, 0);
 	char *md;
 
 	r.runnable_ns = 350 * MS; /* preempted: runnable, waiting for a CPU */
@@ -215,10 +220,15 @@ static void no_accounts_no_verdict(void **state)
 static void sinks(void **state)
 {
 	struct gp_model *m = model();
-	struct gp_session_info info = { .tool_version = "t", .command_line = "gpuprobed --pid 4242",
-					.mode = "pid", .hostname = "h", .kernel_release = "k",
-					.start_mono_ns = START, .start_realtime_ns = 1 };
-	struct gp_thread_cpu r = thread_rec(T_TID, START, START + 1000 * MS, 100 * MS, 900 * MS, 9, 2, 3000, 0, 0);
+	struct gp_session_info info = { .tool_version = "t",
+					.command_line = "gpuprobed --pid 4242",
+					.mode = "pid",
+					.hostname = "h",
+					.kernel_release = "k",
+					.start_mono_ns = START,
+					.start_realtime_ns = 1 };
+	struct gp_thread_cpu r =
+		thread_rec(T_TID, START, START + 1000 * MS, 100 * MS, 900 * MS, 9, 2, 3000, 0, 0);
 	json_t *doc, *p, *cpu, *th;
 	json_error_t jerr;
 	char *json, *md;
@@ -238,16 +248,21 @@ static void sinks(void **state)
 	assert_int_equal(json_integer_value(json_object_get(cpu, "cpu_ns")), 100 * MS);
 	assert_int_equal(json_integer_value(json_object_get(cpu, "offcpu_ns")), 900 * MS);
 	assert_int_equal(json_integer_value(json_object_get(cpu, "minor_faults")), 3000);
-	assert_int_equal(json_integer_value(json_object_get(cpu, "offcpu_in_gpu_sync_ns")), 790 * MS);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(cpu, "in_gpu_calls"), "minor_faults")),
+	assert_int_equal(json_integer_value(json_object_get(cpu, "offcpu_in_gpu_sync_ns")),
+			 790 * MS);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(cpu, "in_gpu_calls"),
+							    "minor_faults")),
 			 2048);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(cpu, "verdict"), "kind")),
-			    "waiting_on_gpu");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(cpu, "verdict"), "top_api")),
-			    "cudaStreamSynchronize");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(cpu, "verdict"), "kind")),
+		"waiting_on_gpu");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(cpu, "verdict"), "top_api")),
+		"cudaStreamSynchronize");
 	th = json_array_get(json_object_get(p, "threads"), 0);
 	assert_int_equal(json_integer_value(json_object_get(th, "voluntary_switches")), 9);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(th, "in_gpu_calls"), "offcpu_ns")),
+	assert_int_equal(json_integer_value(
+				 json_object_get(json_object_get(th, "in_gpu_calls"), "offcpu_ns")),
 			 795 * MS);
 	{
 		const json_t *rows = json_object_get(p, "cuda_api"), *row;
@@ -255,8 +270,11 @@ static void sinks(void **state)
 		bool seen = false;
 
 		json_array_foreach(rows, i, row)
-			if (!strcmp(json_string_value(json_object_get(row, "name")), "cudaMemcpy")) {
-				assert_int_equal(json_integer_value(json_object_get(row, "minor_faults")), 2048);
+			if (!strcmp(json_string_value(json_object_get(row, "name")),
+				    "cudaMemcpy")) {
+				assert_int_equal(
+					json_integer_value(json_object_get(row, "minor_faults")),
+					2048);
 				seen = true;
 			}
 		assert_true(seen);

@@ -16,9 +16,12 @@
 
 #include "model/view.h"
 
-static void sample(struct gp_model *m, __u32 index, __u64 t, __u64 window, __u32 valid, __u64 util, __u64 mem)
+static void sample(struct gp_model *m, __u32 index, __u64 t, __u64 window, __u32 valid, __u64 util,
+		   __u64 mem)
 {
-	struct gp_gpu_sample s = { .index = index, .valid = valid, .mono_ns = t, .window_ns = window };
+	struct gp_gpu_sample s = {
+		.index = index, .valid = valid, .mono_ns = t, .window_ns = window
+	};
 
 	s.v[GP_GM_UTIL_GPU] = util;
 	s.v[GP_GM_MEM_USED] = mem;
@@ -58,7 +61,8 @@ static void time_weighted_stats(void **state)
 	assert_int_equal(mem->max, 30);
 	assert_int_equal(mem->last, 30);
 	assert_int_equal(mem->last_ns, 1400); /* the latest sample did not give it */
-	assert_true(gp_gpu_stat_mean(mem) > 24.999 && gp_gpu_stat_mean(mem) < 25.001); /* (10×100 + 30×300) / 400 */
+	assert_true(gp_gpu_stat_mean(mem) > 24.999 &&
+		    gp_gpu_stat_mean(mem) < 25.001); /* (10×100 + 30×300) / 400 */
 	assert_int_equal(d->m[GP_GM_POWER].n, 0);
 	gp_model_free(m);
 }
@@ -72,7 +76,9 @@ static void processes_and_errors(void **state)
 	assert_non_null(m);
 	assert_int_equal(gp_model_gpu_device(m, 0, "dev", "GPU-x", 1000), 0);
 	assert_int_equal(gp_model_gpu_process(m, 0, 42, 100, 500, 20, 10), 0);
-	assert_int_equal(gp_model_gpu_process(m, 0, 42, 200, 300, GP_NVML_UNKNOWN_UTIL, GP_NVML_UNKNOWN_UTIL), 0);
+	assert_int_equal(gp_model_gpu_process(m, 0, 42, 200, 300, GP_NVML_UNKNOWN_UTIL,
+					      GP_NVML_UNKNOWN_UTIL),
+			 0);
 	assert_int_equal(gp_model_gpu_process(m, 0, 42, 300, 400, 60, 30), 0);
 	d = gp_gpu_device_of(m, 0);
 	assert_int_equal(d->nprocs, 1);
@@ -90,9 +96,13 @@ static void processes_and_errors(void **state)
 	assert_int_equal(r->util_last_ns, 300);
 	/* errors: once per (device, call, code), counted */
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(gp_model_gpu_error(m, 0, "nvmlDeviceGetPowerUsage", 3, "Not Supported", 10 + i), 0);
-	assert_int_equal(gp_model_gpu_error(m, 0, "nvmlDeviceGetPowerUsage", 999, "Unknown", 20), 0);
-	assert_int_equal(gp_model_gpu_error(m, GP_GPU_NO_DEVICE, "nvmlDeviceGetCount_v2", 3, NULL, 5), 0);
+		assert_int_equal(gp_model_gpu_error(m, 0, "nvmlDeviceGetPowerUsage", 3,
+						    "Not Supported", 10 + i),
+				 0);
+	assert_int_equal(gp_model_gpu_error(m, 0, "nvmlDeviceGetPowerUsage", 999, "Unknown", 20),
+			 0);
+	assert_int_equal(
+		gp_model_gpu_error(m, GP_GPU_NO_DEVICE, "nvmlDeviceGetCount_v2", 3, NULL, 5), 0);
 	assert_int_equal(m->gpus.nerrors, 3);
 	assert_int_equal(m->gpus.errors[0].count, 3);
 	assert_int_equal(m->gpus.errors[0].first_ns, 10);
@@ -107,18 +117,21 @@ static void lost_device(void **state)
 
 	assert_non_null(m);
 	sample(m, 1, 100, 100, BOTH, 40, 7);
-	assert_int_equal(gp_model_gpu_error(m, 1, "nvmlDeviceGetUtilizationRates", GP_NVML_ERROR_GPU_IS_LOST,
-					    "GPU is lost", 150), 0);
-	assert_int_equal(gp_model_gpu_error(m, 1, "nvmlDeviceGetMemoryInfo", GP_NVML_ERROR_GPU_IS_LOST,
-					    "GPU is lost", 170), 0);
+	assert_int_equal(gp_model_gpu_error(m, 1, "nvmlDeviceGetUtilizationRates",
+					    GP_NVML_ERROR_GPU_IS_LOST, "GPU is lost", 150),
+			 0);
+	assert_int_equal(gp_model_gpu_error(m, 1, "nvmlDeviceGetMemoryInfo",
+					    GP_NVML_ERROR_GPU_IS_LOST, "GPU is lost", 170),
+			 0);
 	d = gp_gpu_device_of(m, 1);
 	assert_true(d->lost);
 	assert_int_equal(d->lost_ns, 150); /* the first time it was said */
 	assert_int_equal(d->samples, 1);   /* what was sampled before stays */
 	assert_int_equal(d->m[GP_GM_UTIL_GPU].last, 40);
 	/* a device never seen before that is lost gets a row saying so */
-	assert_int_equal(gp_model_gpu_error(m, 3, "nvmlDeviceGetHandleByIndex_v2", GP_NVML_ERROR_GPU_IS_LOST,
-					    "GPU is lost", 200), 0);
+	assert_int_equal(gp_model_gpu_error(m, 3, "nvmlDeviceGetHandleByIndex_v2",
+					    GP_NVML_ERROR_GPU_IS_LOST, "GPU is lost", 200),
+			 0);
 	assert_true(gp_gpu_device_of(m, 3)->lost);
 	gp_model_free(m);
 }

@@ -18,23 +18,23 @@
 
 #include "records.h"
 
-#define FUNC_A 0x1000 /* opaque handles from __cudaGetKernel */
-#define FUNC_B 0x2000
-#define SITE_A 0x401100 /* return addresses inside __device_stub__... */
+#define FUNC_A	0x1000 /* opaque handles from __cudaGetKernel */
+#define FUNC_B	0x2000
+#define SITE_A	0x401100 /* return addresses inside __device_stub__... */
 #define SITE_A2 0x401180
-#define SITE_B 0x402200
-#define SITE_X 0x403300 /* the resolver does not know it */
+#define SITE_B	0x402200
+#define SITE_X	0x403300 /* the resolver does not know it */
 #define HOST_FN 0x405500 /* a host function: named by address whatever the site */
-#define HELPER 0x406600  /* a launch helper shared by all kernels: names nothing */
+#define HELPER	0x406600 /* a launch helper shared by all kernels: names nothing */
 
 struct fake {
 	int calls;
 	__u32 last_tgid;
 };
 
-static int fake_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack, unsigned nstack,
-			    char *name, size_t name_len,
-			    char *mangled, size_t mangled_len)
+static int fake_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack,
+			    unsigned nstack, char *name, size_t name_len, char *mangled,
+			    size_t mangled_len)
 {
 	struct fake *f = ctx;
 
@@ -78,14 +78,15 @@ static void handles_are_named_by_their_host_function(void **state)
 
 	c.args[0] = 0x7ffc0000; /* &handle */
 	c.args[1] = HOST_FN;
-	c.out = 0xcafe0000;     /* the handle it stored */
+	c.out = 0xcafe0000; /* the handle it stored */
 	c.hdr.flags |= GP_EVF_OUT_VALID;
 	feed(m, &c);
 	for (int i = 0; i < 3; i++) {
 		c = rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 0xcafe0000, HELPER, g, g, 0, 0, 0);
 		feed(m, &c);
 	}
-	c = rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 0xbeef0000, HELPER, g, g, 0, 0, 0); /* never seen */
+	c = rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 0xbeef0000, HELPER, g, g, 0, 0,
+		       0); /* never seen */
 	feed(m, &c);
 
 	struct gp_process *p = proc(m, T_PID);
@@ -101,11 +102,12 @@ static void launch_abi_decoding(void **state)
 {
 	struct gp_model *m = gp_model_new(NULL);
 	const __u32 grid[3] = { 1024, 7, 3 }, block[3] = { 256, 2, 1 };
-	struct gp_api_call c = rec_launch(GP_API_CUDA_LAUNCH_KERNEL, FUNC_A, SITE_A, grid, block, 4096, 0, 0);
+	struct gp_api_call c =
+		rec_launch(GP_API_CUDA_LAUNCH_KERNEL, FUNC_A, SITE_A, grid, block, 4096, 0, 0);
 
 	feed(m, &c);
-	c = rec_launch_exc(GP_API_CUDA_LAUNCH_KERNEL_EXC, FUNC_B, SITE_B, (const __u32[3]){ 5, 6, 7 },
-			   (const __u32[3]){ 32, 4, 2 }, 128, 0);
+	c = rec_launch_exc(GP_API_CUDA_LAUNCH_KERNEL_EXC, FUNC_B, SITE_B,
+			   (const __u32[3]){ 5, 6, 7 }, (const __u32[3]){ 32, 4, 2 }, 128, 0);
 	feed(m, &c);
 
 	struct gp_process *p = proc(m, T_PID);
@@ -120,12 +122,14 @@ static void launch_abi_decoding(void **state)
 		if (k->func == FUNC_A) {
 			assert_int_equal(k->ret_addr, SITE_A);
 			assert_true(cfg->grid[0] == 1024 && cfg->grid[1] == 7 && cfg->grid[2] == 3);
-			assert_true(cfg->block[0] == 256 && cfg->block[1] == 2 && cfg->block[2] == 1);
+			assert_true(cfg->block[0] == 256 && cfg->block[1] == 2 &&
+				    cfg->block[2] == 1);
 			assert_int_equal(cfg->smem, 4096);
 		} else {
 			assert_int_equal(k->func, FUNC_B);
 			assert_true(cfg->grid[0] == 5 && cfg->grid[1] == 6 && cfg->grid[2] == 7);
-			assert_true(cfg->block[0] == 32 && cfg->block[1] == 4 && cfg->block[2] == 2);
+			assert_true(cfg->block[0] == 32 && cfg->block[1] == 4 &&
+				    cfg->block[2] == 2);
 			assert_int_equal(cfg->smem, 128);
 		}
 	}
@@ -141,10 +145,12 @@ static void resolver_names_once_per_site(void **state)
 	struct gp_api_call c;
 
 	for (int i = 0; i < 5; i++) {
-		c = rec_launch(GP_API_CUDA_LAUNCH_KERNEL, FUNC_A, SITE_A, g, g, 0, 0, i == 4 ? 9 : 0);
+		c = rec_launch(GP_API_CUDA_LAUNCH_KERNEL, FUNC_A, SITE_A, g, g, 0, 0,
+			       i == 4 ? 9 : 0);
 		feed(m, &c);
 	}
-	c = rec_launch(GP_API_CUDA_LAUNCH_KERNEL_PTSZ, FUNC_A, SITE_A2, g, g, 0, 0, 0); /* another site, same kernel */
+	c = rec_launch(GP_API_CUDA_LAUNCH_KERNEL_PTSZ, FUNC_A, SITE_A2, g, g, 0, 0,
+		       0); /* another site, same kernel */
 	feed(m, &c);
 	c = rec_launch(GP_API_CUDA_LAUNCH_COOPERATIVE, FUNC_B, SITE_B, g, g, 0, 0, 0);
 	feed(m, &c);
@@ -181,7 +187,8 @@ static void config_cap_and_unreadable(void **state)
 	struct gp_api_call c;
 
 	for (__u32 i = 0; i < GP_KERNEL_CONFIGS_MAX + 4; i++) {
-		c = rec_launch(GP_API_CUDA_LAUNCH_KERNEL, FUNC_A, SITE_A, (const __u32[3]){ i + 1, 1, 1 }, b, 0, 0, 0);
+		c = rec_launch(GP_API_CUDA_LAUNCH_KERNEL, FUNC_A, SITE_A,
+			       (const __u32[3]){ i + 1, 1, 1 }, b, 0, 0, 0);
 		feed(m, &c);
 		feed(m, &c); /* twice each */
 	}

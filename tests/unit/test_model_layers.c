@@ -19,10 +19,10 @@
 
 #include "records.h"
 
-#define DEV 0x600000000000ULL
-#define HOST 0x7f0000001000ULL
+#define DEV    0x600000000000ULL
+#define HOST   0x7f0000001000ULL
 #define STREAM 0x55550000a000ULL
-#define COMM 0x55550000c000ULL
+#define COMM   0x55550000c000ULL
 
 static struct gp_api_call nested_in(struct gp_api_call c, enum gp_api_id outer)
 {
@@ -35,7 +35,8 @@ static void runtime_over_driver_counted_once(void **state)
 	struct gp_model *m = gp_model_new(NULL);
 	/* cudaMemcpy HtoD 4 KiB, implemented by cuMemcpyHtoD_v2 on the same thread (its record comes first) */
 	struct gp_api_call inner = rec(GP_API_CU_MEMCPY_HTOD, T_PID, T_TID, 3010, 80, 0);
-	struct gp_api_call outer = rec_memcpy(GP_API_CUDA_MEMCPY, DEV, HOST, 4096, GP_MEMCPY_HTOD, 0, 100, 0);
+	struct gp_api_call outer =
+		rec_memcpy(GP_API_CUDA_MEMCPY, DEV, HOST, 4096, GP_MEMCPY_HTOD, 0, 100, 0);
 
 	inner.args[0] = DEV;
 	inner.args[1] = HOST;
@@ -76,16 +77,17 @@ static void inner_calls_wait_for_their_outer_call(void **state)
 	struct gp_model *m = gp_model_new(NULL);
 	struct gp_api_call cut = nested_in(rec(GP_API_CU_LAUNCH_KERNEL, T_PID, T_TID, 1010, 5, 0),
 					   GP_API_CUDA_LAUNCH_KERNEL);
-	struct gp_api_call other = nested_in(rec(GP_API_CU_LAUNCH_KERNEL, T_PID, T_TID + 1, 2010, 5, 0),
-					     GP_API_CUDA_LAUNCH_KERNEL);
+	struct gp_api_call other =
+		nested_in(rec(GP_API_CU_LAUNCH_KERNEL, T_PID, T_TID + 1, 2010, 5, 0),
+			  GP_API_CUDA_LAUNCH_KERNEL);
 	struct gp_api_call inner = nested_in(rec(GP_API_CU_LAUNCH_KERNEL, T_PID, T_TID, 3010, 5, 0),
 					     GP_API_CUDA_LAUNCH_KERNEL);
 	struct gp_api_call outer = rec(GP_API_CUDA_LAUNCH_KERNEL, T_PID, T_TID, 3000, 20, 0);
-	struct gp_api_call counted = nested_in(rec(GP_API_CU_LAUNCH_KERNEL, T_PID, T_TID, 4010, 5, 0),
-					       GP_API_CUDA_LAUNCH_KERNEL);
+	struct gp_api_call counted = nested_in(
+		rec(GP_API_CU_LAUNCH_KERNEL, T_PID, T_TID, 4010, 5, 0), GP_API_CUDA_LAUNCH_KERNEL);
 
 	counted.hdr.flags |= GP_EVF_PARENT_COUNTED;
-	feed(m, &cut);   /* its cudaLaunchKernel never returns */
+	feed(m, &cut);	 /* its cudaLaunchKernel never returns */
 	feed(m, &other); /* another thread's, whose outer call has not returned yet */
 	feed(m, &inner);
 
@@ -108,7 +110,8 @@ static void inner_calls_wait_for_their_outer_call(void **state)
 }
 
 /* cuModuleGetFunction(&f, mod, name) as an extended record */
-static void feed_get_function(struct gp_model *m, enum gp_api_id api, __u64 handle, __u64 owner, const char *name)
+static void feed_get_function(struct gp_model *m, enum gp_api_id api, __u64 handle, __u64 owner,
+			      const char *name)
 {
 	struct gp_api_call_ext x;
 
@@ -161,9 +164,11 @@ static void driver_launch_names(void **state)
 		x.data_len = sizeof(x.data);
 		assert_int_equal(gp_model_ingest(m, &x, sizeof(x)), 0);
 		assert_int_equal(gp_model_drop_get(m, "ext_truncated"), 1);
-		assert_int_equal(strlen(gp_driver_function_name(proc(m, T_PID), 0xf9)), sizeof(x.data) - 1);
+		assert_int_equal(strlen(gp_driver_function_name(proc(m, T_PID), 0xf9)),
+				 sizeof(x.data) - 1);
 	}
-	c = rec(GP_API_CU_KERNEL_GET_FUNCTION, T_PID, T_TID, 600, 5, 0); /* CUkernel 0xc1 -> CUfunction 0xf2 */
+	c = rec(GP_API_CU_KERNEL_GET_FUNCTION, T_PID, T_TID, 600, 5,
+		0); /* CUkernel 0xc1 -> CUfunction 0xf2 */
 	c.args[0] = 0x7ffc0000;
 	c.args[1] = 0xc1;
 	c.out = 0xf2;
@@ -200,7 +205,8 @@ static void driver_launch_names(void **state)
 	assert_int_equal(p->kernels[2]->calls, 2);
 	assert_int_equal(p->kernels[2]->launches, 1);
 	assert_int_equal(p->kernels[2]->errors, 1);
-	assert_string_equal(gp_kernel_unresolved_reason(p, p->kernels[2]), "unknown (created before attach)");
+	assert_string_equal(gp_kernel_unresolved_reason(p, p->kernels[2]),
+			    "unknown (created before attach)");
 	assert_int_equal(p->work[GP_FAM_CUDA].launches, 6);
 	gp_model_free(m);
 }
@@ -365,17 +371,29 @@ static void nccl_bytes_blocked_bandwidth(void **state)
 
 	/* the report: algbw = 4 MiB / 4 ms = 1.05 GB/s, busbw x 1.5 */
 	json_t *doc = gp_report_doc(m);
-	json_t *row = json_array_get(json_object_get(json_array_get(json_object_get(json_object_get(
-		json_array_get(json_object_get(doc, "processes"), 0), "nccl"), "communicators"), 0), "ops"), 0);
+	json_t *row = json_array_get(
+		json_object_get(
+			json_array_get(
+				json_object_get(
+					json_object_get(
+						json_array_get(json_object_get(doc, "processes"),
+							       0),
+						"nccl"),
+					"communicators"),
+				0),
+			"ops"),
+		0);
 
 	assert_non_null(row);
 	assert_true(json_real_value(json_object_get(row, "algbw_gbps")) == 1.05);
 	assert_true(json_real_value(json_object_get(row, "busbw_gbps")) == 1.57);
 	/* waited 3,999,900 ns behind the collective, 300,000 ns behind the kernel */
-	json_t *nccl = json_object_get(json_array_get(json_object_get(doc, "processes"), 0), "nccl");
+	json_t *nccl =
+		json_object_get(json_array_get(json_object_get(doc, "processes"), 0), "nccl");
 
 	assert_true(json_real_value(json_object_get(nccl, "comm_compute_ratio")) == 13.33);
-	assert_int_equal(json_integer_value(json_object_get(nccl, "sync_blocked_ns_kernels")), 300000);
+	assert_int_equal(json_integer_value(json_object_get(nccl, "sync_blocked_ns_kernels")),
+			 300000);
 	json_decref(doc);
 	gp_model_free(m);
 }

@@ -22,7 +22,8 @@
 
 static void set_device(struct gp_model *m, __u32 tid, int dev, int ret)
 {
-	struct gp_api_call c = rec_h(GP_API_CUDA_SET_DEVICE, tid, (__u64)(__u32)dev | 0xdead00000000ULL, 0, 5, ret);
+	struct gp_api_call c = rec_h(GP_API_CUDA_SET_DEVICE, tid,
+				     (__u64)(__u32)dev | 0xdead00000000ULL, 0, 5, ret);
 
 	feed(m, &c); /* the upper half of rdi is garbage: int is in edi */
 }
@@ -51,7 +52,7 @@ static void per_device_live_and_peak(void **state)
 	alloc(m, GP_API_CUDA_MALLOC, 1, A, 1000);
 	alloc(m, GP_API_CUDA_MALLOC_ASYNC, 2, B, 500);
 	alloc(m, GP_API_CUDA_MALLOC_MANAGED, 3, C, 200); /* thread 3 never set a device */
-	xfree(m, GP_API_CUDA_FREE, 2, A);                 /* freed by another thread: still device 0's */
+	xfree(m, GP_API_CUDA_FREE, 2, A); /* freed by another thread: still device 0's */
 	alloc(m, GP_API_CUDA_MALLOC, 1, A, 300);
 	xfree(m, GP_API_CUDA_FREE_ASYNC, 1, B);
 
@@ -86,8 +87,8 @@ static void untracked_and_null_frees(void **state)
 	struct gp_model *m = gp_model_new(NULL);
 	struct gp_api_call c;
 
-	xfree(m, GP_API_CUDA_FREE, 1, 0);  /* cudaFree(NULL): context creation idiom, not a free */
-	xfree(m, GP_API_CUDA_FREE, 1, A);  /* allocated before tracing */
+	xfree(m, GP_API_CUDA_FREE, 1, 0); /* cudaFree(NULL): context creation idiom, not a free */
+	xfree(m, GP_API_CUDA_FREE, 1, A); /* allocated before tracing */
 	xfree(m, GP_API_CUDA_FREE_HOST, 1, 0x7f0000000000ULL);
 	c = rec_ptr(GP_API_CUDA_FREE, 1, B, 0, 1); /* failed free: nothing */
 	feed(m, &c);
@@ -134,8 +135,10 @@ static void pinned_and_registered(void **state)
 	c = rec_ptr(GP_API_CUDA_HOST_REGISTER, 1, 0x7f0000200000ULL, 65536, 0);
 	feed(m, &c);
 	xfree(m, GP_API_CUDA_FREE_HOST, 1, 0x7f0000000000ULL);
-	xfree(m, GP_API_CUDA_FREE_HOST, 1, 0x7f0000200000ULL);      /* a registration is not freed by cudaFreeHost */
-	xfree(m, GP_API_CUDA_HOST_UNREGISTER, 1, 0x7f0000100000ULL); /* nor an allocation unregistered */
+	xfree(m, GP_API_CUDA_FREE_HOST, 1,
+	      0x7f0000200000ULL); /* a registration is not freed by cudaFreeHost */
+	xfree(m, GP_API_CUDA_HOST_UNREGISTER, 1,
+	      0x7f0000100000ULL); /* nor an allocation unregistered */
 	xfree(m, GP_API_CUDA_HOST_UNREGISTER, 1, 0x7f0000200000ULL);
 
 	const struct gp_memory *mem = &proc(m, T_PID)->mem;
@@ -196,10 +199,13 @@ static void leaks_only_after_exit(void **state)
 	xfree(m, GP_API_CUDA_FREE, 1, C);
 
 	json_t *doc = memory_of(m);
-	json_t *mem = json_object_get(json_array_get(json_object_get(doc, "processes"), 0), "memory");
+	json_t *mem =
+		json_object_get(json_array_get(json_object_get(doc, "processes"), 0), "memory");
 
 	assert_int_equal(json_array_size(json_object_get(mem, "leaks")), 0);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(mem, "leaks_total"), "count")), 0);
+	assert_int_equal(
+		json_integer_value(json_object_get(json_object_get(mem, "leaks_total"), "count")),
+		0);
 	assert_int_equal(json_array_size(json_object_get(mem, "live_at_end")), 3);
 	json_decref(doc);
 
@@ -211,15 +217,20 @@ static void leaks_only_after_exit(void **state)
 
 	assert_int_equal(json_array_size(leaks), 3);
 	assert_int_equal(json_array_size(json_object_get(mem, "live_at_end")), 0);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(mem, "leaks_total"), "count")), 3);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(mem, "leaks_total"), "bytes")), 6064);
+	assert_int_equal(
+		json_integer_value(json_object_get(json_object_get(mem, "leaks_total"), "count")),
+		3);
+	assert_int_equal(
+		json_integer_value(json_object_get(json_object_get(mem, "leaks_total"), "bytes")),
+		6064);
 	/* largest first */
 	assert_string_equal(json_string_value(json_object_get(first, "ptr")), "0x700000100000");
 	assert_int_equal(json_integer_value(json_object_get(first, "bytes")), 5000);
 	assert_string_equal(json_string_value(json_object_get(first, "kind")), "device");
 	assert_int_equal(json_integer_value(json_object_get(first, "device")), 2);
 	assert_string_equal(json_string_value(json_object_get(first, "api")), "cudaMalloc");
-	assert_string_equal(json_string_value(json_object_get(json_array_get(leaks, 2), "kind")), "pinned");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(leaks, 2), "kind")),
+			    "pinned");
 	json_decref(doc);
 	gp_model_free(m);
 }
@@ -233,11 +244,13 @@ static void leak_list_is_capped(void **state)
 	gp_model_process_exited(m, T_PID, 1);
 
 	json_t *doc = memory_of(m);
-	json_t *mem = json_object_get(json_array_get(json_object_get(doc, "processes"), 0), "memory");
+	json_t *mem =
+		json_object_get(json_array_get(json_object_get(doc, "processes"), 0), "memory");
 
 	assert_int_equal(json_array_size(json_object_get(mem, "leaks")), GP_REPORT_LEAKS_MAX);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(mem, "leaks_total"), "count")),
-			 GP_REPORT_LEAKS_MAX + 5);
+	assert_int_equal(
+		json_integer_value(json_object_get(json_object_get(mem, "leaks_total"), "count")),
+		GP_REPORT_LEAKS_MAX + 5);
 	json_decref(doc);
 	gp_model_free(m);
 }

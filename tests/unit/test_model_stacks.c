@@ -33,7 +33,7 @@
 #define KERNEL_FN  0x400900 /* the host function launched */
 
 /* A CPython process's native frames (return addresses) */
-#define FOO_RET       0x7f2000001100ULL /* foo_launch in libfoo.so: the call site */
+#define FOO_RET	      0x7f2000001100ULL /* foo_launch in libfoo.so: the call site */
 #define CFUNC_RET     0x560000011100ULL /* cfunction_call: C code Python called */
 #define EVAL_RET      0x560000022100ULL /* _PyEval_EvalFrameDefault: runs Python frames */
 #define EVAL_COLD_RET 0x560000033100ULL /* _PyEval_EvalFrameDefault.cold: the eval loop too */
@@ -52,8 +52,8 @@
 #define N(a)   (sizeof(a) / sizeof((a)[0]))
 
 /* One record with a stack, the way the return probe builds it. */
-static size_t with_stack(struct gp_api_call_stack *out, const struct gp_api_call *c, const __u64 *ips, unsigned n,
-			 __u16 flags)
+static size_t with_stack(struct gp_api_call_stack *out, const struct gp_api_call *c,
+			 const __u64 *ips, unsigned n, __u16 flags)
 {
 	memset(out, 0, sizeof(*out));
 	out->call = *c;
@@ -66,7 +66,8 @@ static size_t with_stack(struct gp_api_call_stack *out, const struct gp_api_call
 	return GP_STACK_REC_SIZE(n);
 }
 
-static void feed_stack(struct gp_model *m, const struct gp_api_call *c, const __u64 *ips, unsigned n, __u16 flags)
+static void feed_stack(struct gp_model *m, const struct gp_api_call *c, const __u64 *ips,
+		       unsigned n, __u16 flags)
 {
 	struct gp_api_call_stack r;
 	size_t len = with_stack(&r, c, ips, n, flags);
@@ -84,8 +85,9 @@ static struct gp_api_call launch(__u64 func)
 /* ---- a fake resolver: names by address, libc as the thread root ---------- */
 static int seen_calls;
 
-static int fake_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack, unsigned nstack,
-			    char *name, size_t name_len, char *mangled, size_t mangled_len)
+static int fake_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack,
+			    unsigned nstack, char *name, size_t name_len, char *mangled,
+			    size_t mangled_len)
 {
 	if (func != KERNEL_FN)
 		return -ENOENT;
@@ -137,7 +139,8 @@ static int fake_symbolize(void *ctx, __u32 tgid, __u64 addr, struct gp_frame_sym
 	else if (addr == STEP_B_RET - 1)
 		out->function = out->symbol = "step_b";
 	else if (addr == LIBC_RET - 1)
-		out->file = "/usr/lib/x86_64-linux-gnu/libc.so.6"; /* its start functions are stripped */
+		out->file =
+			"/usr/lib/x86_64-linux-gnu/libc.so.6"; /* its start functions are stripped */
 	else
 		return -ENOENT;
 	if (out->symbol) {
@@ -199,7 +202,8 @@ static struct gp_model *new_model(size_t max_stacks)
 static void dedup_and_exact_counts(void **state)
 {
 	struct gp_model *m = new_model(100);
-	const __u64 a[] = { STEP_A_RET, MAIN_RET, LIBC_RET }, b[] = { STEP_B_RET, MAIN_RET, LIBC_RET };
+	const __u64 a[] = { STEP_A_RET, MAIN_RET, LIBC_RET },
+		    b[] = { STEP_B_RET, MAIN_RET, LIBC_RET };
 	struct gp_api_call c = launch(KERNEL_FN);
 	struct gp_process *p;
 
@@ -216,7 +220,8 @@ static void dedup_and_exact_counts(void **state)
 	assert_int_equal(p->stacks.v[0]->calls, 4);
 	assert_int_equal(p->stacks.v[0]->nops, 2);
 	assert_int_equal(p->stacks.v[0]->ops[0].calls, 3);
-	assert_string_equal(p->stacks.v[0]->ops[0].op.kernel->name, "void gemm<float>(float*, int)");
+	assert_string_equal(p->stacks.v[0]->ops[0].op.kernel->name,
+			    "void gemm<float>(float*, int)");
 	assert_int_equal(p->stacks.v[1]->calls, 2);
 	assert_int_equal(gp_model_drop_get(m, "stacks_over_limit"), 0);
 	gp_model_free(m);
@@ -254,7 +259,7 @@ static void truncation_and_symbols(void **state)
 	for (unsigned i = 0; i < GP_STACK_MAX_FRAMES; i++)
 		deep[i] = STEP_A_RET;
 	feed_stack(m, &c, full, 3, 0);
-	feed_stack(m, &c, cut, 2, 0);                   /* never reaches the C library */
+	feed_stack(m, &c, cut, 2, 0);			 /* never reaches the C library */
 	feed_stack(m, &c, deep, GP_STACK_MAX_FRAMES, 0); /* the depth limit */
 	feed_stack(m, &c, (const __u64[]){ STEP_B_RET }, 1, GP_STF_UNREAD);
 	gp_model_symbolize_stacks(m, NULL);
@@ -267,7 +272,8 @@ static void truncation_and_symbols(void **state)
 	/* one frame per distinct address; names from the resolver, offsets of the return address */
 	assert_int_equal(p->stacks.nframes, 4);
 	assert_string_equal(p->stacks.frames[p->stacks.v[0]->frame_ids[0]].function, "step_a");
-	assert_int_equal(p->stacks.frames[p->stacks.v[0]->frame_ids[0]].file_offset, STEP_A_RET & 0xfff);
+	assert_int_equal(p->stacks.frames[p->stacks.v[0]->frame_ids[0]].file_offset,
+			 STEP_A_RET & 0xfff);
 	assert_null(p->stacks.frames[p->stacks.v[0]->frame_ids[2]].function);
 	assert_true(p->stacks.frames[p->stacks.v[0]->frame_ids[2]].thread_root);
 	gp_model_free(m);
@@ -292,10 +298,12 @@ static void folded_lines(void **state)
 {
 	struct gp_model *m = new_model(100);
 	/* two call sites in main with the same name: one folded line */
-	const __u64 a1[] = { STEP_A_RET, MAIN_RET, LIBC_RET }, a2[] = { STEP_A_RET, MAIN_RET + 8, LIBC_RET };
+	const __u64 a1[] = { STEP_A_RET, MAIN_RET, LIBC_RET },
+		    a2[] = { STEP_A_RET, MAIN_RET + 8, LIBC_RET };
 	const __u64 cut[] = { STEP_B_RET, MAIN_RET };
 	struct gp_api_call c = launch(KERNEL_FN);
-	struct gp_api_call cp = rec_memcpy(GP_API_CUDA_MEMCPY, 0x7000000, 0x600000, 4 << 20, GP_MEMCPY_HTOD, 0, 500, 0);
+	struct gp_api_call cp = rec_memcpy(GP_API_CUDA_MEMCPY, 0x7000000, 0x600000, 4 << 20,
+					   GP_MEMCPY_HTOD, 0, 500, 0);
 	char *text;
 
 	assert_int_equal(gp_model_process_add(m, T_PID, "train", "train", 0, true), 0);
@@ -306,11 +314,15 @@ static void folded_lines(void **state)
 	gp_model_symbolize_stacks(m, NULL);
 	text = folded(m, GP_W_CALLS);
 	/* heaviest stack first: the copy stack has 2 calls, each launch stack 1 (merged in one line) */
-	assert_string_equal(text, "train (pid 4242);[truncated];main;step_b;cudaMemcpy;[HtoD 4 MiB pageable] 2\n"
-				  "train (pid 4242);libc.so.6+0x1000;main;step_a;cudaLaunchKernel;[kernel] gemm<float> 2\n");
+	assert_string_equal(
+		text,
+		"train (pid 4242);[truncated];main;step_b;cudaMemcpy;[HtoD 4 MiB pageable] 2\n"
+		"train (pid 4242);libc.so.6+0x1000;main;step_a;cudaLaunchKernel;[kernel] gemm<float> 2\n");
 	free(text);
 	text = folded(m, GP_W_BYTES); /* launches move no bytes: no line */
-	assert_string_equal(text, "train (pid 4242);[truncated];main;step_b;cudaMemcpy;[HtoD 4 MiB pageable] 8388608\n");
+	assert_string_equal(
+		text,
+		"train (pid 4242);[truncated];main;step_b;cudaMemcpy;[HtoD 4 MiB pageable] 8388608\n");
 	free(text);
 	gp_model_free(m);
 }
@@ -321,8 +333,14 @@ static void size_labels(void **state)
 		__u64 bytes;
 		const char *text;
 	} cases[] = {
-		{ 0, "0 B" },       { 1000, "1000 B" },   { 1024, "1 KiB" },      { 1536, "1.5 KiB" },
-		{ 4 << 20, "4 MiB" }, { 1536 << 10, "1536 KiB" }, { 3ULL << 30, "3 GiB" }, { (1 << 20) + 1, "1.0 MiB" },
+		{ 0, "0 B" },
+		{ 1000, "1000 B" },
+		{ 1024, "1 KiB" },
+		{ 1536, "1.5 KiB" },
+		{ 4 << 20, "4 MiB" },
+		{ 1536 << 10, "1536 KiB" },
+		{ 3ULL << 30, "3 GiB" },
+		{ (1 << 20) + 1, "1.0 MiB" },
 	};
 	char buf[32];
 
@@ -388,11 +406,12 @@ static void eval_frames_replaced_by_python_frames(void **state)
 {
 	struct gp_model *m = new_model(100);
 	/* the call site, C called from Python, eval, C between, eval, main, the C library */
-	const __u64 nat[] = { FOO_RET, CFUNC_RET, EVAL_RET, PYCALL_RET, EVAL_RET,
-			      MAIN_RET, LIBC_RET };
-	const __u64 py[] = { CODE_FWD, PYW(4, 0),      /* f3 */
-			     CODE_STEP, PYW(20, ENTRY), /* f2, entered from C */
-			     CODE_MOD, PYW(2, ENTRY) }; /* f1, entered from C */
+	const __u64 nat[] = {
+		FOO_RET, CFUNC_RET, EVAL_RET, PYCALL_RET, EVAL_RET, MAIN_RET, LIBC_RET
+	};
+	const __u64 py[] = { CODE_FWD,	PYW(4, 0),	 /* f3 */
+			     CODE_STEP, PYW(20, ENTRY),	 /* f2, entered from C */
+			     CODE_MOD,	PYW(2, ENTRY) }; /* f1, entered from C */
 	struct gp_api_call c = launch(KERNEL_FN);
 	const struct gp_stack *k;
 	struct gp_process *p;
@@ -453,18 +472,22 @@ static void eval_loop_by_symbol(void **state)
 static void end_row_is_whole_frame_pointer_end_is_checked(void **state)
 {
 	struct gp_model *m = new_model(100);
-	const __u64 short_stack[] = { STEP_A_RET, MAIN_RET }, to_libc[] = { STEP_A_RET, MAIN_RET, LIBC_RET };
+	const __u64 short_stack[] = { STEP_A_RET, MAIN_RET },
+		    to_libc[] = { STEP_A_RET, MAIN_RET, LIBC_RET };
 	struct gp_api_call c = launch(KERNEL_FN);
 	struct gp_process *p;
 
 	feed_ustack(m, &c, USTACK_NATIVE(short_stack, .stop = GP_STOP_END));
 	feed_ustack(m, &c, USTACK_NATIVE(to_libc, .stop = GP_STOP_FP_END, .frames_fp = 3));
-	feed_ustack(m, &c, USTACK_NATIVE(short_stack, .stop = GP_STOP_FP_END, .frames_fp = 2)); /* the first's */
+	feed_ustack(m, &c,
+		    USTACK_NATIVE(short_stack, .stop = GP_STOP_FP_END,
+				  .frames_fp = 2)); /* the first's */
 	gp_model_symbolize_stacks(m, NULL);
 	p = gp_model_process_get(m, T_PID);
 	assert_int_equal(p->stacks.n, 2);
-	assert_int_equal(p->stacks.v[0]->trunc, GP_TRUNC_NONE);   /* END: whole */
-	assert_int_equal(p->stacks.v[1]->trunc, GP_TRUNC_NONE);   /* FP end at the C library's start */
+	assert_int_equal(p->stacks.v[0]->trunc, GP_TRUNC_NONE); /* END: whole */
+	assert_int_equal(p->stacks.v[1]->trunc,
+			 GP_TRUNC_NONE); /* FP end at the C library's start */
 	gp_model_free(m);
 
 	m = new_model(100);
@@ -487,8 +510,8 @@ static void python_frames_left_over_and_eval_frames_left_alone(void **state)
 	const __u64 two_evals[] = { FOO_RET, EVAL_RET, PYCALL_RET, EVAL_RET, MAIN_RET, LIBC_RET };
 	const __u64 cut[] = { FOO_RET, EVAL_RET, PYCALL_RET }, call_site[] = { FOO_RET };
 	const __u64 one[] = { CODE_FWD, PYW(4, ENTRY) };
-	const __u64 three[] = { CODE_FWD, PYW(4, ENTRY), CODE_STEP, PYW(20, ENTRY),
-				CODE_MOD, PYW(2, ENTRY) };
+	const __u64 three[] = { CODE_FWD,	PYW(4, ENTRY), CODE_STEP,
+				PYW(20, ENTRY), CODE_MOD,      PYW(2, ENTRY) };
 	const __u64 no_entry[] = { CODE_FWD, PYW(4, 0), CODE_STEP, PYW(20, 0) };
 	struct gp_api_call c = launch(KERNEL_FN);
 	struct gp_process *p;
@@ -776,9 +799,8 @@ static void python_frames_in_report_md(void **state)
 	gp_model_symbolize_stacks(m, NULL);
 	assert_int_equal(gp_report_md_write(m, f), 0);
 	fclose(f);
-	if (!strstr(buf,
-		    "libc.so.6+0x1000 → main → train_step (train.py:42) → "
-		    "Model.forward (train.py:13) → foo_launch+0x1") ||
+	if (!strstr(buf, "libc.so.6+0x1000 → main → train_step (train.py:42) → "
+			 "Model.forward (train.py:13) → foo_launch+0x1") ||
 	    !strstr(buf, "libc.so.6+0x1000 → main → helper (util.py) → foo_launch+0x1") ||
 	    !strstr(buf, "libc.so.6+0x1000 → main → [python 0x7f3a00050000] → foo_launch+0x1")) {
 		fprintf(stderr, "%s",
@@ -895,14 +917,14 @@ static const char *json_stack_text(const json_t *st, size_t i)
 static void python_stacks_in_report_json(void **state)
 {
 	struct gp_model *m = new_model(100);
-	const __u64 merged[] = { FOO_RET, CFUNC_RET, EVAL_RET, PYCALL_RET, EVAL_RET,
-				 MAIN_RET, LIBC_RET };
-	const __u64 py3[] = { CODE_FWD, PYW(4, 0), CODE_STEP, PYW(20, ENTRY),
-			      CODE_MOD, PYW(2, ENTRY) };
+	const __u64 merged[] = { FOO_RET,  CFUNC_RET, EVAL_RET, PYCALL_RET,
+				 EVAL_RET, MAIN_RET,  LIBC_RET };
+	const __u64 py3[] = { CODE_FWD,	      PYW(4, 0), CODE_STEP,
+			      PYW(20, ENTRY), CODE_MOD,	 PYW(2, ENTRY) };
 	const __u64 table_stop[] = { FOO_RET, PYCALL_RET },
 		    cut[] = { FOO_RET, EVAL_RET, PYCALL_RET };
-	const __u64 each_entry[] = { CODE_FWD, PYW(4, ENTRY), CODE_STEP, PYW(20, ENTRY),
-				     CODE_MOD, PYW(2, ENTRY) };
+	const __u64 each_entry[] = { CODE_FWD,	     PYW(4, ENTRY), CODE_STEP,
+				     PYW(20, ENTRY), CODE_MOD,	    PYW(2, ENTRY) };
 	const __u64 cut2[] = { FOO_RET, CFUNC_RET }, gone[] = { CODE_GONE, PYW(0, ENTRY) };
 	const __u64 old_full[] = { STEP_A_RET, MAIN_RET, LIBC_RET },
 		    old_cut[] = { STEP_B_RET, MAIN_RET };
@@ -1053,22 +1075,19 @@ static void python_and_unwind_in_report_json(void **state)
 	memset(file, 'x', sizeof(file) - 1); /* the model keeps its own copy */
 	doc = gp_report_doc(m);
 	assert_non_null(doc);
-	assert_json_equal(jget(jget(doc, "session"), "unwind"),
-			  json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:I,"
-				    "s:i,s:i,s:s,s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:i}",
-				    "processes", 2, "processes_max", 64, "processes_refused", 1,
-				    "mappings", 40, "mappings_without_table", 3,
-				    "mappings_left_out", 4,
-				    "tables", 12, "tables_built", 10, "tables_reused", 9,
-				    "tables_evicted", 5, "rows", 90000, "rows_max", 1 << 20,
-				    "pool_rows", 100000,
-				    "pool_bytes", (json_int_t)(100000 * sizeof(struct gp_uw_row)),
-				    "build_ns", 7000000, "build_ns_max", 3000000,
-				    "build_max_file", "/usr/lib/libtorch_cuda.so",
-				    "files_without_table", "open", 11, "not_elf", 13,
-				    "no_unwind_info", 17, "too_big", 19, "pool_full", 23,
-				    "tables_full", 29, "no_segment", 31, "other", 37,
-				    "python_holds", 41));
+	assert_json_equal(
+		jget(jget(doc, "session"), "unwind"),
+		json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:I,"
+			  "s:i,s:i,s:s,s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:i}",
+			  "processes", 2, "processes_max", 64, "processes_refused", 1, "mappings",
+			  40, "mappings_without_table", 3, "mappings_left_out", 4, "tables", 12,
+			  "tables_built", 10, "tables_reused", 9, "tables_evicted", 5, "rows",
+			  90000, "rows_max", 1 << 20, "pool_rows", 100000, "pool_bytes",
+			  (json_int_t)(100000 * sizeof(struct gp_uw_row)), "build_ns", 7000000,
+			  "build_ns_max", 3000000, "build_max_file", "/usr/lib/libtorch_cuda.so",
+			  "files_without_table", "open", 11, "not_elf", 13, "no_unwind_info", 17,
+			  "too_big", 19, "pool_full", 23, "tables_full", 29, "no_segment", 31,
+			  "other", 37, "python_holds", 41));
 	json_decref(doc);
 	/* replaced: no file built */
 	gp_model_set_unwind(m, &(struct gp_unwind_summary){ .procs = 1 });

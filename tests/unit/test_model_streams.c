@@ -14,9 +14,9 @@
 
 #include "records.h"
 
-#define S1 0x55550000a000ULL
+#define S1  0x55550000a000ULL
 #define DEV 0x700000000000ULL
-#define EV 0x55550000e000ULL
+#define EV  0x55550000e000ULL
 
 static const struct gp_stream *stream(struct gp_model *m, __u64 key)
 {
@@ -31,7 +31,8 @@ static void stream_identity(void **state)
 	assert_true(gp_stream_key(0, false, 7) == GP_STREAM_KEY_LEGACY);
 	assert_true(gp_stream_key(GP_CUDA_STREAM_LEGACY, true, 7) == GP_STREAM_KEY_LEGACY);
 	assert_true(gp_stream_key(0, true, 7) == (GP_STREAM_KEY_PER_THREAD | 7));
-	assert_true(gp_stream_key(GP_CUDA_STREAM_PER_THREAD, false, 8) == (GP_STREAM_KEY_PER_THREAD | 8));
+	assert_true(gp_stream_key(GP_CUDA_STREAM_PER_THREAD, false, 8) ==
+		    (GP_STREAM_KEY_PER_THREAD | 8));
 	assert_true(gp_stream_key(S1, true, 7) == S1);
 }
 
@@ -55,7 +56,8 @@ static void work_by_stream(void **state)
 	feed(m, &c);
 	c = rec_memcpy(GP_API_CUDA_MEMCPY_ASYNC, DEV, 0x1000, 300, GP_MEMCPY_HTOD, S1, 1, 0);
 	feed(m, &c);
-	c = rec_memcpy(GP_API_CUDA_MEMCPY, DEV, 0x1000, 50, GP_MEMCPY_HTOD, 0xffff, 1, 0); /* no stream arg */
+	c = rec_memcpy(GP_API_CUDA_MEMCPY, DEV, 0x1000, 50, GP_MEMCPY_HTOD, 0xffff, 1,
+		       0); /* no stream arg */
 	feed(m, &c);
 	c = rec_memcpy(GP_API_CUDA_MEMCPY_PTDS, DEV, 0x1000, 60, GP_MEMCPY_HTOD, 0, 1, 0);
 	feed(m, &c);
@@ -68,7 +70,8 @@ static void work_by_stream(void **state)
 	feed(m, &c);
 	c = rec_h(GP_API_CUDA_STREAM_SYNCHRONIZE, T_TID, S1, 0, 1000, 0);
 	feed(m, &c);
-	c = rec_h(GP_API_CUDA_STREAM_SYNCHRONIZE, T_TID, S1, 0, 500, 400); /* blocked, then failed: still time */
+	c = rec_h(GP_API_CUDA_STREAM_SYNCHRONIZE, T_TID, S1, 0, 500,
+		  400); /* blocked, then failed: still time */
 	feed(m, &c);
 	c = rec_h(GP_API_CUDA_STREAM_SYNCHRONIZE_PTSZ, T_TID, 0, 0, 30, 0);
 	feed(m, &c);

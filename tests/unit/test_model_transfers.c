@@ -16,12 +16,12 @@
 
 #include "records.h"
 
-#define DEV     0x700000000000ULL /* a cudaMalloc'ed block of 1 MiB */
+#define DEV	0x700000000000ULL /* a cudaMalloc'ed block of 1 MiB */
 #define MANAGED 0x710000000000ULL /* cudaMallocManaged, 1 MiB */
-#define PINNED  0x7f0000000000ULL /* cudaMallocHost, 1 MiB */
-#define REGD    0x7f1000000000ULL /* cudaHostRegister'ed, 1 MiB */
-#define HEAP    0x5555aaaa0000ULL /* plain malloc: pageable */
-#define STREAM  0x5555bbbb0000ULL
+#define PINNED	0x7f0000000000ULL /* cudaMallocHost, 1 MiB */
+#define REGD	0x7f1000000000ULL /* cudaHostRegister'ed, 1 MiB */
+#define HEAP	0x5555aaaa0000ULL /* plain malloc: pageable */
+#define STREAM	0x5555bbbb0000ULL
 
 static struct gp_model *setup_model(void)
 {
@@ -41,7 +41,8 @@ static struct gp_model *setup_model(void)
 	return m;
 }
 
-static const struct gp_xfer_row *row(struct gp_model *m, enum gp_dir d, enum gp_hostmem h, bool sync)
+static const struct gp_xfer_row *row(struct gp_model *m, enum gp_dir d, enum gp_hostmem h,
+				     bool sync)
 {
 	return &proc(m, T_PID)->xfer[d][h][sync];
 }
@@ -75,7 +76,8 @@ static void explicit_kinds_and_host_memory(void **state)
 	feed(m, &c);
 	c = rec_memcpy(GP_API_CUDA_MEMCPY, DEV, MANAGED, 64, GP_MEMCPY_HTOD, 0, 50, 0);
 	feed(m, &c);
-	c = rec_memcpy(GP_API_CUDA_MEMCPY, HEAP, PINNED, 10, GP_MEMCPY_HTOH, 0, 50, 0); /* source's kind */
+	c = rec_memcpy(GP_API_CUDA_MEMCPY, HEAP, PINNED, 10, GP_MEMCPY_HTOH, 0, 50,
+		       0); /* source's kind */
 	feed(m, &c);
 
 	const struct gp_xfer_row *r = row(m, GP_DIR_HTOD, GP_HM_PAGEABLE, true);
@@ -88,7 +90,8 @@ static void explicit_kinds_and_host_memory(void **state)
 	assert_int_equal(r->size_hist[gp_size_bucket(4096)], 1);
 	assert_int_equal(r->size_hist[gp_size_bucket(100)], 1);
 	assert_int_equal(row(m, GP_DIR_HTOD, GP_HM_PINNED, true)->bytes, 8192);
-	assert_int_equal(row(m, GP_DIR_DTOH, GP_HM_PINNED, true)->bytes, 300); /* registered counts as pinned */
+	assert_int_equal(row(m, GP_DIR_DTOH, GP_HM_PINNED, true)->bytes,
+			 300); /* registered counts as pinned */
 	assert_int_equal(row(m, GP_DIR_DTOH, GP_HM_PAGEABLE, false)->bytes, 1000);
 	assert_int_equal(row(m, GP_DIR_DTOH, GP_HM_PAGEABLE, true)->calls, 0);
 	assert_int_equal(row(m, GP_DIR_DTOD, GP_HM_DEVICE, true)->bytes, 4096);

@@ -25,8 +25,9 @@ static char layers[8][4096];
 
 static void parses_a_container_root(void **state)
 {
-	const char *line = "84 55 0:42 / / rw,relatime shared:1 master:2 - overlay overlay "
-			   "rw,lowerdir=/s/l/A:/s/l/B,upperdir=/s/u/diff,workdir=/s/u/work,uuid=on\n";
+	const char *line =
+		"84 55 0:42 / / rw,relatime shared:1 master:2 - overlay overlay "
+		"rw,lowerdir=/s/l/A:/s/l/B,upperdir=/s/u/diff,workdir=/s/u/work,uuid=on\n";
 
 	(void)state;
 	assert_int_equal(gp_mountinfo_parse(line, &m), 0);
@@ -36,7 +37,8 @@ static void parses_a_container_root(void **state)
 	assert_string_equal(m.point, "/");
 	assert_string_equal(m.fstype, "overlay");
 	assert_int_equal(gp_overlay_layers(m.super, layers, 8), 3);
-	assert_string_equal(layers[0], "/s/u/diff"); /* upper first, whatever the order of options */
+	assert_string_equal(layers[0],
+			    "/s/u/diff"); /* upper first, whatever the order of options */
 	assert_string_equal(layers[1], "/s/l/A");
 	assert_string_equal(layers[2], "/s/l/B");
 }
@@ -63,8 +65,9 @@ static void data_only_and_appended_layers(void **state)
 	assert_string_equal(layers[0], "/l1");
 	assert_string_equal(layers[1], "/l2");
 	assert_string_equal(layers[2], "/data");
-	assert_int_equal(gp_overlay_layers("lowerdir+=/l1,lowerdir+=/l2,datadir+=/d,upperdir=/u", layers, 8),
-			 4);
+	assert_int_equal(
+		gp_overlay_layers("lowerdir+=/l1,lowerdir+=/l2,datadir+=/d,upperdir=/u", layers, 8),
+		4);
 	assert_string_equal(layers[0], "/u");
 	assert_string_equal(layers[1], "/l1");
 	assert_string_equal(layers[2], "/l2");
@@ -78,9 +81,10 @@ static void refuses_what_is_not_a_line(void **state)
 {
 	(void)state;
 	assert_int_equal(gp_mountinfo_parse("", &m), -EINVAL);
-	assert_int_equal(gp_mountinfo_parse("84 55 0:42 / / rw\n", &m), -EINVAL);      /* no "-" */
+	assert_int_equal(gp_mountinfo_parse("84 55 0:42 / / rw\n", &m), -EINVAL); /* no "-" */
 	assert_int_equal(gp_mountinfo_parse("84 55 x / / rw - ext4 /dev/x rw\n", &m), -EINVAL);
-	assert_int_equal(gp_mountinfo_parse("84 55 0:42 / / rw - overlay\n", &m), -EINVAL); /* no source */
+	assert_int_equal(gp_mountinfo_parse("84 55 0:42 / / rw - overlay\n", &m),
+			 -EINVAL); /* no source */
 }
 
 static void a_file_on_no_overlay_is_itself(void **state)
@@ -92,7 +96,8 @@ static void a_file_on_no_overlay_is_itself(void **state)
 	assert_int_equal(stat("/proc/self/exe", &st), 0);
 	before = st;
 	/* this test's own executable: on a disk, or in a container (then its layer file, same size) */
-	assert_true(gp_overlay_real_file(getpid(), "/proc/self/exe", &st, real, sizeof(real)) >= 0 ||
+	assert_true(gp_overlay_real_file(getpid(), "/proc/self/exe", &st, real, sizeof(real)) >=
+			    0 ||
 		    st.st_ino == before.st_ino);
 	assert_int_equal(st.st_size, before.st_size);
 	assert_null(gp_overlay_root_of(-1));

@@ -360,7 +360,8 @@ static void run_case(const struct pycase *k)
 		char cmd[PATH_MAX + 128];
 
 		if (access(k->venv_of, X_OK)) {
-			print_message("skipped: %s is not installed (no virtualenv made of it)\n", k->venv_of);
+			print_message("skipped: %s is not installed (no virtualenv made of it)\n",
+				      k->venv_of);
 			skip();
 		}
 		assert_non_null(mkdtemp(venv));

@@ -138,7 +138,8 @@ static void walk_is_in_address_order(void **state)
 
 	srandom(3);
 	for (int i = 0; i < 500; i++)
-		gp_ranges_insert(&s, &item(1)->r, (__u64)(random() % 1000) * 0x1000, 0x800, on_evict, NULL);
+		gp_ranges_insert(&s, &item(1)->r, (__u64)(random() % 1000) * 0x1000, 0x800,
+				 on_evict, NULL);
 	gp_ranges_walk(&s, collect, &prev);
 	assert_true(prev > 0);
 	gp_ranges_clear(&s, free_item);
@@ -184,7 +185,9 @@ static void random_against_brute_force(void **state)
 						owner[q] = 0;
 		}
 		start_of[id] = (__u64)first * 4096;
-		assert_int_equal(gp_ranges_insert(&s, &item(id)->r, start_of[id], (__u64)len * 4096, on_evict, NULL), 0);
+		assert_int_equal(gp_ranges_insert(&s, &item(id)->r, start_of[id], (__u64)len * 4096,
+						  on_evict, NULL),
+				 0);
 		for (int p = first; p < first + len; p++)
 			owner[p] = id;
 		for (int p = 0; p < PAGES; p++)

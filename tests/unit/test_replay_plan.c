@@ -20,8 +20,8 @@
 #include "replay/replay_run.h"
 
 #define PID 777
-#define TA 777 /* main thread */
-#define TB 778
+#define TA  777 /* main thread */
+#define TB  778
 
 struct oplist {
 	struct {
@@ -73,7 +73,8 @@ static void oplist_free(struct oplist *l)
 		free(l->v[i].buf);
 }
 
-static struct gp_rprocess *build(struct oplist *l, struct gp_rplan *plan, const struct gp_kernel_times *kt)
+static struct gp_rprocess *build(struct oplist *l, struct gp_rplan *plan,
+				 const struct gp_kernel_times *kt)
 {
 	struct gp_op_source src = { .ctx = l, .next = next };
 	char err[256];
@@ -91,7 +92,8 @@ static struct gp_api_call c_at(enum gp_api_id api, __u32 tid, __u64 ts, __u64 du
 	return rec(api, PID, tid, ts, dur, 0);
 }
 
-static struct gp_api_call c_out(enum gp_api_id api, __u32 tid, __u64 ts, __u64 dur, __u64 out, __u64 a1)
+static struct gp_api_call c_out(enum gp_api_id api, __u32 tid, __u64 ts, __u64 dur, __u64 out,
+				__u64 a1)
 {
 	struct gp_api_call c = c_at(api, tid, ts, dur);
 
@@ -116,7 +118,8 @@ static struct gp_api_call c_launch(__u32 tid, __u64 ts, __u64 dur, __u64 func, _
 	return c;
 }
 
-static struct gp_api_call c_h(enum gp_api_id api, __u32 tid, __u64 ts, __u64 dur, __u64 a0, __u64 a1)
+static struct gp_api_call c_h(enum gp_api_id api, __u32 tid, __u64 ts, __u64 dur, __u64 a0,
+			      __u64 a1)
 {
 	struct gp_api_call c = c_at(api, tid, ts, dur);
 
@@ -125,8 +128,8 @@ static struct gp_api_call c_h(enum gp_api_id api, __u32 tid, __u64 ts, __u64 dur
 	return c;
 }
 
-static struct gp_api_call c_copy(enum gp_api_id api, __u32 tid, __u64 ts, __u64 dur, __u64 dst, __u64 src,
-				 __u64 bytes, int kind, __u64 stream)
+static struct gp_api_call c_copy(enum gp_api_id api, __u32 tid, __u64 ts, __u64 dur, __u64 dst,
+				 __u64 src, __u64 bytes, int kind, __u64 stream)
 {
 	struct gp_api_call c = c_at(api, tid, ts, dur);
 
@@ -138,12 +141,12 @@ static struct gp_api_call c_copy(enum gp_api_id api, __u32 tid, __u64 ts, __u64 
 	return c;
 }
 
-#define DEV 0x600000000000ull
-#define PINNED 0x7f0000000000ull
-#define PAGEABLE 0x55550000ull
-#define S1 0x1111000ull
-#define S2 0x2222000ull
-#define EV 0x3333000ull
+#define DEV	  0x600000000000ull
+#define PINNED	  0x7f0000000000ull
+#define PAGEABLE  0x55550000ull
+#define S1	  0x1111000ull
+#define S2	  0x2222000ull
+#define EV	  0x3333000ull
 #define F_PRODUCE 0x10
 #define F_CONSUME 0x20
 
@@ -151,8 +154,10 @@ static void header(struct oplist *l)
 {
 	add(l, GP_MOP_PROCESS_ADD, PID, "app", "app --x", (__u64)0, 1);
 	add(l, GP_MOP_THREAD_NAME, PID, TB, "consumer");
-	add(l, GP_MOP_KERNEL_NAME, PID, (__u64)F_PRODUCE, (__u64)(0x401000 + F_PRODUCE), 0, "produce", "");
-	add(l, GP_MOP_KERNEL_NAME, PID, (__u64)F_CONSUME, (__u64)(0x401000 + F_CONSUME), 0, "consume", "");
+	add(l, GP_MOP_KERNEL_NAME, PID, (__u64)F_PRODUCE, (__u64)(0x401000 + F_PRODUCE), 0,
+	    "produce", "");
+	add(l, GP_MOP_KERNEL_NAME, PID, (__u64)F_CONSUME, (__u64)(0x401000 + F_CONSUME), 0,
+	    "consume", "");
 }
 
 /*
@@ -169,7 +174,8 @@ static void two_threads(struct oplist *l)
 	call(l, c_out(GP_API_CUDA_STREAM_CREATE_WITH_FLAGS, TA, 3000, 10, S1, 1));
 	call(l, c_out(GP_API_CUDA_EVENT_CREATE_WITH_FLAGS, TA, 3100, 10, EV, 2));
 	call(l, c_out(GP_API_CUDA_STREAM_CREATE_WITH_FLAGS, TB, 3200, 10, S2, 1));
-	call(l, c_copy(GP_API_CUDA_MEMCPY_ASYNC, TA, 10000, 20, DEV, PINNED + 4096, 65536, GP_MEMCPY_HTOD, S1));
+	call(l, c_copy(GP_API_CUDA_MEMCPY_ASYNC, TA, 10000, 20, DEV, PINNED + 4096, 65536,
+		       GP_MEMCPY_HTOD, S1));
 	call(l, c_launch(TA, 11000, 30, F_PRODUCE, S1));
 	call(l, c_h(GP_API_CUDA_EVENT_RECORD, TA, 12000, 5, EV, S1));
 	/* B's wait is handed over before A's record returned to the ring buffer */
@@ -177,10 +183,12 @@ static void two_threads(struct oplist *l)
 	call(l, c_launch(TB, 14000, 30, F_CONSUME, S2));
 	call(l, c_h(GP_API_CUDA_STREAM_SYNCHRONIZE, TB, 15000, 5000, S2, 0));
 	call(l, c_h(GP_API_CUDA_STREAM_SYNCHRONIZE, TB, 20100, 5, S2, 0));
-	call(l, c_copy(GP_API_CUDA_MEMCPY, TA, 30000, 8000, DEV, PAGEABLE, 1 << 20, GP_MEMCPY_HTOD, 0));
+	call(l, c_copy(GP_API_CUDA_MEMCPY, TA, 30000, 8000, DEV, PAGEABLE, 1 << 20, GP_MEMCPY_HTOD,
+		       0));
 	/* nested implementation of the copy above: not an operation of its own */
 	{
-		struct gp_api_call n = c_copy(GP_API_CU_MEMCPY_HTOD, TA, 30010, 7900, DEV, PAGEABLE, 1 << 20, 0, 0);
+		struct gp_api_call n = c_copy(GP_API_CU_MEMCPY_HTOD, TA, 30010, 7900, DEV, PAGEABLE,
+					      1 << 20, 0, 0);
 
 		n.hdr.flags |= (__u32)GP_API_CUDA_MEMCPY << GP_EVF_PARENT_SHIFT;
 		call(l, n);
@@ -241,8 +249,10 @@ static void test_threads_streams_order(void **state)
 	assert_true(s1 >= 0 && s2 >= 0 && legacy >= 0);
 	assert_int_equal(p->objs[s1].handle, S1);
 	assert_int_equal(p->objs[s1].flags, 1);
-	const char *want1[] = { "copy HtoD pinned async 65536", "kernel produce", "event_record e0" };
-	const char *want2[] = { "stream_wait_event e0", "kernel consume", "stream_sync", "stream_sync" };
+	const char *want1[] = { "copy HtoD pinned async 65536", "kernel produce",
+				"event_record e0" };
+	const char *want2[] = { "stream_wait_event e0", "kernel consume", "stream_sync",
+				"stream_sync" };
 	for (size_t k = 0; k < 3; k++) {
 		gp_rop_describe(p, stream_op(p, s1, k), line, sizeof(line));
 		assert_string_equal(line, want1[k]);
@@ -305,9 +315,11 @@ static void test_dependencies_and_think_times(void **state)
 	assert_int_equal(p->end_ns, 40010);
 	assert_int_equal(p->ops[p->threads[0].ops[0]].think_ns, 0);
 	assert_int_equal(p->ops[p->threads[0].ops[1]].think_ns, 2000 - 1100);
-	assert_int_equal(copy->think_ns, 10000 - 2100); /* the stream and event creations are host time */
+	assert_int_equal(copy->think_ns,
+			 10000 - 2100); /* the stream and event creations are host time */
 	assert_int_equal(launch->think_ns, 11000 - 10020);
-	assert_int_equal(wait->think_ns, 13000 - 1000); /* B's first: its offset from the process's start */
+	assert_int_equal(wait->think_ns,
+			 13000 - 1000); /* B's first: its offset from the process's start */
 	assert_int_equal(stream_op(p, stream_named(p, "s1"), 1)->think_ns, 14000 - 13005);
 	/* the failed copy's 50 ns and the gap around it are think time of the device synchronisation */
 	assert_int_equal(p->ops[p->nops - 1].think_ns, 40000 - 38000);
@@ -376,7 +388,9 @@ static void test_kernel_durations_and_redundant_syncs(void **state)
 			assert_int_equal(rk->launches, 4);
 			assert_int_equal(rk->observations, 2);
 			assert_int_equal(rk->source, GP_KDUR_INFERRED);
-			assert_int_equal(rk->dur_ns, 11000 - 5000); /* the median of 3000 and 6000: the upper one */
+			assert_int_equal(
+				rk->dur_ns,
+				11000 - 5000); /* the median of 3000 and 6000: the upper one */
 		} else {
 			assert_string_equal(rk->name, "consume");
 			assert_int_equal(rk->launches, 1);
@@ -392,11 +406,13 @@ static void test_kernel_durations_and_redundant_syncs(void **state)
 	char err[128];
 
 	m.at = 0;
-	assert_int_equal(gp_kernel_times_parse("consume=250\nproduce=1.5", &kt, err, sizeof(err)), 0);
+	assert_int_equal(gp_kernel_times_parse("consume=250\nproduce=1.5", &kt, err, sizeof(err)),
+			 0);
 	p = build(&m, &plan, &kt);
 	for (size_t k = 0; k < p->nkernels; k++) {
 		assert_int_equal(p->kernels[k].source, GP_KDUR_TABLE);
-		assert_int_equal(p->kernels[k].dur_ns, !strcmp(p->kernels[k].name, "produce") ? 1500 : 250000);
+		assert_int_equal(p->kernels[k].dur_ns,
+				 !strcmp(p->kernels[k].name, "produce") ? 1500 : 250000);
 	}
 	gp_rplan_release(&plan);
 	gp_kernel_times_release(&kt);
@@ -438,7 +454,8 @@ static void test_unknown_memory_and_reused_handles(void **state)
 
 	header(&l);
 	call(&l, c_out(GP_API_CUDA_STREAM_CREATE_WITH_FLAGS, TA, 100, 10, S1, 0));
-	call(&l, c_copy(GP_API_CUDA_MEMCPY_ASYNC, TA, 1000, 10, DEV + 512, PINNED, 8192, GP_MEMCPY_HTOD, S1));
+	call(&l, c_copy(GP_API_CUDA_MEMCPY_ASYNC, TA, 1000, 10, DEV + 512, PINNED, 8192,
+			GP_MEMCPY_HTOD, S1));
 	call(&l, c_h(GP_API_CUDA_STREAM_DESTROY, TA, 2000, 10, S1, 0));
 	call(&l, c_out(GP_API_CUDA_STREAM_CREATE_WITH_FLAGS, TA, 3000, 10, S1, 1));
 	call(&l, c_h(GP_API_CUDA_STREAM_SYNCHRONIZE, TA, 4000, 10, S1, 0));
@@ -465,7 +482,8 @@ static void test_parsers(void **state)
 
 	assert_int_equal(gp_whatif_parse("pinned", &what, err, sizeof(err)), 0);
 	assert_int_equal(what, GP_WHATIF_PINNED);
-	assert_int_equal(gp_whatif_parse("no-redundant-sync,async-copies", &what, err, sizeof(err)), 0);
+	assert_int_equal(gp_whatif_parse("no-redundant-sync,async-copies", &what, err, sizeof(err)),
+			 0);
 	assert_int_equal(what, GP_WHATIF_NO_REDUNDANT_SYNC | GP_WHATIF_ASYNC_COPIES);
 	gp_whatif_name(what, name, sizeof(name));
 	assert_string_equal(name, "async-copies,no-redundant-sync");
@@ -482,7 +500,9 @@ static void test_parsers(void **state)
 	assert_non_null(strstr(err, "no other change"));
 	assert_int_equal(gp_whatif_parse("none,pinned", &what, err, sizeof(err)), -EINVAL);
 
-	assert_int_equal(gp_kernel_times_parse("# durations\n a=1 , _Z1bv=2.5\n\n", &kt, err, sizeof(err)), 0);
+	assert_int_equal(
+		gp_kernel_times_parse("# durations\n a=1 , _Z1bv=2.5\n\n", &kt, err, sizeof(err)),
+		0);
 	assert_int_equal(kt.n, 2);
 	assert_string_equal(kt.rows[0].name, "a");
 	assert_int_equal(kt.rows[1].ns, 2500);
@@ -500,11 +520,14 @@ static void test_whatif_summary(void **state)
 	struct gp_whatif_stats st = { .rounds = 7 };
 
 	for (unsigned i = 0; i < st.rounds; i++)
-		st.round[i] = (struct gp_whatif_round){ .baseline_ns = (__u64)(100 + savings[i]), .changed_ns = 100,
+		st.round[i] = (struct gp_whatif_round){ .baseline_ns = (__u64)(100 + savings[i]),
+							.changed_ns = 100,
 							.changed_first = i & 1 };
 	gp_whatif_summarize(&st);
 	assert_int_equal(st.saving_ns, 5);
-	assert_int_equal(st.median, 4); /* of equal savings the earlier round sorts first: round 4 is the middle */
+	assert_int_equal(
+		st.median,
+		4); /* of equal savings the earlier round sorts first: round 4 is the middle */
 	assert_int_equal(st.saving_min_ns, -3);
 	assert_int_equal(st.saving_max_ns, 12);
 

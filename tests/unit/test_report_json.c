@@ -89,7 +89,8 @@ static void top_level_and_session(void **state)
 	}
 	assert_true(json_is_array(json_object_get(doc, "containers")));
 	assert_int_equal(json_array_size(json_object_get(doc, "containers")), 0);
-	assert_true(json_is_array(json_object_get(doc, "recommendations"))); /* test_advice.c checks the rules */
+	assert_true(json_is_array(
+		json_object_get(doc, "recommendations"))); /* test_advice.c checks the rules */
 	assert_null(json_object_get(doc, "cpu"));
 	json_decref(doc);
 	gp_model_free(m);
@@ -175,15 +176,19 @@ static void transfers_memory_kernels(void **state)
 	assert_string_equal(sval(k, "name"), "void scale<float>(float*, int)");
 	assert_string_equal(sval(k, "mangled"), "_Z5scaleIfEvPT_i");
 	assert_int_equal(ival(k, "launches"), 3);
-	assert_int_equal(json_integer_value(json_array_get(
-				 json_object_get(json_array_get(json_object_get(k, "configs"), 0), "grid"), 0)),
-			 256);
+	assert_int_equal(
+		json_integer_value(json_array_get(
+			json_object_get(json_array_get(json_object_get(k, "configs"), 0), "grid"),
+			0)),
+		256);
 	k = json_array_get(json_object_get(p, "kernels"), 1);
-	assert_true(json_is_null(json_object_get(k, "name"))); /* unknown: no address posing as a name */
+	assert_true(json_is_null(
+		json_object_get(k, "name"))); /* unknown: no address posing as a name */
 	assert_true(json_is_false(json_object_get(k, "resolved")));
 	assert_string_equal(sval(k, "func"), "0xb2");
 	assert_string_equal(sval(k, "ret_addr"), "0x405678");
-	assert_int_equal(ival(json_array_get(json_object_get(k, "configs"), 0), "smem_bytes"), 1024);
+	assert_int_equal(ival(json_array_get(json_object_get(k, "configs"), 0), "smem_bytes"),
+			 1024);
 	json_decref(doc);
 	gp_model_free(m);
 }
@@ -196,7 +201,8 @@ static void streams_threads_probes_drops(void **state)
 
 	assert_true(json_is_true(json_object_get(p, "exited")));
 	assert_true(json_is_false(json_object_get(p, "traced_from_start")));
-	assert_int_equal(ival(json_object_get(json_object_get(p, "memory"), "leaks_total"), "count"), 2);
+	assert_int_equal(
+		ival(json_object_get(json_object_get(p, "memory"), "leaks_total"), "count"), 2);
 	s = json_array_get(streams, 0);
 	assert_string_equal(sval(s, "kind"), "legacy_default");
 	assert_int_equal(ival(s, "copies"), 2);
@@ -221,8 +227,9 @@ static void streams_threads_probes_drops(void **state)
 	assert_int_equal(ival(json_array_get(inst, 3), "hits"), 4);
 
 	drops = json_object_get(doc, "drops");
-	const char *names[] = { "ringbuf_full", "depth_overflow", "missed_return", "return_without_entry",
-				"task_storage", "arg_read", "malformed_records", "alloc_out_unread" };
+	const char *names[] = { "ringbuf_full",		"depth_overflow",  "missed_return",
+				"return_without_entry", "task_storage",	   "arg_read",
+				"malformed_records",	"alloc_out_unread" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		assert_true(json_is_integer(json_object_get(drops, names[i])));
@@ -324,8 +331,10 @@ static json_int_t work_host_ns(const json_t *doc, json_int_t pid)
 static void containers_two_in_one_and_a_host_process(void **state)
 {
 	static const char *const ct_keys[] = { "runtime", "id", "name", "pod", "cgroup", NULL };
-	static const char *const agg_keys[] = { "runtime", "id", "name", "pod", "processes", "calls",
-						"gpu_work_host_ns", "bytes", NULL };
+	static const char *const agg_keys[] = {
+		"runtime",	    "id",    "name", "pod", "processes", "calls",
+		"gpu_work_host_ns", "bytes", NULL
+	};
 	struct gp_model *m = pl_model(NULL, NULL, false);
 	json_t *doc = parse(m), *p, *c, *list, *e;
 	const char *key;
@@ -442,7 +451,8 @@ static void containers_from_the_operations(void **state)
 	struct gp_model *twin = gp_model_new(NULL);
 	const struct gp_model_tap tap = { .ctx = twin, .record = apply_to };
 	struct gp_model *m = pl_model(NULL, &tap, true);
-	char *a = sink_output(gp_report_json_write, m), *b = sink_output(gp_report_json_write, twin);
+	char *a = sink_output(gp_report_json_write, m),
+	     *b = sink_output(gp_report_json_write, twin);
 
 	assert_non_null(strstr(a, PL_ID_B));
 	assert_string_equal(b, a);

@@ -34,7 +34,8 @@ static void lacks(const char *text, const char *needle)
 }
 
 /* The line containing needle, which must contain each of words in order. */
-static void line_has_in_order(const char *text, const char *needle, const char *const *words, size_t n)
+static void line_has_in_order(const char *text, const char *needle, const char *const *words,
+			      size_t n)
 {
 	const char *at = strstr(text, needle), *eol;
 
@@ -47,16 +48,18 @@ static void line_has_in_order(const char *text, const char *needle, const char *
 		const char *w = strstr(at, words[i]);
 
 		if (!w || (eol && w > eol))
-			fail_msg("\"%s\" missing or out of order in the line of \"%s\"", words[i], needle);
+			fail_msg("\"%s\" missing or out of order in the line of \"%s\"", words[i],
+				 needle);
 		at = w + strlen(words[i]);
 	}
 }
 
 static void sections_of_a_running_process(void **state)
 {
-	static const char *const api_head[] = { "Time (%)", "Total Time (ns)", "Num Calls", "Avg (ns)",
-						"Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)",
-						"p99 (ns)", "Errors", "Name" };
+	static const char *const api_head[] = {
+		"Time (%)", "Total Time (ns)", "Num Calls", "Avg (ns)", "Med (ns)", "Min (ns)",
+		"Max (ns)", "StdDev (ns)",     "p99 (ns)",  "Errors",	"Name"
+	};
 	struct gp_model *m = scenario_model(false, true);
 	char *md = sink_output(gp_report_md_write, m);
 
@@ -66,7 +69,7 @@ static void sections_of_a_running_process(void **state)
 	line_has_in_order(md, "| Time (%)", api_head, sizeof(api_head) / sizeof(api_head[0]));
 	has(md, "| cudaErrorMemoryAllocation");
 	has(md, "### Transfers");
-	has(md, "4.19"); /* GB/s of the synchronous 1 MiB HtoD copy */
+	has(md, "4.19");     /* GB/s of the synchronous 1 MiB HtoD copy */
 	lacks(md, "Caveat"); /* traced from start */
 	has(md, "#### Live at end of trace: 2 allocations");
 	lacks(md, "#### Leaks");
@@ -166,10 +169,11 @@ static void containers_section(void **state)
 	end = strstr(sec, "\n\n");
 	assert_non_null(end);
 	table = strndup(sec, (size_t)(end - sec) + 1);
-	assert_string_equal(table,
-			    "| Container | Runtime | Pod | Processes  | API calls | GPU work host time (ns) | Copy bytes |\n"
-			    "| :-------- | :------ | :-- | :--------- | --------: | ----------------------: | ---------: |\n"
-			    "| web-1     | podman  | —   | 4242, 4250 |         4 |                 253,017 |  1,052,672 |\n");
+	assert_string_equal(
+		table,
+		"| Container | Runtime | Pod | Processes  | API calls | GPU work host time (ns) | Copy bytes |\n"
+		"| :-------- | :------ | :-- | :--------- | --------: | ----------------------: | ---------: |\n"
+		"| web-1     | podman  | —   | 4242, 4250 |         4 |                 253,017 |  1,052,672 |\n");
 	free(table);
 	has(md, "## Process 4242 — basic_ops (container web-1)\n");
 	has(md, "- Container: web-1 (podman, a1b2c3d4e5f6), pid 1 in its namespace\n");
@@ -190,8 +194,10 @@ static void containers_in_pods_and_none(void **state)
 
 	if (getenv("GP_TEST_SHOW"))
 		fputs(md, stderr);
-	has(md, "| web-1        | podman     | —                                    | 4242, 4250 |");
-	has(md, "| 0badc0de0bad | containerd | ml/trainer-0                         | 6000       |");
+	has(md,
+	    "| web-1        | podman     | —                                    | 4242, 4250 |");
+	has(md,
+	    "| 0badc0de0bad | containerd | ml/trainer-0                         | 6000       |");
 	has(md, "| —            | kubernetes | " PL_UID_C " | 6100       |");
 	has(md, "## Process 6000 — trainer (container 0badc0de0bad)\n");
 	has(md, "- Container: 0badc0de0bad (containerd), pid 1 in its namespace\n");

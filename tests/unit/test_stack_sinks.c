@@ -20,12 +20,16 @@
 #include "stack_formats/stack_paths.h"
 
 #define FRAMES_W 1180.0 /* the frame area of the 1200 px canvas */
-#define DASH " \xe2\x80\x94 "
+#define DASH	 " \xe2\x80\x94 "
 
-#define PATH(w_calls, w_bytes, w_ns, ...)                                                     \
-	{ .frames = (const char *[]){ __VA_ARGS__ },                                           \
-	  .nframes = sizeof((const char *[]){ __VA_ARGS__ }) / sizeof(const char *),           \
-	  .w = { w_calls, w_bytes, w_ns } }
+#define PATH(w_calls, w_bytes, w_ns, ...)                                                  \
+	{                                                                                  \
+		.frames = (const char *[]){ __VA_ARGS__ },                                 \
+		.nframes = sizeof((const char *[]){ __VA_ARGS__ }) / sizeof(const char *), \
+		.w = { w_calls,                                                            \
+		       w_bytes,                                                            \
+		       w_ns }                                                              \
+	}
 
 static char *svg_of(const struct gp_path *v, size_t n, enum gp_weight w)
 {
@@ -109,10 +113,14 @@ static void rgb(const char *fill, int *r, int *g, int *b)
 /* ---- SVG ------------------------------------------------------------------- */
 
 static const struct gp_path demo[] = {
-	PATH(3000, 0, 5000000, "train (pid 42)", "main", "step", "cudaLaunchKernel", "[kernel] gemm<float, 128>"),
-	PATH(500, 4 << 20, 12000, "train (pid 42)", "main", "step", "cudaMemcpy", "[HtoD 4 MiB pageable]"),
-	PATH(400, 4 << 20, 900, "train (pid 42)", "[truncated]", "ncclAllReduce", "[AllReduce float 4 MiB]"),
-	PATH(100, 0, 300, "train (pid 42)", "main", "a&b<'\"c\">", "cudaLaunchKernel", "[kernel] k"),
+	PATH(3000, 0, 5000000, "train (pid 42)", "main", "step", "cudaLaunchKernel",
+	     "[kernel] gemm<float, 128>"),
+	PATH(500, 4 << 20, 12000, "train (pid 42)", "main", "step", "cudaMemcpy",
+	     "[HtoD 4 MiB pageable]"),
+	PATH(400, 4 << 20, 900, "train (pid 42)", "[truncated]", "ncclAllReduce",
+	     "[AllReduce float 4 MiB]"),
+	PATH(100, 0, 300, "train (pid 42)", "main", "a&b<'\"c\">", "cudaLaunchKernel",
+	     "[kernel] k"),
 };
 
 static void svg_structure_and_escaping(void **state)
@@ -146,11 +154,13 @@ static void svg_structure_and_escaping(void **state)
 	assert_null(strstr(svg, "a&b"));
 	/* the title given, escaped, and the subtitle with the weight and total */
 	assert_non_null(strstr(svg, ">test &lt;graph&gt; &amp; co</text>"));
-	assert_non_null(strstr(svg, ">GPU work by calls" DASH "4,000 calls in 4 call paths</text>"));
+	assert_non_null(
+		strstr(svg, ">GPU work by calls" DASH "4,000 calls in 4 call paths</text>"));
 	assert_non_null(strstr(svg, "data-unit=\"calls\" data-total=\"4000\" data-elided=\"0\""));
 	/* tooltips: name, weight, share */
 	assert_non_null(strstr(svg, "<title>all" DASH "4,000 calls (100.0 %)</title>"));
-	assert_non_null(strstr(svg, "<title>[kernel] gemm&lt;float, 128&gt;" DASH "3,000 calls (75.0 %)</title>"));
+	assert_non_null(strstr(svg, "<title>[kernel] gemm&lt;float, 128&gt;" DASH
+				    "3,000 calls (75.0 %)</title>"));
 	free(svg);
 }
 
@@ -360,31 +370,36 @@ static void speedscope_exact(void **state)
 
 	assert_string_equal(json_string_value(json_object_get(doc, "$schema")),
 			    "https://www.speedscope.app/file-format-schema.json");
-	assert_string_equal(json_string_value(json_object_get(doc, "name")), "test.speedscope.json");
+	assert_string_equal(json_string_value(json_object_get(doc, "name")),
+			    "test.speedscope.json");
 	assert_int_equal(json_integer_value(json_object_get(doc, "activeProfileIndex")), 0);
 	/* "gpuprobed " GP_VERSION, as the object was built (make does not rebuild it when only the version moves) */
 	assert_non_null(exporter);
 	assert_true(!strncmp(exporter, "gpuprobed ", 10) && exporter[10]);
 	/* frames in order of first use; "unused" is in no profile */
-	assert_json_equal(json_object_get(doc, "shared"),
-			  "{\"frames\": [{\"name\": \"app (pid 7)\"}, {\"name\": \"main\"},"
-			  " {\"name\": \"cudaLaunchKernel\"}, {\"name\": \"[kernel] k\"}, {\"name\": \"cudaMemcpy\"},"
-			  " {\"name\": \"[HtoD 2 KiB pageable]\"}, {\"name\": \"[truncated]\"}, {\"name\": \"cudaMalloc\"},"
-			  " {\"name\": \"[alloc device 1 MiB]\"}]}");
+	assert_json_equal(
+		json_object_get(doc, "shared"),
+		"{\"frames\": [{\"name\": \"app (pid 7)\"}, {\"name\": \"main\"},"
+		" {\"name\": \"cudaLaunchKernel\"}, {\"name\": \"[kernel] k\"}, {\"name\": \"cudaMemcpy\"},"
+		" {\"name\": \"[HtoD 2 KiB pageable]\"}, {\"name\": \"[truncated]\"}, {\"name\": \"cudaMalloc\"},"
+		" {\"name\": \"[alloc device 1 MiB]\"}]}");
 	assert_int_equal(json_array_size(profiles), 3);
-	assert_json_equal(json_array_get(profiles, 0),
-			  "{\"type\": \"sampled\", \"name\": \"GPU work by calls\", \"unit\": \"none\","
-			  " \"startValue\": 0, \"endValue\": 6,"
-			  " \"samples\": [[0, 1, 2, 3], [0, 1, 4, 5], [0, 6, 7, 8]], \"weights\": [3, 2, 1]}");
+	assert_json_equal(
+		json_array_get(profiles, 0),
+		"{\"type\": \"sampled\", \"name\": \"GPU work by calls\", \"unit\": \"none\","
+		" \"startValue\": 0, \"endValue\": 6,"
+		" \"samples\": [[0, 1, 2, 3], [0, 1, 4, 5], [0, 6, 7, 8]], \"weights\": [3, 2, 1]}");
 	/* zero weights are left out of a profile */
-	assert_json_equal(json_array_get(profiles, 1),
-			  "{\"type\": \"sampled\", \"name\": \"GPU work by bytes\", \"unit\": \"bytes\","
-			  " \"startValue\": 0, \"endValue\": 1050624,"
-			  " \"samples\": [[0, 1, 4, 5], [0, 6, 7, 8]], \"weights\": [2048, 1048576]}");
-	assert_json_equal(json_array_get(profiles, 2),
-			  "{\"type\": \"sampled\", \"name\": \"GPU work by host time\", \"unit\": \"nanoseconds\","
-			  " \"startValue\": 0, \"endValue\": 50,"
-			  " \"samples\": [[0, 1, 2, 3], [0, 1, 4, 5]], \"weights\": [30, 20]}");
+	assert_json_equal(
+		json_array_get(profiles, 1),
+		"{\"type\": \"sampled\", \"name\": \"GPU work by bytes\", \"unit\": \"bytes\","
+		" \"startValue\": 0, \"endValue\": 1050624,"
+		" \"samples\": [[0, 1, 4, 5], [0, 6, 7, 8]], \"weights\": [2048, 1048576]}");
+	assert_json_equal(
+		json_array_get(profiles, 2),
+		"{\"type\": \"sampled\", \"name\": \"GPU work by host time\", \"unit\": \"nanoseconds\","
+		" \"startValue\": 0, \"endValue\": 50,"
+		" \"samples\": [[0, 1, 2, 3], [0, 1, 4, 5]], \"weights\": [30, 20]}");
 	json_decref(doc);
 }
 
@@ -395,11 +410,14 @@ static void speedscope_dedup_and_names(void **state)
 		PATH(1, 0, 0, "b (pid 2)", "f\"q\\", "[kernel] x<int>"),
 		PATH(1, 0, 0, "a (pid 1)", "bad\xff"),
 	};
-	json_t *doc = speedscope_of(v, 3), *frames = json_object_get(json_object_get(doc, "shared"), "frames");
+	json_t *doc = speedscope_of(v, 3),
+	       *frames = json_object_get(json_object_get(doc, "shared"), "frames");
 	json_t *calls = json_array_get(json_object_get(doc, "profiles"), 0);
 
-	assert_json_equal(frames, "[{\"name\": \"a (pid 1)\"}, {\"name\": \"f\\\"q\\\\\"}, {\"name\": \"[kernel] x<int>\"},"
-				  " {\"name\": \"bad\\ufffd\"}, {\"name\": \"b (pid 2)\"}]");
+	assert_json_equal(
+		frames,
+		"[{\"name\": \"a (pid 1)\"}, {\"name\": \"f\\\"q\\\\\"}, {\"name\": \"[kernel] x<int>\"},"
+		" {\"name\": \"bad\\ufffd\"}, {\"name\": \"b (pid 2)\"}]");
 	assert_json_equal(json_object_get(calls, "samples"), "[[0, 1, 2, 3], [4, 1, 2], [0, 3]]");
 	assert_json_equal(json_object_get(calls, "weights"), "[1, 1, 1]");
 	assert_int_equal(json_integer_value(json_object_get(calls, "endValue")), 3);
@@ -450,8 +468,10 @@ static int write_samples(const char *dir)
 
 		snprintf(path, sizeof(path), "%s/%s", dir, out[i].file);
 		f = fopen(path, "w");
-		if (!f || (out[i].w < 0 ? gp_speedscope_write(p, out[i].file, f)
-					: gp_flamegraph_svg_write(p, out[i].w, "demo", f)) || fclose(f)) {
+		if (!f ||
+		    (out[i].w < 0 ? gp_speedscope_write(p, out[i].file, f)
+				  : gp_flamegraph_svg_write(p, out[i].w, "demo", f)) ||
+		    fclose(f)) {
 			perror(path);
 			return 1;
 		}

@@ -26,9 +26,9 @@
 static volatile int sink;
 
 /* Bodies of a few instructions, so that "an address inside" exists (a bare ret is 1 byte). */
-#define BODY                                  \
+#define BODY                                 \
 	for (volatile int i = 0; i < 3; i++) \
-		sink += i
+	sink += i
 
 /* An nvcc launch stub for "plain_kernel(float*)". */
 __attribute__((noinline, used)) void _Z32__device_stub__Z12plain_kernelPfPf(void)
@@ -55,17 +55,28 @@ static void stub_names(void **state)
 {
 	char out[256];
 
-	assert_int_equal(gp_stub_kernel_mangled("_Z32__device_stub__Z12plain_kernelPfPf", out, sizeof(out)), 0);
+	assert_int_equal(
+		gp_stub_kernel_mangled("_Z32__device_stub__Z12plain_kernelPfPf", out, sizeof(out)),
+		0);
 	assert_string_equal(out, "_Z12plain_kernelPf");
-	assert_int_equal(gp_stub_kernel_mangled("_ZL37__device_stub__Z11gemm_kernelIfEvPT_iPfi", out, sizeof(out)), 0);
+	assert_int_equal(gp_stub_kernel_mangled("_ZL37__device_stub__Z11gemm_kernelIfEvPT_iPfi",
+						out, sizeof(out)),
+			 0);
 	assert_string_equal(out, "_Z11gemm_kernelIfEvPT_i");
-	assert_int_equal(gp_stub_kernel_mangled("_ZL38__device_stub__ZN2ml5scaleIfEEvPT_S1_iPffi", out, sizeof(out)), 0);
+	assert_int_equal(gp_stub_kernel_mangled("_ZL38__device_stub__ZN2ml5scaleIfEEvPT_S1_iPffi",
+						out, sizeof(out)),
+			 0);
 	assert_string_equal(out, "_ZN2ml5scaleIfEEvPT_S1_i");
-	assert_int_equal(gp_stub_kernel_mangled("_ZZ29__device_stub__Z5saxpyifPKfPfifPKfPfE8__handle", out, sizeof(out)), 0);
+	assert_int_equal(
+		gp_stub_kernel_mangled("_ZZ29__device_stub__Z5saxpyifPKfPfifPKfPfE8__handle", out,
+				       sizeof(out)),
+		0);
 	assert_string_equal(out, "_Z5saxpyifPKfPf");
 	assert_int_equal(gp_stub_kernel_mangled("main", out, sizeof(out)), -ENOENT);
-	assert_int_equal(gp_stub_kernel_mangled("_Z99__device_stub__Z1fv", out, sizeof(out)), -ENOENT); /* length lies */
-	assert_int_equal(gp_stub_kernel_mangled("_Z32__device_stub__Z12plain_kernelPfPf", out, 4), -ENOSPC);
+	assert_int_equal(gp_stub_kernel_mangled("_Z99__device_stub__Z1fv", out, sizeof(out)),
+			 -ENOENT); /* length lies */
+	assert_int_equal(gp_stub_kernel_mangled("_Z32__device_stub__Z12plain_kernelPfPf", out, 4),
+			 -ENOSPC);
 }
 
 static void demangling(void **state)
@@ -102,7 +113,8 @@ static void maps_parsing(void **state)
 	assert_int_equal(e->inode, 1234);
 	assert_string_equal(e->path, "/opt/app/bin/train");
 	assert_string_equal(gp_maps_find(m, 0x55d0ab000010)->path, "[heap]");
-	assert_string_equal(gp_maps_find(m, 0x7f0000000010)->path, "/venv/lib/libcudart.so.12 (deleted)");
+	assert_string_equal(gp_maps_find(m, 0x7f0000000010)->path,
+			    "/venv/lib/libcudart.so.12 (deleted)");
 	assert_string_equal(gp_maps_find(m, 0x7f0000200000)->path, "");
 	assert_null(gp_maps_find(m, 0x55d0aa005000)); /* end is exclusive */
 	assert_null(gp_maps_find(m, 0x1000));
@@ -128,7 +140,8 @@ static void elf_index_of_this_binary(void **state)
 	assert_int_equal(vaddr, s->addr);
 	assert_null(gp_elf_syms_find(e, "no_such_function_anywhere"));
 	assert_int_equal(e->nstub_handles, 1);
-	assert_string_equal(e->stub_handles[0].name, "_ZZ29__device_stub__Z5saxpyifPKfPfifPKfPfE8__handle");
+	assert_string_equal(e->stub_handles[0].name,
+			    "_ZZ29__device_stub__Z5saxpyifPKfPfifPKfPfE8__handle");
 	gp_elf_build_id_hex(e, hex, sizeof(hex));
 	assert_int_equal(strlen(hex), 2 * e->build_id_len);
 	gp_elf_syms_free(e);
@@ -155,22 +168,26 @@ static void kernel_names_in_a_live_process(void **state)
 	assert_int_equal(r.sym_offset, 1);
 
 	/* the launch returns into a stub: its kernel, whatever func is */
-	assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0x1234, stub + 4, NULL, 0, name, sizeof(name), mangled,
-						   sizeof(mangled)), 0);
+	assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0x1234, stub + 4, NULL, 0, name,
+						   sizeof(name), mangled, sizeof(mangled)),
+			 0);
 	assert_string_equal(name, "plain_kernel(float*)");
 	assert_string_equal(mangled, "_Z12plain_kernelPf");
 	/* func is the host function itself */
-	assert_int_equal(gp_symbolizer_kernel_name(s, pid, host, helper + 4, NULL, 0, name, sizeof(name), mangled,
-						   sizeof(mangled)), 0);
+	assert_int_equal(gp_symbolizer_kernel_name(s, pid, host, helper + 4, NULL, 0, name,
+						   sizeof(name), mangled, sizeof(mangled)),
+			 0);
 	assert_string_equal(name, "void gemm_kernel<float>(float*, int)");
 	/* func is an nvcc 13 handle, cached in saxpy's stub: read from this process */
 	_ZZ29__device_stub__Z5saxpyifPKfPfifPKfPfE8__handle = 0x5eed0000feedull;
-	assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0x5eed0000feedull, helper + 4, NULL, 0, name, sizeof(name),
-						   mangled, sizeof(mangled)), 0);
+	assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0x5eed0000feedull, helper + 4, NULL, 0,
+						   name, sizeof(name), mangled, sizeof(mangled)),
+			 0);
 	assert_string_equal(name, "saxpy(int, float, float const*, float*)");
 	/* an unknown handle, returning into a non-stub: no name, never an address */
-	assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0xabcdef, helper + 4, NULL, 0, name, sizeof(name), mangled,
-						   sizeof(mangled)), -ENOENT);
+	assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0xabcdef, helper + 4, NULL, 0, name,
+						   sizeof(name), mangled, sizeof(mangled)),
+			 -ENOENT);
 	gp_symbolizer_free(s);
 }
 
@@ -186,8 +203,9 @@ static void kernel_name_from_a_stub_up_the_stack(void **state)
 
 	assert_non_null(s);
 	assert_int_equal(gp_symbolizer_snapshot(s, (pid_t)pid), 0);
-	assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0xabcdef, helper + 4, stack, 4, name, sizeof(name), mangled,
-						   sizeof(mangled)), 0);
+	assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0xabcdef, helper + 4, stack, 4, name,
+						   sizeof(name), mangled, sizeof(mangled)),
+			 0);
 	assert_string_equal(name, "plain_kernel(float*)");
 	/* beyond GP_STUB_FRAMES callers, a stub is not this launch's */
 	{
@@ -196,8 +214,10 @@ static void kernel_name_from_a_stub_up_the_stack(void **state)
 		for (unsigned i = 1; i <= GP_STUB_FRAMES; i++)
 			deep[i] = helper + 5;
 		deep[GP_STUB_FRAMES + 1] = stub + 4;
-		assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0xabcdef, helper + 4, deep, GP_STUB_FRAMES + 2, name,
-							   sizeof(name), mangled, sizeof(mangled)), -ENOENT);
+		assert_int_equal(gp_symbolizer_kernel_name(s, pid, 0xabcdef, helper + 4, deep,
+							   GP_STUB_FRAMES + 2, name, sizeof(name),
+							   mangled, sizeof(mangled)),
+				 -ENOENT);
 	}
 	gp_symbolizer_free(s);
 }
@@ -244,13 +264,12 @@ static void short_demangling(void **state)
 
 static void perf_maps(void **state)
 {
-	static const char text[] =
-		"7f0000001000 40 py::train_step\n"
-		"garbage line\n"
-		"7f0000000000 100 jit one two\n"
-		"7f0000002000 0 empty\n"
-		"7f0000001000 20 py::train_step_v2\n"
-		"zz 10 bad_start\n";
+	static const char text[] = "7f0000001000 40 py::train_step\n"
+				   "garbage line\n"
+				   "7f0000000000 100 jit one two\n"
+				   "7f0000002000 0 empty\n"
+				   "7f0000001000 20 py::train_step_v2\n"
+				   "zz 10 bad_start\n";
 	struct gp_perf_map *m;
 	const struct gp_perf_sym *ps;
 

@@ -29,8 +29,9 @@
 #define T0  5000000000ULL
 
 /* A kernel name that needs escaping: quotes, a backslash, a byte that is not UTF-8. */
-static int odd_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack, unsigned nstack,
-			   char *name, size_t name_len, char *mangled, size_t mangled_len)
+static int odd_kernel_name(void *ctx, __u32 tgid, __u64 func, __u64 ret_addr, const __u64 *stack,
+			   unsigned nstack, char *name, size_t name_len, char *mangled,
+			   size_t mangled_len)
 {
 	snprintf(name, name_len, "k<\"q\\\xff\">");
 	snprintf(mangled, mangled_len, "%s", "");
@@ -142,10 +143,12 @@ static void slices_args_and_nesting(void **state)
 	at(&f, rec_alloc(GP_API_CUDA_MALLOC, T_TID, DEV, 1 << 20, 0));
 	at(&f, rec_alloc(GP_API_CUDA_MALLOC_HOST, T_TID, HST, 4096, 0));
 	at(&f, rec_memcpy(GP_API_CUDA_MEMCPY, DEV, HST, 4096, GP_MEMCPY_HTOD, 0, 500, 0));
-	at(&f, rec_memcpy(GP_API_CUDA_MEMCPY, DEV, 0x1000, 100, GP_MEMCPY_HTOD, 0, 50, 21)); /* failed */
+	at(&f, rec_memcpy(GP_API_CUDA_MEMCPY, DEV, 0x1000, 100, GP_MEMCPY_HTOD, 0, 50,
+			  21)); /* failed */
 	c = rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 1, 2, g, g, 0, S1, 0);
 	at(&f, c);
-	c = rec(GP_API_CU_LAUNCH_KERNEL, T_PID, T_TID, 0, 3, 0); /* the runtime's driver call: nested */
+	c = rec(GP_API_CU_LAUNCH_KERNEL, T_PID, T_TID, 0, 3,
+		0); /* the runtime's driver call: nested */
 	c.hdr.flags |= (__u32)GP_API_CUDA_LAUNCH_KERNEL << GP_EVF_PARENT_SHIFT;
 	at(&f, c);
 	at(&f, rec_ptr(GP_API_CUDA_FREE, T_TID, DEV, 0, 0));
@@ -202,7 +205,8 @@ static void slices_args_and_nesting(void **state)
 		if (num(e, "tid") == T_TID)
 			assert_string_equal(str(json_object_get(e, "args"), "name"), "train");
 		else
-			assert_string_equal(str(json_object_get(e, "args"), "name"), "stream 0x55550000a000 (host-observed)");
+			assert_string_equal(str(json_object_get(e, "args"), "name"),
+					    "stream 0x55550000a000 (host-observed)");
 	}
 	assert_int_equal(count(ev, "M", "thread_name", NULL), 2);
 	assert_int_equal(num(json_object_get(doc, "otherData"), "calls_left_out"), 0);
@@ -244,17 +248,20 @@ static void flows_to_the_covering_synchronisation(void **state)
 	start(&f, 0);
 	at(&f, rec_create(GP_API_CUDA_STREAM_CREATE, S1));
 	at(&f, rec_create(GP_API_CUDA_STREAM_CREATE, S2));
-	at(&f, rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 1, 2, g, g, 0, S1, 0));           /* S1 item 0 */
+	at(&f, rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 1, 2, g, g, 0, S1, 0)); /* S1 item 0 */
 	copy_ts = f.t;
-	at(&f, rec_memcpy(GP_API_CUDA_MEMCPY_ASYNC, DEV, HST, 64, GP_MEMCPY_HTOD, S1, 5, 0)); /* S1 item 1 */
-	at(&f, rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 1, 2, g, g, 0, S2, 0));           /* S2 item 0 */
+	at(&f, rec_memcpy(GP_API_CUDA_MEMCPY_ASYNC, DEV, HST, 64, GP_MEMCPY_HTOD, S1, 5,
+			  0));						     /* S1 item 1 */
+	at(&f, rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 1, 2, g, g, 0, S2, 0)); /* S2 item 0 */
 	sync_ts = f.t;
-	at(&f, rec_h(GP_API_CUDA_STREAM_SYNCHRONIZE, T_TID + 1, S1, 0, 2000, 0));      /* covers S1 0..1 */
+	at(&f,
+	   rec_h(GP_API_CUDA_STREAM_SYNCHRONIZE, T_TID + 1, S1, 0, 2000, 0)); /* covers S1 0..1 */
 	sync_end = sync_ts + 2000;
-	at(&f, rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 1, 2, g, g, 0, S1, 0));           /* S1 item 2 */
+	at(&f, rec_launch(GP_API_CUDA_LAUNCH_KERNEL, 1, 2, g, g, 0, S1, 0)); /* S1 item 2 */
 	dev_ts = f.t;
-	at(&f, rec_h(GP_API_CUDA_DEVICE_SYNCHRONIZE, T_TID, 0, 0, 3000, 0));           /* S1 item 2, S2 item 0 */
-	at(&f, rec_memset(GP_API_CUDA_MEMSET_ASYNC, DEV, 16, S2, 0));                  /* S2 item 1: never synced */
+	at(&f,
+	   rec_h(GP_API_CUDA_DEVICE_SYNCHRONIZE, T_TID, 0, 0, 3000, 0)); /* S1 item 2, S2 item 0 */
+	at(&f, rec_memset(GP_API_CUDA_MEMSET_ASYNC, DEV, 16, S2, 0)); /* S2 item 1: never synced */
 	doc = finish(&f, &tc);
 	ev = events(doc);
 
@@ -291,7 +298,8 @@ static void flows_to_the_covering_synchronisation(void **state)
 	assert_int_equal(on_dev, 2);
 
 	/* windows on the stream tracks: S1 twice, S2 once synced, once not */
-	assert_int_equal(count(ev, "X", "queued work, done by the synchronisation's return", NULL), 3);
+	assert_int_equal(count(ev, "X", "queued work, done by the synchronisation's return", NULL),
+			 3);
 	assert_int_equal(count(ev, "X", "queued work, no synchronisation recorded", &e), 1);
 	assert_int_equal(num(json_object_get(e, "args"), "items"), 1);
 	json_array_foreach(ev, i, e) {
@@ -335,14 +343,22 @@ static void cap_leaves_out_and_counts(void **state)
 	gp_model_free(f.m);
 }
 
-static struct gp_sched_slice slice(__u32 tid, __u64 start, __u64 end, __u16 left, __u32 flags, __u32 minflt,
-				   __u32 n_start, __u32 n_end)
+static struct gp_sched_slice slice(__u32 tid, __u64 start, __u64 end, __u16 left, __u32 flags,
+				   __u32 minflt, __u32 n_start, __u32 n_end)
 {
 	struct gp_sched_slice sl = {
-		.hdr = { .type = GP_EV_SCHED_SLICE, .size = sizeof(sl), .tgid = T_PID, .tid = tid, .flags = flags,
+		.hdr = { .type = GP_EV_SCHED_SLICE,
+			 .size = sizeof(sl),
+			 .tgid = T_PID,
+			 .tid = tid,
+			 .flags = flags,
 			 .ts_ns = start },
-		.end_ns = end, .minor_faults = minflt, .cpu = 1, .left = left,
-		.oncpu_threads_start = n_start, .oncpu_threads_end = n_end,
+		.end_ns = end,
+		.minor_faults = minflt,
+		.cpu = 1,
+		.left = left,
+		.oncpu_threads_start = n_start,
+		.oncpu_threads_end = n_end,
 	};
 
 	return sl;
@@ -355,9 +371,11 @@ static void sched_slices_gaps_and_counters(void **state)
 	struct gp_timeline_counts tc;
 	struct gp_sched_slice sl[] = {
 		slice(T_TID, T0 + 1000, T0 + 5000, GP_SL_BLOCKED, 0, 3, 1, 0),
-		slice(T_TID + 1, T0 + 2000, T0 + 9000, GP_SL_PREEMPTED, GP_SSF_FAULTS_UNKNOWN, 0, 2, 1),
+		slice(T_TID + 1, T0 + 2000, T0 + 9000, GP_SL_PREEMPTED, GP_SSF_FAULTS_UNKNOWN, 0, 2,
+		      1),
 		/* its arrival unseen: an estimated start before the previous end is moved up to it */
-		slice(T_TID, T0 + 4000, T0 + 12000, GP_SL_EXITED, GP_SSF_START_ESTIMATED | GP_SSF_UNCOUNTED, 2, 0, 0),
+		slice(T_TID, T0 + 4000, T0 + 12000, GP_SL_EXITED,
+		      GP_SSF_START_ESTIMATED | GP_SSF_UNCOUNTED, 2, 0, 0),
 		slice(T_TID + 1, T0 + 20000, T0 + 21000, GP_SL_BLOCKED, 0, 0, 1, 0),
 	};
 	struct gp_sched_slice bad = slice(T_TID, T0 + 5, T0 + 4, GP_SL_BLOCKED, 0, 0, 0, 0);
@@ -367,7 +385,8 @@ static void sched_slices_gaps_and_counters(void **state)
 	start(&f, 0);
 	for (i = 0; i < sizeof(sl) / sizeof(sl[0]); i++)
 		assert_int_equal(gp_model_ingest(f.m, &sl[i], sizeof(sl[i])), 0);
-	assert_int_equal(gp_model_ingest(f.m, &bad, sizeof(bad)), -EINVAL); /* ends before it starts */
+	assert_int_equal(gp_model_ingest(f.m, &bad, sizeof(bad)),
+			 -EINVAL); /* ends before it starts */
 	assert_int_equal(gp_model_drop_get(f.m, "malformed_records"), 1);
 	doc = finish(&f, &tc);
 	ev = events(doc);
@@ -384,15 +403,18 @@ static void sched_slices_gaps_and_counters(void **state)
 			assert_int_equal(ts_ns(e, "ts"), T0 + 9000);
 			assert_int_equal(ts_ns(e, "dur"), 11000);
 		}
-		if (!strcmp(str(e, "name"), "on CPU") && num(e, "tid") == 0x60000000 && !strcmp(str(args, "left"), "exited")) {
+		if (!strcmp(str(e, "name"), "on CPU") && num(e, "tid") == 0x60000000 &&
+		    !strcmp(str(args, "left"), "exited")) {
 			assert_int_equal(ts_ns(e, "ts"), T0 + 5000);
 			assert_int_equal(ts_ns(e, "dur"), 7000);
-			assert_string_equal(str(args, "start"), "estimated: arrival not reported by the kernel");
+			assert_string_equal(str(args, "start"),
+					    "estimated: arrival not reported by the kernel");
 			assert_true(json_is_false(json_object_get(args, "counted")));
 		}
 		if (!strcmp(str(e, "name"), "on CPU") && !strcmp(str(args, "left"), "preempted"))
 			assert_string_equal(str(args, "page_faults"), "unknown");
-		if (!strcmp(str(e, "ph"), "M") && strstr(str(json_object_get(e, "args"), "name"), "on/off CPU"))
+		if (!strcmp(str(e, "ph"), "M") &&
+		    strstr(str(json_object_get(e, "args"), "name"), "on/off CPU"))
 			names++;
 	}
 	assert_int_equal(gaps_blocked, 0);

@@ -83,11 +83,26 @@
 #define MiB (1024ull * 1024ull)
 
 /* "Kernels": plain host functions the simulator names with dladdr (bodies differ: no folding). */
-__attribute__((noinline)) void advice_step(float *x) { x[0] = 1; }
-__attribute__((noinline)) void advice_tiny(float *x) { x[0] = 2; }
-__attribute__((noinline)) void advice_quick(float *x) { x[0] = 3; }
-__attribute__((noinline)) void advice_feed(float *x) { x[0] = 4; }
-__attribute__((noinline)) void advice_long(float *x) { x[0] = 5; }
+__attribute__((noinline)) void advice_step(float *x)
+{
+	x[0] = 1;
+}
+__attribute__((noinline)) void advice_tiny(float *x)
+{
+	x[0] = 2;
+}
+__attribute__((noinline)) void advice_quick(float *x)
+{
+	x[0] = 3;
+}
+__attribute__((noinline)) void advice_feed(float *x)
+{
+	x[0] = 4;
+}
+__attribute__((noinline)) void advice_long(float *x)
+{
+	x[0] = 5;
+}
 
 /* ---- clocks ------------------------------------------------------------------------------ */
 static uint64_t mono_ns(void)
@@ -180,15 +195,16 @@ static uint64_t copy_model_ns(bool htod, const char *host, size_t bytes)
 static struct {
 	uint64_t first, last; /* entry of the first call, return of the last */
 	uint64_t inside;      /* time in calls */
-	uint64_t dur;         /* the last call's */
+	uint64_t dur;	      /* the last call's */
 	unsigned long calls;
-	long minflt, majflt;  /* inside the calls (every call: the runtime's start-up can fault too) */
+	long minflt,
+		majflt; /* inside the calls (every call: the runtime's start-up can fault too) */
 	struct {
 		const char *api;
 		long minflt, majflt;
 	} by_api[MAX_FAULT_APIS];
 	int napis;
-	int live, peak;       /* allocations live at once, every kind (alloc-churn's peak) */
+	int live, peak; /* allocations live at once, every kind (alloc-churn's peak) */
 	unsigned long allocs, frees;
 	uint64_t alloc_ns, free_ns;
 } ck;
@@ -201,13 +217,13 @@ static struct {
  * and in1, lie inside the slice: after the entry probe, before the return probe.
  */
 struct ck_call {
-	const char *api;    /* the function called */
-	const char *site;   /* the function of this program that called it */
-	const char *what;   /* copies: "HtoD pageable", "DtoH pinned", ... (+ " async"); else "" */
-	uint64_t bytes;     /* copies: bytes moved */
-	uint64_t model_ns;  /* the least time the simulator's model lets the call take, else 0 */
-	uint64_t t0, t1;    /* CLOCK_MONOTONIC */
-	uint64_t in0, in1;  /* the same clock read inside the call by the simulator */
+	const char *api;   /* the function called */
+	const char *site;  /* the function of this program that called it */
+	const char *what;  /* copies: "HtoD pageable", "DtoH pinned", ... (+ " async"); else "" */
+	uint64_t bytes;	   /* copies: bytes moved */
+	uint64_t model_ns; /* the least time the simulator's model lets the call take, else 0 */
+	uint64_t t0, t1;   /* CLOCK_MONOTONIC */
+	uint64_t in0, in1; /* the same clock read inside the call by the simulator */
 	int err;
 };
 
@@ -246,9 +262,16 @@ static void ck_note(const char *api, const char *site, cudaError_t err, uint64_t
 			wl_die("out of memory");
 	}
 	c = &calls.v[calls.n++];
-	*c = (struct ck_call){ .api = api, .site = site, .what = calls.what ? calls.what : "",
-			       .bytes = calls.bytes, .model_ns = err ? 0 : calls.model_ns, .t0 = t0,
-			       .t1 = t1, .in0 = in->first_ns, .in1 = in->last_ns, .err = (int)err };
+	*c = (struct ck_call){ .api = api,
+			       .site = site,
+			       .what = calls.what ? calls.what : "",
+			       .bytes = calls.bytes,
+			       .model_ns = err ? 0 : calls.model_ns,
+			       .t0 = t0,
+			       .t1 = t1,
+			       .in0 = in->first_ns,
+			       .in1 = in->last_ns,
+			       .err = (int)err };
 	{
 		long mi = r1->ru_minflt - r0->ru_minflt, ma = r1->ru_majflt - r0->ru_majflt;
 		int i;
@@ -278,22 +301,22 @@ static int (*call_clock)(struct simgpu_call_clock *);
  * calls is started over before it (whatever an earlier untimed call left there is not this
  * call's), and read after it: every export of the simulated libraries reads it at least once.
  */
-#define CALL(fn, ...)                                                                     \
-	({                                                                                \
-		struct rusage _r0, _r1;                                                   \
-		struct simgpu_call_clock _in;                                             \
-		uint64_t _t0, _t1;                                                        \
-		cudaError_t _e;                                                           \
-		call_clock(&_in);                                                         \
-		getrusage(RUSAGE_THREAD, &_r0);                                           \
-		_t0 = mono_ns();                                                          \
-		_e = fn(__VA_ARGS__);                                                     \
-		_t1 = mono_ns();                                                          \
-		getrusage(RUSAGE_THREAD, &_r1);                                           \
-		if (call_clock(&_in))                                                     \
-			wl_die("%s: the simulator read no clock inside it", #fn);         \
-		ck_note(#fn, __func__, _e, _t0, _t1, &_in, &_r0, &_r1);                   \
-		wl_count(#fn, _e);                                                        \
+#define CALL(fn, ...)                                                             \
+	({                                                                        \
+		struct rusage _r0, _r1;                                           \
+		struct simgpu_call_clock _in;                                     \
+		uint64_t _t0, _t1;                                                \
+		cudaError_t _e;                                                   \
+		call_clock(&_in);                                                 \
+		getrusage(RUSAGE_THREAD, &_r0);                                   \
+		_t0 = mono_ns();                                                  \
+		_e = fn(__VA_ARGS__);                                             \
+		_t1 = mono_ns();                                                  \
+		getrusage(RUSAGE_THREAD, &_r1);                                   \
+		if (call_clock(&_in))                                             \
+			wl_die("%s: the simulator read no clock inside it", #fn); \
+		ck_note(#fn, __func__, _e, _t0, _t1, &_in, &_r0, &_r1);           \
+		wl_count(#fn, _e);                                                \
 	})
 
 /* O: the time between the first call's entry and the last call's return spent outside calls. */
@@ -348,20 +371,24 @@ static void number(const char *key, const char *fmt, ...)
 	if ((size_t)vsnprintf(val, sizeof(val), fmt, ap) >= sizeof(val))
 		wl_die("value too long");
 	va_end(ap);
-	append(adv_numbers, sizeof(adv_numbers), "%s\"%s\": %s", *adv_numbers ? ", " : "", key, val);
+	append(adv_numbers, sizeof(adv_numbers), "%s\"%s\": %s", *adv_numbers ? ", " : "", key,
+	       val);
 }
 
 static void write_advice(FILE *f)
 {
-	fprintf(f, ",\n  \"advice\": {\"case\": \"%s\",\n    \"expect\": [%s],\n    \"absent\": [%s],\n"
-		   "    \"numbers\": {%s}}",
+	fprintf(f,
+		",\n  \"advice\": {\"case\": \"%s\",\n    \"expect\": [%s],\n    \"absent\": [%s],\n"
+		"    \"numbers\": {%s}}",
 		case_name, adv_expect, adv_absent, adv_numbers);
 	fputs(",\n  \"calls_fields\": [\"api\", \"site\", \"what\", \"bytes\", \"model_ns\", "
-	      "\"t0\", \"t1\", \"in_t0\", \"in_t1\", \"error\"],\n  \"calls\": [", f);
+	      "\"t0\", \"t1\", \"in_t0\", \"in_t1\", \"error\"],\n  \"calls\": [",
+	      f);
 	for (size_t i = 0; i < calls.n; i++) {
 		const struct ck_call *c = &calls.v[i];
 
-		fprintf(f, "%s\n    [\"%s\", \"%s\", \"%s\", %llu, %llu, %llu, %llu, %llu, %llu, %d]",
+		fprintf(f,
+			"%s\n    [\"%s\", \"%s\", \"%s\", %llu, %llu, %llu, %llu, %llu, %llu, %d]",
 			i ? "," : "", c->api, c->site, c->what, (unsigned long long)c->bytes,
 			(unsigned long long)c->model_ns, (unsigned long long)c->t0,
 			(unsigned long long)c->t1, (unsigned long long)c->in0,
@@ -437,7 +464,8 @@ NOINLINE void pinned_free(void *p)
 }
 
 /* A synchronous copy; returns its duration. host: "pinned" or "pageable". */
-NOINLINE uint64_t copy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind, const char *host)
+NOINLINE uint64_t copy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
+		       const char *host)
 {
 	bool htod = kind == cudaMemcpyHostToDevice;
 
@@ -451,7 +479,8 @@ NOINLINE uint64_t copy(void *dst, const void *src, size_t bytes, enum cudaMemcpy
 	return ck.dur;
 }
 
-NOINLINE void copy_async(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind, cudaStream_t s)
+NOINLINE void copy_async(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
+			 cudaStream_t s)
 {
 	note(kind == cudaMemcpyHostToDevice ? "HtoD pinned async" : "DtoH pinned async", bytes, 0);
 	if (CALL(cudaMemcpyAsync, dst, src, bytes, kind, s) != cudaSuccess)
@@ -467,7 +496,8 @@ NOINLINE uint64_t launch(void (*k)(float *), const char *name, void *arg, cudaSt
 
 	/* the simulator spins SIMGPU_LAUNCH_US on the wall clock inside each launch */
 	note("", 0, (uint64_t)(knob("SIMGPU_LAUNCH_US", 0) * 1000 + 0.5));
-	if (CALL(cudaLaunchKernel, (const void *)k, (dim3){ 1, 1, 1 }, (dim3){ 32, 1, 1 }, args, 0, s) != cudaSuccess)
+	if (CALL(cudaLaunchKernel, (const void *)k, (dim3){ 1, 1, 1 }, (dim3){ 32, 1, 1 }, args, 0,
+		 s) != cudaSuccess)
 		wl_die("launch of %s failed", name);
 	wl_launched(name);
 	wl_stream_work(s, false, WL_KERNEL, 0);
@@ -541,7 +571,8 @@ static double churn_formula(unsigned long churn)
  */
 NOINLINE double pageable_htod(int npg, int npin, size_t bytes)
 {
-	double bw_pg = knob("SIMGPU_BW_HTOD_PAGEABLE_GBPS", 10), bw_pin = knob("SIMGPU_BW_HTOD_PINNED_GBPS", 25);
+	double bw_pg = knob("SIMGPU_BW_HTOD_PAGEABLE_GBPS", 10),
+	       bw_pin = knob("SIMGPU_BW_HTOD_PINNED_GBPS", 25);
 	char *pageable = malloc(bytes), *pinned, *dev;
 	uint64_t pg_ns = 0, pin_ns = 0;
 	double r, model;
@@ -562,9 +593,10 @@ NOINLINE double pageable_htod(int npg, int npin, size_t bytes)
 	/* bytes / (GB/s) = ns */
 	model = (double)npg * bytes * (1 / bw_pg - 1 / bw_pin);
 	r = ((double)npg * bytes / pg_ns) / ((double)npin * bytes / pin_ns);
-	number("htod", "{\"calls\": %d, \"bytes\": %llu, \"host_ns\": %llu, \"pinned_calls\": %d, "
-		       "\"pinned_bytes\": %llu, \"pinned_host_ns\": %llu, \"ratio\": %.6f, \"model_ns\": %.0f, "
-		       "\"formula_ns\": %.0f, \"pageable_gbps_knob\": %g, \"pinned_gbps_knob\": %g}",
+	number("htod",
+	       "{\"calls\": %d, \"bytes\": %llu, \"host_ns\": %llu, \"pinned_calls\": %d, "
+	       "\"pinned_bytes\": %llu, \"pinned_host_ns\": %llu, \"ratio\": %.6f, \"model_ns\": %.0f, "
+	       "\"formula_ns\": %.0f, \"pageable_gbps_knob\": %g, \"pinned_gbps_knob\": %g}",
 	       npg, (unsigned long long)npg * bytes, (unsigned long long)pg_ns, npin,
 	       (unsigned long long)npin * bytes, (unsigned long long)pin_ns, r, model,
 	       pg_ns * (1 - (r < 1 ? r : 1)), bw_pg, bw_pin);
@@ -590,7 +622,8 @@ static uint64_t pageable_only(bool htod, int n, size_t bytes)
 			   : copy(host, dev, bytes, cudaMemcpyDeviceToHost, "pageable");
 	dev_free(dev);
 	free(host);
-	number(htod ? "htod" : "dtoh", "{\"calls\": %d, \"bytes\": %llu, \"host_ns\": %llu, \"ratio\": 0.4}", n,
+	number(htod ? "htod" : "dtoh",
+	       "{\"calls\": %d, \"bytes\": %llu, \"host_ns\": %llu, \"ratio\": 0.4}", n,
 	       (unsigned long long)n * bytes, (unsigned long long)ns);
 	return ns;
 }
@@ -602,8 +635,7 @@ NOINLINE void case_pageable_copies(void)
 
 	/* HtoD from the model; DtoH: the assumed ratio on the program's own clock of those copies */
 	expect("pageable-copies", NULL, htod + dtoh_ns * (1 - 0.4), "model");
-	absent("\"small-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", \"sync-wait\", "
-	       ABSENT_TIMELESS);
+	absent("\"small-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", \"sync-wait\", " ABSENT_TIMELESS);
 }
 
 NOINLINE void case_sync_copies(void)
@@ -624,7 +656,8 @@ NOINLINE void case_sync_copies(void)
 	number("copy_host_ns", "%llu", (unsigned long long)copy_ns);
 	number("outside_ns", "%llu", (unsigned long long)outside_ns());
 	number("model_copy_ns", "%.0f",
-	       n * (knob("SIMGPU_COPY_LATENCY_US", 0) * 1000 + bytes / knob("SIMGPU_BW_HTOD_PINNED_GBPS", 25)));
+	       n * (knob("SIMGPU_COPY_LATENCY_US", 0) * 1000 +
+		    bytes / knob("SIMGPU_BW_HTOD_PINNED_GBPS", 25)));
 	expect("sync-copies", NULL, fmin((double)copy_ns, (double)outside_ns()), "clock");
 	absent("\"pageable-copies\", \"small-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", "
 	       "\"sync-wait\", " ABSENT_TIMELESS);
@@ -673,13 +706,13 @@ NOINLINE void case_redundant_sync(void)
 	dev_free(dev);
 	stream_destroy(s);
 	number("redundant_calls", "%d", n + ndev);
-	number("by_api", "{\"cudaStreamSynchronize\": {\"calls\": %d, \"host_ns\": %llu}, "
-			 "\"cudaDeviceSynchronize\": {\"calls\": %d, \"host_ns\": %llu}}",
+	number("by_api",
+	       "{\"cudaStreamSynchronize\": {\"calls\": %d, \"host_ns\": %llu}, "
+	       "\"cudaDeviceSynchronize\": {\"calls\": %d, \"host_ns\": %llu}}",
 	       n, (unsigned long long)red_stream_ns, ndev, (unsigned long long)red_dev_ns);
 	number("waiting_sync_calls", "%d", n);
 	expect("redundant-sync", NULL, (double)(red_stream_ns + red_dev_ns), "clock");
-	absent("\"pageable-copies\", \"small-copies\", \"launch-bound\", \"alloc-churn\", \"sync-copies\", "
-	       ABSENT_TIMELESS);
+	absent("\"pageable-copies\", \"small-copies\", \"launch-bound\", \"alloc-churn\", \"sync-copies\", " ABSENT_TIMELESS);
 }
 
 NOINLINE void case_small_copies(void)
@@ -694,31 +727,31 @@ NOINLINE void case_small_copies(void)
 	for (int i = 0; i < nlarge; i++)
 		large_ns += copy(dev, host, large, cudaMemcpyHostToDevice, "pinned");
 	for (int i = 0; i < nsmall; i++)
-		small_ns += copy((char *)dev + (i % 64) * small, (char *)host + (i % 64) * small, small,
-				 cudaMemcpyHostToDevice, "pinned");
+		small_ns += copy((char *)dev + (i % 64) * small, (char *)host + (i % 64) * small,
+				 small, cudaMemcpyHostToDevice, "pinned");
 	for (int i = 0; i < ndtoh; i++)
-		dtoh_ns += copy((char *)host + (i % 64) * dsmall, (char *)dev + (i % 64) * dsmall, dsmall,
-				cudaMemcpyDeviceToHost, "pinned");
+		dtoh_ns += copy((char *)host + (i % 64) * dsmall, (char *)dev + (i % 64) * dsmall,
+				dsmall, cudaMemcpyDeviceToHost, "pinned");
 	pinned_free(host);
 	dev_free(dev);
 	/* the spec's formula on this program's clock: the HtoD row's reference is its large copies */
 	ref_gbps = (double)nlarge * large / large_ns;
 	row1 = fmax(0, small_ns - nsmall * small / ref_gbps);
 	row2 = fmax(0, dtoh_ns - ndtoh * dsmall / 25.0);
-	number("rows", "[{\"direction\": \"HtoD\", \"host_memory\": \"pinned\", \"sync\": true, \"calls\": %d, "
-		       "\"bytes\": %llu, \"host_ns\": %llu, \"reference_gbps\": %.4f, \"reference_source\": \"measured\", "
-		       "\"large_calls\": %d, \"large_bytes\": %llu, \"large_host_ns\": %llu, \"impact_ns\": %.0f}, "
-		       "{\"direction\": \"DtoH\", \"host_memory\": \"pinned\", \"sync\": true, \"calls\": %d, "
-		       "\"bytes\": %llu, \"host_ns\": %llu, \"reference_gbps\": 25, \"reference_source\": \"assumed\", "
-		       "\"impact_ns\": %.0f}]",
-	       nsmall, (unsigned long long)nsmall * small, (unsigned long long)small_ns, ref_gbps, nlarge,
-	       (unsigned long long)nlarge * large, (unsigned long long)large_ns, row1, ndtoh,
-	       (unsigned long long)ndtoh * dsmall, (unsigned long long)dtoh_ns, row2);
+	number("rows",
+	       "[{\"direction\": \"HtoD\", \"host_memory\": \"pinned\", \"sync\": true, \"calls\": %d, "
+	       "\"bytes\": %llu, \"host_ns\": %llu, \"reference_gbps\": %.4f, \"reference_source\": \"measured\", "
+	       "\"large_calls\": %d, \"large_bytes\": %llu, \"large_host_ns\": %llu, \"impact_ns\": %.0f}, "
+	       "{\"direction\": \"DtoH\", \"host_memory\": \"pinned\", \"sync\": true, \"calls\": %d, "
+	       "\"bytes\": %llu, \"host_ns\": %llu, \"reference_gbps\": 25, \"reference_source\": \"assumed\", "
+	       "\"impact_ns\": %.0f}]",
+	       nsmall, (unsigned long long)nsmall * small, (unsigned long long)small_ns, ref_gbps,
+	       nlarge, (unsigned long long)nlarge * large, (unsigned long long)large_ns, row1,
+	       ndtoh, (unsigned long long)ndtoh * dsmall, (unsigned long long)dtoh_ns, row2);
 	/* the model's part of it: the copy latency each small copy pays (the rest is per-call waking) */
 	number("model_ns", "%.0f", (nsmall + ndtoh) * lat);
 	expect("small-copies", NULL, row1 + row2, "clock");
-	absent("\"pageable-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", \"sync-wait\", "
-	       ABSENT_TIMELESS);
+	absent("\"pageable-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", \"sync-wait\", " ABSENT_TIMELESS);
 }
 
 NOINLINE void case_launch_bound(void)
@@ -741,8 +774,7 @@ NOINLINE void case_launch_bound(void)
 	number("sync_host_ns", "%llu", (unsigned long long)sync_ns);
 	number("model_ns", "%.0f", n * knob("SIMGPU_LAUNCH_US", 0) * 1000 * (1 - 1.0 / k));
 	expect("launch-bound", NULL, launch_ns * (1 - (double)(n / k) / n), "clock");
-	absent("\"pageable-copies\", \"small-copies\", \"alloc-churn\", \"redundant-sync\", \"sync-copies\", "
-	       ABSENT_TIMELESS);
+	absent("\"pageable-copies\", \"small-copies\", \"alloc-churn\", \"redundant-sync\", \"sync-copies\", " ABSENT_TIMELESS);
 }
 
 /* n × (cudaMalloc, cudaFree) of `bytes`. */
@@ -803,7 +835,8 @@ NOINLINE void case_faults_in_calls(void)
 
 	dev = dev_alloc(bytes);
 	for (int i = 0; i < n; i++) {
-		void *fresh = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *fresh = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				   -1, 0);
 
 		if (fresh == MAP_FAILED)
 			wl_die("mmap failed");
@@ -814,13 +847,16 @@ NOINLINE void case_faults_in_calls(void)
 	dev_free(dev);
 	number("minor_faults", "%ld", ck.minflt);
 	number("major_faults", "%ld", ck.majflt);
-	number("copy_pages", "%llu", (unsigned long long)(n * bytes / (size_t)sysconf(_SC_PAGESIZE)));
+	number("copy_pages", "%llu",
+	       (unsigned long long)(n * bytes / (size_t)sysconf(_SC_PAGESIZE)));
 	{
 		char by[2048] = "";
 
 		for (int i = 0; i < ck.napis; i++)
-			append(by, sizeof(by), "%s\"%s\": {\"minor_faults\": %ld, \"major_faults\": %ld}", i ? ", " : "",
-			       ck.by_api[i].api, ck.by_api[i].minflt, ck.by_api[i].majflt);
+			append(by, sizeof(by),
+			       "%s\"%s\": {\"minor_faults\": %ld, \"major_faults\": %ld}",
+			       i ? ", " : "", ck.by_api[i].api, ck.by_api[i].minflt,
+			       ck.by_api[i].majflt);
 		number("by_api", "{%s}", by);
 	}
 	/*
@@ -828,8 +864,7 @@ NOINLINE void case_faults_in_calls(void)
 	 * a library evicted from the page cache) the off-CPU time in calls (the test bounds it)
 	 */
 	expect("faults-in-calls", NULL, ck.minflt * 1000.0, "faults");
-	absent("\"small-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", \"sync-wait\", "
-	       ABSENT_TIMELESS);
+	absent("\"small-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", \"sync-wait\", " ABSENT_TIMELESS);
 }
 
 NOINLINE void case_failing_calls(void)
@@ -864,13 +899,15 @@ NOINLINE void case_failing_calls(void)
 		wl_die("cudaStreamDestroy(0) succeeded");
 	pinned_free(host);
 	dev_free(dev);
-	number("failing", "{\"cudaSetDevice\": {\"calls\": %d, \"errors\": %d, \"error_host_ns\": %llu, "
-			  "\"codes\": {\"101\": %d}}, "
-			  "\"cudaFree\": {\"calls\": %d, \"errors\": %d, \"error_host_ns\": %llu, \"codes\": {\"1\": %d}}, "
-			  "\"cudaMemcpy\": {\"calls\": %d, \"errors\": %d, \"error_host_ns\": %llu, "
-			  "\"codes\": {\"1\": %d, \"21\": %d}}}",
-	       nset + 1, nset, (unsigned long long)set_ns, nset, nfree + 1, nfree, (unsigned long long)free_ns, nfree,
-	       ngood + nkind + nnull, nkind + nnull, (unsigned long long)copy_ns, nnull, nkind);
+	number("failing",
+	       "{\"cudaSetDevice\": {\"calls\": %d, \"errors\": %d, \"error_host_ns\": %llu, "
+	       "\"codes\": {\"101\": %d}}, "
+	       "\"cudaFree\": {\"calls\": %d, \"errors\": %d, \"error_host_ns\": %llu, \"codes\": {\"1\": %d}}, "
+	       "\"cudaMemcpy\": {\"calls\": %d, \"errors\": %d, \"error_host_ns\": %llu, "
+	       "\"codes\": {\"1\": %d, \"21\": %d}}}",
+	       nset + 1, nset, (unsigned long long)set_ns, nset, nfree + 1, nfree,
+	       (unsigned long long)free_ns, nfree, ngood + nkind + nnull, nkind + nnull,
+	       (unsigned long long)copy_ns, nnull, nkind);
 	number("single_failure", "\"cudaStreamDestroy\"");
 	expect("failing-calls", "cudaSetDevice", (double)set_ns, "clock");
 	expect("failing-calls", "cudaFree", (double)free_ns, "clock");
@@ -882,16 +919,18 @@ NOINLINE void case_failing_calls(void)
 NOINLINE void case_leak(void)
 {
 	void *a = dev_alloc(3 * MiB), *b = dev_alloc(1 * MiB), *c = dev_alloc(512 * KiB);
-	void *m = managed_alloc(256 * KiB), *h = pinned_alloc(128 * KiB), *g = pinned_alloc(64 * KiB);
+	void *m = managed_alloc(256 * KiB), *h = pinned_alloc(128 * KiB),
+	     *g = pinned_alloc(64 * KiB);
 
 	dev_free(c);
 	pinned_free(g);
 	(void)a, (void)b, (void)m, (void)h; /* left allocated at exit */
 	number("allocations", "4");
 	number("bytes", "%llu", 4 * MiB + 256 * KiB + 128 * KiB);
-	number("by_kind", "{\"device\": {\"allocations\": 2, \"bytes\": %llu}, "
-			  "\"managed\": {\"allocations\": 1, \"bytes\": %llu}, "
-			  "\"pinned\": {\"allocations\": 1, \"bytes\": %llu}}",
+	number("by_kind",
+	       "{\"device\": {\"allocations\": 2, \"bytes\": %llu}, "
+	       "\"managed\": {\"allocations\": 1, \"bytes\": %llu}, "
+	       "\"pinned\": {\"allocations\": 1, \"bytes\": %llu}}",
 	       4 * MiB, 256 * KiB, 128 * KiB);
 	expect("leak", NULL, 0, "exact");
 	absent("\"pageable-copies\", \"small-copies\", \"launch-bound\", \"alloc-churn\", \"redundant-sync\", "
@@ -946,13 +985,20 @@ static const struct {
 	const char *name;
 	void (*run)(void);
 } cases[] = {
-	{ "pageable-copies", case_pageable_copies }, { "sync-copies", case_sync_copies },
-	{ "sync-wait", case_sync_wait },             { "redundant-sync", case_redundant_sync },
-	{ "small-copies", case_small_copies },       { "launch-bound", case_launch_bound },
-	{ "alloc-churn", case_alloc_churn },         { "cpu-feeding", case_cpu_feeding },
-	{ "faults-in-calls", case_faults_in_calls }, { "failing-calls", case_failing_calls },
-	{ "leak", case_leak },                       { "clean", case_clean },
-	{ "two-rules", case_two_rules },             { "pageable-idle", case_pageable_idle },
+	{ "pageable-copies", case_pageable_copies },
+	{ "sync-copies", case_sync_copies },
+	{ "sync-wait", case_sync_wait },
+	{ "redundant-sync", case_redundant_sync },
+	{ "small-copies", case_small_copies },
+	{ "launch-bound", case_launch_bound },
+	{ "alloc-churn", case_alloc_churn },
+	{ "cpu-feeding", case_cpu_feeding },
+	{ "faults-in-calls", case_faults_in_calls },
+	{ "failing-calls", case_failing_calls },
+	{ "leak", case_leak },
+	{ "clean", case_clean },
+	{ "two-rules", case_two_rules },
+	{ "pageable-idle", case_pageable_idle },
 };
 
 int main(int argc, char **argv)
@@ -967,7 +1013,8 @@ int main(int argc, char **argv)
 		if (!strcmp(cases[i].name, case_name))
 			run = cases[i].run;
 	if (!run) {
-		fprintf(stderr, "usage: advice_cases --case NAME [--ref FILE] [--wait] [--hold]\ncases:");
+		fprintf(stderr,
+			"usage: advice_cases --case NAME [--ref FILE] [--wait] [--hold]\ncases:");
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 			fprintf(stderr, " %s", cases[i].name);
 		fputc('\n', stderr);

@@ -30,7 +30,7 @@ static struct {
 } rt;
 
 /* RT(cudaMalloc, &p, n): call through the resolved pointer, count it under the API's name. */
-#define RT(fn, ...) wl_count(#fn, rt.fn(__VA_ARGS__))
+#define RT(fn, ...)	 wl_count(#fn, rt.fn(__VA_ARGS__))
 #define RESOLVE(lib, fn) (rt.fn = (__typeof__(rt.fn))resolve(lib, #fn))
 
 /* "Kernels": host functions whose addresses are launched (named by dladdr, hence -rdynamic). */
@@ -60,7 +60,8 @@ static void *resolve(void *lib, const char *name)
 
 static void launch(const void *fn, const char *name, unsigned grid, void **args)
 {
-	if (RT(cudaLaunchKernel, fn, (dim3){ grid, 1, 1 }, (dim3){ 128, 1, 1 }, args, 0, NULL) == cudaSuccess) {
+	if (RT(cudaLaunchKernel, fn, (dim3){ grid, 1, 1 }, (dim3){ 128, 1, 1 }, args, 0, NULL) ==
+	    cudaSuccess) {
 		wl_launched(name);
 		wl_stream_work(NULL, false, WL_KERNEL, 0);
 	}
@@ -70,7 +71,8 @@ static void launch(const void *fn, const char *name, unsigned grid, void **args)
 static void copy(void *dst, const void *src, unsigned long long bytes, enum cudaMemcpyKind kind)
 {
 	if (RT(cudaMemcpy, dst, src, bytes, kind) == cudaSuccess) {
-		wl_transfer(kind == cudaMemcpyHostToDevice ? "HtoD" : "DtoH", "pageable", true, bytes);
+		wl_transfer(kind == cudaMemcpyHostToDevice ? "HtoD" : "DtoH", "pageable", true,
+			    bytes);
 		wl_stream_work(NULL, false, WL_COPY, bytes);
 	}
 }

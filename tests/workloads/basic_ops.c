@@ -48,8 +48,8 @@ static void launch(const void *fn, const char *name, dim3 grid, dim3 block, size
 }
 
 /* A successful copy: its transfer row, and the stream it went to (NULL: synchronous). */
-static void copied(const char *direction, const char *host_memory, unsigned long long bytes, cudaStream_t s,
-		   bool sync)
+static void copied(const char *direction, const char *host_memory, unsigned long long bytes,
+		   cudaStream_t s, bool sync)
 {
 	wl_transfer(direction, host_memory, sync, bytes);
 	wl_stream_work(s, false, WL_COPY, bytes);
@@ -72,7 +72,8 @@ int main(int argc, char **argv)
 	if (wl.pre && cudaMalloc(&pre_alloc, 3 * MiB) != cudaSuccess)
 		pre_alloc = NULL;
 	pageable = malloc(8 * MiB);
-	registered = mmap(NULL, 4 * MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	registered =
+		mmap(NULL, 4 * MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!pageable || registered == MAP_FAILED)
 		wl_die("out of memory");
 	memset(pageable, 7, 8 * MiB);
@@ -110,7 +111,8 @@ int main(int argc, char **argv)
 		copied("HtoD", "pageable", 3 * MiB, NULL, true);
 	if (WL(cudaMemcpy, d_a, pinned, 4 * MiB, cudaMemcpyHostToDevice) == cudaSuccess)
 		copied("HtoD", "pinned", 4 * MiB, NULL, true);
-	if (WL(cudaMemcpy, (char *)pinned + 4096, d_b, 64 * 1024, cudaMemcpyDeviceToHost) == cudaSuccess)
+	if (WL(cudaMemcpy, (char *)pinned + 4096, d_b, 64 * 1024, cudaMemcpyDeviceToHost) ==
+	    cudaSuccess)
 		copied("DtoH", "pinned", 64 * 1024, NULL, true);
 	if (WL(cudaMemcpy, pageable, d_b, 2 * MiB, cudaMemcpyDeviceToHost) == cudaSuccess)
 		copied("DtoH", "pageable", 2 * MiB, NULL, true);
@@ -128,17 +130,21 @@ int main(int argc, char **argv)
 	if (WL(cudaMemcpy, pageable, d_a, 12345, cudaMemcpyDefault) == cudaSuccess)
 		copied("DtoH", "pageable", 12345, NULL, true);
 	/* 2D: width x height bytes move */
-	if (WL(cudaMemcpy2D, d_a, 1024, pageable, 2048, 1000, 300, cudaMemcpyHostToDevice) == cudaSuccess)
+	if (WL(cudaMemcpy2D, d_a, 1024, pageable, 2048, 1000, 300, cudaMemcpyHostToDevice) ==
+	    cudaSuccess)
 		copied("HtoD", "pageable", 1000ull * 300, NULL, true);
 
 	/* ---- asynchronous copies on streams ---- */
 	for (int i = 0; i < 5; i++)
-		if (WL(cudaMemcpyAsync, d_a, pinned, 256 * 1024, cudaMemcpyHostToDevice, s1) == cudaSuccess)
+		if (WL(cudaMemcpyAsync, d_a, pinned, 256 * 1024, cudaMemcpyHostToDevice, s1) ==
+		    cudaSuccess)
 			copied("HtoD", "pinned", 256 * 1024, s1, false);
 	for (int i = 0; i < 3; i++)
-		if (WL(cudaMemcpyAsync, pageable, d_b, 4096 * (i + 1), cudaMemcpyDeviceToHost, s2) == cudaSuccess)
+		if (WL(cudaMemcpyAsync, pageable, d_b, 4096 * (i + 1), cudaMemcpyDeviceToHost,
+		       s2) == cudaSuccess)
 			copied("DtoH", "pageable", 4096ull * (i + 1), s2, false);
-	if (WL(cudaMemcpy2DAsync, pinned, 512, d_b, 512, 500, 100, cudaMemcpyDeviceToHost, s1) == cudaSuccess)
+	if (WL(cudaMemcpy2DAsync, pinned, 512, d_b, 512, 500, 100, cudaMemcpyDeviceToHost, s1) ==
+	    cudaSuccess)
 		copied("DtoH", "pinned", 500ull * 100, s1, false);
 
 	/* ---- memsets ---- */
@@ -185,10 +191,10 @@ int main(int argc, char **argv)
 		float *pa = d_a;
 		void *args[] = { &pa };
 
-		launch((const void *)graph_step, "graph_step", (dim3){ 1, 1, 1 }, (dim3){ 32, 1, 1 }, 0,
-		       s3, args);
-		launch((const void *)graph_step, "graph_step", (dim3){ 1, 1, 1 }, (dim3){ 32, 1, 1 }, 0,
-		       s3, args);
+		launch((const void *)graph_step, "graph_step", (dim3){ 1, 1, 1 },
+		       (dim3){ 32, 1, 1 }, 0, s3, args);
+		launch((const void *)graph_step, "graph_step", (dim3){ 1, 1, 1 },
+		       (dim3){ 32, 1, 1 }, 0, s3, args);
 		if (cudaStreamEndCapture(s3, &graph) == cudaSuccess &&
 		    cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
 			if (WL(cudaGraphLaunch, exec, s3) == cudaSuccess)
@@ -207,15 +213,15 @@ int main(int argc, char **argv)
 	WL(cudaDeviceSynchronize);
 
 	/* ---- failing calls, each with a known error code ---- */
-	WL(cudaMalloc, NULL, 16);                                        /* 1 invalid value */
-	WL(cudaMalloc, &bad, 1ull << 40);                                /* 2 out of memory */
-	WL(cudaMemcpy, d_a, pageable, 16, (enum cudaMemcpyKind)7);       /* 21 invalid direction */
-	WL(cudaFree, (void *)0x1234);                                    /* 1 not an allocation */
-	WL(cudaSetDevice, 99);                                           /* 101 invalid device */
+	WL(cudaMalloc, NULL, 16);				   /* 1 invalid value */
+	WL(cudaMalloc, &bad, 1ull << 40);			   /* 2 out of memory */
+	WL(cudaMemcpy, d_a, pageable, 16, (enum cudaMemcpyKind)7); /* 21 invalid direction */
+	WL(cudaFree, (void *)0x1234);				   /* 1 not an allocation */
+	WL(cudaSetDevice, 99);					   /* 101 invalid device */
 	WL(cudaStreamCreate, &dead);
 	WL(cudaStreamDestroy, dead);
-	WL(cudaStreamSynchronize, dead);                                 /* 400 destroyed stream */
-	wl_stream_work(dead, false, WL_SYNC, 0);                         /* it waited anyway */
+	WL(cudaStreamSynchronize, dead);	 /* 400 destroyed stream */
+	wl_stream_work(dead, false, WL_SYNC, 0); /* it waited anyway */
 
 	/* ---- frees ---- */
 	if (WL(cudaFreeAsync, d_async, s1) == cudaSuccess)

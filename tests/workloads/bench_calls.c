@@ -33,9 +33,9 @@
 
 #include "wl.h"
 
-#define BENCH_NOIPA __attribute__((noipa))
-#define BENCH_BARRIER() asm volatile("" ::: "memory")
-#define BENCH_MAX_DEPTH 100   /* the kernel walks at most 127 frames */
+#define BENCH_NOIPA	 __attribute__((noipa))
+#define BENCH_BARRIER()	 asm volatile("" ::: "memory")
+#define BENCH_MAX_DEPTH	 100 /* the kernel walks at most 127 frames */
 #define BENCH_MAX_LEVELS 24
 
 __attribute__((noinline)) void bench_kernel(float *a)
@@ -67,12 +67,13 @@ BENCH_NOIPA void bench_loops(struct loops *l)
 
 	l->t0 = now_ns();
 	for (long i = 0; i < l->iters; i++)
-		l->launch_err += cudaLaunchKernel((const void *)bench_kernel, (dim3){ 1, 1, 1 },
-						  (dim3){ 32, 1, 1 }, args, 0, l->stream) != cudaSuccess;
+		l->launch_err +=
+			cudaLaunchKernel((const void *)bench_kernel, (dim3){ 1, 1, 1 },
+					 (dim3){ 32, 1, 1 }, args, 0, l->stream) != cudaSuccess;
 	l->t1 = now_ns();
 	for (long i = 0; i < l->iters; i++)
-		l->copy_err += cudaMemcpyAsync(l->dev, l->host, 64, cudaMemcpyHostToDevice, l->stream) !=
-			       cudaSuccess;
+		l->copy_err += cudaMemcpyAsync(l->dev, l->host, 64, cudaMemcpyHostToDevice,
+					       l->stream) != cudaSuccess;
 	l->t2 = now_ns();
 	BENCH_BARRIER();
 }
@@ -99,8 +100,8 @@ BENCH_NOIPA void bench_level_one(struct distinct *d, int level);
 static inline void bench_descend(struct distinct *d, int level)
 {
 	if (level == 0) {
-		d->errors += cudaLaunchKernel((const void *)bench_kernel, (dim3){ 1, 1, 1 }, (dim3){ 32, 1, 1 },
-					      NULL, 0, NULL) != cudaSuccess;
+		d->errors += cudaLaunchKernel((const void *)bench_kernel, (dim3){ 1, 1, 1 },
+					      (dim3){ 32, 1, 1 }, NULL, 0, NULL) != cudaSuccess;
 		d->launches++;
 	} else if ((d->index >> (level - 1)) & 1) {
 		bench_level_one(d, level - 1);
@@ -179,8 +180,8 @@ int main(int argc, char **argv)
 	cudaStreamSynchronize(l.stream);
 	printf("{\"iters\": %ld, \"depth\": %d, \"launch_ns\": %.1f, \"memcpy_async_ns\": %.1f, "
 	       "\"launch_errors\": %lu, \"memcpy_async_errors\": %lu}\n",
-	       l.iters, depth, (l.t1 - l.t0) / (double)l.iters, (l.t2 - l.t1) / (double)l.iters, l.launch_err,
-	       l.copy_err);
+	       l.iters, depth, (l.t1 - l.t0) / (double)l.iters, (l.t2 - l.t1) / (double)l.iters,
+	       l.launch_err, l.copy_err);
 	fflush(stdout);
 	wl_end();
 	return 0;

@@ -47,6 +47,7 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	pthread_join(th, NULL);
 	printf("{\"rounds\": %ld, \"roundtrip_ns\": %.1f}\n", rounds,
-	       ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (double)rounds);
+	       ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) /
+		       (double)rounds);
 	return 0;
 }

@@ -129,8 +129,8 @@ static void print_usage(const char *name, const struct rusage *b, const struct r
 {
 	printf("\"%s\": {\"voluntary_switches\": %ld, \"involuntary_switches\": %ld, \"minor_faults\": %ld, "
 	       "\"major_faults\": %ld, \"cpu_ns\": %lld",
-	       name, e->ru_nvcsw - b->ru_nvcsw, e->ru_nivcsw - b->ru_nivcsw, e->ru_minflt - b->ru_minflt,
-	       e->ru_majflt - b->ru_majflt, cpu_e - cpu_b);
+	       name, e->ru_nvcsw - b->ru_nvcsw, e->ru_nivcsw - b->ru_nivcsw,
+	       e->ru_minflt - b->ru_minflt, e->ru_majflt - b->ru_majflt, cpu_e - cpu_b);
 	if (mono_b >= 0)
 		printf(", \"begin_mono_ns\": %lld, \"end_mono_ns\": %lld", mono_b, mono_e);
 	printf("}");
@@ -180,8 +180,8 @@ int main(int argc, char **argv)
 	cpu_end = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	usage_at(RUSAGE_SELF, &end, &mono_end);
 
-	printf("{\"pid\": %d, \"main_tid\": %d, \"idle_tid\": %ld, \"main_window_cpu_ns\": %lld, ", (int)getpid(),
-	       (int)getpid(), idle_tid, main_end - main_begin);
+	printf("{\"pid\": %d, \"main_tid\": %d, \"idle_tid\": %ld, \"main_window_cpu_ns\": %lld, ",
+	       (int)getpid(), (int)getpid(), idle_tid, main_end - main_begin);
 	print_usage("process", &begin, &end, cpu_begin, cpu_end, mono_begin, mono_end);
 	printf(", \"workers\": [");
 	for (int i = 0; i < n; i++) {
@@ -189,8 +189,8 @@ int main(int argc, char **argv)
 
 		snprintf(name, sizeof(name), "%ld", w[i].tid);
 		printf("%s{\"role\": \"%s\", ", i ? ", " : "", roles[w[i].role]);
-		print_usage(name, &w[i].begin, &w[i].end, w[i].cpu_begin, w[i].cpu_end, w[i].mono_begin,
-			    w[i].mono_end);
+		print_usage(name, &w[i].begin, &w[i].end, w[i].cpu_begin, w[i].cpu_end,
+			    w[i].mono_begin, w[i].mono_end);
 		printf("}");
 	}
 	printf("]}\n");

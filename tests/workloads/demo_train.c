@@ -16,15 +16,30 @@
  */
 #include "wl.h"
 
-#define MiB (1024ull * 1024ull)
-#define KiB 1024ull
+#define MiB    (1024ull * 1024ull)
+#define KiB    1024ull
 #define LAYERS 6
 
-__attribute__((noinline)) void conv_forward(float *x) { x[0] = 1; }
-__attribute__((noinline)) void relu(float *x) { x[0] = 2; }
-__attribute__((noinline)) void conv_backward(float *x) { x[0] = 3; }
-__attribute__((noinline)) void sgd_update(float *x) { x[0] = 4; }
-__attribute__((noinline)) void prefetch_decode(float *x) { x[0] = 5; }
+__attribute__((noinline)) void conv_forward(float *x)
+{
+	x[0] = 1;
+}
+__attribute__((noinline)) void relu(float *x)
+{
+	x[0] = 2;
+}
+__attribute__((noinline)) void conv_backward(float *x)
+{
+	x[0] = 3;
+}
+__attribute__((noinline)) void sgd_update(float *x)
+{
+	x[0] = 4;
+}
+__attribute__((noinline)) void prefetch_decode(float *x)
+{
+	x[0] = 5;
+}
 
 static int steps = 40;
 
@@ -32,7 +47,8 @@ static void launch(void (*fn)(float *), const char *name, float *arg, dim3 grid,
 {
 	void *args[] = { &arg };
 
-	if (WL(cudaLaunchKernel, (const void *)fn, grid, (dim3){ 256, 1, 1 }, args, 0, s) == cudaSuccess)
+	if (WL(cudaLaunchKernel, (const void *)fn, grid, (dim3){ 256, 1, 1 }, args, 0, s) ==
+	    cudaSuccess)
 		wl_launched(name);
 }
 
@@ -50,7 +66,8 @@ static void *loader(void *arg)
 	if (WL(cudaMallocHost, &host, 4 * MiB) == cudaSuccess)
 		wl_allocated(WL_PINNED, host, 4 * MiB);
 	for (int i = 0; i < steps / 2; i++) {
-		if (WL(cudaMemcpyAsync, dev, host, 4 * MiB, cudaMemcpyHostToDevice, s) == cudaSuccess)
+		if (WL(cudaMemcpyAsync, dev, host, 4 * MiB, cudaMemcpyHostToDevice, s) ==
+		    cudaSuccess)
 			wl_transfer("HtoD", "pinned", false, 4 * MiB);
 		launch(prefetch_decode, "prefetch_decode", dev, (dim3){ 512, 1, 1 }, s);
 		WL(cudaStreamSynchronize, s);
@@ -105,13 +122,15 @@ int main(int argc, char **argv)
 
 		if (WL(cudaMalloc, &scratch, 8 * MiB) == cudaSuccess) /* churn: every step */
 			wl_allocated(WL_DEVICE, scratch, 8 * MiB);
-		if (WL(cudaMemcpy, batch, host_batch, 16 * MiB, cudaMemcpyHostToDevice) == cudaSuccess)
+		if (WL(cudaMemcpy, batch, host_batch, 16 * MiB, cudaMemcpyHostToDevice) ==
+		    cudaSuccess)
 			wl_transfer("HtoD", "pageable", true, 16 * MiB);
-		if (WL(cudaMemcpyAsync, labels, labels_pinned, 256 * KiB, cudaMemcpyHostToDevice, s) == cudaSuccess)
+		if (WL(cudaMemcpyAsync, labels, labels_pinned, 256 * KiB, cudaMemcpyHostToDevice,
+		       s) == cudaSuccess)
 			wl_transfer("HtoD", "pinned", false, 256 * KiB);
 		for (int l = 0; l < LAYERS; l++) {
-			if (WL(cudaMemcpy, (char *)weights + l * 16 * KiB, params + l * 16 * KiB, 16 * KiB,
-			       cudaMemcpyHostToDevice) == cudaSuccess)
+			if (WL(cudaMemcpy, (char *)weights + l * 16 * KiB, params + l * 16 * KiB,
+			       16 * KiB, cudaMemcpyHostToDevice) == cudaSuccess)
 				wl_transfer("HtoD", "pageable", true, 16 * KiB);
 			launch(conv_forward, "conv_forward", weights, (dim3){ 1024, 1, 1 }, s);
 			launch(relu, "relu", batch, (dim3){ 256, 1, 1 }, s);

@@ -57,8 +57,8 @@ static const char module_image[] = "simgpu-module\n_Z4gemmPfS_i\nscale\n";
 static const char library_image[] = "simgpu-module\nsoftmax\n";
 static const char early_image[] = "simgpu-module\nearly_kernel\n";
 
-static void launch(CUfunction f, const char *name, unsigned grid, unsigned bx, unsigned by, unsigned bz,
-		   unsigned smem, CUstream s, void **params)
+static void launch(CUfunction f, const char *name, unsigned grid, unsigned bx, unsigned by,
+		   unsigned bz, unsigned smem, CUstream s, void **params)
 {
 	if (WLD(cuLaunchKernel, f, grid, 1, 1, bx, by, bz, smem, s, params, NULL) == cudaSuccess) {
 		wl_launched(name);
@@ -115,7 +115,8 @@ int main(int argc, char **argv)
 	must(WLD(cuModuleLoadData, &mod, module_image), "cuModuleLoadData");
 	must(WLD(cuModuleGetFunction, &gemm, mod, "_Z4gemmPfS_i"), "cuModuleGetFunction gemm");
 	must(WLD(cuModuleGetFunction, &scale, mod, "scale"), "cuModuleGetFunction scale");
-	must(WLD(cuLibraryLoadData, &lib, library_image, NULL, NULL, 0, NULL, NULL, 0), "cuLibraryLoadData");
+	must(WLD(cuLibraryLoadData, &lib, library_image, NULL, NULL, 0, NULL, NULL, 0),
+	     "cuLibraryLoadData");
 	must(WLD(cuLibraryGetKernel, &softmax, lib, "softmax"), "cuLibraryGetKernel");
 	must(WLD(cuKernelGetFunction, &softmax_fn, softmax), "cuKernelGetFunction");
 	if (WLD(cuModuleGetFunction, &missing, mod, "not_in_module") == cudaSuccess)
@@ -155,8 +156,14 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 3; i++)
 		launch(softmax_fn, "softmax", 1, 32, 1, 1, 0, NULL, params);
 	for (int i = 0; i < 2; i++) {
-		CUlaunchConfig cfg = { .gridDimX = 8, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 64, .blockDimY = 1,
-				       .blockDimZ = 1, .sharedMemBytes = 256, .hStream = s };
+		CUlaunchConfig cfg = { .gridDimX = 8,
+				       .gridDimY = 1,
+				       .gridDimZ = 1,
+				       .blockDimX = 64,
+				       .blockDimY = 1,
+				       .blockDimZ = 1,
+				       .sharedMemBytes = 256,
+				       .hStream = s };
 
 		if (WLD(cuLaunchKernelEx, &cfg, scale, params, NULL) == cudaSuccess) {
 			wl_launched("scale");
@@ -164,8 +171,10 @@ int main(int argc, char **argv)
 		}
 	}
 	for (int i = 0; early && i < early_launches; i++)
-		if (WLD(cuLaunchKernel, early, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL) == cudaSuccess)
-			wl_stream_work(NULL, false, WL_KERNEL, 0); /* no name: not in the reference's kernels */
+		if (WLD(cuLaunchKernel, early, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL) ==
+		    cudaSuccess)
+			wl_stream_work(NULL, false, WL_KERNEL,
+				       0); /* no name: not in the reference's kernels */
 	if (WLD(cuStreamSynchronize, s) == cudaSuccess)
 		wl_stream_work((cudaStream_t)s, false, WL_SYNC, 0);
 	must(WLD(cuCtxSynchronize), "cuCtxSynchronize");
@@ -181,7 +190,8 @@ int main(int argc, char **argv)
 		prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
 		prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 		prop.location.id = 0;
-		must(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), "granularity");
+		must(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+		     "granularity");
 		if (!gran || size % gran)
 			wl_die("granularity %zu does not divide %zu", gran, size);
 		must(WLD(cuMemCreate, &h, size, &prop, 0), "cuMemCreate");
@@ -212,8 +222,8 @@ int main(int argc, char **argv)
 			float *a = rd;
 			void *args[] = { &a, &n };
 
-			if (WL(cudaLaunchKernel, (const void *)rt_kernel, (dim3){ 2, 1, 1 }, (dim3){ 32, 1, 1 }, args, 0,
-			       NULL) == cudaSuccess) {
+			if (WL(cudaLaunchKernel, (const void *)rt_kernel, (dim3){ 2, 1, 1 },
+			       (dim3){ 32, 1, 1 }, args, 0, NULL) == cudaSuccess) {
 				wl_launched("rt_kernel");
 				wl_stream_work(NULL, false, WL_KERNEL, 0);
 			}

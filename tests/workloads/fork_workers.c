@@ -30,7 +30,7 @@
 
 #include "wl.h"
 
-#define KiB 1024ull
+#define KiB	    1024ull
 #define MAX_WORKERS 64
 
 __attribute__((noinline)) void worker_kernel(float *a, int n)
@@ -51,7 +51,8 @@ static void launch(const void *fn, const char *name, void *dev)
 	int n = 64;
 	void *args[] = { &p, &n };
 
-	if (WL(cudaLaunchKernel, fn, (dim3){ 4, 1, 1 }, (dim3){ 64, 1, 1 }, args, 0, NULL) == cudaSuccess) {
+	if (WL(cudaLaunchKernel, fn, (dim3){ 4, 1, 1 }, (dim3){ 64, 1, 1 }, args, 0, NULL) ==
+	    cudaSuccess) {
 		wl_launched(name);
 		wl_stream_work(NULL, false, WL_KERNEL, 0);
 	}
@@ -61,7 +62,8 @@ static void launch(const void *fn, const char *name, void *dev)
 static void copy(void *dst, const void *src, unsigned long long bytes, enum cudaMemcpyKind kind)
 {
 	if (WL(cudaMemcpy, dst, src, bytes, kind) == cudaSuccess) {
-		wl_transfer(kind == cudaMemcpyHostToDevice ? "HtoD" : "DtoH", "pageable", true, bytes);
+		wl_transfer(kind == cudaMemcpyHostToDevice ? "HtoD" : "DtoH", "pageable", true,
+			    bytes);
 		wl_stream_work(NULL, false, WL_COPY, bytes);
 	}
 }
@@ -175,7 +177,8 @@ int main(int argc, char **argv)
 		if (waitpid(pids[i], &status, 0) < 0)
 			wl_die("waitpid %d: %s", (int)pids[i], strerror(errno));
 		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-			fprintf(stderr, "workload: worker %d (pid %d) failed: status 0x%x\n", i, (int)pids[i], status);
+			fprintf(stderr, "workload: worker %d (pid %d) failed: status 0x%x\n", i,
+				(int)pids[i], status);
 			failed = 1;
 		}
 	}

@@ -35,8 +35,14 @@
 
 #define MiB (1024ull * 1024ull)
 
-__attribute__((noinline)) void long_kernel(float *a) { a[0] = 1; }
-__attribute__((noinline)) void short_kernel(float *a) { a[0] = 2; }
+__attribute__((noinline)) void long_kernel(float *a)
+{
+	a[0] = 1;
+}
+__attribute__((noinline)) void short_kernel(float *a)
+{
+	a[0] = 2;
+}
 
 /* One measured call: the thread's counters over [mono_b, mono_e]. */
 struct window {
@@ -182,8 +188,8 @@ static void *run(void *arg)
 			cudaMemcpy(pinned, dev, 8 * MiB, cudaMemcpyDeviceToHost);
 			after(&pr, &dtoh_pinned);
 		}
-		printf("{\"pid\": %d, \"tid\": %d, \"mode\": \"copy\", \"bytes\": %llu, ", (int)getpid(),
-		       (int)syscall(SYS_gettid), 8 * MiB);
+		printf("{\"pid\": %d, \"tid\": %d, \"mode\": \"copy\", \"bytes\": %llu, ",
+		       (int)getpid(), (int)syscall(SYS_gettid), 8 * MiB);
 		print_inside("htod_pinned", &htod_pinned, false);
 		print_inside("htod_pageable", &htod_pageable, false);
 		print_inside("dtoh_pinned", &dtoh_pinned, true);
@@ -201,8 +207,8 @@ static void *run(void *arg)
 		if (!strcmp(mode, "spin")) {
 			/* "preprocessing" on the host: step_ms of CPU work, however long a busy
 			 * machine makes it wait for a CPU meanwhile */
-			long long until = clock_ns(CLOCK_THREAD_CPUTIME_ID) +
-					  (long long)step_ms * 1000000LL;
+			long long until =
+				clock_ns(CLOCK_THREAD_CPUTIME_ID) + (long long)step_ms * 1000000LL;
 			volatile unsigned long x = 0;
 
 			while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < until)
@@ -223,10 +229,12 @@ static void *run(void *arg)
 			void *src = fresh(4 * MiB), *dst = fresh(4 * MiB);
 
 			usage_at(&pr);
-			cudaMemcpy(dev, src, 4 * MiB, cudaMemcpyHostToDevice); /* reads untouched pages */
+			cudaMemcpy(dev, src, 4 * MiB,
+				   cudaMemcpyHostToDevice); /* reads untouched pages */
 			after(&pr, &copy);
 			usage_at(&pr);
-			cudaMemcpy(dst, dev, 4 * MiB, cudaMemcpyDeviceToHost); /* writes untouched pages */
+			cudaMemcpy(dst, dev, 4 * MiB,
+				   cudaMemcpyDeviceToHost); /* writes untouched pages */
 			after(&pr, &copy);
 			munmap(src, 4 * MiB);
 			munmap(dst, 4 * MiB);

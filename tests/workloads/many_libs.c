@@ -115,8 +115,8 @@ int main(int argc, char **argv)
 		int n = 0;
 		void *args[] = { &p, &n };
 
-		if (WL(cudaLaunchKernel, (const void *)many_libs_kernel, (dim3){ 1, 1, 1 }, (dim3){ 32, 1, 1 },
-		       args, 0, NULL) == cudaSuccess) {
+		if (WL(cudaLaunchKernel, (const void *)many_libs_kernel, (dim3){ 1, 1, 1 },
+		       (dim3){ 32, 1, 1 }, args, 0, NULL) == cudaSuccess) {
 			wl_launched("many_libs_kernel");
 			wl_stream_work(NULL, false, WL_KERNEL, 0);
 		}

@@ -41,7 +41,8 @@ static void *worker(void *arg)
 	pthread_barrier_wait(&start);
 	wl_set_device(dev);
 	for (int s = 0; s < 3; s++)
-		WL(cudaStreamCreateWithFlags, &streams[s], s == 2 ? cudaStreamNonBlocking : cudaStreamDefault);
+		WL(cudaStreamCreateWithFlags, &streams[s],
+		   s == 2 ? cudaStreamNonBlocking : cudaStreamDefault);
 	if (WL(cudaMalloc, &d, bytes) == cudaSuccess)
 		wl_allocated(WL_DEVICE, d, bytes);
 	if (WL(cudaMallocHost, &h, bytes) == cudaSuccess)
@@ -57,8 +58,9 @@ static void *worker(void *arg)
 			wl_transfer("HtoD", "pinned", false, chunk);
 			wl_stream_work(s, false, WL_COPY, chunk);
 		}
-		if (WL(cudaLaunchKernel, (const void *)stream_kernel, (dim3){ (unsigned)(id + 1), 1, 1 },
-		       (dim3){ 128, 1, 1 }, args, 0, s) == cudaSuccess) {
+		if (WL(cudaLaunchKernel, (const void *)stream_kernel,
+		       (dim3){ (unsigned)(id + 1), 1, 1 }, (dim3){ 128, 1, 1 }, args, 0,
+		       s) == cudaSuccess) {
 			wl_launched("stream_kernel");
 			wl_stream_work(s, false, WL_KERNEL, 0);
 		}

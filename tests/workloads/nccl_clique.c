@@ -61,7 +61,8 @@ int main(int argc, char **argv)
 	}
 	must(ncclGroupStart() == ncclSuccess, "ncclGroupStart");
 	for (int i = 0; i < R; i++)
-		must(ncclAllReduce(buf[i], buf[i], 64 * 1024, ncclFloat32, ncclSum, comms[i], s[i]) == ncclSuccess,
+		must(ncclAllReduce(buf[i], buf[i], 64 * 1024, ncclFloat32, ncclSum, comms[i],
+				   s[i]) == ncclSuccess,
 		     "ncclAllReduce");
 	must(ncclGroupEnd() == ncclSuccess, "ncclGroupEnd");
 	for (int i = 0; i < R; i++)
@@ -69,7 +70,8 @@ int main(int argc, char **argv)
 
 	must(ncclGroupStart() == ncclSuccess, "ncclGroupStart");
 	for (int i = 0; i < R; i++)
-		must(ncclCommSplit(comms[i], i % 2, i, &halves[i], NULL) == ncclSuccess, "ncclCommSplit");
+		must(ncclCommSplit(comms[i], i % 2, i, &halves[i], NULL) == ncclSuccess,
+		     "ncclCommSplit");
 	must(ncclGroupEnd() == ncclSuccess, "ncclGroupEnd");
 	for (int i = 0; i < R; i++) {
 		must(ncclCommCount(halves[i], &count[i]) == ncclSuccess, "ncclCommCount");
@@ -77,7 +79,8 @@ int main(int argc, char **argv)
 	}
 	must(ncclGroupStart() == ncclSuccess, "ncclGroupStart");
 	for (int i = 0; i < R; i++)
-		must(ncclAllReduce(buf[i], buf[i], 1024, ncclFloat32, ncclSum, halves[i], s[i]) == ncclSuccess,
+		must(ncclAllReduce(buf[i], buf[i], 1024, ncclFloat32, ncclSum, halves[i], s[i]) ==
+			     ncclSuccess,
 		     "ncclAllReduce");
 	must(ncclGroupEnd() == ncclSuccess, "ncclGroupEnd");
 	for (int i = 0; i < R; i++) {
@@ -92,12 +95,15 @@ int main(int argc, char **argv)
 		must(f != NULL, "fopen --ref");
 		fprintf(f, "{\"pid\": %d, \"ranks\": %d, \"comms\": [", (int)getpid(), R);
 		for (int i = 0; i < R; i++)
-			fprintf(f, "%s{\"handle\": \"%p\", \"rank\": %d, \"nranks\": %d, \"device\": %d}", i ? ", " : "",
-				(void *)comms[i], i, R, devs[i]);
+			fprintf(f,
+				"%s{\"handle\": \"%p\", \"rank\": %d, \"nranks\": %d, \"device\": %d}",
+				i ? ", " : "", (void *)comms[i], i, R, devs[i]);
 		fputs("], \"halves\": [", f);
 		for (int i = 0; i < R; i++)
-			fprintf(f, "%s{\"handle\": \"%p\", \"parent\": \"%p\", \"rank\": %d, \"nranks\": %d, \"device\": %d}",
-				i ? ", " : "", (void *)halves[i], (void *)comms[i], urank[i], count[i], devs[i]);
+			fprintf(f,
+				"%s{\"handle\": \"%p\", \"parent\": \"%p\", \"rank\": %d, \"nranks\": %d, \"device\": %d}",
+				i ? ", " : "", (void *)halves[i], (void *)comms[i], urank[i],
+				count[i], devs[i]);
 		fputs("]}\n", f);
 		must(fclose(f) == 0, "fclose --ref");
 	}

@@ -105,7 +105,7 @@
 #include "wl.h"
 #include <nccl.h>
 
-#define KiB 1024ull
+#define KiB	  1024ull
 #define MAX_RANKS 64
 #define MAX_SIZES 8
 #define MAX_NAPIS 16
@@ -229,20 +229,20 @@ static ncclResult_t nc_count(const char *name, ncclResult_t e, unsigned long lon
 
 /* The call, timed by the rank's own clock around it and the simulator's inside it, then counted. */
 static unsigned long long last_call_t0, last_call_t1;
-#define NC_TIMED(fn, dtype, count, bytes, ...)                                            \
-	({                                                                                \
-		unsigned long long t0_, t1_;                                              \
-                                                                                          \
-		in_start();                                                               \
-		t0_ = now_ns();                                                           \
-		last_call_t0 = t0_;                                                       \
-		ncclResult_t e_ = fn(__VA_ARGS__);                                        \
-                                                                                          \
-		t1_ = now_ns();                                                           \
-		last_call_t1 = t1_;                                                       \
-		nc_count(#fn, e_, t1_ - t0_, in_ns(), dtype, count, bytes);               \
+#define NC_TIMED(fn, dtype, count, bytes, ...)                              \
+	({                                                                  \
+		unsigned long long t0_, t1_;                                \
+                                                                            \
+		in_start();                                                 \
+		t0_ = now_ns();                                             \
+		last_call_t0 = t0_;                                         \
+		ncclResult_t e_ = fn(__VA_ARGS__);                          \
+                                                                            \
+		t1_ = now_ns();                                             \
+		last_call_t1 = t1_;                                         \
+		nc_count(#fn, e_, t1_ - t0_, in_ns(), dtype, count, bytes); \
 	})
-#define NC(fn, ...) NC_TIMED(fn, NULL, 0, 0, __VA_ARGS__)
+#define NC(fn, ...)			      NC_TIMED(fn, NULL, 0, 0, __VA_ARGS__)
 #define NC_DATA(fn, dtype, count, bytes, ...) NC_TIMED(fn, dtype, count, bytes, __VA_ARGS__)
 
 /* Before each collective: the stalled rank's sleep before its --stall-at-th. */
@@ -268,8 +268,11 @@ static ncclResult_t coll_done(ncclResult_t e)
 	ncoll++;
 	return e;
 }
-#define NC_COLL(rank, fn, dtype, count, bytes, ...) \
-	({ before_coll(rank); coll_done(NC_DATA(fn, dtype, count, bytes, __VA_ARGS__)); })
+#define NC_COLL(rank, fn, dtype, count, bytes, ...)                       \
+	({                                                                \
+		before_coll(rank);                                        \
+		coll_done(NC_DATA(fn, dtype, count, bytes, __VA_ARGS__)); \
+	})
 
 /* ---- a rank ------------------------------------------------------------------------------------ */
 static size_t scaled(unsigned long long base)
@@ -310,8 +313,8 @@ static void launch(cudaStream_t s, void *dev)
 	int n = 64;
 	void *args[] = { &p, &n };
 
-	if (WL(cudaLaunchKernel, (const void *)rank_kernel, (dim3){ 4, 1, 1 }, (dim3){ 64, 1, 1 }, args, 0, s) ==
-	    cudaSuccess) {
+	if (WL(cudaLaunchKernel, (const void *)rank_kernel, (dim3){ 4, 1, 1 }, (dim3){ 64, 1, 1 },
+	       args, 0, s) == cudaSuccess) {
 		wl_launched("rank_kernel");
 		wl_stream_work(s, false, WL_KERNEL, 0);
 	}
@@ -323,13 +326,12 @@ static void fill(float *h, size_t bytes, int rank)
 		h[i] = (float)(rank * 1000 + (int)(i % 997));
 }
 
-
 struct iter_ref {
 	unsigned long long blocked, blocked_in, sync_t0, call_to_sync, model_end;
 };
 
-static void write_ref(int rank, int dev, ncclComm_t comm, cudaStream_t s, unsigned long long blocked,
-		      const struct iter_ref *per_iter)
+static void write_ref(int rank, int dev, ncclComm_t comm, cudaStream_t s,
+		      unsigned long long blocked, const struct iter_ref *per_iter)
 {
 	char path[PATH_MAX], *buf = NULL, *end;
 	size_t len = 0;
@@ -354,8 +356,8 @@ static void write_ref(int rank, int dev, ncclComm_t comm, cudaStream_t s, unsign
 		",\n  \"rank\": %d,\n  \"nranks\": %d,\n  \"device\": %d,\n  \"comm\": \"0x%llx\",\n"
 		"  \"stream\": \"0x%llx\",\n  \"iters\": %d,\n  \"late_rank\": %d,\n  \"late_ms\": %g,\n"
 		"  \"sizes_scale\": %g,\n  \"nccl\": {",
-		rank, nranks, dev, (unsigned long long)(uintptr_t)comm, (unsigned long long)(uintptr_t)s, iters,
-		late_rank, late_ms, scale);
+		rank, nranks, dev, (unsigned long long)(uintptr_t)comm,
+		(unsigned long long)(uintptr_t)s, iters, late_rank, late_ms, scale);
 	for (int i = 0; i < nnapi; i++) {
 		const struct nc_api *a = &napi[i];
 
@@ -365,15 +367,18 @@ static void write_ref(int rank, int dev, ncclComm_t comm, cudaStream_t s, unsign
 			i ? "," : "", a->name, a->calls, a->errors, a->host_ns);
 		fprintf(f, call_clock ? "%llu" : "null", a->in_ns);
 		if (a->dtype) {
-			fprintf(f, ", \"count\": %llu, \"bytes\": %llu, \"dtype\": \"%s\", \"sizes\": {", a->count,
-				a->bytes, a->dtype);
+			fprintf(f,
+				", \"count\": %llu, \"bytes\": %llu, \"dtype\": \"%s\", \"sizes\": {",
+				a->count, a->bytes, a->dtype);
 			for (int k = 0; k < a->nsizes; k++)
-				fprintf(f, "%s\"%llu\": %lu", k ? ", " : "", a->size[k], a->size_calls[k]);
+				fprintf(f, "%s\"%llu\": %lu", k ? ", " : "", a->size[k],
+					a->size_calls[k]);
 			fputc('}', f);
 		}
 		fputc('}', f);
 	}
-	fprintf(f, "\n  },\n  \"blocked_ns_in_sync\": %llu,\n  \"blocked_ns_per_iter\": [", blocked);
+	fprintf(f, "\n  },\n  \"blocked_ns_in_sync\": %llu,\n  \"blocked_ns_per_iter\": [",
+		blocked);
 	for (int i = 0; i < iters; i++)
 		fprintf(f, "%s%llu", i ? ", " : "", per_iter[i].blocked);
 	fputs("],\n  \"blocked_in_ns_per_iter\": ", f);
@@ -425,7 +430,8 @@ static int run_rank(int rank, const ncclUniqueId *id)
 		wl_die("out of memory");
 	while (gate && access(gate, F_OK))
 		usleep(1000);
-	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) /* untraced API: not in the reference */
+	if (cudaGetDeviceCount(&ndev) != cudaSuccess ||
+	    ndev < 1) /* untraced API: not in the reference */
 		ndev = 1;
 	dev = rank % ndev;
 	wl_set_device(dev);
@@ -451,34 +457,34 @@ static int run_rank(int rank, const ncclUniqueId *id)
 		others_at_sync(rank, it);
 		if (allreduce_only) { /* one collective alone between two synchronisations */
 			late(rank);
-			failed |= NC_COLL(rank, ncclAllReduce, "float32", ar_n, 4ull * ar_n, send, recv, ar_n, ncclFloat32,
-					  ncclSum, comm, s) != ncclSuccess;
+			failed |= NC_COLL(rank, ncclAllReduce, "float32", ar_n, 4ull * ar_n, send,
+					  recv, ar_n, ncclFloat32, ncclSum, comm, s) != ncclSuccess;
 			first_t0 = last_call_t0;
 			goto sync;
 		}
 		late(rank);
-		failed |= NC_COLL(rank, ncclAllReduce, "float32", ar_n, 4ull * ar_n, send, recv, ar_n, ncclFloat32, ncclSum,
-				  comm, s) != ncclSuccess;
+		failed |= NC_COLL(rank, ncclAllReduce, "float32", ar_n, 4ull * ar_n, send, recv,
+				  ar_n, ncclFloat32, ncclSum, comm, s) != ncclSuccess;
 		first_t0 = last_call_t0;
 		launch(s, recv);
 		late(rank);
-		failed |= NC_COLL(rank, ncclAllGather, "float32", ag_n, 4ull * ag_n * (unsigned)R, send, recv, ag_n,
-				  ncclFloat32, comm, s) != ncclSuccess;
+		failed |= NC_COLL(rank, ncclAllGather, "float32", ag_n, 4ull * ag_n * (unsigned)R,
+				  send, recv, ag_n, ncclFloat32, comm, s) != ncclSuccess;
 		launch(s, recv);
 		late(rank);
-		failed |= NC_COLL(rank, ncclReduceScatter, "int32", rs_n, 4ull * rs_n * (unsigned)R, send, recv, rs_n,
-				  ncclInt32, ncclSum, comm, s) != ncclSuccess;
+		failed |= NC_COLL(rank, ncclReduceScatter, "int32", rs_n, 4ull * rs_n * (unsigned)R,
+				  send, recv, rs_n, ncclInt32, ncclSum, comm, s) != ncclSuccess;
 		launch(s, recv);
 		late(rank);
-		failed |= NC_COLL(rank, ncclBroadcast, "uint8", bc_n, bc_n, send, recv, bc_n, ncclUint8, 0, comm, s) !=
-			  ncclSuccess;
+		failed |= NC_COLL(rank, ncclBroadcast, "uint8", bc_n, bc_n, send, recv, bc_n,
+				  ncclUint8, 0, comm, s) != ncclSuccess;
 		launch(s, recv);
 		late(rank);
 		failed |= NC(ncclGroupStart) != ncclSuccess;
-		failed |= NC_DATA(ncclSend, "uint8", p2p_n, p2p_n, send, p2p_n, ncclUint8, next, comm, s) !=
-			  ncclSuccess;
-		failed |= NC_DATA(ncclRecv, "uint8", p2p_n, p2p_n, recv, p2p_n, ncclUint8, prev, comm, s) !=
-			  ncclSuccess;
+		failed |= NC_DATA(ncclSend, "uint8", p2p_n, p2p_n, send, p2p_n, ncclUint8, next,
+				  comm, s) != ncclSuccess;
+		failed |= NC_DATA(ncclRecv, "uint8", p2p_n, p2p_n, recv, p2p_n, ncclUint8, prev,
+				  comm, s) != ncclSuccess;
 		failed |= NC(ncclGroupEnd) != ncclSuccess;
 sync:
 		/* what the synchronisation waits for: the iteration's last item, this thread's */
@@ -512,8 +518,11 @@ sync:
 		wl_transfer("DtoH", "pageable", true, p2p_n);
 		wl_stream_work(NULL, false, WL_COPY, p2p_n);
 		fill(want, sb, prev);
-		if (!allreduce_only && iters && (double)p2p_n <= staging_mb * 1048576.0 && memcmp(host, want, p2p_n)) {
-			fprintf(stderr, "workload: rank %d: the ring's data from rank %d is wrong\n", rank, prev);
+		if (!allreduce_only && iters && (double)p2p_n <= staging_mb * 1048576.0 &&
+		    memcmp(host, want, p2p_n)) {
+			fprintf(stderr,
+				"workload: rank %d: the ring's data from rank %d is wrong\n", rank,
+				prev);
 			failed = 1;
 		}
 	} else {
@@ -524,7 +533,8 @@ sync:
 
 		/* untraced and uncounted: the job's health */
 		if (ncclCommGetAsyncError(comm, &ae) != ncclSuccess || ae != ncclSuccess) {
-			fprintf(stderr, "workload: rank %d: asynchronous NCCL error %d\n", rank, (int)ae);
+			fprintf(stderr, "workload: rank %d: asynchronous NCCL error %d\n", rank,
+				(int)ae);
 			failed = 1;
 		}
 	}
@@ -593,7 +603,7 @@ int main(int argc, char **argv)
 	/* the simulator's introspection: libsimgpu.so, loaded with the simulated libcudart */
 	op_last = (void *(*)(void))dlsym(RTLD_DEFAULT, "simgpu_op_last");
 	op_times = (int (*)(const void *, struct simgpu_times *))dlsym(RTLD_DEFAULT,
-									"simgpu_op_times");
+								       "simgpu_op_times");
 	op_put = (void (*)(void *))dlsym(RTLD_DEFAULT, "simgpu_op_put");
 	if (!op_times || !op_put)
 		op_last = NULL;
@@ -620,7 +630,8 @@ int main(int argc, char **argv)
 		if (waitpid(pids[r], &status, 0) < 0)
 			wl_die("waitpid %d: %s", (int)pids[r], strerror(errno));
 		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-			fprintf(stderr, "workload: rank %d (pid %d) failed: status 0x%x\n", r, (int)pids[r], status);
+			fprintf(stderr, "workload: rank %d (pid %d) failed: status 0x%x\n", r,
+				(int)pids[r], status);
 			failed = 1;
 		}
 	}

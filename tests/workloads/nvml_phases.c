@@ -35,7 +35,8 @@ static void die(const char *what, cudaError_t e)
 
 static void sleep_ms(double ms)
 {
-	struct timespec ts = { (time_t)(ms / 1000), (long)((ms - (time_t)(ms / 1000) * 1000) * 1e6) };
+	struct timespec ts = { (time_t)(ms / 1000),
+			       (long)((ms - (time_t)(ms / 1000) * 1000) * 1e6) };
 
 	nanosleep(&ts, NULL);
 }
@@ -112,11 +113,13 @@ int main(int argc, char **argv)
 	}
 	for (int p = 0; p < phases; p++) {
 		/* kernels of SIMGPU_KERNEL_US each, queued ahead so the stream never starves */
-		int n = (int)(busy_ms * 1000 / atof(getenv("SIMGPU_KERNEL_US") ? getenv("SIMGPU_KERNEL_US") : "20"));
+		int n = (int)(busy_ms * 1000 /
+			      atof(getenv("SIMGPU_KERNEL_US") ? getenv("SIMGPU_KERNEL_US") : "20"));
 
 		for (int k = 0; k < n && nk < MAX_KERNELS; k++) {
 			dim3 one = { 1, 1, 1 };
-			cudaError_t e = cudaLaunchKernel((const void *)nvml_busy, one, one, NULL, 0, 0);
+			cudaError_t e =
+				cudaLaunchKernel((const void *)nvml_busy, one, one, NULL, 0, 0);
 
 			if (e)
 				die("cudaLaunchKernel", e);
@@ -141,7 +144,8 @@ int main(int argc, char **argv)
 				die("pageable cudaMemcpy", e);
 			pageable_copies++;
 			clock_gettime(CLOCK_MONOTONIC, &t);
-		} while ((t.tv_sec - t0.tv_sec) * 1e3 + (t.tv_nsec - t0.tv_nsec) / 1e6 < pageable_ms);
+		} while ((t.tv_sec - t0.tv_sec) * 1e3 + (t.tv_nsec - t0.tv_nsec) / 1e6 <
+			 pageable_ms);
 		cudaFree(dst);
 		free(src);
 	}
@@ -163,11 +167,13 @@ int main(int argc, char **argv)
 		f = fopen(path, "w");
 		if (!f)
 			return 1;
-		fprintf(f, "{\"pid\":%d,\"allocated_bytes\":%llu,\"copied_htod_bytes\":%llu,\"pageable_copies\":%d,\"kernels\":[",
-			(int)getpid(), (unsigned long long)alloc_mb << 20, (unsigned long long)copy_mb << 20,
-			pageable_copies);
+		fprintf(f,
+			"{\"pid\":%d,\"allocated_bytes\":%llu,\"copied_htod_bytes\":%llu,\"pageable_copies\":%d,\"kernels\":[",
+			(int)getpid(), (unsigned long long)alloc_mb << 20,
+			(unsigned long long)copy_mb << 20, pageable_copies);
 		for (int k = 0; k < nk; k++)
-			fprintf(f, "%s[%llu,%llu]", k ? "," : "", (unsigned long long)times[k].start_ns,
+			fprintf(f, "%s[%llu,%llu]", k ? "," : "",
+				(unsigned long long)times[k].start_ns,
 				(unsigned long long)times[k].end_ns);
 		fputs("]}\n", f);
 		fclose(f);

@@ -29,13 +29,13 @@
 
 #include "wl.h"
 
-#define MiB (1024ull * 1024)
-#define COPIES 10
+#define MiB	   (1024ull * 1024)
+#define COPIES	   10
 #define COPY_BYTES (4 * MiB)
-#define ITERS 5
+#define ITERS	   5
 #define PROD_BYTES (4 * MiB)
 #define CONS_BYTES (1 * MiB)
-#define THINK_US 3000
+#define THINK_US   3000
 
 __attribute__((noinline)) void produce(float *a, int n)
 {
@@ -60,7 +60,8 @@ static void launch(void (*k)(float *, int), const char *name, void *dptr, cudaSt
 	int n = 16;
 	void *args[] = { &p, &n };
 
-	if (WL(cudaLaunchKernel, (const void *)k, (dim3){ 1, 1, 1 }, (dim3){ 32, 1, 1 }, args, 0, s) == cudaSuccess) {
+	if (WL(cudaLaunchKernel, (const void *)k, (dim3){ 1, 1, 1 }, (dim3){ 32, 1, 1 }, args, 0,
+	       s) == cudaSuccess) {
 		wl_launched(name);
 		wl_stream_work(s, false, WL_KERNEL, 0);
 	}
@@ -77,7 +78,8 @@ static void *producer(void *arg)
 	launch(produce, "produce", d_prod, s1);
 	stream_sync(s1);
 	for (int i = 0; i < ITERS; i++) {
-		if (WL(cudaMemcpyAsync, d_prod, h_prod, PROD_BYTES, cudaMemcpyHostToDevice, s1) == cudaSuccess) {
+		if (WL(cudaMemcpyAsync, d_prod, h_prod, PROD_BYTES, cudaMemcpyHostToDevice, s1) ==
+		    cudaSuccess) {
 			wl_transfer("HtoD", "pinned", false, PROD_BYTES);
 			wl_stream_work(s1, false, WL_COPY, PROD_BYTES);
 		}
@@ -101,7 +103,8 @@ static void *consumer(void *arg)
 			wl_memset(CONS_BYTES);
 			wl_stream_work(s2, false, WL_MEMSET, CONS_BYTES);
 		}
-		if (WL(cudaMemcpyAsync, h_cons, d_cons, CONS_BYTES, cudaMemcpyDeviceToHost, s2) == cudaSuccess) {
+		if (WL(cudaMemcpyAsync, h_cons, d_cons, CONS_BYTES, cudaMemcpyDeviceToHost, s2) ==
+		    cudaSuccess) {
 			wl_transfer("DtoH", "pinned", false, CONS_BYTES);
 			wl_stream_work(s2, false, WL_COPY, CONS_BYTES);
 		}
@@ -114,7 +117,8 @@ static void *consumer(void *arg)
 
 static void alloc(int kind, void **p, size_t bytes)
 {
-	cudaError_t err = kind == WL_PINNED ? WL(cudaMallocHost, p, bytes) : WL(cudaMalloc, p, bytes);
+	cudaError_t err =
+		kind == WL_PINNED ? WL(cudaMallocHost, p, bytes) : WL(cudaMalloc, p, bytes);
 
 	if (err != cudaSuccess)
 		wl_die("allocation of %zu bytes failed: %d", bytes, (int)err);
@@ -163,7 +167,8 @@ int main(int argc, char **argv)
 		wl_die("pthread_create failed");
 	for (int i = 0; i < COPIES; i++) {
 		usleep(THINK_US);
-		if (WL(cudaMemcpy, d_main, pageable, COPY_BYTES, cudaMemcpyHostToDevice) == cudaSuccess) {
+		if (WL(cudaMemcpy, d_main, pageable, COPY_BYTES, cudaMemcpyHostToDevice) ==
+		    cudaSuccess) {
 			wl_transfer("HtoD", "pageable", true, COPY_BYTES);
 			wl_stream_work(NULL, false, WL_COPY, COPY_BYTES);
 		}

@@ -43,14 +43,14 @@
 #define KiB 1024ull
 #define MiB (1024ull * 1024)
 
-#define ALPHA_LAUNCHES 3
-#define GEMM_LAUNCHES 5
-#define STAGE_LAUNCHES 7
-#define UPLOADS 2
-#define STREAM_SYNCS 2
-#define JIT_LAUNCHES 4
-#define NOFP_LAUNCHES 6
-#define DEEP_LAUNCHES 3
+#define ALPHA_LAUNCHES	3
+#define GEMM_LAUNCHES	5
+#define STAGE_LAUNCHES	7
+#define UPLOADS		2
+#define STREAM_SYNCS	2
+#define JIT_LAUNCHES	4
+#define NOFP_LAUNCHES	6
+#define DEEP_LAUNCHES	3
 #define DEEP_MAX_FRAMES 127 /* what a stack keeps (kernel.perf_event_max_stack) */
 
 /* One call path: a call site reached through a known chain of functions. */
@@ -58,9 +58,9 @@ struct sp_path {
 	const char *name, *api, *kind, *kernel, *truncated;
 	char op[96];
 	const char *functions[8]; /* leaf first: the caller of the API, then its callers */
-	int files[8];             /* per function: F_EXE, F_STAGE or F_ANON */
+	int files[8];		  /* per function: F_EXE, F_STAGE or F_ANON */
 	int nfunctions;
-	int repeat_at, repeat;    /* functions[repeat_at] stands for `repeat` frames (recursion) */
+	int repeat_at, repeat; /* functions[repeat_at] stands for `repeat` frames (recursion) */
 	unsigned long calls, errors;
 	unsigned long long bytes;
 	bool taken;
@@ -69,8 +69,21 @@ struct sp_path {
 enum { F_EXE, F_STAGE, F_ANON };
 
 enum {
-	P_ALPHA, P_GEMM, P_STAGE, P_UPLOAD, P_READBACK, P_CLEAR, P_CLEAR_TAIL, P_ALLOC, P_FREE,
-	P_STREAM_SYNC, P_DEVICE_SYNC, P_JIT, P_NOFP, P_DEEP, P_COUNT
+	P_ALPHA,
+	P_GEMM,
+	P_STAGE,
+	P_UPLOAD,
+	P_READBACK,
+	P_CLEAR,
+	P_CLEAR_TAIL,
+	P_ALLOC,
+	P_FREE,
+	P_STREAM_SYNC,
+	P_DEVICE_SYNC,
+	P_JIT,
+	P_NOFP,
+	P_DEEP,
+	P_COUNT
 };
 
 static struct sp_path paths[P_COUNT];
@@ -104,8 +117,9 @@ static void fmt_size(char *buf, size_t len, unsigned long long b)
 	snprintf(buf, len, "%.1f %s", v, units[u]);
 }
 
-static void path_def(int id, const char *name, const char *api, const char *kind, const char *kernel_full,
-		     const char *kernel_short, const char *truncated, const char *const *fns, const int *files)
+static void path_def(int id, const char *name, const char *api, const char *kind,
+		     const char *kernel_full, const char *kernel_short, const char *truncated,
+		     const char *const *fns, const int *files)
 {
 	struct sp_path *p = &paths[id];
 
@@ -123,7 +137,7 @@ static void path_def(int id, const char *name, const char *api, const char *kind
 	}
 }
 
-#define FNS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define FNS(...)   ((const char *const[]){ __VA_ARGS__, NULL })
 #define FILES(...) ((const int[]){ __VA_ARGS__ })
 
 /* One call of the current path made: what wl.h counts, and the path's own counts. */
@@ -169,14 +183,15 @@ SP_FRAME void k_deep(float *x)
 	x[0] = 4.0f;
 }
 
-static float *dev;  /* 8 MiB of device memory, allocated before the traced phase */
-static char *host;  /* 4 MiB of pageable host memory */
+static float *dev; /* 8 MiB of device memory, allocated before the traced phase */
+static char *host; /* 4 MiB of pageable host memory */
 
 /* ---- path alpha: main -> alpha_phase -> launch_alpha ---- */
 static SP_FRAME void launch_alpha(void)
 {
 	void *args[] = { &dev };
-	cudaError_t err = cudaLaunchKernel((const void *)k_alpha, (dim3){ 8, 1, 1 }, (dim3){ 64, 1, 1 }, args, 0, NULL);
+	cudaError_t err = cudaLaunchKernel((const void *)k_alpha, (dim3){ 8, 1, 1 },
+					   (dim3){ 64, 1, 1 }, args, 0, NULL);
 
 	count_launch("cudaLaunchKernel", err, "k_alpha");
 	SP_KEEP();
@@ -298,7 +313,8 @@ static SP_FRAME void wait_device(void)
 SP_FRAME void jit_launch(void)
 {
 	void *args[] = { &dev };
-	cudaError_t err = cudaLaunchKernel((const void *)k_jit, (dim3){ 1, 1, 1 }, (dim3){ 32, 1, 1 }, args, 0, NULL);
+	cudaError_t err = cudaLaunchKernel((const void *)k_jit, (dim3){ 1, 1, 1 },
+					   (dim3){ 32, 1, 1 }, args, 0, NULL);
 
 	count_launch("cudaLaunchKernel", err, "k_jit");
 	SP_KEEP();
@@ -321,7 +337,9 @@ static SP_FRAME void jit_phase(int times)
 	/* the perf map names the code before it runs, as a JIT (python -X perf) does */
 	snprintf(perf_map_path, sizeof(perf_map_path), "/tmp/perf-%d.map", (int)getpid());
 	f = fopen(perf_map_path, "a");
-	if (!f || fprintf(f, "%lx %zx jit_python_step\n", (unsigned long)(uintptr_t)page, sizeof(code)) < 0 ||
+	if (!f ||
+	    fprintf(f, "%lx %zx jit_python_step\n", (unsigned long)(uintptr_t)page, sizeof(code)) <
+		    0 ||
 	    fclose(f))
 		wl_die("jit: cannot write %s", perf_map_path);
 	step = (void (*)(void (*)(void)))page;
@@ -355,7 +373,8 @@ __asm__(".pushsection .text\n"
 SP_FRAME void nofp_launch(void)
 {
 	void *args[] = { &dev };
-	cudaError_t err = cudaLaunchKernel((const void *)k_nofp, (dim3){ 2, 1, 1 }, (dim3){ 32, 1, 1 }, args, 0, NULL);
+	cudaError_t err = cudaLaunchKernel((const void *)k_nofp, (dim3){ 2, 1, 1 },
+					   (dim3){ 32, 1, 1 }, args, 0, NULL);
 
 	count_launch("cudaLaunchKernel", err, "k_nofp");
 	SP_KEEP();
@@ -379,8 +398,8 @@ static SP_FRAME void deep_launch(int times)
 {
 	for (int i = 0; i < times; i++) {
 		void *args[] = { &dev };
-		cudaError_t err =
-			cudaLaunchKernel((const void *)k_deep, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, args, 0, NULL);
+		cudaError_t err = cudaLaunchKernel((const void *)k_deep, (dim3){ 1, 1, 1 },
+						   (dim3){ 1, 1, 1 }, args, 0, NULL);
 
 		count_launch("cudaLaunchKernel", err, "k_deep");
 	}
@@ -439,8 +458,9 @@ static void write_paths(FILE *f)
 		wl_json_str(f, p->kernel);
 		fputs(", \"truncated\": ", f);
 		wl_json_str(f, p->truncated);
-		fprintf(f, ", \"calls\": %lu, \"errors\": %lu, \"bytes\": %llu,\n       \"functions\": [", p->calls,
-			p->errors, p->bytes);
+		fprintf(f,
+			", \"calls\": %lu, \"errors\": %lu, \"bytes\": %llu,\n       \"functions\": [",
+			p->calls, p->errors, p->bytes);
 		for (int k = 0, m = 0; k < p->nfunctions; k++)
 			for (int r = 0; r < (k == p->repeat_at ? p->repeat : 1); r++) {
 				fputs(m++ ? ", " : "", f);
@@ -463,7 +483,8 @@ static void resolve_files(void)
 
 	if (!realpath("/proc/self/exe", exe_path))
 		wl_die("realpath /proc/self/exe: %s", strerror(errno));
-	if (!dladdr((void *)stage_run, &info) || !info.dli_fname || !realpath(info.dli_fname, stage_path))
+	if (!dladdr((void *)stage_run, &info) || !info.dli_fname ||
+	    !realpath(info.dli_fname, stage_path))
 		wl_die("cannot find libstackstage.so's path");
 }
 
@@ -473,29 +494,30 @@ static void define_paths(void)
 
 	path_def(P_ALPHA, "alpha", "cudaLaunchKernel", "kernel", "k_alpha", "k_alpha", NULL,
 		 FNS("launch_alpha", "alpha_phase", "main"), FILES(F_EXE, F_EXE, F_EXE));
-	path_def(P_GEMM, "gemm", "cudaLaunchKernel", "kernel", "void gemm_kernel<float>(float*, int)",
-		 "gemm_kernel<float>", NULL, FNS("stk::launch_gemm<float>", "gemm_phase", "main"),
-		 FILES(F_EXE, F_EXE, F_EXE));
-	path_def(P_STAGE, "stage", "cudaLaunchKernel", "kernel", "stage_kernel", "stage_kernel", NULL,
-		 FNS("stage_launch", "stage_run", "stage_phase", "main"), FILES(F_STAGE, F_STAGE, F_EXE, F_EXE));
-	path_def(P_UPLOAD, "upload", "cudaMemcpy", "copy", NULL, NULL, NULL, FNS("upload_weights", "main"),
-		 FILES(F_EXE, F_EXE));
+	path_def(P_GEMM, "gemm", "cudaLaunchKernel", "kernel",
+		 "void gemm_kernel<float>(float*, int)", "gemm_kernel<float>", NULL,
+		 FNS("stk::launch_gemm<float>", "gemm_phase", "main"), FILES(F_EXE, F_EXE, F_EXE));
+	path_def(P_STAGE, "stage", "cudaLaunchKernel", "kernel", "stage_kernel", "stage_kernel",
+		 NULL, FNS("stage_launch", "stage_run", "stage_phase", "main"),
+		 FILES(F_STAGE, F_STAGE, F_EXE, F_EXE));
+	path_def(P_UPLOAD, "upload", "cudaMemcpy", "copy", NULL, NULL, NULL,
+		 FNS("upload_weights", "main"), FILES(F_EXE, F_EXE));
 	fmt_size(size, sizeof(size), 4 * MiB);
 	snprintf(paths[P_UPLOAD].op, sizeof(paths[P_UPLOAD].op), "[HtoD %s pageable]", size);
-	path_def(P_READBACK, "readback", "cudaMemcpy", "copy", NULL, NULL, NULL, FNS("read_flag", "main"),
-		 FILES(F_EXE, F_EXE));
+	path_def(P_READBACK, "readback", "cudaMemcpy", "copy", NULL, NULL, NULL,
+		 FNS("read_flag", "main"), FILES(F_EXE, F_EXE));
 	fmt_size(size, sizeof(size), 100);
 	snprintf(paths[P_READBACK].op, sizeof(paths[P_READBACK].op), "[DtoH %s pageable]", size);
-	path_def(P_CLEAR, "clear", "cudaMemset", "memset", NULL, NULL, NULL, FNS("clear_buffer", "main"),
-		 FILES(F_EXE, F_EXE));
+	path_def(P_CLEAR, "clear", "cudaMemset", "memset", NULL, NULL, NULL,
+		 FNS("clear_buffer", "main"), FILES(F_EXE, F_EXE));
 	fmt_size(size, sizeof(size), 1 * MiB);
 	snprintf(paths[P_CLEAR].op, sizeof(paths[P_CLEAR].op), "[memset %s]", size);
-	path_def(P_CLEAR_TAIL, "clear_tail", "cudaMemset", "memset", NULL, NULL, NULL, FNS("clear_tail", "main"),
-		 FILES(F_EXE, F_EXE));
+	path_def(P_CLEAR_TAIL, "clear_tail", "cudaMemset", "memset", NULL, NULL, NULL,
+		 FNS("clear_tail", "main"), FILES(F_EXE, F_EXE));
 	fmt_size(size, sizeof(size), 1536);
 	snprintf(paths[P_CLEAR_TAIL].op, sizeof(paths[P_CLEAR_TAIL].op), "[memset %s]", size);
-	path_def(P_ALLOC, "alloc", "cudaMalloc", "alloc", NULL, NULL, NULL, FNS("scratch_cycle", "main"),
-		 FILES(F_EXE, F_EXE));
+	path_def(P_ALLOC, "alloc", "cudaMalloc", "alloc", NULL, NULL, NULL,
+		 FNS("scratch_cycle", "main"), FILES(F_EXE, F_EXE));
 	fmt_size(size, sizeof(size), 64 * MiB);
 	snprintf(paths[P_ALLOC].op, sizeof(paths[P_ALLOC].op), "[alloc device %s]", size);
 	path_def(P_FREE, "free", "cudaFree", "free", NULL, NULL, NULL, FNS("scratch_cycle", "main"),
@@ -508,14 +530,16 @@ static void define_paths(void)
 		 FNS("wait_device", "main"), FILES(F_EXE, F_EXE));
 	snprintf(paths[P_DEVICE_SYNC].op, sizeof(paths[P_DEVICE_SYNC].op), "[sync]");
 	path_def(P_JIT, "jit", "cudaLaunchKernel", "kernel", "k_jit", "k_jit", NULL,
-		 FNS("jit_launch", "jit_python_step", "jit_phase", "main"), FILES(F_EXE, F_ANON, F_EXE, F_EXE));
+		 FNS("jit_launch", "jit_python_step", "jit_phase", "main"),
+		 FILES(F_EXE, F_ANON, F_EXE, F_EXE));
 	/* the walk ends at nofp_call: these two frames are the whole stack */
 	path_def(P_NOFP, "nofp", "cudaLaunchKernel", "kernel", "k_nofp", "k_nofp", "unwind_table",
 		 FNS("nofp_launch", "nofp_call"), FILES(F_EXE, F_EXE));
 	/* the whole path; the stack keeps its first max_frames frames */
 	path_def(P_DEEP, "deep", "cudaLaunchKernel", "kernel", "k_deep", "k_deep",
 		 deep_levels + 3 > DEEP_MAX_FRAMES ? "depth" : NULL,
-		 FNS("deep_launch", "recurse_deep", "deep_phase", "main"), FILES(F_EXE, F_EXE, F_EXE, F_EXE));
+		 FNS("deep_launch", "recurse_deep", "deep_phase", "main"),
+		 FILES(F_EXE, F_EXE, F_EXE, F_EXE));
 	paths[P_DEEP].repeat_at = 1;
 	paths[P_DEEP].repeat = deep_levels;
 }

@@ -32,32 +32,32 @@ SP_FRAME void step_a(unsigned long path, int bit);
 SP_FRAME void step_b(unsigned long path, int bit);
 
 /* The leaf step: R launches from this one call site (inside each step function, not a helper). */
-#define STORM_LAUNCHES()                                                                                  \
-	for (int r = 0; r < reps; r++) {                                                                  \
-		void *args[] = { &dev };                                                                  \
-		cudaError_t err = cudaLaunchKernel((const void *)storm_kernel, (dim3){ 1, 1, 1 },         \
+#define STORM_LAUNCHES()                                                                          \
+	for (int r = 0; r < reps; r++) {                                                          \
+		void *args[] = { &dev };                                                          \
+		cudaError_t err = cudaLaunchKernel((const void *)storm_kernel, (dim3){ 1, 1, 1 }, \
 						   (dim3){ 32, 1, 1 }, args, 0, NULL);            \
-		wl_count("cudaLaunchKernel", err);                                                        \
-		launches++;                                                                               \
-		if (err == cudaSuccess) {                                                                 \
-			wl_launched("storm_kernel");                                                      \
-			wl_stream_work(NULL, false, WL_KERNEL, 0);                                        \
-		} else {                                                                                  \
-			launch_errors++;                                                                  \
-		}                                                                                         \
+		wl_count("cudaLaunchKernel", err);                                                \
+		launches++;                                                                       \
+		if (err == cudaSuccess) {                                                         \
+			wl_launched("storm_kernel");                                              \
+			wl_stream_work(NULL, false, WL_KERNEL, 0);                                \
+		} else {                                                                          \
+			launch_errors++;                                                          \
+		}                                                                                 \
 	}
 
 /* The frame of bit `bit`: the next bit's step, or the launches when it is the last bit. */
-#define STORM_NEXT(path, bit)                         \
-	do {                                          \
-		if ((bit) + 1 == levels) {            \
-			STORM_LAUNCHES();             \
+#define STORM_NEXT(path, bit)                             \
+	do {                                              \
+		if ((bit) + 1 == levels) {                \
+			STORM_LAUNCHES();                 \
 		} else if (((path) >> ((bit) + 1)) & 1) { \
-			step_b(path, (bit) + 1);      \
-		} else {                              \
-			step_a(path, (bit) + 1);      \
-		}                                     \
-		SP_KEEP();                            \
+			step_b(path, (bit) + 1);          \
+		} else {                                  \
+			step_a(path, (bit) + 1);          \
+		}                                         \
+		SP_KEEP();                                \
 	} while (0)
 
 SP_FRAME void step_a(unsigned long path, int bit)

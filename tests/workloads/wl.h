@@ -38,11 +38,11 @@
 
 #include <cuda_runtime_api.h>
 
-#define WL_MAX_APIS 96
-#define WL_MAX_CODES 8
-#define WL_MAX_XFER 32
+#define WL_MAX_APIS    96
+#define WL_MAX_CODES   8
+#define WL_MAX_XFER    32
 #define WL_MAX_KERNELS 64
-#define WL_MAX_ALLOCS 65536
+#define WL_MAX_ALLOCS  65536
 #define WL_MAX_THREADS 256
 #define WL_MAX_DEVICES 8
 #define WL_MAX_STREAMS 128
@@ -216,7 +216,8 @@ enum wl_work { WL_KERNEL, WL_GRAPH, WL_COPY, WL_MEMSET, WL_SYNC };
  * handle 0 is the calling thread's default stream); synchronous copies and
  * memsets count on the default stream of their variant.
  */
-static inline void wl_stream_work(cudaStream_t s, bool ptsz, enum wl_work what, unsigned long long bytes)
+static inline void wl_stream_work(cudaStream_t s, bool ptsz, enum wl_work what,
+				  unsigned long long bytes)
 {
 	struct wl_stream *st = NULL;
 	char key[40];
@@ -439,8 +440,8 @@ static inline void wl_write_ref(FILE *f)
 	for (int i = 0; i < wl.napis; i++) {
 		const struct wl_api *a = &wl.apis[i];
 
-		fprintf(f, "%s\n    \"%s\": {\"calls\": %lu, \"errors\": %lu, \"codes\": {", i ? "," : "",
-			a->name, a->calls, a->errors);
+		fprintf(f, "%s\n    \"%s\": {\"calls\": %lu, \"errors\": %lu, \"codes\": {",
+			i ? "," : "", a->name, a->calls, a->errors);
 		for (int k = 0; k < WL_MAX_CODES && a->code_counts[k]; k++)
 			fprintf(f, "%s\"%d\": %lu", k ? ", " : "", a->codes[k], a->code_counts[k]);
 		fputs("}}", f);
@@ -452,8 +453,8 @@ static inline void wl_write_ref(FILE *f)
 		fprintf(f,
 			"%s\n    {\"direction\": \"%s\", \"host_memory\": \"%s\", \"sync\": %s, "
 			"\"calls\": %lu, \"bytes\": %llu, \"min_bytes\": %llu, \"max_bytes\": %llu}",
-			i ? "," : "", x->direction, x->host_memory, x->sync ? "true" : "false", x->calls,
-			x->bytes, x->min_bytes, x->max_bytes);
+			i ? "," : "", x->direction, x->host_memory, x->sync ? "true" : "false",
+			x->calls, x->bytes, x->min_bytes, x->max_bytes);
 	}
 	fprintf(f, "\n  ],\n  \"memsets\": {\"calls\": %lu, \"bytes\": %llu},\n  \"memory\": {",
 		wl.memset_calls, wl.memset_bytes);
@@ -461,8 +462,8 @@ static inline void wl_write_ref(FILE *f)
 		fprintf(f,
 			"%s\n    \"%s\": {\"alloc_calls\": %lu, \"free_calls\": %lu, \"alloc_bytes\": %llu, "
 			"\"freed_bytes\": %llu, \"live_bytes\": %llu, \"peak_bytes\": %llu}",
-			k ? "," : "", kinds[k], wl.alloc_calls[k], wl.free_calls[k], wl.alloc_bytes[k],
-			wl.freed_bytes[k], wl.live[k], wl.peak[k]);
+			k ? "," : "", kinds[k], wl.alloc_calls[k], wl.free_calls[k],
+			wl.alloc_bytes[k], wl.freed_bytes[k], wl.live[k], wl.peak[k]);
 	fputs("\n  },\n  \"devices\": {", f);
 	for (int d = 0, first = 1; d < WL_MAX_DEVICES; d++) {
 		if (!wl.dev_alloc_bytes[d])
@@ -470,22 +471,26 @@ static inline void wl_write_ref(FILE *f)
 		fprintf(f,
 			"%s\n    \"%d\": {\"alloc_bytes\": %llu, \"freed_bytes\": %llu, \"live_bytes\": %llu, "
 			"\"peak_bytes\": %llu}",
-			first ? "" : ",", d, wl.dev_alloc_bytes[d], wl.dev_freed_bytes[d], wl.dev_live[d],
-			wl.dev_peak[d]);
+			first ? "" : ",", d, wl.dev_alloc_bytes[d], wl.dev_freed_bytes[d],
+			wl.dev_live[d], wl.dev_peak[d]);
 		first = 0;
 	}
-	fprintf(f, "\n  },\n  \"untracked_frees\": %lu,\n  \"live_allocations\": [", wl.untracked_frees);
+	fprintf(f, "\n  },\n  \"untracked_frees\": %lu,\n  \"live_allocations\": [",
+		wl.untracked_frees);
 	for (int i = 0; i < wl.nallocs; i++) {
 		const struct wl_alloc *a = &wl.allocs[i];
 
 		if (!a->live)
 			continue;
-		fprintf(f, "%s\n    {\"ptr\": \"0x%llx\", \"bytes\": %llu, \"kind\": \"%s\", \"device\": %d}",
-			n++ ? "," : "", (unsigned long long)a->ptr, a->bytes, kinds[a->kind], a->device);
+		fprintf(f,
+			"%s\n    {\"ptr\": \"0x%llx\", \"bytes\": %llu, \"kind\": \"%s\", \"device\": %d}",
+			n++ ? "," : "", (unsigned long long)a->ptr, a->bytes, kinds[a->kind],
+			a->device);
 	}
 	fputs("\n  ],\n  \"kernels\": {", f);
 	for (int i = 0; i < wl.nkernels; i++)
-		fprintf(f, "%s\n    \"%s\": %lu", i ? "," : "", wl.kernels[i].name, wl.kernels[i].launches);
+		fprintf(f, "%s\n    \"%s\": %lu", i ? "," : "", wl.kernels[i].name,
+			wl.kernels[i].launches);
 	fputs("\n  },\n  \"streams\": {", f);
 	for (int i = 0; i < wl.nstreams; i++) {
 		const struct wl_stream *s = &wl.streams[i];
@@ -493,12 +498,13 @@ static inline void wl_write_ref(FILE *f)
 		fprintf(f,
 			"%s\n    \"%s\": {\"kernels\": %lu, \"graph_launches\": %lu, \"copies\": %lu, "
 			"\"copy_bytes\": %llu, \"memsets\": %lu, \"memset_bytes\": %llu, \"sync_calls\": %lu}",
-			i ? "," : "", s->key, s->kernels, s->graph_launches, s->copies, s->copy_bytes, s->memsets,
-			s->memset_bytes, s->sync_calls);
+			i ? "," : "", s->key, s->kernels, s->graph_launches, s->copies,
+			s->copy_bytes, s->memsets, s->memset_bytes, s->sync_calls);
 	}
 	fputs("\n  },\n  \"threads\": {", f);
 	for (int i = 0; i < wl.nthreads; i++)
-		fprintf(f, "%s\n    \"%ld\": %lu", i ? "," : "", wl.threads[i].tid, wl.threads[i].calls);
+		fprintf(f, "%s\n    \"%ld\": %lu", i ? "," : "", wl.threads[i].tid,
+			wl.threads[i].calls);
 	fputs("\n  }", f);
 	if (wl.ref_extra)
 		wl.ref_extra(f);

@@ -34,7 +34,8 @@ bool cu_ctx_valid(const struct cu_ctx *c)
 	if (!c)
 		return false;
 	if (c >= primary && c < primary + SG_MAX_DEVICES)
-		return c->dev < sg_device_count() && ((uintptr_t)c - (uintptr_t)primary) % sizeof(*c) == 0;
+		return c->dev < sg_device_count() &&
+		       ((uintptr_t)c - (uintptr_t)primary) % sizeof(*c) == 0;
 	pthread_mutex_lock(&ctx_mu);
 	for (p = created; p; p = p->next)
 		if (p == c) {
@@ -141,33 +142,54 @@ CU_API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 static int attribute(CUdevice_attribute a, CUdevice dev)
 {
 	switch (a) {
-	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
-	case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: return 1024;
-	case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: return 1024;
-	case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: return 64;
-	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: return 0x7fffffff;
-	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: return 65535;
-	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: return 65535;
-	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: return 48 * 1024;
-	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: return 227 * 1024;
-	case CU_DEVICE_ATTRIBUTE_WARP_SIZE: return 32;
-	case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: return 1755000;
-	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return 132;
-	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: return 2048;
-	case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: return 0x10 + dev;
-	case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: return 5120;
-	case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: return 50 * 1024 * 1024;
-	case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: return 3;
-	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return 9;
-	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return 0;
+	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+		return 1024;
+	case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
+		return 1024;
+	case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
+		return 1024;
+	case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:
+		return 64;
+	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
+		return 0x7fffffff;
+	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+		return 65535;
+	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
+		return 65535;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+		return 48 * 1024;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+		return 227 * 1024;
+	case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
+		return 32;
+	case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
+		return 1755000;
+	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+		return 132;
+	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR:
+		return 2048;
+	case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
+		return 0x10 + dev;
+	case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:
+		return 5120;
+	case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:
+		return 50 * 1024 * 1024;
+	case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT:
+		return 3;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+		return 9;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+		return 0;
 	case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
 	case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
 	case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
 	case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
 	case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
 	case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
-	case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 1;
-	default: return 0;
+	case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+		return 1;
+	default:
+		return 0;
 	}
 }
 
@@ -272,7 +294,8 @@ CU_API CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev
 	CU_RETURN(r, "flags=%#x dev=%d ctx=%p", flags, dev, !r ? (void *)*pctx : NULL);
 }
 
-CU_API CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev)
+CU_API CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
+			       unsigned int flags, CUdevice dev)
 {
 	CUresult r = create(pctx, flags, dev);
 

@@ -23,35 +23,55 @@ int cu_initialized;
 CUresult cu_err(int st)
 {
 	switch (st) {
-	case SG_OK: return CUDA_SUCCESS;
-	case SG_EINVAL: return CUDA_ERROR_INVALID_VALUE;
-	case SG_ENOMEM: return CUDA_ERROR_OUT_OF_MEMORY;
-	case SG_EHANDLE: return CUDA_ERROR_INVALID_HANDLE;
-	case SG_ENOTREADY: return CUDA_ERROR_NOT_READY;
-	case SG_EDEVICE: return CUDA_ERROR_INVALID_DEVICE;
-	case SG_ENODEVICE: return CUDA_ERROR_NO_DEVICE;
-	case SG_EALREADY_REGISTERED: return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
-	case SG_ENOT_REGISTERED: return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
-	case SG_ECAPTURE_UNSUPPORTED: return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-	case SG_ECAPTURE_IMPLICIT: return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
-	case SG_ECAPTURE_INVALIDATED: return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-	case SG_ECAPTURE_MERGE: return CUDA_ERROR_STREAM_CAPTURE_MERGE;
-	case SG_ECAPTURE_UNMATCHED: return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
-	case SG_EILLEGAL_STATE: return CUDA_ERROR_ILLEGAL_STATE;
+	case SG_OK:
+		return CUDA_SUCCESS;
+	case SG_EINVAL:
+		return CUDA_ERROR_INVALID_VALUE;
+	case SG_ENOMEM:
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	case SG_EHANDLE:
+		return CUDA_ERROR_INVALID_HANDLE;
+	case SG_ENOTREADY:
+		return CUDA_ERROR_NOT_READY;
+	case SG_EDEVICE:
+		return CUDA_ERROR_INVALID_DEVICE;
+	case SG_ENODEVICE:
+		return CUDA_ERROR_NO_DEVICE;
+	case SG_EALREADY_REGISTERED:
+		return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+	case SG_ENOT_REGISTERED:
+		return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+	case SG_ECAPTURE_UNSUPPORTED:
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	case SG_ECAPTURE_IMPLICIT:
+		return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+	case SG_ECAPTURE_INVALIDATED:
+		return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+	case SG_ECAPTURE_MERGE:
+		return CUDA_ERROR_STREAM_CAPTURE_MERGE;
+	case SG_ECAPTURE_UNMATCHED:
+		return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+	case SG_EILLEGAL_STATE:
+		return CUDA_ERROR_ILLEGAL_STATE;
 	case SG_EDIRECTION:
 	case SG_EPITCH:
-	case SG_ECONFIG: return CUDA_ERROR_INVALID_VALUE;
-	default: return CUDA_ERROR_UNKNOWN;
+	case SG_ECONFIG:
+		return CUDA_ERROR_INVALID_VALUE;
+	default:
+		return CUDA_ERROR_UNKNOWN;
 	}
 }
 
 const char *cu_errname(CUresult r)
 {
 	switch ((int)r) {
-#define CU_ERR_NAME(name, value) case value: return #name;
-	__SIMGPU_CU_ERRORS(CU_ERR_NAME)
+#define CU_ERR_NAME(name, value) \
+	case value:              \
+		return #name;
+		__SIMGPU_CU_ERRORS(CU_ERR_NAME)
 #undef CU_ERR_NAME
-	default: return NULL;
+	default:
+		return NULL;
 	}
 }
 
@@ -116,10 +136,14 @@ static const struct {
 	{ CUDA_ERROR_NOT_FOUND, "named symbol not found" },
 	{ CUDA_ERROR_NOT_READY, "device not ready" },
 	{ CUDA_ERROR_CONTEXT_IS_DESTROYED, "context is destroyed" },
-	{ CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "part or all of the requested memory range is already mapped" },
-	{ CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "pointer does not correspond to a registered memory region" },
-	{ CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "operation not permitted when stream is capturing" },
-	{ CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "operation failed due to a previous error during capture" },
+	{ CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+	  "part or all of the requested memory range is already mapped" },
+	{ CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
+	  "pointer does not correspond to a registered memory region" },
+	{ CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+	  "operation not permitted when stream is capturing" },
+	{ CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+	  "operation failed due to a previous error during capture" },
 	{ CUDA_ERROR_UNKNOWN, "unknown error" },
 };
 

@@ -20,8 +20,8 @@
 #include "cuda.h"
 #include "gpu_model.h"
 
-#define CU_API __attribute__((visibility("default"), noinline))
-#define CU_HIDDEN __attribute__((visibility("hidden")))
+#define CU_API	   __attribute__((visibility("default"), noinline))
+#define CU_HIDDEN  __attribute__((visibility("hidden")))
 /* Makes gcc set up a frame even in a trivial function (push %rbp first). */
 #define CU_FRAME() __asm__ volatile("" : : "r"(__builtin_frame_address(0)))
 
@@ -36,8 +36,8 @@ struct cu_ctx {
 	int dev;
 	unsigned flags;
 	bool primary;
-	int refs;        /* primary: retain count; active while > 0 */
-	bool destroyed;  /* cuCtxDestroy'ed (not primary) */
+	int refs;	/* primary: retain count; active while > 0 */
+	bool destroyed; /* cuCtxDestroy'ed (not primary) */
 	struct cu_ctx *next;
 };
 
@@ -73,7 +73,9 @@ static inline CUresult cu_enter_ctx(int *dev)
 	*dev = -1;
 	if (__builtin_expect(!__atomic_load_n(&cu_initialized, __ATOMIC_ACQUIRE), 0))
 		return cu_not_initialized();
-	if (__builtin_expect(!c || c->destroyed || (c->primary && !__atomic_load_n(&c->refs, __ATOMIC_RELAXED)), 0))
+	if (__builtin_expect(!c || c->destroyed ||
+				     (c->primary && !__atomic_load_n(&c->refs, __ATOMIC_RELAXED)),
+			     0))
 		return cu_ctx_unusable(c);
 	*dev = c->dev;
 	return CUDA_SUCCESS;
@@ -82,19 +84,21 @@ static inline CUresult cu_enter_ctx(int *dev)
 /* The work of a call: stream h (or, when sync, the default stream) of dev. */
 static inline struct sg_target cu_target(int dev, CUstream h, int per_thread, int sync)
 {
-	return (struct sg_target){ .dev = dev, .stream = h, .per_thread = per_thread, .sync = sync };
+	return (struct sg_target){
+		.dev = dev, .stream = h, .per_thread = per_thread, .sync = sync
+	};
 }
 
 #define CU_PTR(p) ((void *)(uintptr_t)(p))
 
-#define CU_RETURN(r, fmt, ...)                                                                  \
-	do {                                                                                    \
-		CUresult cu_r_ = (r);                                                           \
-		if (__builtin_expect(sg_log_level != 0, 0))                                     \
-			sg_log("%s(" fmt ") = %d %s", __func__, ##__VA_ARGS__, (int)cu_r_,      \
-			       cu_errname(cu_r_) ? cu_errname(cu_r_) : "?");                    \
-		sg_call_mark();                                                                 \
-		return cu_r_;                                                                   \
+#define CU_RETURN(r, fmt, ...)                                                             \
+	do {                                                                               \
+		CUresult cu_r_ = (r);                                                      \
+		if (__builtin_expect(sg_log_level != 0, 0))                                \
+			sg_log("%s(" fmt ") = %d %s", __func__, ##__VA_ARGS__, (int)cu_r_, \
+			       cu_errname(cu_r_) ? cu_errname(cu_r_) : "?");               \
+		sg_call_mark();                                                            \
+		return cu_r_;                                                              \
 	} while (0)
 
 #endif /* SIMGPU_CUDA_INTERNAL_H */

@@ -12,8 +12,9 @@
  */
 #include "cuda_internal.h"
 
-static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-		       unsigned smem, CUstream h, int per_thread, void **params, void **extra, const char **name)
+static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+		       unsigned by, unsigned bz, unsigned smem, CUstream h, int per_thread,
+		       void **params, void **extra, const char **name)
 {
 	const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
 	struct sg_target t;
@@ -31,40 +32,44 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
 
 #define LAUNCH_FMT "f=%p kernel=%s grid=%u,%u,%u block=%u,%u,%u smem=%u stream=%p"
 
-#define LAUNCH_ENTRY(api, per_thread)                                                                         \
-	CU_API CUresult api(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,   \
-			    unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,              \
-			    unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)    \
-	{                                                                                                     \
-		const char *n;                                                                                \
-		CUresult r = launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,          \
-				    sharedMemBytes, hStream, per_thread, kernelParams, extra, &n);              \
-                                                                                                              \
-		CU_RETURN(r, LAUNCH_FMT, (void *)f, n ? n : "?", gridDimX, gridDimY, gridDimZ, blockDimX,      \
-			  blockDimY, blockDimZ, sharedMemBytes, (void *)hStream);                              \
+#define LAUNCH_ENTRY(api, per_thread)                                                              \
+	CU_API CUresult api(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,            \
+			    unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, \
+			    unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, \
+			    void **kernelParams, void **extra)                                     \
+	{                                                                                          \
+		const char *n;                                                                     \
+		CUresult r =                                                                       \
+			launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,   \
+			       sharedMemBytes, hStream, per_thread, kernelParams, extra, &n);      \
+                                                                                                   \
+		CU_RETURN(r, LAUNCH_FMT, (void *)f, n ? n : "?", gridDimX, gridDimY, gridDimZ,     \
+			  blockDimX, blockDimY, blockDimZ, sharedMemBytes, (void *)hStream);       \
 	}
 
 LAUNCH_ENTRY(cuLaunchKernel, 0)
 LAUNCH_ENTRY(cuLaunchKernel_ptsz, 1)
 
-#define COOP_ENTRY(api, per_thread)                                                                           \
-	CU_API CUresult api(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,   \
-			    unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,              \
-			    unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)                  \
-	{                                                                                                     \
-		const char *n;                                                                                \
-		CUresult r = launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,          \
-				    sharedMemBytes, hStream, per_thread, kernelParams, NULL, &n);               \
-                                                                                                              \
-		CU_RETURN(r, LAUNCH_FMT, (void *)f, n ? n : "?", gridDimX, gridDimY, gridDimZ, blockDimX,      \
-			  blockDimY, blockDimZ, sharedMemBytes, (void *)hStream);                              \
+#define COOP_ENTRY(api, per_thread)                                                                \
+	CU_API CUresult api(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,            \
+			    unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, \
+			    unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, \
+			    void **kernelParams)                                                   \
+	{                                                                                          \
+		const char *n;                                                                     \
+		CUresult r =                                                                       \
+			launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,   \
+			       sharedMemBytes, hStream, per_thread, kernelParams, NULL, &n);       \
+                                                                                                   \
+		CU_RETURN(r, LAUNCH_FMT, (void *)f, n ? n : "?", gridDimX, gridDimY, gridDimZ,     \
+			  blockDimX, blockDimY, blockDimZ, sharedMemBytes, (void *)hStream);       \
 	}
 
 COOP_ENTRY(cuLaunchCooperativeKernel, 0)
 COOP_ENTRY(cuLaunchCooperativeKernel_ptsz, 1)
 
-static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, int per_thread, void **params, void **extra,
-			  const char **name)
+static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, int per_thread, void **params,
+			  void **extra, const char **name)
 {
 	*name = NULL;
 	if (!c || (c->numAttrs && !c->attrs)) {
@@ -73,28 +78,30 @@ static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, int per_thread,
 
 		return r ? r : CUDA_ERROR_INVALID_VALUE;
 	}
-	return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
-		      c->sharedMemBytes, c->hStream, per_thread, params, extra, name);
+	return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+		      c->blockDimZ, c->sharedMemBytes, c->hStream, per_thread, params, extra, name);
 }
 
 static const CUlaunchConfig no_config;
 
-CU_API CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+CU_API CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+				 void **extra)
 {
 	const CUlaunchConfig *c = config ? config : &no_config;
 	const char *n;
 	CUresult r = launch_ex(config, f, 0, kernelParams, extra, &n);
 
-	CU_RETURN(r, LAUNCH_FMT, (void *)f, n ? n : "?", c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
-		  c->blockDimY, c->blockDimZ, c->sharedMemBytes, (void *)c->hStream);
+	CU_RETURN(r, LAUNCH_FMT, (void *)f, n ? n : "?", c->gridDimX, c->gridDimY, c->gridDimZ,
+		  c->blockDimX, c->blockDimY, c->blockDimZ, c->sharedMemBytes, (void *)c->hStream);
 }
 
-CU_API CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+CU_API CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+				      void **kernelParams, void **extra)
 {
 	const CUlaunchConfig *c = config ? config : &no_config;
 	const char *n;
 	CUresult r = launch_ex(config, f, 1, kernelParams, extra, &n);
 
-	CU_RETURN(r, LAUNCH_FMT, (void *)f, n ? n : "?", c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
-		  c->blockDimY, c->blockDimZ, c->sharedMemBytes, (void *)c->hStream);
+	CU_RETURN(r, LAUNCH_FMT, (void *)f, n ? n : "?", c->gridDimX, c->gridDimY, c->gridDimZ,
+		  c->blockDimX, c->blockDimY, c->blockDimZ, c->sharedMemBytes, (void *)c->hStream);
 }

@@ -88,7 +88,9 @@ CU_API CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstrea
 
 CU_API CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
-	CUresult r = flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST ? CUDA_ERROR_INVALID_VALUE : 0;
+	CUresult r = flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST
+			     ? CUDA_ERROR_INVALID_VALUE
+			     : 0;
 
 	if (!r)
 		r = dev_alloc(dptr, bytesize, SG_MEM_MANAGED, flags);

@@ -32,7 +32,7 @@
 
 #include "cuda_internal.h"
 
-#define MAGIC "simgpu-module\n"
+#define MAGIC	  "simgpu-module\n"
 #define MOD_MAGIC 0x444f4d4d49534743ull /* "CGSIMMOD" */
 
 struct module {
@@ -41,8 +41,8 @@ struct module {
 	bool library;
 	size_t n;
 	char **names;
-	struct sg_func **funcs;   /* module: CUfunction; library: CUkernel */
-	struct sg_func **kfuncs;  /* library: each kernel's CUfunction, made on request */
+	struct sg_func **funcs;	 /* module: CUfunction; library: CUkernel */
+	struct sg_func **kfuncs; /* library: each kernel's CUfunction, made on request */
 };
 
 static pthread_mutex_t mod_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -96,7 +96,8 @@ static CUresult parse(const char *img, struct module *m)
 		if (a == b || *a == '#')
 			continue;
 		for (i = 0; i < m->n && !dup; i++)
-			dup = strlen(m->names[i]) == (size_t)(b - a) && !memcmp(m->names[i], a, (size_t)(b - a));
+			dup = strlen(m->names[i]) == (size_t)(b - a) &&
+			      !memcmp(m->names[i], a, (size_t)(b - a));
 		if (dup)
 			continue;
 		if (m->n == cap) {
@@ -136,7 +137,8 @@ static CUresult load_image(const char *img, bool library, struct module **out)
 			r = CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	for (i = 0; !r && i < m->n; i++)
-		r = cu_err(sg_func_create(m->names[i], library ? SG_FUNC_KERNEL : SG_FUNC_FUNCTION, &m->funcs[i]));
+		r = cu_err(sg_func_create(m->names[i], library ? SG_FUNC_KERNEL : SG_FUNC_FUNCTION,
+					  &m->funcs[i]));
 	if (r) {
 		module_free(m);
 		return r;
@@ -274,10 +276,12 @@ CU_API CUresult cuModuleLoadData(CUmodule *module, const void *image)
 CU_API CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
 				   CUjit_option *options, void **optionValues)
 {
-	CUresult r = !image || (numOptions && (!options || !optionValues)) ? CUDA_ERROR_INVALID_VALUE
-									   : module_load(module, NULL, image);
+	CUresult r = !image || (numOptions && (!options || !optionValues))
+			     ? CUDA_ERROR_INVALID_VALUE
+			     : module_load(module, NULL, image);
 
-	CU_RETURN(r, "image=%p options=%u module=%p", image, numOptions, !r ? (void *)*module : NULL);
+	CU_RETURN(r, "image=%p options=%u module=%p", image, numOptions,
+		  !r ? (void *)*module : NULL);
 }
 
 CU_API CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
@@ -307,19 +311,22 @@ CU_API CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char
 		r = get(hmod, false, name, &f);
 	if (!r)
 		*hfunc = (CUfunction)f;
-	CU_RETURN(r, "module=%p name=%s function=%p", (void *)hmod, name ? name : "(null)", (void *)f);
+	CU_RETURN(r, "module=%p name=%s function=%p", (void *)hmod, name ? name : "(null)",
+		  (void *)f);
 }
 
 /* ---- libraries ------------------------------------------------------------------------------- */
-static CUresult library_load(CUlibrary *lib, const char *path, const void *code, unsigned n_jit, const void *jit_opts,
-			     void **jit_vals, unsigned n_lib, const void *lib_opts, void **lib_vals)
+static CUresult library_load(CUlibrary *lib, const char *path, const void *code, unsigned n_jit,
+			     const void *jit_opts, void **jit_vals, unsigned n_lib,
+			     const void *lib_opts, void **lib_vals)
 {
 	struct module *m;
 	CUresult r = cu_enter();
 
 	if (r)
 		return r;
-	if (!lib || (!path && !code) || (n_jit && (!jit_opts || !jit_vals)) || (n_lib && (!lib_opts || !lib_vals)))
+	if (!lib || (!path && !code) || (n_jit && (!jit_opts || !jit_vals)) ||
+	    (n_lib && (!lib_opts || !lib_vals)))
 		return CUDA_ERROR_INVALID_VALUE;
 	r = path ? load_file(path, true, &m) : load_image(code, true, &m);
 	if (!r)
@@ -328,26 +335,30 @@ static CUresult library_load(CUlibrary *lib, const char *path, const void *code,
 }
 
 CU_API CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
-				  void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions,
-				  void **libraryOptionValues, unsigned int numLibraryOptions)
+				  void **jitOptionsValues, unsigned int numJitOptions,
+				  CUlibraryOption *libraryOptions, void **libraryOptionValues,
+				  unsigned int numLibraryOptions)
 {
-	CUresult r = code ? library_load(library, NULL, code, numJitOptions, jitOptions, jitOptionsValues,
-					 numLibraryOptions, libraryOptions, libraryOptionValues)
+	CUresult r = code ? library_load(library, NULL, code, numJitOptions, jitOptions,
+					 jitOptionsValues, numLibraryOptions, libraryOptions,
+					 libraryOptionValues)
 			  : CUDA_ERROR_INVALID_VALUE;
 
 	CU_RETURN(r, "code=%p library=%p", code, !r ? (void *)*library : NULL);
 }
 
-CU_API CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions,
-				      void **jitOptionsValues, unsigned int numJitOptions,
-				      CUlibraryOption *libraryOptions, void **libraryOptionValues,
-				      unsigned int numLibraryOptions)
+CU_API CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
+				      CUjit_option *jitOptions, void **jitOptionsValues,
+				      unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+				      void **libraryOptionValues, unsigned int numLibraryOptions)
 {
-	CUresult r = fileName ? library_load(library, fileName, NULL, numJitOptions, jitOptions, jitOptionsValues,
-					     numLibraryOptions, libraryOptions, libraryOptionValues)
+	CUresult r = fileName ? library_load(library, fileName, NULL, numJitOptions, jitOptions,
+					     jitOptionsValues, numLibraryOptions, libraryOptions,
+					     libraryOptionValues)
 			      : CUDA_ERROR_INVALID_VALUE;
 
-	CU_RETURN(r, "fileName=%s library=%p", fileName ? fileName : "(null)", !r ? (void *)*library : NULL);
+	CU_RETURN(r, "fileName=%s library=%p", fileName ? fileName : "(null)",
+		  !r ? (void *)*library : NULL);
 }
 
 CU_API CUresult cuLibraryUnload(CUlibrary library)
@@ -370,7 +381,8 @@ CU_API CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const c
 		r = get(library, true, name, &k);
 	if (!r)
 		*pKernel = (CUkernel)k;
-	CU_RETURN(r, "library=%p name=%s kernel=%p", (void *)library, name ? name : "(null)", (void *)k);
+	CU_RETURN(r, "library=%p name=%s kernel=%p", (void *)library, name ? name : "(null)",
+		  (void *)k);
 }
 
 /* ---- kernels and functions --------------------------------------------------------------------- */
@@ -390,7 +402,8 @@ static CUresult kernel_function(const void *k, struct sg_func **out)
 				continue;
 			r = CUDA_SUCCESS;
 			if (!m->kfuncs[i])
-				r = cu_err(sg_func_create(m->names[i], SG_FUNC_FUNCTION, &m->kfuncs[i]));
+				r = cu_err(sg_func_create(m->names[i], SG_FUNC_FUNCTION,
+							  &m->kfuncs[i]));
 			*out = m->kfuncs[i];
 			break;
 		}

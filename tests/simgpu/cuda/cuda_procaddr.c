@@ -20,13 +20,19 @@ CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
 
 struct entry {
 	const char *name;
-	int since;       /* the first CUDA version (1000 * major + 10 * minor) of this version */
+	int since; /* the first CUDA version (1000 * major + 10 * minor) of this version */
 	void *fn;
 	void *per_thread; /* the _ptsz / _ptds form, or NULL */
 };
 
-#define E(name, since, fn) { name, since, (void *)fn, NULL }
-#define P(name, since, fn, pt) { name, since, (void *)fn, (void *)pt }
+#define E(name, since, fn)                    \
+	{                                     \
+		name, since, (void *)fn, NULL \
+	}
+#define P(name, since, fn, pt)                      \
+	{                                           \
+		name, since, (void *)fn, (void *)pt \
+	}
 
 static const struct entry table[] = {
 	E("cuInit", 2000, cuInit),
@@ -111,11 +117,12 @@ static const struct entry table[] = {
 	E("cuFuncGetName", 12030, cuFuncGetName),
 	P("cuLaunchKernel", 4000, cuLaunchKernel, cuLaunchKernel_ptsz),
 	P("cuLaunchKernelEx", 11060, cuLaunchKernelEx, cuLaunchKernelEx_ptsz),
-	P("cuLaunchCooperativeKernel", 9000, cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_ptsz),
+	P("cuLaunchCooperativeKernel", 9000, cuLaunchCooperativeKernel,
+	  cuLaunchCooperativeKernel_ptsz),
 };
 
-CU_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
-				    CUdriverProcAddressQueryResult *symbolStatus)
+CU_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+				    cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
 {
 	const struct entry *best = NULL;
 	CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
@@ -138,14 +145,15 @@ CU_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
 	}
 	if (!r && best) {
 		st = CU_GET_PROC_ADDRESS_SUCCESS;
-		*pfn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && best->per_thread ? best->per_thread
-												   : best->fn;
+		*pfn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && best->per_thread
+			       ? best->per_thread
+			       : best->fn;
 	} else if (!r) {
 		*pfn = NULL;
 		r = CUDA_ERROR_NOT_FOUND;
 	}
 	if (symbolStatus)
 		*symbolStatus = st;
-	CU_RETURN(r, "symbol=%s version=%d flags=%#llx status=%d", symbol ? symbol : "(null)", cudaVersion,
-		  (unsigned long long)flags, (int)st);
+	CU_RETURN(r, "symbol=%s version=%d flags=%#llx status=%d", symbol ? symbol : "(null)",
+		  cudaVersion, (unsigned long long)flags, (int)st);
 }

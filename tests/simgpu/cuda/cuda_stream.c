@@ -55,7 +55,8 @@ CU_API CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flag
 {
 	CUresult r = create(phStream, flags, priority);
 
-	CU_RETURN(r, "flags=%#x priority=%d stream=%p", flags, priority, !r ? (void *)*phStream : NULL);
+	CU_RETURN(r, "flags=%#x priority=%d stream=%p", flags, priority,
+		  !r ? (void *)*phStream : NULL);
 }
 
 CU_API CUresult cuStreamDestroy_v2(CUstream hStream)
@@ -106,21 +107,21 @@ static CUresult wait_event(CUstream h, CUevent e, unsigned flags, int per_thread
 
 	if (!r)
 		r = flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL ? CUDA_ERROR_INVALID_VALUE
-							    : cu_err(sg_stream_wait_event(s, e));
+							      : cu_err(sg_stream_wait_event(s, e));
 	sg_stream_put(s);
 	return r;
 }
 
 CU_API CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
-	CU_RETURN(wait_event(hStream, hEvent, Flags, 0), "stream=%p event=%p flags=%#x", (void *)hStream,
-		  (void *)hEvent, Flags);
+	CU_RETURN(wait_event(hStream, hEvent, Flags, 0), "stream=%p event=%p flags=%#x",
+		  (void *)hStream, (void *)hEvent, Flags);
 }
 
 CU_API CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
-	CU_RETURN(wait_event(hStream, hEvent, Flags, 1), "stream=%p event=%p flags=%#x", (void *)hStream,
-		  (void *)hEvent, Flags);
+	CU_RETURN(wait_event(hStream, hEvent, Flags, 1), "stream=%p event=%p flags=%#x",
+		  (void *)hStream, (void *)hEvent, Flags);
 }
 
 /* ---- events ---------------------------------------------------------------------------------- */
@@ -152,12 +153,14 @@ static CUresult record(CUevent e, CUstream h, int per_thread)
 
 CU_API CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
 {
-	CU_RETURN(record(hEvent, hStream, 0), "event=%p stream=%p", (void *)hEvent, (void *)hStream);
+	CU_RETURN(record(hEvent, hStream, 0), "event=%p stream=%p", (void *)hEvent,
+		  (void *)hStream);
 }
 
 CU_API CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
 {
-	CU_RETURN(record(hEvent, hStream, 1), "event=%p stream=%p", (void *)hEvent, (void *)hStream);
+	CU_RETURN(record(hEvent, hStream, 1), "event=%p stream=%p", (void *)hEvent,
+		  (void *)hStream);
 }
 
 CU_API CUresult cuEventQuery(CUevent hEvent)
@@ -202,7 +205,8 @@ CU_API CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUev
 {
 	CUresult r = elapsed(pMilliseconds, hStart, hEnd);
 
-	CU_RETURN(r, "start=%p end=%p ms=%.6f", (void *)hStart, (void *)hEnd, !r ? (double)*pMilliseconds : -1.0);
+	CU_RETURN(r, "start=%p end=%p ms=%.6f", (void *)hStart, (void *)hEnd,
+		  !r ? (double)*pMilliseconds : -1.0);
 }
 
 /* CUDA 12's name (cuda.h of CUDA 13 maps cuEventElapsedTime to _v2) */
@@ -212,7 +216,8 @@ CU_API CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent
 {
 	CUresult r = elapsed(pMilliseconds, hStart, hEnd);
 
-	CU_RETURN(r, "start=%p end=%p ms=%.6f", (void *)hStart, (void *)hEnd, !r ? (double)*pMilliseconds : -1.0);
+	CU_RETURN(r, "start=%p end=%p ms=%.6f", (void *)hStart, (void *)hEnd,
+		  !r ? (double)*pMilliseconds : -1.0);
 }
 
 /* ---- graphs ------------------------------------------------------------------------------------ */
@@ -229,10 +234,12 @@ static CUresult graph_launch(CUgraphExec x, CUstream h, int per_thread)
 
 CU_API CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
-	CU_RETURN(graph_launch(hGraphExec, hStream, 0), "exec=%p stream=%p", (void *)hGraphExec, (void *)hStream);
+	CU_RETURN(graph_launch(hGraphExec, hStream, 0), "exec=%p stream=%p", (void *)hGraphExec,
+		  (void *)hStream);
 }
 
 CU_API CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
-	CU_RETURN(graph_launch(hGraphExec, hStream, 1), "exec=%p stream=%p", (void *)hGraphExec, (void *)hStream);
+	CU_RETURN(graph_launch(hGraphExec, hStream, 1), "exec=%p stream=%p", (void *)hGraphExec,
+		  (void *)hStream);
 }

@@ -38,8 +38,8 @@ CU_API CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAl
 	CU_RETURN(r, "option=%d granularity=%zu", (int)option, !r ? *granularity : 0);
 }
 
-CU_API CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
-			    unsigned long long flags)
+CU_API CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+			    const CUmemAllocationProp *prop, unsigned long long flags)
 {
 	struct sg_phys *p = NULL;
 	int dev = -1;
@@ -65,8 +65,8 @@ CU_API CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 	CU_RETURN(r, "handle=%#llx", handle);
 }
 
-CU_API CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
-				    unsigned long long flags)
+CU_API CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
+				    CUdeviceptr addr, unsigned long long flags)
 {
 	uintptr_t va = 0;
 	CUresult r = cu_enter();
@@ -77,7 +77,8 @@ CU_API CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignm
 		r = cu_err(sg_vmm_reserve(size, alignment, (uintptr_t)addr, &va));
 	if (!r)
 		*ptr = (CUdeviceptr)va;
-	CU_RETURN(r, "size=%zu alignment=%zu addr=%#llx ptr=%#lx", size, alignment, addr, (unsigned long)va);
+	CU_RETURN(r, "size=%zu alignment=%zu addr=%#llx ptr=%#lx", size, alignment, addr,
+		  (unsigned long)va);
 }
 
 CU_API CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
@@ -89,8 +90,8 @@ CU_API CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 	CU_RETURN(r, "ptr=%#llx size=%zu", ptr, size);
 }
 
-CU_API CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
-			 unsigned long long flags)
+CU_API CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+			 CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
 	CUresult r = cu_enter();
 
@@ -110,7 +111,8 @@ CU_API CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 	CU_RETURN(r, "ptr=%#llx size=%zu", ptr, size);
 }
 
-CU_API CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)
+CU_API CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
+			       size_t count)
 {
 	int access = 0;
 	size_t i;

@@ -15,7 +15,8 @@
 #include "cudart_internal.h"
 
 /* A 1D copy through the driver: the call its kind and mode select. */
-static CUresult drv_copy(void *dst, const void *src, size_t n, int kind, cudaStream_t h, bool pt, bool sync)
+static CUresult drv_copy(void *dst, const void *src, size_t n, int kind, cudaStream_t h, bool pt,
+			 bool sync)
 {
 	const struct rt_driver *D = &rt_drv;
 	CUdeviceptr d = RT_DPTR(dst), s = RT_DPTR(src);
@@ -42,7 +43,8 @@ static CUresult drv_copy(void *dst, const void *src, size_t n, int kind, cudaStr
 
 /* A 1D copy: through the driver, but host to host (no driver call copies
  * between two host pointers by kind) and SIMGPU_RUNTIME_DIRECT. */
-static cudaError_t copy(void *dst, const void *src, size_t count, int kind, cudaStream_t h, bool per_thread, bool sync)
+static cudaError_t copy(void *dst, const void *src, size_t count, int kind, cudaStream_t h,
+			bool per_thread, bool sync)
 {
 	struct sg_target t = rt_target(h, per_thread, sync);
 	cudaError_t e = rt_enter_drv();
@@ -64,28 +66,29 @@ RT_API cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cud
 	RT_RETURN(copy(dst, src, count, kind, NULL, false, true), ARGS1, dst, src, count, kind);
 }
 
-RT_API cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+RT_API cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,
+				   enum cudaMemcpyKind kind)
 {
 	RT_RETURN(copy(dst, src, count, kind, NULL, true, true), ARGS1, dst, src, count, kind);
 }
 
-RT_API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
-				   cudaStream_t stream)
+RT_API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
+				   enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	RT_RETURN(copy(dst, src, count, kind, stream, false, false), ARGS1 " stream=%p", dst, src,
 		  count, kind, (void *)stream);
 }
 
-RT_API cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
-					cudaStream_t stream)
+RT_API cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
+					enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	RT_RETURN(copy(dst, src, count, kind, stream, true, false), ARGS1 " stream=%p", dst, src,
 		  count, kind, (void *)stream);
 }
 
 /* 2D copies: on the model (no driver row is traced for cuMemcpy2D) */
-static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-			  int kind, cudaStream_t h, bool per_thread, bool sync)
+static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+			  size_t height, int kind, cudaStream_t h, bool per_thread, bool sync)
 {
 	struct sg_target t = rt_target(h, per_thread, sync);
 	cudaError_t e = rt_enter();
@@ -93,32 +96,36 @@ static cudaError_t copy2d(void *dst, size_t dpitch, const void *src, size_t spit
 	return e ? e : rt_err(sg_copy(&t, dst, dpitch, src, spitch, width, height, kind));
 }
 
-RT_API cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-				size_t height, enum cudaMemcpyKind kind)
+RT_API cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
+				size_t width, size_t height, enum cudaMemcpyKind kind)
 {
-	RT_RETURN(copy2d(dst, dpitch, src, spitch, width, height, kind, NULL, false, true), ARGS2, dst, dpitch, src,
-		  spitch, width, height, kind);
+	RT_RETURN(copy2d(dst, dpitch, src, spitch, width, height, kind, NULL, false, true), ARGS2,
+		  dst, dpitch, src, spitch, width, height, kind);
 }
 
-RT_API cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-				     size_t height, enum cudaMemcpyKind kind)
+RT_API cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch,
+				     size_t width, size_t height, enum cudaMemcpyKind kind)
 {
-	RT_RETURN(copy2d(dst, dpitch, src, spitch, width, height, kind, NULL, true, true), ARGS2, dst, dpitch, src,
-		  spitch, width, height, kind);
+	RT_RETURN(copy2d(dst, dpitch, src, spitch, width, height, kind, NULL, true, true), ARGS2,
+		  dst, dpitch, src, spitch, width, height, kind);
 }
 
-RT_API cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-				     size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
+RT_API cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
+				     size_t width, size_t height, enum cudaMemcpyKind kind,
+				     cudaStream_t stream)
 {
-	RT_RETURN(copy2d(dst, dpitch, src, spitch, width, height, kind, stream, false, false), ARGS2 " stream=%p",
-		  dst, dpitch, src, spitch, width, height, kind, (void *)stream);
+	RT_RETURN(copy2d(dst, dpitch, src, spitch, width, height, kind, stream, false, false),
+		  ARGS2 " stream=%p", dst, dpitch, src, spitch, width, height, kind,
+		  (void *)stream);
 }
 
-RT_API cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-					  size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
+RT_API cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src, size_t spitch,
+					  size_t width, size_t height, enum cudaMemcpyKind kind,
+					  cudaStream_t stream)
 {
-	RT_RETURN(copy2d(dst, dpitch, src, spitch, width, height, kind, stream, true, false), ARGS2 " stream=%p",
-		  dst, dpitch, src, spitch, width, height, kind, (void *)stream);
+	RT_RETURN(copy2d(dst, dpitch, src, spitch, width, height, kind, stream, true, false),
+		  ARGS2 " stream=%p", dst, dpitch, src, spitch, width, height, kind,
+		  (void *)stream);
 }
 
 /* ---- peer (on the model) ------------------------------------------------------------------ */
@@ -127,11 +134,18 @@ static bool devlike(const struct sg_range *r)
 	return r->kind == SG_MEM_DEVICE || r->kind == SG_MEM_MANAGED;
 }
 
-static cudaError_t peer(void *dst, int dd, const void *src, int sd, size_t count, cudaStream_t h, bool sync)
+static cudaError_t peer(void *dst, int dd, const void *src, int sd, size_t count, cudaStream_t h,
+			bool sync)
 {
 	struct sg_work w = {
-		.kind = SG_WORK_COPY, .name = "peer", .dst = dst, .src = src, .width = count,
-		.height = 1, .dpitch = count, .spitch = count,
+		.kind = SG_WORK_COPY,
+		.name = "peer",
+		.dst = dst,
+		.src = src,
+		.width = count,
+		.height = 1,
+		.dpitch = count,
+		.spitch = count,
 	};
 	struct sg_target t = rt_target(h, false, sync);
 	struct sg_range a, b;
@@ -144,8 +158,8 @@ static cudaError_t peer(void *dst, int dd, const void *src, int sd, size_t count
 		return cudaErrorInvalidDevice;
 	if (!count)
 		return cudaSuccess;
-	if (!dst || !src || sg_mem_check(dst, count, &a) || sg_mem_check(src, count, &b) || !devlike(&a) ||
-	    !devlike(&b) || a.device != dd || b.device != sd)
+	if (!dst || !src || sg_mem_check(dst, count, &a) || sg_mem_check(src, count, &b) ||
+	    !devlike(&a) || !devlike(&b) || a.device != dd || b.device != sd)
 		return cudaErrorInvalidValue;
 	w.dur_ns = sg_copy_ns(dd == sd ? SG_PATH_DTOD : SG_PATH_PEER, count);
 	if (sync) {
@@ -156,22 +170,25 @@ static cudaError_t peer(void *dst, int dd, const void *src, int sd, size_t count
 	return rt_err(sg_issue(&t, dd == rt_dev ? sd : dd, &w));
 }
 
-RT_API cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
+RT_API cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice,
+				  size_t count)
 {
-	RT_RETURN(peer(dst, dstDevice, src, srcDevice, count, NULL, true), "dst=%p dstDevice=%d src=%p srcDevice=%d count=%zu",
-		  dst, dstDevice, src, srcDevice, count);
+	RT_RETURN(peer(dst, dstDevice, src, srcDevice, count, NULL, true),
+		  "dst=%p dstDevice=%d src=%p srcDevice=%d count=%zu", dst, dstDevice, src,
+		  srcDevice, count);
 }
 
-RT_API cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count,
-				       cudaStream_t stream)
+RT_API cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice,
+				       size_t count, cudaStream_t stream)
 {
 	RT_RETURN(peer(dst, dstDevice, src, srcDevice, count, stream, false),
-		  "dst=%p dstDevice=%d src=%p srcDevice=%d count=%zu stream=%p", dst, dstDevice, src, srcDevice, count,
-		  (void *)stream);
+		  "dst=%p dstDevice=%d src=%p srcDevice=%d count=%zu stream=%p", dst, dstDevice,
+		  src, srcDevice, count, (void *)stream);
 }
 
 /* ---- memset --------------------------------------------------------------------------------- */
-static cudaError_t fill(void *p, int value, size_t count, cudaStream_t h, bool per_thread, bool sync)
+static cudaError_t fill(void *p, int value, size_t count, cudaStream_t h, bool per_thread,
+			bool sync)
 {
 	struct sg_target t = rt_target(h, per_thread, sync);
 	const struct rt_driver *D = &rt_drv;
@@ -182,29 +199,32 @@ static cudaError_t fill(void *p, int value, size_t count, cudaStream_t h, bool p
 	if (rt_direct)
 		return rt_err(sg_memset(&t, p, (unsigned)value & 0xff, 1, count));
 	if (sync)
-		return rt_cu((per_thread ? D->cuMemsetD8_v2_ptds : D->cuMemsetD8_v2)(RT_DPTR(p), (unsigned char)value, count));
-	return rt_cu((per_thread ? D->cuMemsetD8Async_ptsz : D->cuMemsetD8Async)(RT_DPTR(p), (unsigned char)value, count,
-										 h));
+		return rt_cu((per_thread ? D->cuMemsetD8_v2_ptds : D->cuMemsetD8_v2)(
+			RT_DPTR(p), (unsigned char)value, count));
+	return rt_cu((per_thread ? D->cuMemsetD8Async_ptsz
+				 : D->cuMemsetD8Async)(RT_DPTR(p), (unsigned char)value, count, h));
 }
 
 RT_API cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 {
-	RT_RETURN(fill(devPtr, value, count, NULL, false, true), "ptr=%p value=%d count=%zu", devPtr, value, count);
+	RT_RETURN(fill(devPtr, value, count, NULL, false, true), "ptr=%p value=%d count=%zu",
+		  devPtr, value, count);
 }
 
 RT_API cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count)
 {
-	RT_RETURN(fill(devPtr, value, count, NULL, true, true), "ptr=%p value=%d count=%zu", devPtr, value, count);
+	RT_RETURN(fill(devPtr, value, count, NULL, true, true), "ptr=%p value=%d count=%zu", devPtr,
+		  value, count);
 }
 
 RT_API cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
-	RT_RETURN(fill(devPtr, value, count, stream, false, false), "ptr=%p value=%d count=%zu stream=%p", devPtr,
-		  value, count, (void *)stream);
+	RT_RETURN(fill(devPtr, value, count, stream, false, false),
+		  "ptr=%p value=%d count=%zu stream=%p", devPtr, value, count, (void *)stream);
 }
 
 RT_API cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
-	RT_RETURN(fill(devPtr, value, count, stream, true, false), "ptr=%p value=%d count=%zu stream=%p", devPtr,
-		  value, count, (void *)stream);
+	RT_RETURN(fill(devPtr, value, count, stream, true, false),
+		  "ptr=%p value=%d count=%zu stream=%p", devPtr, value, count, (void *)stream);
 }

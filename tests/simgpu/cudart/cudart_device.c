@@ -24,25 +24,44 @@ static unsigned peer_enabled[SG_MAX_DEVICES]; /* bit p: peer p enabled */
 cudaError_t rt_err(int st)
 {
 	switch (st) {
-	case SG_OK: return cudaSuccess;
-	case SG_EINVAL: return cudaErrorInvalidValue;
-	case SG_ENOMEM: return cudaErrorMemoryAllocation;
-	case SG_EHANDLE: return cudaErrorInvalidResourceHandle;
-	case SG_ENOTREADY: return cudaErrorNotReady;
-	case SG_EDEVICE: return cudaErrorInvalidDevice;
-	case SG_ENODEVICE: return cudaErrorNoDevice;
-	case SG_EALREADY_REGISTERED: return cudaErrorHostMemoryAlreadyRegistered;
-	case SG_ENOT_REGISTERED: return cudaErrorHostMemoryNotRegistered;
-	case SG_ECAPTURE_UNSUPPORTED: return cudaErrorStreamCaptureUnsupported;
-	case SG_ECAPTURE_IMPLICIT: return cudaErrorStreamCaptureImplicit;
-	case SG_ECAPTURE_INVALIDATED: return cudaErrorStreamCaptureInvalidated;
-	case SG_ECAPTURE_MERGE: return cudaErrorStreamCaptureMerge;
-	case SG_ECAPTURE_UNMATCHED: return cudaErrorStreamCaptureUnmatched;
-	case SG_EILLEGAL_STATE: return cudaErrorIllegalState;
-	case SG_EDIRECTION: return cudaErrorInvalidMemcpyDirection;
-	case SG_EPITCH: return cudaErrorInvalidPitchValue;
-	case SG_ECONFIG: return cudaErrorInvalidConfiguration;
-	default: return cudaErrorUnknown;
+	case SG_OK:
+		return cudaSuccess;
+	case SG_EINVAL:
+		return cudaErrorInvalidValue;
+	case SG_ENOMEM:
+		return cudaErrorMemoryAllocation;
+	case SG_EHANDLE:
+		return cudaErrorInvalidResourceHandle;
+	case SG_ENOTREADY:
+		return cudaErrorNotReady;
+	case SG_EDEVICE:
+		return cudaErrorInvalidDevice;
+	case SG_ENODEVICE:
+		return cudaErrorNoDevice;
+	case SG_EALREADY_REGISTERED:
+		return cudaErrorHostMemoryAlreadyRegistered;
+	case SG_ENOT_REGISTERED:
+		return cudaErrorHostMemoryNotRegistered;
+	case SG_ECAPTURE_UNSUPPORTED:
+		return cudaErrorStreamCaptureUnsupported;
+	case SG_ECAPTURE_IMPLICIT:
+		return cudaErrorStreamCaptureImplicit;
+	case SG_ECAPTURE_INVALIDATED:
+		return cudaErrorStreamCaptureInvalidated;
+	case SG_ECAPTURE_MERGE:
+		return cudaErrorStreamCaptureMerge;
+	case SG_ECAPTURE_UNMATCHED:
+		return cudaErrorStreamCaptureUnmatched;
+	case SG_EILLEGAL_STATE:
+		return cudaErrorIllegalState;
+	case SG_EDIRECTION:
+		return cudaErrorInvalidMemcpyDirection;
+	case SG_EPITCH:
+		return cudaErrorInvalidPitchValue;
+	case SG_ECONFIG:
+		return cudaErrorInvalidConfiguration;
+	default:
+		return cudaErrorUnknown;
 	}
 }
 
@@ -67,10 +86,13 @@ cudaError_t rt_stream(cudaStream_t h, bool per_thread, struct sg_stream **out)
 const char *rt_errname(cudaError_t e)
 {
 	switch ((int)e) {
-#define RT_ERR_NAME(name, value) case value: return #name;
-	__SIMGPU_CUDA_ERRORS(RT_ERR_NAME)
+#define RT_ERR_NAME(name, value) \
+	case value:              \
+		return #name;
+		__SIMGPU_CUDA_ERRORS(RT_ERR_NAME)
 #undef RT_ERR_NAME
-	default: return NULL;
+	default:
+		return NULL;
 	}
 }
 
@@ -85,7 +107,8 @@ static const struct {
 	{ cudaErrorInvalidConfiguration, "invalid configuration argument" },
 	{ cudaErrorInvalidPitchValue, "invalid pitch argument" },
 	{ cudaErrorInvalidMemcpyDirection, "invalid copy direction for memcpy" },
-	{ cudaErrorInsufficientDriver, "CUDA driver version is insufficient for CUDA runtime version" },
+	{ cudaErrorInsufficientDriver,
+	  "CUDA driver version is insufficient for CUDA runtime version" },
 	{ cudaErrorInvalidDeviceFunction, "invalid device function" },
 	{ cudaErrorNoDevice, "no CUDA-capable device is detected" },
 	{ cudaErrorInvalidDevice, "invalid device ordinal" },
@@ -94,11 +117,15 @@ static const struct {
 	{ cudaErrorNotReady, "device not ready" },
 	{ cudaErrorPeerAccessAlreadyEnabled, "peer access is already enabled" },
 	{ cudaErrorPeerAccessNotEnabled, "peer access has not been enabled" },
-	{ cudaErrorHostMemoryAlreadyRegistered, "part or all of the requested memory range is already mapped" },
-	{ cudaErrorHostMemoryNotRegistered, "pointer does not correspond to a registered memory region" },
+	{ cudaErrorHostMemoryAlreadyRegistered,
+	  "part or all of the requested memory range is already mapped" },
+	{ cudaErrorHostMemoryNotRegistered,
+	  "pointer does not correspond to a registered memory region" },
 	{ cudaErrorStreamCaptureUnsupported, "operation not permitted when stream is capturing" },
-	{ cudaErrorStreamCaptureInvalidated, "operation failed due to a previous error during capture" },
-	{ cudaErrorStreamCaptureImplicit, "operation would make the legacy stream depend on a capturing blocking stream" },
+	{ cudaErrorStreamCaptureInvalidated,
+	  "operation failed due to a previous error during capture" },
+	{ cudaErrorStreamCaptureImplicit,
+	  "operation would make the legacy stream depend on a capturing blocking stream" },
 	{ cudaErrorUnknown, "unknown error" },
 };
 
@@ -175,7 +202,8 @@ RT_API cudaError_t cudaDriverGetVersion(int *driverVersion)
 
 	/* no driver (SIMGPU_INIT_ERROR=35): version 0, as the real runtime says */
 	if (!e)
-		*driverVersion = sg_config()->init_error == cudaErrorInsufficientDriver ? 0 : CUDART_VERSION;
+		*driverVersion =
+			sg_config()->init_error == cudaErrorInsufficientDriver ? 0 : CUDART_VERSION;
 	RT_RETURN(e, "");
 }
 

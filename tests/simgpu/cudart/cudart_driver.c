@@ -59,24 +59,28 @@ static int resolve(void)
 	Dl_info info;
 
 	if (!h) {
-		fprintf(stderr, "simgpu: libcudart: cannot load libcuda.so.1 (%s): "
-				"every call fails with cudaErrorInsufficientDriver\n", dlerror());
+		fprintf(stderr,
+			"simgpu: libcudart: cannot load libcuda.so.1 (%s): "
+			"every call fails with cudaErrorInsufficientDriver\n",
+			dlerror());
 		load_error = cudaErrorInsufficientDriver;
 		return -1;
 	}
 	/* the simulator's driver depends on libsimgpu.so; another one does not */
 	if (!dlsym(h, "sg_config")) {
-		fprintf(stderr, "simgpu: libcudart: %s is not the simulator's libcuda.so.1: "
-				"the runtime talks to the GPU model directly\n",
-			dladdr(dlsym(h, "cuInit"), &info) && info.dli_fname ? info.dli_fname : "libcuda.so.1");
+		fprintf(stderr,
+			"simgpu: libcudart: %s is not the simulator's libcuda.so.1: "
+			"the runtime talks to the GPU model directly\n",
+			dladdr(dlsym(h, "cuInit"), &info) && info.dli_fname ? info.dli_fname
+									    : "libcuda.so.1");
 		rt_direct = true;
 		return -1;
 	}
-#define RT_DRV_SYM(name)                                                                         \
-	if (!(*(void **)&rt_drv.name = dlsym(h, #name))) {                                       \
-		fprintf(stderr, "simgpu: libcudart: libcuda.so.1 lacks %s\n", #name);            \
-		load_error = cudaErrorInsufficientDriver;                                        \
-		return -1;                                                                       \
+#define RT_DRV_SYM(name)                                                              \
+	if (!(*(void **)&rt_drv.name = dlsym(h, #name))) {                            \
+		fprintf(stderr, "simgpu: libcudart: libcuda.so.1 lacks %s\n", #name); \
+		load_error = cudaErrorInsufficientDriver;                             \
+		return -1;                                                            \
 	}
 	RT_DRIVER_FUNCS(RT_DRV_SYM)
 #undef RT_DRV_SYM

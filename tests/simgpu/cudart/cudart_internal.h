@@ -30,8 +30,8 @@
 #include "cuda_runtime_api.h"
 #include "gpu_model.h"
 
-#define RT_API __attribute__((visibility("default"), noinline))
-#define RT_HIDDEN __attribute__((visibility("hidden")))
+#define RT_API	   __attribute__((visibility("default"), noinline))
+#define RT_HIDDEN  __attribute__((visibility("hidden")))
 /* Makes gcc set up a frame even in a trivial function, so that every export
  * starts with push %rbp (an instruction the kernel emulates for uprobes). */
 #define RT_FRAME() __asm__ volatile("" : : "r"(__builtin_frame_address(0)))
@@ -52,11 +52,15 @@ RT_HIDDEN cudaError_t rt_stream(cudaStream_t h, bool per_thread, struct sg_strea
 /* The work of a call: stream h (when sync, the default stream) of rt_dev. */
 static inline struct sg_target rt_target(cudaStream_t h, bool per_thread, bool sync)
 {
-	return (struct sg_target){ .dev = rt_dev, .stream = h, .per_thread = per_thread, .sync = sync };
+	return (struct sg_target){
+		.dev = rt_dev, .stream = h, .per_thread = per_thread, .sync = sync
+	};
 }
 
 /* ---- the driver (cudart_driver.c) ------------------------------------------------------ */
 /* Every driver function the runtime calls. */
+/* The driver functions, a few a line (clang-format would reflow them). */
+/* clang-format off */
 #define RT_DRIVER_FUNCS(X)                                                                         \
 	X(cuInit) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent)                                    \
 	X(cuMemAlloc_v2) X(cuMemAllocAsync) X(cuMemAllocAsync_ptsz) X(cuMemAllocManaged)            \
@@ -73,6 +77,7 @@ static inline struct sg_target rt_target(cudaStream_t h, bool per_thread, bool s
 	X(cuGraphLaunch) X(cuGraphLaunch_ptsz)                                                      \
 	X(cuStreamSynchronize) X(cuStreamSynchronize_ptsz) X(cuCtxSynchronize) X(cuEventSynchronize) \
 	X(cuStreamWaitEvent) X(cuStreamWaitEvent_ptsz)
+/* clang-format on */
 
 struct rt_driver {
 #define RT_DRV_MEMBER(name) __typeof__(name) *name;
@@ -115,14 +120,14 @@ static inline cudaError_t rt_ret(cudaError_t e)
 	return e;
 }
 
-#define RT_RETURN(e, fmt, ...)                                                          \
-	do {                                                                            \
-		cudaError_t rt_e_ = (e);                                                \
-		if (__builtin_expect(sg_log_level != 0, 0))                             \
+#define RT_RETURN(e, fmt, ...)                                                             \
+	do {                                                                               \
+		cudaError_t rt_e_ = (e);                                                   \
+		if (__builtin_expect(sg_log_level != 0, 0))                                \
 			sg_log("%s(" fmt ") = %d %s", __func__, ##__VA_ARGS__, (int)rt_e_, \
-			       rt_errname(rt_e_));                                      \
-		sg_call_mark();                                                         \
-		return rt_ret(rt_e_);                                                   \
+			       rt_errname(rt_e_));                                         \
+		sg_call_mark();                                                            \
+		return rt_ret(rt_e_);                                                      \
 	} while (0)
 
 #endif /* SIMGPU_CUDART_INTERNAL_H */

@@ -156,8 +156,8 @@ static struct kernel *resolve(const void *func)
 /* ---- launches ---------------------------------------------------------------------- */
 enum launch_how { PLAIN, COOPERATIVE };
 
-static cudaError_t launch(const void *func, dim3 g, dim3 b, void **args, size_t smem, cudaStream_t h,
-			  bool per_thread, enum launch_how how, const char **name)
+static cudaError_t launch(const void *func, dim3 g, dim3 b, void **args, size_t smem,
+			  cudaStream_t h, bool per_thread, enum launch_how how, const char **name)
 {
 	const unsigned grid[3] = { g.x, g.y, g.z }, block[3] = { b.x, b.y, b.z };
 	struct sg_target t = rt_target(h, per_thread, false);
@@ -183,8 +183,10 @@ static cudaError_t launch(const void *func, dim3 g, dim3 b, void **args, size_t 
 	if (e)
 		return e;
 	if (how == COOPERATIVE)
-		return rt_cu((per_thread ? D->cuLaunchCooperativeKernel_ptsz : D->cuLaunchCooperativeKernel)(
-			(CUfunction)k->func, g.x, g.y, g.z, b.x, b.y, b.z, (unsigned)smem, h, args));
+		return rt_cu((per_thread ? D->cuLaunchCooperativeKernel_ptsz
+					 : D->cuLaunchCooperativeKernel)((CUfunction)k->func, g.x,
+									 g.y, g.z, b.x, b.y, b.z,
+									 (unsigned)smem, h, args));
 	return rt_cu((per_thread ? D->cuLaunchKernel_ptsz : D->cuLaunchKernel)(
 		(CUfunction)k->func, g.x, g.y, g.z, b.x, b.y, b.z, (unsigned)smem, h, args, NULL));
 }
@@ -195,14 +197,15 @@ static cudaError_t launch(const void *func, dim3 g, dim3 b, void **args, size_t 
 
 /* The four <<<>>>-style entry points differ only in name, which default
  * stream they mean and which driver call they make. */
-#define LAUNCH_ENTRY(name, per_thread, how)                                                                 \
-	RT_API cudaError_t name(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem, \
-				cudaStream_t stream)                                                        \
-	{                                                                                                   \
-		const char *n;                                                                              \
-                                                                                                            \
-		RT_RETURN(launch(func, gridDim, blockDim, args, sharedMem, stream, per_thread, how, &n),    \
-			  LAUNCH_FMT, LAUNCH_ARGS(n, gridDim, blockDim, sharedMem, stream));                \
+#define LAUNCH_ENTRY(name, per_thread, how)                                                    \
+	RT_API cudaError_t name(const void *func, dim3 gridDim, dim3 blockDim, void **args,    \
+				size_t sharedMem, cudaStream_t stream)                         \
+	{                                                                                      \
+		const char *n;                                                                 \
+                                                                                               \
+		RT_RETURN(launch(func, gridDim, blockDim, args, sharedMem, stream, per_thread, \
+				 how, &n),                                                     \
+			  LAUNCH_FMT, LAUNCH_ARGS(n, gridDim, blockDim, sharedMem, stream));   \
 	}
 
 LAUNCH_ENTRY(cudaLaunchKernel, false, PLAIN)
@@ -212,11 +215,13 @@ LAUNCH_ENTRY(cudaLaunchCooperativeKernel_ptsz, true, COOPERATIVE)
 
 /* cudaLaunchKernelExC -> cuLaunchKernelEx: the same configuration in the
  * driver's layout (cudaLaunchAttribute and CUlaunchAttribute are one layout). */
-static cudaError_t launch_exc(const cudaLaunchConfig_t *cfg, const void *func, void **args, bool per_thread,
-			      const char **n)
+static cudaError_t launch_exc(const cudaLaunchConfig_t *cfg, const void *func, void **args,
+			      bool per_thread, const char **n)
 {
-	const unsigned grid[3] = { cfg ? cfg->gridDim.x : 0, cfg ? cfg->gridDim.y : 0, cfg ? cfg->gridDim.z : 0 };
-	const unsigned block[3] = { cfg ? cfg->blockDim.x : 0, cfg ? cfg->blockDim.y : 0, cfg ? cfg->blockDim.z : 0 };
+	const unsigned grid[3] = { cfg ? cfg->gridDim.x : 0, cfg ? cfg->gridDim.y : 0,
+				   cfg ? cfg->gridDim.z : 0 };
+	const unsigned block[3] = { cfg ? cfg->blockDim.x : 0, cfg ? cfg->blockDim.y : 0,
+				    cfg ? cfg->blockDim.z : 0 };
 	struct sg_target t;
 	struct kernel *k;
 	CUlaunchConfig c;
@@ -241,18 +246,25 @@ static cudaError_t launch_exc(const cudaLaunchConfig_t *cfg, const void *func, v
 	if (e)
 		return e;
 	c = (CUlaunchConfig){
-		.gridDimX = grid[0], .gridDimY = grid[1], .gridDimZ = grid[2],
-		.blockDimX = block[0], .blockDimY = block[1], .blockDimZ = block[2],
-		.sharedMemBytes = (unsigned)cfg->dynamicSmemBytes, .hStream = cfg->stream,
-		.attrs = (CUlaunchAttribute *)(void *)cfg->attrs, .numAttrs = cfg->numAttrs,
+		.gridDimX = grid[0],
+		.gridDimY = grid[1],
+		.gridDimZ = grid[2],
+		.blockDimX = block[0],
+		.blockDimY = block[1],
+		.blockDimZ = block[2],
+		.sharedMemBytes = (unsigned)cfg->dynamicSmemBytes,
+		.hStream = cfg->stream,
+		.attrs = (CUlaunchAttribute *)(void *)cfg->attrs,
+		.numAttrs = cfg->numAttrs,
 	};
-	return rt_cu((per_thread ? rt_drv.cuLaunchKernelEx_ptsz : rt_drv.cuLaunchKernelEx)(&c, (CUfunction)k->func,
-											   args, NULL));
+	return rt_cu((per_thread ? rt_drv.cuLaunchKernelEx_ptsz
+				 : rt_drv.cuLaunchKernelEx)(&c, (CUfunction)k->func, args, NULL));
 }
 
 static const cudaLaunchConfig_t no_cfg;
 
-RT_API cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
+RT_API cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func,
+				       void **args)
 {
 	const cudaLaunchConfig_t *c = config ? config : &no_cfg;
 	const char *n;
@@ -261,7 +273,8 @@ RT_API cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const v
 		  LAUNCH_ARGS(n, c->gridDim, c->blockDim, c->dynamicSmemBytes, c->stream));
 }
 
-RT_API cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args)
+RT_API cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
+					    void **args)
 {
 	const cudaLaunchConfig_t *c = config ? config : &no_cfg;
 	const char *n;
@@ -276,15 +289,19 @@ RT_API void **__cudaRegisterFatBinary(void *fatCubin);
 RT_API void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
 RT_API void __cudaUnregisterFatBinary(void **fatCubinHandle);
 RT_API void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-				   const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim,
-				   dim3 *gDim, int *wSize);
-RT_API void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName,
-			      int ext, size_t size, int constant, int global);
-RT_API void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, char *deviceAddress,
-				     const char *deviceName, int ext, size_t size, int constant, int global);
+				   const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
+				   dim3 *bDim, dim3 *gDim, int *wSize);
+RT_API void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress,
+			      const char *deviceName, int ext, size_t size, int constant,
+			      int global);
+RT_API void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress,
+				     char *deviceAddress, const char *deviceName, int ext,
+				     size_t size, int constant, int global);
 RT_API char __cudaInitModule(void **fatCubinHandle);
-RT_API unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, struct CUstream_st *stream);
-RT_API cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem, void *stream);
+RT_API unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+					    struct CUstream_st *stream);
+RT_API cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem,
+					      void *stream);
 RT_API cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun);
 
 struct fatbin {
@@ -318,8 +335,8 @@ RT_API void __cudaUnregisterFatBinary(void **fatCubinHandle)
 }
 
 RT_API void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-				   const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim,
-				   dim3 *gDim, int *wSize)
+				   const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
+				   dim3 *bDim, dim3 *gDim, int *wSize)
 {
 	struct kernel *k = kernel_for(hostFun, deviceName ? deviceName : deviceFun);
 
@@ -327,12 +344,14 @@ RT_API void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, c
 	if (fatCubinHandle)
 		((struct fatbin *)fatCubinHandle)->functions++;
 	if (__builtin_expect(sg_log_level != 0, 0))
-		sg_log("%s(hostFun=%p deviceName=%s) duration_ns=%llu", __func__, (const void *)hostFun,
-		       k ? k->name : "?", k ? (unsigned long long)k->dur_ns : 0ull);
+		sg_log("%s(hostFun=%p deviceName=%s) duration_ns=%llu", __func__,
+		       (const void *)hostFun, k ? k->name : "?",
+		       k ? (unsigned long long)k->dur_ns : 0ull);
 }
 
-RT_API void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName,
-			      int ext, size_t size, int constant, int global)
+RT_API void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress,
+			      const char *deviceName, int ext, size_t size, int constant,
+			      int global)
 {
 	/* device variables live in the host shadow nvcc already allocated */
 	RT_FRAME();
@@ -340,12 +359,14 @@ RT_API void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *device
 	(void)ext, (void)size, (void)constant, (void)global;
 }
 
-RT_API void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, char *deviceAddress,
-				     const char *deviceName, int ext, size_t size, int constant, int global)
+RT_API void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress,
+				     char *deviceAddress, const char *deviceName, int ext,
+				     size_t size, int constant, int global)
 {
 	void *p = NULL;
 
-	(void)fatCubinHandle, (void)deviceAddress, (void)deviceName, (void)ext, (void)constant, (void)global;
+	(void)fatCubinHandle, (void)deviceAddress, (void)deviceName, (void)ext, (void)constant,
+		(void)global;
 	if (!hostVarPtrAddress)
 		return;
 	/* host code reaches a __managed__ variable through this pointer */
@@ -372,7 +393,8 @@ struct call_config {
 static __thread struct call_config cfg_stack[16];
 static __thread unsigned cfg_depth;
 
-RT_API unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, struct CUstream_st *stream)
+RT_API unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+					    struct CUstream_st *stream)
 {
 	if (cfg_depth >= sizeof(cfg_stack) / sizeof(cfg_stack[0]))
 		return 1;
@@ -380,7 +402,8 @@ RT_API unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t 
 	return 0;
 }
 
-RT_API cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem, void *stream)
+RT_API cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem,
+					      void *stream)
 {
 	struct call_config *c;
 
@@ -412,23 +435,21 @@ RT_API cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun)
  * and its _ptsz twin: a frame that is torn down at once, then a jump, so the
  * arguments (registers and the two stack slots) reach cudaLaunchKernel
  * untouched and it returns straight to the launch stub. */
-#define TRAMPOLINE(from, to)                                    \
-	".globl " from "\n"                                     \
-	".type " from ", @function\n"                           \
-	".p2align 4\n"                                          \
-	from ":\n"                                              \
-	"	.cfi_startproc\n"                               \
-	"	pushq %rbp\n"                                   \
-	"	.cfi_def_cfa_offset 16\n"                       \
-	"	.cfi_offset %rbp, -16\n"                        \
-	"	movq %rsp, %rbp\n"                              \
-	"	.cfi_def_cfa_register %rbp\n"                   \
-	"	popq %rbp\n"                                    \
-	"	.cfi_def_cfa %rsp, 8\n"                         \
-	"	jmp " to "@PLT\n"                               \
-	"	.cfi_endproc\n"                                 \
+#define TRAMPOLINE(from, to)            \
+	".globl " from "\n"             \
+	".type " from ", @function\n"   \
+	".p2align 4\n" from ":\n"       \
+	"	.cfi_startproc\n"             \
+	"	pushq %rbp\n"                 \
+	"	.cfi_def_cfa_offset 16\n"     \
+	"	.cfi_offset %rbp, -16\n"      \
+	"	movq %rsp, %rbp\n"            \
+	"	.cfi_def_cfa_register %rbp\n" \
+	"	popq %rbp\n"                  \
+	"	.cfi_def_cfa %rsp, 8\n"       \
+	"	jmp " to "@PLT\n"       \
+	"	.cfi_endproc\n"               \
 	".size " from ", .-" from "\n"
 
-__asm__(".text\n"
-	TRAMPOLINE("__cudaLaunchKernel", "cudaLaunchKernel")
-	TRAMPOLINE("__cudaLaunchKernel_ptsz", "cudaLaunchKernel_ptsz"));
+__asm__(".text\n" TRAMPOLINE("__cudaLaunchKernel", "cudaLaunchKernel")
+		TRAMPOLINE("__cudaLaunchKernel_ptsz", "cudaLaunchKernel_ptsz"));

@@ -64,7 +64,8 @@ static cudaError_t malloc_async(void **devPtr, size_t size, cudaStream_t h, bool
 	if (alloc_prologue(&e, devPtr, size))
 		return e;
 	if (!rt_direct) {
-		e = rt_cu((per_thread ? rt_drv.cuMemAllocAsync_ptsz : rt_drv.cuMemAllocAsync)(&d, size, h));
+		e = rt_cu((per_thread ? rt_drv.cuMemAllocAsync_ptsz
+				      : rt_drv.cuMemAllocAsync)(&d, size, h));
 		if (!e)
 			*devPtr = (void *)(uintptr_t)d;
 		return e;
@@ -95,7 +96,8 @@ RT_API cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int fl
 	CUdeviceptr d = 0;
 	cudaError_t e = rt_enter_drv();
 
-	if (!e && (!size || !devPtr || (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost)))
+	if (!e &&
+	    (!size || !devPtr || (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost)))
 		e = cudaErrorInvalidValue;
 	if (!e && rt_direct)
 		e = rt_err(sg_mem_alloc(rt_dev, size, SG_MEM_MANAGED, flags, devPtr));
@@ -131,7 +133,8 @@ RT_API cudaError_t cudaFree(void *devPtr)
 	cudaError_t e = rt_enter_drv();
 
 	if (!e && devPtr)
-		e = rt_direct ? rt_err(sg_mem_free_synced(devPtr, DEV_KINDS)) : rt_cu(rt_drv.cuMemFree_v2(RT_DPTR(devPtr)));
+		e = rt_direct ? rt_err(sg_mem_free_synced(devPtr, DEV_KINDS))
+			      : rt_cu(rt_drv.cuMemFree_v2(RT_DPTR(devPtr)));
 	RT_RETURN(e, "ptr=%p", devPtr);
 }
 
@@ -140,7 +143,8 @@ RT_API cudaError_t cudaFreeHost(void *ptr)
 	cudaError_t e = rt_enter_drv();
 
 	if (!e && ptr)
-		e = rt_direct ? rt_err(sg_mem_free_synced(ptr, 1u << SG_MEM_PINNED)) : rt_cu(rt_drv.cuMemFreeHost(ptr));
+		e = rt_direct ? rt_err(sg_mem_free_synced(ptr, 1u << SG_MEM_PINNED))
+			      : rt_cu(rt_drv.cuMemFreeHost(ptr));
 	RT_RETURN(e, "ptr=%p", ptr);
 }
 
@@ -153,7 +157,8 @@ static cudaError_t free_async(void *p, cudaStream_t h, bool per_thread)
 		return e;
 	if (rt_direct)
 		return rt_err(sg_mem_free_async(&t, p));
-	return rt_cu((per_thread ? rt_drv.cuMemFreeAsync_ptsz : rt_drv.cuMemFreeAsync)(RT_DPTR(p), h));
+	return rt_cu(
+		(per_thread ? rt_drv.cuMemFreeAsync_ptsz : rt_drv.cuMemFreeAsync)(RT_DPTR(p), h));
 }
 
 RT_API cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
@@ -187,7 +192,8 @@ RT_API cudaError_t cudaHostUnregister(void *ptr)
 	cudaError_t e = rt_enter_drv();
 
 	if (!e)
-		e = rt_direct ? rt_err(sg_host_unregister(ptr)) : rt_cu(rt_drv.cuMemHostUnregister(ptr));
+		e = rt_direct ? rt_err(sg_host_unregister(ptr))
+			      : rt_cu(rt_drv.cuMemHostUnregister(ptr));
 	RT_RETURN(e, "ptr=%p", ptr);
 }
 
@@ -231,7 +237,8 @@ RT_API cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
 	RT_RETURN(e, "free=%zu total=%zu", f, t);
 }
 
-RT_API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
+RT_API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes,
+					    const void *ptr)
 {
 	struct sg_range r;
 	cudaError_t e = rt_enter();

@@ -14,16 +14,16 @@
 #include "cudart_internal.h"
 
 /* Runs `body` with stream `h` resolved into `s`; leaves e set. */
-#define WITH_STREAM(h, per_thread, ...)                          \
-	do {                                                     \
-		struct sg_stream *s = NULL;                      \
-		e = rt_enter();                                  \
-		if (!e)                                          \
-			e = rt_stream((h), (per_thread), &s);    \
-		if (!e) {                                        \
-			__VA_ARGS__;                             \
-		}                                                \
-		sg_stream_put(s);                                \
+#define WITH_STREAM(h, per_thread, ...)                       \
+	do {                                                  \
+		struct sg_stream *s = NULL;                   \
+		e = rt_enter();                               \
+		if (!e)                                       \
+			e = rt_stream((h), (per_thread), &s); \
+		if (!e) {                                     \
+			__VA_ARGS__;                          \
+		}                                             \
+		sg_stream_put(s);                             \
 	} while (0)
 
 /* ---- streams --------------------------------------------------------------------- */
@@ -60,11 +60,13 @@ RT_API cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int
 	RT_RETURN(e, "flags=%#x stream=%p", flags, !e ? (void *)*pStream : NULL);
 }
 
-RT_API cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority)
+RT_API cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags,
+						int priority)
 {
 	cudaError_t e = create(pStream, flags, priority);
 
-	RT_RETURN(e, "flags=%#x priority=%d stream=%p", flags, priority, !e ? (void *)*pStream : NULL);
+	RT_RETURN(e, "flags=%#x priority=%d stream=%p", flags, priority,
+		  !e ? (void *)*pStream : NULL);
 }
 
 RT_API cudaError_t cudaStreamDestroy(cudaStream_t stream)
@@ -77,13 +79,13 @@ RT_API cudaError_t cudaStreamDestroy(cudaStream_t stream)
 }
 
 /* A one-argument stream call and its per-thread-default-stream twin. */
-#define STREAM_ENTRY(name, per_thread, op)                                  \
-	RT_API cudaError_t name(cudaStream_t stream)                        \
-	{                                                                   \
-		cudaError_t e;                                              \
-                                                                            \
-		WITH_STREAM(stream, per_thread, e = rt_err(op(s)));         \
-		RT_RETURN(e, "stream=%p", (void *)stream);                  \
+#define STREAM_ENTRY(name, per_thread, op)                          \
+	RT_API cudaError_t name(cudaStream_t stream)                \
+	{                                                           \
+		cudaError_t e;                                      \
+                                                                    \
+		WITH_STREAM(stream, per_thread, e = rt_err(op(s))); \
+		RT_RETURN(e, "stream=%p", (void *)stream);          \
 	}
 
 STREAM_ENTRY(cudaStreamQuery, false, sg_stream_query)
@@ -100,7 +102,8 @@ static cudaError_t stream_sync(cudaStream_t h, bool per_thread)
 		WITH_STREAM(h, per_thread, e = rt_err(sg_stream_sync(s)));
 		return e;
 	}
-	return rt_cu((per_thread ? rt_drv.cuStreamSynchronize_ptsz : rt_drv.cuStreamSynchronize)(h));
+	return rt_cu(
+		(per_thread ? rt_drv.cuStreamSynchronize_ptsz : rt_drv.cuStreamSynchronize)(h));
 }
 
 RT_API cudaError_t cudaStreamSynchronize(cudaStream_t stream)
@@ -121,42 +124,46 @@ static cudaError_t wait_event(cudaStream_t h, cudaEvent_t ev, unsigned flags, bo
 	if (e)
 		return e;
 	if (rt_direct) {
-		WITH_STREAM(h, per_thread, e = flags & ~1u ? cudaErrorInvalidValue : rt_err(sg_stream_wait_event(s, ev)));
+		WITH_STREAM(h, per_thread,
+			    e = flags & ~1u ? cudaErrorInvalidValue
+					    : rt_err(sg_stream_wait_event(s, ev)));
 		return e;
 	}
-	return rt_cu((per_thread ? rt_drv.cuStreamWaitEvent_ptsz : rt_drv.cuStreamWaitEvent)(h, ev, flags));
+	return rt_cu((per_thread ? rt_drv.cuStreamWaitEvent_ptsz
+				 : rt_drv.cuStreamWaitEvent)(h, ev, flags));
 }
 
 RT_API cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
 {
-	RT_RETURN(wait_event(stream, event, flags, false), "stream=%p event=%p flags=%#x", (void *)stream,
-		  (void *)event, flags);
+	RT_RETURN(wait_event(stream, event, flags, false), "stream=%p event=%p flags=%#x",
+		  (void *)stream, (void *)event, flags);
 }
 
-RT_API cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
+RT_API cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event,
+					    unsigned int flags)
 {
-	RT_RETURN(wait_event(stream, event, flags, true), "stream=%p event=%p flags=%#x", (void *)stream,
-		  (void *)event, flags);
+	RT_RETURN(wait_event(stream, event, flags, true), "stream=%p event=%p flags=%#x",
+		  (void *)stream, (void *)event, flags);
 }
 
-#define STREAM_GETTER(api, per_thread, type, arg, expr)                                    \
-	RT_API cudaError_t api(cudaStream_t hStream, type *arg)                             \
-	{                                                                                   \
-		cudaError_t e;                                                              \
-		int dev_ = 0, prio_ = 0;                                                    \
-		unsigned flags_ = 0;                                                        \
-		WITH_STREAM(hStream, per_thread, {                                          \
-			if (!arg) {                                                         \
-				e = cudaErrorInvalidValue;                                  \
-			} else {                                                            \
-				sg_stream_info(s, &dev_, &flags_, &prio_);                  \
-				*arg = (expr);                                              \
-			}                                                                   \
-		});                                                                         \
-		(void)dev_;                                                                 \
-		(void)prio_;                                                                \
-		(void)flags_;                                                               \
-		RT_RETURN(e, "stream=%p", (void *)hStream);                                 \
+#define STREAM_GETTER(api, per_thread, type, arg, expr)                    \
+	RT_API cudaError_t api(cudaStream_t hStream, type *arg)            \
+	{                                                                  \
+		cudaError_t e;                                             \
+		int dev_ = 0, prio_ = 0;                                   \
+		unsigned flags_ = 0;                                       \
+		WITH_STREAM(hStream, per_thread, {                         \
+			if (!arg) {                                        \
+				e = cudaErrorInvalidValue;                 \
+			} else {                                           \
+				sg_stream_info(s, &dev_, &flags_, &prio_); \
+				*arg = (expr);                             \
+			}                                                  \
+		});                                                        \
+		(void)dev_;                                                \
+		(void)prio_;                                               \
+		(void)flags_;                                              \
+		RT_RETURN(e, "stream=%p", (void *)hStream);                \
 	}
 
 STREAM_GETTER(cudaStreamGetFlags, false, unsigned int, flags, flags_)
@@ -229,12 +236,14 @@ static cudaError_t is_capturing(cudaStream_t h, enum cudaStreamCaptureStatus *st
 	return e;
 }
 
-RT_API cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
+RT_API cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
+					 enum cudaStreamCaptureStatus *pCaptureStatus)
 {
 	RT_RETURN(is_capturing(stream, pCaptureStatus, false), "stream=%p", (void *)stream);
 }
 
-RT_API cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
+RT_API cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream,
+					      enum cudaStreamCaptureStatus *pCaptureStatus)
 {
 	RT_RETURN(is_capturing(stream, pCaptureStatus, true), "stream=%p", (void *)stream);
 }
@@ -282,27 +291,32 @@ static cudaError_t record(cudaEvent_t ev, cudaStream_t h, unsigned flags, bool p
 {
 	cudaError_t e;
 
-	WITH_STREAM(h, per_thread, e = flags & ~1u ? cudaErrorInvalidValue : rt_err(sg_event_record(ev, s)));
+	WITH_STREAM(h, per_thread,
+		    e = flags & ~1u ? cudaErrorInvalidValue : rt_err(sg_event_record(ev, s)));
 	return e;
 }
 
 RT_API cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
-	RT_RETURN(record(event, stream, 0, false), "event=%p stream=%p", (void *)event, (void *)stream);
+	RT_RETURN(record(event, stream, 0, false), "event=%p stream=%p", (void *)event,
+		  (void *)stream);
 }
 
 RT_API cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream)
 {
-	RT_RETURN(record(event, stream, 0, true), "event=%p stream=%p", (void *)event, (void *)stream);
+	RT_RETURN(record(event, stream, 0, true), "event=%p stream=%p", (void *)event,
+		  (void *)stream);
 }
 
-RT_API cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
+RT_API cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream,
+					    unsigned int flags)
 {
-	RT_RETURN(record(event, stream, flags, false), "event=%p stream=%p flags=%#x", (void *)event,
-		  (void *)stream, flags);
+	RT_RETURN(record(event, stream, flags, false), "event=%p stream=%p flags=%#x",
+		  (void *)event, (void *)stream, flags);
 }
 
-RT_API cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
+RT_API cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream,
+						 unsigned int flags)
 {
 	RT_RETURN(record(event, stream, flags, true), "event=%p stream=%p flags=%#x", (void *)event,
 		  (void *)stream, flags);
@@ -313,7 +327,8 @@ RT_API cudaError_t cudaEventSynchronize(cudaEvent_t event)
 	cudaError_t e = rt_enter_drv();
 
 	if (!e)
-		e = rt_direct ? rt_err(sg_event_sync(event)) : rt_cu(rt_drv.cuEventSynchronize(event));
+		e = rt_direct ? rt_err(sg_event_sync(event))
+			      : rt_cu(rt_drv.cuEventSynchronize(event));
 	RT_RETURN(e, "event=%p", (void *)event);
 }
 
@@ -332,7 +347,8 @@ RT_API cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_
 
 	if (!e)
 		e = rt_err(sg_event_elapsed(start, end, ms));
-	RT_RETURN(e, "start=%p end=%p ms=%.6f", (void *)start, (void *)end, ms && !e ? (double)*ms : -1.0);
+	RT_RETURN(e, "start=%p end=%p ms=%.6f", (void *)start, (void *)end,
+		  ms && !e ? (double)*ms : -1.0);
 }
 
 /* ---- graphs ------------------------------------------------------------------------------ */
@@ -351,11 +367,13 @@ static cudaError_t instantiate(cudaGraphExec_t *px, cudaGraph_t g)
 	return e;
 }
 
-RT_API cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
+RT_API cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+					unsigned long long flags)
 {
 	cudaError_t e = instantiate(pGraphExec, graph);
 
-	RT_RETURN(e, "graph=%p flags=%#llx exec=%p", (void *)graph, flags, !e ? (void *)*pGraphExec : NULL);
+	RT_RETURN(e, "graph=%p flags=%#llx exec=%p", (void *)graph, flags,
+		  !e ? (void *)*pGraphExec : NULL);
 }
 
 RT_API cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
@@ -363,7 +381,8 @@ RT_API cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cu
 {
 	cudaError_t e = instantiate(pGraphExec, graph);
 
-	RT_RETURN(e, "graph=%p flags=%#llx exec=%p", (void *)graph, flags, !e ? (void *)*pGraphExec : NULL);
+	RT_RETURN(e, "graph=%p flags=%#llx exec=%p", (void *)graph, flags,
+		  !e ? (void *)*pGraphExec : NULL);
 }
 
 /* cudaGraphLaunch -> cuGraphLaunch (_ptsz -> _ptsz) */
@@ -377,17 +396,20 @@ static cudaError_t graph_launch(cudaGraphExec_t x, cudaStream_t h, bool per_thre
 		WITH_STREAM(h, per_thread, e = rt_err(sg_graph_launch(x, s)));
 		return e;
 	}
-	return rt_cu((per_thread ? rt_drv.cuGraphLaunch_ptsz : rt_drv.cuGraphLaunch)((CUgraphExec)x, h));
+	return rt_cu(
+		(per_thread ? rt_drv.cuGraphLaunch_ptsz : rt_drv.cuGraphLaunch)((CUgraphExec)x, h));
 }
 
 RT_API cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
-	RT_RETURN(graph_launch(graphExec, stream, false), "exec=%p stream=%p", (void *)graphExec, (void *)stream);
+	RT_RETURN(graph_launch(graphExec, stream, false), "exec=%p stream=%p", (void *)graphExec,
+		  (void *)stream);
 }
 
 RT_API cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
-	RT_RETURN(graph_launch(graphExec, stream, true), "exec=%p stream=%p", (void *)graphExec, (void *)stream);
+	RT_RETURN(graph_launch(graphExec, stream, true), "exec=%p stream=%p", (void *)graphExec,
+		  (void *)stream);
 }
 
 RT_API cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
@@ -420,12 +442,14 @@ static cudaError_t host_func(cudaStream_t h, cudaHostFn_t fn, void *data, bool p
 
 RT_API cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
 {
-	RT_RETURN(host_func(stream, fn, userData, false), "stream=%p fn=%p", (void *)stream, (void *)fn);
+	RT_RETURN(host_func(stream, fn, userData, false), "stream=%p fn=%p", (void *)stream,
+		  (void *)fn);
 }
 
 RT_API cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void *userData)
 {
-	RT_RETURN(host_func(stream, fn, userData, true), "stream=%p fn=%p", (void *)stream, (void *)fn);
+	RT_RETURN(host_func(stream, fn, userData, true), "stream=%p fn=%p", (void *)stream,
+		  (void *)fn);
 }
 
 struct callback {
@@ -442,13 +466,16 @@ static void run_callback(void *arg)
 	free(c);
 }
 
-static cudaError_t add_callback(cudaStream_t h, cudaStreamCallback_t cb, void *data, unsigned flags, bool per_thread)
+static cudaError_t add_callback(cudaStream_t h, cudaStreamCallback_t cb, void *data, unsigned flags,
+				bool per_thread)
 {
 	cudaError_t e;
 
 	WITH_STREAM(h, per_thread, {
 		struct callback *c;
-		struct sg_work w = { .kind = SG_WORK_HOSTFN, .name = "callback", .fn = run_callback };
+		struct sg_work w = { .kind = SG_WORK_HOSTFN,
+				     .name = "callback",
+				     .fn = run_callback };
 
 		if (!cb || flags) {
 			e = cudaErrorInvalidValue;
@@ -467,14 +494,16 @@ static cudaError_t add_callback(cudaStream_t h, cudaStreamCallback_t cb, void *d
 	return e;
 }
 
-RT_API cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData,
-					 unsigned int flags)
+RT_API cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback,
+					 void *userData, unsigned int flags)
 {
-	RT_RETURN(add_callback(stream, callback, userData, flags, false), "stream=%p", (void *)stream);
+	RT_RETURN(add_callback(stream, callback, userData, flags, false), "stream=%p",
+		  (void *)stream);
 }
 
-RT_API cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t callback, void *userData,
-					      unsigned int flags)
+RT_API cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t callback,
+					      void *userData, unsigned int flags)
 {
-	RT_RETURN(add_callback(stream, callback, userData, flags, true), "stream=%p", (void *)stream);
+	RT_RETURN(add_callback(stream, callback, userData, flags, true), "stream=%p",
+		  (void *)stream);
 }

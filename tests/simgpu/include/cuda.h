@@ -37,44 +37,44 @@ typedef uint64_t cuuint64_t;
 #define __SIMGPU_CU_PTSZ(api) api
 #endif
 
-#define cuDeviceTotalMem           cuDeviceTotalMem_v2
-#define cuCtxCreate                cuCtxCreate_v4
-#define cuCtxDestroy               cuCtxDestroy_v2
-#define cuCtxPushCurrent           cuCtxPushCurrent_v2
-#define cuCtxPopCurrent            cuCtxPopCurrent_v2
-#define cuDevicePrimaryCtxRelease  cuDevicePrimaryCtxRelease_v2
-#define cuMemGetInfo               cuMemGetInfo_v2
-#define cuMemAlloc                 cuMemAlloc_v2
-#define cuMemFree                  cuMemFree_v2
-#define cuMemAllocHost             cuMemAllocHost_v2
-#define cuMemHostRegister          cuMemHostRegister_v2
-#define cuStreamDestroy            cuStreamDestroy_v2
-#define cuEventDestroy             cuEventDestroy_v2
-#define cuEventElapsedTime         cuEventElapsedTime_v2
-#define cuGetProcAddress           cuGetProcAddress_v2
-#define cuMemcpyHtoD               __SIMGPU_CU_PTDS(cuMemcpyHtoD_v2)
-#define cuMemcpyDtoH               __SIMGPU_CU_PTDS(cuMemcpyDtoH_v2)
-#define cuMemcpyDtoD               __SIMGPU_CU_PTDS(cuMemcpyDtoD_v2)
-#define cuMemcpyHtoDAsync          __SIMGPU_CU_PTSZ(cuMemcpyHtoDAsync_v2)
-#define cuMemcpyDtoHAsync          __SIMGPU_CU_PTSZ(cuMemcpyDtoHAsync_v2)
-#define cuMemcpyDtoDAsync          __SIMGPU_CU_PTSZ(cuMemcpyDtoDAsync_v2)
-#define cuMemsetD8                 __SIMGPU_CU_PTDS(cuMemsetD8_v2)
-#define cuMemsetD32                __SIMGPU_CU_PTDS(cuMemsetD32_v2)
+#define cuDeviceTotalMem	  cuDeviceTotalMem_v2
+#define cuCtxCreate		  cuCtxCreate_v4
+#define cuCtxDestroy		  cuCtxDestroy_v2
+#define cuCtxPushCurrent	  cuCtxPushCurrent_v2
+#define cuCtxPopCurrent		  cuCtxPopCurrent_v2
+#define cuDevicePrimaryCtxRelease cuDevicePrimaryCtxRelease_v2
+#define cuMemGetInfo		  cuMemGetInfo_v2
+#define cuMemAlloc		  cuMemAlloc_v2
+#define cuMemFree		  cuMemFree_v2
+#define cuMemAllocHost		  cuMemAllocHost_v2
+#define cuMemHostRegister	  cuMemHostRegister_v2
+#define cuStreamDestroy		  cuStreamDestroy_v2
+#define cuEventDestroy		  cuEventDestroy_v2
+#define cuEventElapsedTime	  cuEventElapsedTime_v2
+#define cuGetProcAddress	  cuGetProcAddress_v2
+#define cuMemcpyHtoD		  __SIMGPU_CU_PTDS(cuMemcpyHtoD_v2)
+#define cuMemcpyDtoH		  __SIMGPU_CU_PTDS(cuMemcpyDtoH_v2)
+#define cuMemcpyDtoD		  __SIMGPU_CU_PTDS(cuMemcpyDtoD_v2)
+#define cuMemcpyHtoDAsync	  __SIMGPU_CU_PTSZ(cuMemcpyHtoDAsync_v2)
+#define cuMemcpyDtoHAsync	  __SIMGPU_CU_PTSZ(cuMemcpyDtoHAsync_v2)
+#define cuMemcpyDtoDAsync	  __SIMGPU_CU_PTSZ(cuMemcpyDtoDAsync_v2)
+#define cuMemsetD8		  __SIMGPU_CU_PTDS(cuMemsetD8_v2)
+#define cuMemsetD32		  __SIMGPU_CU_PTDS(cuMemsetD32_v2)
 #if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
-#define cuMemcpy                   __SIMGPU_CU_PTDS(cuMemcpy)
-#define cuMemcpyAsync              __SIMGPU_CU_PTSZ(cuMemcpyAsync)
-#define cuMemsetD8Async            __SIMGPU_CU_PTSZ(cuMemsetD8Async)
-#define cuMemsetD32Async           __SIMGPU_CU_PTSZ(cuMemsetD32Async)
-#define cuStreamQuery              __SIMGPU_CU_PTSZ(cuStreamQuery)
-#define cuStreamSynchronize        __SIMGPU_CU_PTSZ(cuStreamSynchronize)
-#define cuStreamWaitEvent          __SIMGPU_CU_PTSZ(cuStreamWaitEvent)
-#define cuEventRecord              __SIMGPU_CU_PTSZ(cuEventRecord)
-#define cuLaunchKernel             __SIMGPU_CU_PTSZ(cuLaunchKernel)
-#define cuLaunchKernelEx           __SIMGPU_CU_PTSZ(cuLaunchKernelEx)
-#define cuLaunchCooperativeKernel  __SIMGPU_CU_PTSZ(cuLaunchCooperativeKernel)
-#define cuGraphLaunch              __SIMGPU_CU_PTSZ(cuGraphLaunch)
-#define cuMemAllocAsync            __SIMGPU_CU_PTSZ(cuMemAllocAsync)
-#define cuMemFreeAsync             __SIMGPU_CU_PTSZ(cuMemFreeAsync)
+#define cuMemcpy		  __SIMGPU_CU_PTDS(cuMemcpy)
+#define cuMemcpyAsync		  __SIMGPU_CU_PTSZ(cuMemcpyAsync)
+#define cuMemsetD8Async		  __SIMGPU_CU_PTSZ(cuMemsetD8Async)
+#define cuMemsetD32Async	  __SIMGPU_CU_PTSZ(cuMemsetD32Async)
+#define cuStreamQuery		  __SIMGPU_CU_PTSZ(cuStreamQuery)
+#define cuStreamSynchronize	  __SIMGPU_CU_PTSZ(cuStreamSynchronize)
+#define cuStreamWaitEvent	  __SIMGPU_CU_PTSZ(cuStreamWaitEvent)
+#define cuEventRecord		  __SIMGPU_CU_PTSZ(cuEventRecord)
+#define cuLaunchKernel		  __SIMGPU_CU_PTSZ(cuLaunchKernel)
+#define cuLaunchKernelEx	  __SIMGPU_CU_PTSZ(cuLaunchKernelEx)
+#define cuLaunchCooperativeKernel __SIMGPU_CU_PTSZ(cuLaunchCooperativeKernel)
+#define cuGraphLaunch		  __SIMGPU_CU_PTSZ(cuGraphLaunch)
+#define cuMemAllocAsync		  __SIMGPU_CU_PTSZ(cuMemAllocAsync)
+#define cuMemFreeAsync		  __SIMGPU_CU_PTSZ(cuMemFreeAsync)
 #endif
 
 #ifdef __cplusplus
@@ -100,107 +100,107 @@ typedef unsigned long long CUmemGenericAllocationHandle_v1;
 typedef CUmemGenericAllocationHandle_v1 CUmemGenericAllocationHandle;
 
 /* ---- CUresult (values of the real driver) ---------------------------------------------- */
-#define __SIMGPU_CU_ERRORS(X) \
-	X(CUDA_SUCCESS, 0) \
-	X(CUDA_ERROR_INVALID_VALUE, 1) \
-	X(CUDA_ERROR_OUT_OF_MEMORY, 2) \
-	X(CUDA_ERROR_NOT_INITIALIZED, 3) \
-	X(CUDA_ERROR_DEINITIALIZED, 4) \
-	X(CUDA_ERROR_PROFILER_DISABLED, 5) \
-	X(CUDA_ERROR_PROFILER_NOT_INITIALIZED, 6) \
-	X(CUDA_ERROR_PROFILER_ALREADY_STARTED, 7) \
-	X(CUDA_ERROR_PROFILER_ALREADY_STOPPED, 8) \
-	X(CUDA_ERROR_STUB_LIBRARY, 34) \
-	X(CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER, 36) \
-	X(CUDA_ERROR_DEVICE_UNAVAILABLE, 46) \
-	X(CUDA_ERROR_NO_DEVICE, 100) \
-	X(CUDA_ERROR_INVALID_DEVICE, 101) \
-	X(CUDA_ERROR_DEVICE_NOT_LICENSED, 102) \
-	X(CUDA_ERROR_INVALID_IMAGE, 200) \
-	X(CUDA_ERROR_INVALID_CONTEXT, 201) \
-	X(CUDA_ERROR_CONTEXT_ALREADY_CURRENT, 202) \
-	X(CUDA_ERROR_MAP_FAILED, 205) \
-	X(CUDA_ERROR_UNMAP_FAILED, 206) \
-	X(CUDA_ERROR_ARRAY_IS_MAPPED, 207) \
-	X(CUDA_ERROR_ALREADY_MAPPED, 208) \
-	X(CUDA_ERROR_NO_BINARY_FOR_GPU, 209) \
-	X(CUDA_ERROR_ALREADY_ACQUIRED, 210) \
-	X(CUDA_ERROR_NOT_MAPPED, 211) \
-	X(CUDA_ERROR_NOT_MAPPED_AS_ARRAY, 212) \
-	X(CUDA_ERROR_NOT_MAPPED_AS_POINTER, 213) \
-	X(CUDA_ERROR_ECC_UNCORRECTABLE, 214) \
-	X(CUDA_ERROR_UNSUPPORTED_LIMIT, 215) \
-	X(CUDA_ERROR_CONTEXT_ALREADY_IN_USE, 216) \
-	X(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, 217) \
-	X(CUDA_ERROR_INVALID_PTX, 218) \
-	X(CUDA_ERROR_INVALID_GRAPHICS_CONTEXT, 219) \
-	X(CUDA_ERROR_NVLINK_UNCORRECTABLE, 220) \
-	X(CUDA_ERROR_JIT_COMPILER_NOT_FOUND, 221) \
-	X(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, 222) \
-	X(CUDA_ERROR_JIT_COMPILATION_DISABLED, 223) \
-	X(CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY, 224) \
-	X(CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC, 225) \
-	X(CUDA_ERROR_CONTAINED, 226) \
-	X(CUDA_ERROR_INVALID_SOURCE, 300) \
-	X(CUDA_ERROR_FILE_NOT_FOUND, 301) \
+#define __SIMGPU_CU_ERRORS(X)                             \
+	X(CUDA_SUCCESS, 0)                                \
+	X(CUDA_ERROR_INVALID_VALUE, 1)                    \
+	X(CUDA_ERROR_OUT_OF_MEMORY, 2)                    \
+	X(CUDA_ERROR_NOT_INITIALIZED, 3)                  \
+	X(CUDA_ERROR_DEINITIALIZED, 4)                    \
+	X(CUDA_ERROR_PROFILER_DISABLED, 5)                \
+	X(CUDA_ERROR_PROFILER_NOT_INITIALIZED, 6)         \
+	X(CUDA_ERROR_PROFILER_ALREADY_STARTED, 7)         \
+	X(CUDA_ERROR_PROFILER_ALREADY_STOPPED, 8)         \
+	X(CUDA_ERROR_STUB_LIBRARY, 34)                    \
+	X(CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER, 36)      \
+	X(CUDA_ERROR_DEVICE_UNAVAILABLE, 46)              \
+	X(CUDA_ERROR_NO_DEVICE, 100)                      \
+	X(CUDA_ERROR_INVALID_DEVICE, 101)                 \
+	X(CUDA_ERROR_DEVICE_NOT_LICENSED, 102)            \
+	X(CUDA_ERROR_INVALID_IMAGE, 200)                  \
+	X(CUDA_ERROR_INVALID_CONTEXT, 201)                \
+	X(CUDA_ERROR_CONTEXT_ALREADY_CURRENT, 202)        \
+	X(CUDA_ERROR_MAP_FAILED, 205)                     \
+	X(CUDA_ERROR_UNMAP_FAILED, 206)                   \
+	X(CUDA_ERROR_ARRAY_IS_MAPPED, 207)                \
+	X(CUDA_ERROR_ALREADY_MAPPED, 208)                 \
+	X(CUDA_ERROR_NO_BINARY_FOR_GPU, 209)              \
+	X(CUDA_ERROR_ALREADY_ACQUIRED, 210)               \
+	X(CUDA_ERROR_NOT_MAPPED, 211)                     \
+	X(CUDA_ERROR_NOT_MAPPED_AS_ARRAY, 212)            \
+	X(CUDA_ERROR_NOT_MAPPED_AS_POINTER, 213)          \
+	X(CUDA_ERROR_ECC_UNCORRECTABLE, 214)              \
+	X(CUDA_ERROR_UNSUPPORTED_LIMIT, 215)              \
+	X(CUDA_ERROR_CONTEXT_ALREADY_IN_USE, 216)         \
+	X(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, 217)        \
+	X(CUDA_ERROR_INVALID_PTX, 218)                    \
+	X(CUDA_ERROR_INVALID_GRAPHICS_CONTEXT, 219)       \
+	X(CUDA_ERROR_NVLINK_UNCORRECTABLE, 220)           \
+	X(CUDA_ERROR_JIT_COMPILER_NOT_FOUND, 221)         \
+	X(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, 222)        \
+	X(CUDA_ERROR_JIT_COMPILATION_DISABLED, 223)       \
+	X(CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY, 224)      \
+	X(CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC, 225)       \
+	X(CUDA_ERROR_CONTAINED, 226)                      \
+	X(CUDA_ERROR_INVALID_SOURCE, 300)                 \
+	X(CUDA_ERROR_FILE_NOT_FOUND, 301)                 \
 	X(CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, 302) \
-	X(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, 303) \
-	X(CUDA_ERROR_OPERATING_SYSTEM, 304) \
-	X(CUDA_ERROR_INVALID_HANDLE, 400) \
-	X(CUDA_ERROR_ILLEGAL_STATE, 401) \
-	X(CUDA_ERROR_LOSSY_QUERY, 402) \
-	X(CUDA_ERROR_NOT_FOUND, 500) \
-	X(CUDA_ERROR_NOT_READY, 600) \
-	X(CUDA_ERROR_ILLEGAL_ADDRESS, 700) \
-	X(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, 701) \
-	X(CUDA_ERROR_LAUNCH_TIMEOUT, 702) \
-	X(CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING, 703) \
-	X(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, 704) \
-	X(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, 705) \
-	X(CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE, 708) \
-	X(CUDA_ERROR_CONTEXT_IS_DESTROYED, 709) \
-	X(CUDA_ERROR_ASSERT, 710) \
-	X(CUDA_ERROR_TOO_MANY_PEERS, 711) \
+	X(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, 303)      \
+	X(CUDA_ERROR_OPERATING_SYSTEM, 304)               \
+	X(CUDA_ERROR_INVALID_HANDLE, 400)                 \
+	X(CUDA_ERROR_ILLEGAL_STATE, 401)                  \
+	X(CUDA_ERROR_LOSSY_QUERY, 402)                    \
+	X(CUDA_ERROR_NOT_FOUND, 500)                      \
+	X(CUDA_ERROR_NOT_READY, 600)                      \
+	X(CUDA_ERROR_ILLEGAL_ADDRESS, 700)                \
+	X(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, 701)        \
+	X(CUDA_ERROR_LAUNCH_TIMEOUT, 702)                 \
+	X(CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING, 703)  \
+	X(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, 704)    \
+	X(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, 705)        \
+	X(CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE, 708)         \
+	X(CUDA_ERROR_CONTEXT_IS_DESTROYED, 709)           \
+	X(CUDA_ERROR_ASSERT, 710)                         \
+	X(CUDA_ERROR_TOO_MANY_PEERS, 711)                 \
 	X(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, 712) \
-	X(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, 713) \
-	X(CUDA_ERROR_HARDWARE_STACK_ERROR, 714) \
-	X(CUDA_ERROR_ILLEGAL_INSTRUCTION, 715) \
-	X(CUDA_ERROR_MISALIGNED_ADDRESS, 716) \
-	X(CUDA_ERROR_INVALID_ADDRESS_SPACE, 717) \
-	X(CUDA_ERROR_INVALID_PC, 718) \
-	X(CUDA_ERROR_LAUNCH_FAILED, 719) \
-	X(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, 720) \
-	X(CUDA_ERROR_TENSOR_MEMORY_LEAK, 721) \
-	X(CUDA_ERROR_NOT_PERMITTED, 800) \
-	X(CUDA_ERROR_NOT_SUPPORTED, 801) \
-	X(CUDA_ERROR_SYSTEM_NOT_READY, 802) \
-	X(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 803) \
+	X(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, 713)     \
+	X(CUDA_ERROR_HARDWARE_STACK_ERROR, 714)           \
+	X(CUDA_ERROR_ILLEGAL_INSTRUCTION, 715)            \
+	X(CUDA_ERROR_MISALIGNED_ADDRESS, 716)             \
+	X(CUDA_ERROR_INVALID_ADDRESS_SPACE, 717)          \
+	X(CUDA_ERROR_INVALID_PC, 718)                     \
+	X(CUDA_ERROR_LAUNCH_FAILED, 719)                  \
+	X(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, 720)   \
+	X(CUDA_ERROR_TENSOR_MEMORY_LEAK, 721)             \
+	X(CUDA_ERROR_NOT_PERMITTED, 800)                  \
+	X(CUDA_ERROR_NOT_SUPPORTED, 801)                  \
+	X(CUDA_ERROR_SYSTEM_NOT_READY, 802)               \
+	X(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 803)         \
 	X(CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, 804) \
-	X(CUDA_ERROR_MPS_CONNECTION_FAILED, 805) \
-	X(CUDA_ERROR_MPS_RPC_FAILURE, 806) \
-	X(CUDA_ERROR_MPS_SERVER_NOT_READY, 807) \
-	X(CUDA_ERROR_MPS_MAX_CLIENTS_REACHED, 808) \
-	X(CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED, 809) \
-	X(CUDA_ERROR_MPS_CLIENT_TERMINATED, 810) \
-	X(CUDA_ERROR_CDP_NOT_SUPPORTED, 811) \
-	X(CUDA_ERROR_CDP_VERSION_MISMATCH, 812) \
-	X(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, 900) \
-	X(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, 901) \
-	X(CUDA_ERROR_STREAM_CAPTURE_MERGE, 902) \
-	X(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, 903) \
-	X(CUDA_ERROR_STREAM_CAPTURE_UNJOINED, 904) \
-	X(CUDA_ERROR_STREAM_CAPTURE_ISOLATION, 905) \
-	X(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, 906) \
-	X(CUDA_ERROR_CAPTURED_EVENT, 907) \
-	X(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, 908) \
-	X(CUDA_ERROR_TIMEOUT, 909) \
-	X(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, 910) \
-	X(CUDA_ERROR_EXTERNAL_DEVICE, 911) \
-	X(CUDA_ERROR_INVALID_CLUSTER_SIZE, 912) \
-	X(CUDA_ERROR_FUNCTION_NOT_LOADED, 913) \
-	X(CUDA_ERROR_INVALID_RESOURCE_TYPE, 914) \
+	X(CUDA_ERROR_MPS_CONNECTION_FAILED, 805)          \
+	X(CUDA_ERROR_MPS_RPC_FAILURE, 806)                \
+	X(CUDA_ERROR_MPS_SERVER_NOT_READY, 807)           \
+	X(CUDA_ERROR_MPS_MAX_CLIENTS_REACHED, 808)        \
+	X(CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED, 809)    \
+	X(CUDA_ERROR_MPS_CLIENT_TERMINATED, 810)          \
+	X(CUDA_ERROR_CDP_NOT_SUPPORTED, 811)              \
+	X(CUDA_ERROR_CDP_VERSION_MISMATCH, 812)           \
+	X(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, 900)     \
+	X(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, 901)     \
+	X(CUDA_ERROR_STREAM_CAPTURE_MERGE, 902)           \
+	X(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, 903)       \
+	X(CUDA_ERROR_STREAM_CAPTURE_UNJOINED, 904)        \
+	X(CUDA_ERROR_STREAM_CAPTURE_ISOLATION, 905)       \
+	X(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, 906)        \
+	X(CUDA_ERROR_CAPTURED_EVENT, 907)                 \
+	X(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, 908)    \
+	X(CUDA_ERROR_TIMEOUT, 909)                        \
+	X(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, 910)      \
+	X(CUDA_ERROR_EXTERNAL_DEVICE, 911)                \
+	X(CUDA_ERROR_INVALID_CLUSTER_SIZE, 912)           \
+	X(CUDA_ERROR_FUNCTION_NOT_LOADED, 913)            \
+	X(CUDA_ERROR_INVALID_RESOURCE_TYPE, 914)          \
 	X(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, 915) \
-	X(CUDA_ERROR_KEY_ROTATION, 916) \
+	X(CUDA_ERROR_KEY_ROTATION, 916)                   \
 	X(CUDA_ERROR_UNKNOWN, 999)
 
 typedef enum cudaError_enum {
@@ -264,12 +264,12 @@ typedef enum CUmemAttach_flags_enum {
 #define CU_MEMHOSTREGISTER_IOMEMORY   0x04
 #define CU_MEMHOSTREGISTER_READ_ONLY  0x08
 
-#define CU_LAUNCH_PARAM_END_AS_INT            0x00
-#define CU_LAUNCH_PARAM_END                   ((void *)CU_LAUNCH_PARAM_END_AS_INT)
+#define CU_LAUNCH_PARAM_END_AS_INT	      0x00
+#define CU_LAUNCH_PARAM_END		      ((void *)CU_LAUNCH_PARAM_END_AS_INT)
 #define CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT 0x01
-#define CU_LAUNCH_PARAM_BUFFER_POINTER        ((void *)CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT)
+#define CU_LAUNCH_PARAM_BUFFER_POINTER	      ((void *)CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT)
 #define CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT    0x02
-#define CU_LAUNCH_PARAM_BUFFER_SIZE           ((void *)CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT)
+#define CU_LAUNCH_PARAM_BUFFER_SIZE	      ((void *)CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT)
 
 /* A subset of the attributes; cuDeviceGetAttribute answers these (others read 0). */
 typedef enum CUdevice_attribute_enum {
@@ -484,7 +484,8 @@ CUresult CUDAAPI cuInit(unsigned int Flags);
 CUresult CUDAAPI cuDriverGetVersion(int *driverVersion);
 CUresult CUDAAPI cuGetErrorName(CUresult error, const char **pStr);
 CUresult CUDAAPI cuGetErrorString(CUresult error, const char **pStr);
-CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+				     cuuint64_t flags,
 				     CUdriverProcAddressQueryResult *symbolStatus);
 
 /* ---- devices ---------------------------------------------------------------------------------- */
@@ -498,7 +499,8 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevi
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
 CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev);
 CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
-CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev);
+CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
+				unsigned int flags, CUdevice dev);
 CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx);
 CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx);
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx);
@@ -524,45 +526,57 @@ CUresult CUDAAPI cuMemHostUnregister(void *p);
 
 /* ---- virtual memory management ---------------------------------------------------------------- */
 CUresult CUDAAPI cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
-					      CUmemAllocationGranularity_flags option);
-CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
-			    unsigned long long flags);
+					       CUmemAllocationGranularity_flags option);
+CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+			     const CUmemAllocationProp *prop, unsigned long long flags);
 CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle);
-CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
-				    unsigned long long flags);
+CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
+				     CUdeviceptr addr, unsigned long long flags);
 CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size);
-CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
-			 unsigned long long flags);
+CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+			  CUmemGenericAllocationHandle handle, unsigned long long flags);
 CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size);
-CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count);
+CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
+				size_t count);
 
 /* ---- copies and memsets ----------------------------------------------------------------------- */
 CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount);
 CUresult CUDAAPI cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount);
-CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream);
-CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream);
+CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
+			       CUstream hStream);
+CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
+				    CUstream hStream);
 CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount);
 CUresult CUDAAPI cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount);
 CUresult CUDAAPI cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount);
 CUresult CUDAAPI cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount);
 CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount);
-CUresult CUDAAPI cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount);
-CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream);
-CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
-					  CUstream hStream);
-CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream);
-CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream);
-CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream);
-CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
-					  CUstream hStream);
+CUresult CUDAAPI cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+				      size_t ByteCount);
+CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
+				      CUstream hStream);
+CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost,
+					   size_t ByteCount, CUstream hStream);
+CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+				      CUstream hStream);
+CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+					   CUstream hStream);
+CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+				      size_t ByteCount, CUstream hStream);
+CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+					   size_t ByteCount, CUstream hStream);
 CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N);
 CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N);
 CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N);
 CUresult CUDAAPI cuMemsetD32_v2_ptds(CUdeviceptr dstDevice, unsigned int ui, size_t N);
-CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream);
-CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream);
-CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream);
-CUresult CUDAAPI cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream);
+CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
+				 CUstream hStream);
+CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N,
+				      CUstream hStream);
+CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
+				  CUstream hStream);
+CUresult CUDAAPI cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N,
+				       CUstream hStream);
 
 /* ---- streams, events, graphs ------------------------------------------------------------------ */
 CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags);
@@ -588,17 +602,18 @@ CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream);
 CUresult CUDAAPI cuModuleLoad(CUmodule *module, const char *fname);
 CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image);
 CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
-				   CUjit_option *options, void **optionValues);
+				    CUjit_option *options, void **optionValues);
 CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin);
 CUresult CUDAAPI cuModuleUnload(CUmodule hmod);
 CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name);
 CUresult CUDAAPI cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
-				  void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions,
-				  void **libraryOptionValues, unsigned int numLibraryOptions);
-CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions,
-				      void **jitOptionsValues, unsigned int numJitOptions,
-				      CUlibraryOption *libraryOptions, void **libraryOptionValues,
-				      unsigned int numLibraryOptions);
+				   void **jitOptionsValues, unsigned int numJitOptions,
+				   CUlibraryOption *libraryOptions, void **libraryOptionValues,
+				   unsigned int numLibraryOptions);
+CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
+				       CUjit_option *jitOptions, void **jitOptionsValues,
+				       unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+				       void **libraryOptionValues, unsigned int numLibraryOptions);
 CUresult CUDAAPI cuLibraryUnload(CUlibrary library);
 CUresult CUDAAPI cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name);
 CUresult CUDAAPI cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel);
@@ -606,23 +621,30 @@ CUresult CUDAAPI cuKernelGetName(const char **name, CUkernel hfunc);
 CUresult CUDAAPI cuFuncGetName(const char **name, CUfunction hfunc);
 
 /* ---- launches ----------------------------------------------------------------------------------- */
-CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
-			       unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
-			       unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra);
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+				unsigned int gridDimZ, unsigned int blockDimX,
+				unsigned int blockDimY, unsigned int blockDimZ,
+				unsigned int sharedMemBytes, CUstream hStream, void **kernelParams,
+				void **extra);
 CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-				    unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-				    unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-				    void **kernelParams, void **extra);
-CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra);
-CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra);
-CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-					  unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-					  unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-					  void **kernelParams);
-CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-					       unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-					       unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-					       void **kernelParams);
+				     unsigned int gridDimZ, unsigned int blockDimX,
+				     unsigned int blockDimY, unsigned int blockDimZ,
+				     unsigned int sharedMemBytes, CUstream hStream,
+				     void **kernelParams, void **extra);
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+				  void **extra);
+CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+				       void **kernelParams, void **extra);
+CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
+					   unsigned int gridDimY, unsigned int gridDimZ,
+					   unsigned int blockDimX, unsigned int blockDimY,
+					   unsigned int blockDimZ, unsigned int sharedMemBytes,
+					   CUstream hStream, void **kernelParams);
+CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
+						unsigned int gridDimY, unsigned int gridDimZ,
+						unsigned int blockDimX, unsigned int blockDimY,
+						unsigned int blockDimZ, unsigned int sharedMemBytes,
+						CUstream hStream, void **kernelParams);
 
 #ifdef __cplusplus
 }

@@ -22,11 +22,14 @@ template <class T> static inline cudaError_t cudaHostAlloc(T **ptr, size_t size,
 {
 	return ::cudaHostAlloc((void **)(void *)ptr, size, flags);
 }
-template <class T> static inline cudaError_t cudaMallocManaged(T **devPtr, size_t size, unsigned int flags = cudaMemAttachGlobal)
+template <class T>
+static inline cudaError_t cudaMallocManaged(T **devPtr, size_t size,
+					    unsigned int flags = cudaMemAttachGlobal)
 {
 	return ::cudaMallocManaged((void **)(void *)devPtr, size, flags);
 }
-template <class T> static inline cudaError_t cudaMallocAsync(T **devPtr, size_t size, cudaStream_t stream)
+template <class T>
+static inline cudaError_t cudaMallocAsync(T **devPtr, size_t size, cudaStream_t stream)
 {
 	return ::cudaMallocAsync((void **)(void *)devPtr, size, stream);
 }

@@ -12,9 +12,9 @@
 extern "C" {
 #endif
 
-#define NVML_API_VERSION 12
-#define NVML_DEVICE_NAME_V2_BUFFER_SIZE 96
-#define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96
+#define NVML_API_VERSION		       12
+#define NVML_DEVICE_NAME_V2_BUFFER_SIZE	       96
+#define NVML_DEVICE_UUID_V2_BUFFER_SIZE	       96
 #define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
 
 typedef struct nvmlDevice_st *nvmlDevice_t;
@@ -61,9 +61,9 @@ typedef enum nvmlPcieUtilCounter_enum {
 	NVML_PCIE_UTIL_RX_BYTES = 1,
 } nvmlPcieUtilCounter_t;
 
-#define nvmlClocksThrottleReasonGpuIdle 0x0000000000000001ULL
-#define nvmlClocksThrottleReasonSwPowerCap 0x0000000000000004ULL
-#define nvmlClocksThrottleReasonHwSlowdown 0x0000000000000008ULL
+#define nvmlClocksThrottleReasonGpuIdle		  0x0000000000000001ULL
+#define nvmlClocksThrottleReasonSwPowerCap	  0x0000000000000004ULL
+#define nvmlClocksThrottleReasonHwSlowdown	  0x0000000000000008ULL
 #define nvmlClocksThrottleReasonSwThermalSlowdown 0x0000000000000020ULL
 
 typedef struct nvmlUtilization_st {

@@ -49,7 +49,8 @@ static struct sg_board_slot *slot_locked(void)
 		return NULL;
 	if (!board && !(board = sg_board_map(1))) {
 		board_failed = 1;
-		fprintf(stderr, "simgpu: the board (SIMGPU_BOARD) cannot be opened: NVML sees nothing of this process\n");
+		fprintf(stderr,
+			"simgpu: the board (SIMGPU_BOARD) cannot be opened: NVML sees nothing of this process\n");
 		return NULL;
 	}
 	start = sg_board_start_time(pid);
@@ -59,8 +60,8 @@ static struct sg_board_slot *slot_locked(void)
 
 		if (cur && !sg_board_slot_dead(s, cur))
 			continue;
-		if (!__atomic_compare_exchange_n(&s->pid, &cur, (uint32_t)pid, false, __ATOMIC_SEQ_CST,
-						  __ATOMIC_SEQ_CST))
+		if (!__atomic_compare_exchange_n(&s->pid, &cur, (uint32_t)pid, false,
+						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 			continue;
 		__atomic_add_fetch(&s->seq, 1, __ATOMIC_ACQ_REL);
 		s->start_time = start;
@@ -73,7 +74,8 @@ static struct sg_board_slot *slot_locked(void)
 		return s;
 	}
 	board_failed = 1;
-	fprintf(stderr, "simgpu: the board is full (%d processes): NVML sees nothing of this process\n",
+	fprintf(stderr,
+		"simgpu: the board is full (%d processes): NVML sees nothing of this process\n",
 		SG_BOARD_SLOTS);
 	return NULL;
 }
@@ -110,20 +112,20 @@ __attribute__((constructor)) static void board_at_load(void)
 }
 
 /* Runs fn on this process's device dev entry under the seqlock. */
-#define BOARD_WRITE(dev, d, body)                                                           \
-	do {                                                                                \
-		struct sg_board_slot *s_;                                                   \
-		if ((dev) < 0 || (dev) >= SG_BOARD_DEVS)                                    \
-			break;                                                              \
-		pthread_mutex_lock(&board_mu);                                              \
-		if ((s_ = slot_locked())) {                                                 \
-			struct sg_board_dev *d = &s_->dev[dev];                             \
-			__atomic_add_fetch(&s_->seq, 1, __ATOMIC_ACQ_REL);                  \
-			d->present = 1;                                                     \
-			body;                                                               \
-			__atomic_add_fetch(&s_->seq, 1, __ATOMIC_ACQ_REL);                  \
-		}                                                                           \
-		pthread_mutex_unlock(&board_mu);                                            \
+#define BOARD_WRITE(dev, d, body)                                          \
+	do {                                                               \
+		struct sg_board_slot *s_;                                  \
+		if ((dev) < 0 || (dev) >= SG_BOARD_DEVS)                   \
+			break;                                             \
+		pthread_mutex_lock(&board_mu);                             \
+		if ((s_ = slot_locked())) {                                \
+			struct sg_board_dev *d = &s_->dev[dev];            \
+			__atomic_add_fetch(&s_->seq, 1, __ATOMIC_ACQ_REL); \
+			d->present = 1;                                    \
+			body;                                              \
+			__atomic_add_fetch(&s_->seq, 1, __ATOMIC_ACQ_REL); \
+		}                                                          \
+		pthread_mutex_unlock(&board_mu);                           \
 	} while (0)
 
 void sg_board_context(int dev)

@@ -37,7 +37,8 @@ struct sg_board_dev {
 	uint32_t present;   /* the process has a context on the device */
 	uint32_t pad;
 	struct sg_board_busy busy[SG_BUSY_N];
-	uint64_t tx_bytes; /* PCIe, from the device's side: sent to the host (device to host copies) */
+	uint64_t
+		tx_bytes; /* PCIe, from the device's side: sent to the host (device to host copies) */
 	uint64_t rx_bytes; /* received from the host (host to device copies) */
 };
 
@@ -65,7 +66,7 @@ static inline uint64_t sg_board_busy_at(const struct sg_board_busy *b, uint64_t 
 #define SG_BOARD_HIDDEN __attribute__((visibility("hidden")))
 
 /* gpu_board_map.c (both libraries) */
-SG_BOARD_HIDDEN uint64_t sg_board_start_time(pid_t pid); /* 0: unknown */
+SG_BOARD_HIDDEN uint64_t sg_board_start_time(pid_t pid);   /* 0: unknown */
 SG_BOARD_HIDDEN struct sg_board *sg_board_map(int create); /* NULL: cannot */
 SG_BOARD_HIDDEN int sg_board_slot_dead(const struct sg_board_slot *s, uint32_t pid);
 

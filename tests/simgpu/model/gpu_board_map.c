@@ -70,8 +70,8 @@ struct sg_board *sg_board_map(int create)
 	if (create) {
 		uint32_t zero = 0;
 
-		__atomic_compare_exchange_n(&b->magic, &zero, SG_BOARD_MAGIC, false, __ATOMIC_SEQ_CST,
-					    __ATOMIC_SEQ_CST);
+		__atomic_compare_exchange_n(&b->magic, &zero, SG_BOARD_MAGIC, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 		b->nslots = SG_BOARD_SLOTS;
 	}
 	if (__atomic_load_n(&b->magic, __ATOMIC_ACQUIRE) != SG_BOARD_MAGIC) {
@@ -88,4 +88,3 @@ int sg_board_slot_dead(const struct sg_board_slot *s, uint32_t pid)
 		return 1;
 	return sg_board_start_time((pid_t)pid) != s->start_time;
 }
-

@@ -86,8 +86,8 @@ static void load_config(void)
 	static const char *const bw_names[8] = {
 		"SIMGPU_BW_HTOD_PINNED_GBPS", "SIMGPU_BW_HTOD_PAGEABLE_GBPS",
 		"SIMGPU_BW_DTOH_PINNED_GBPS", "SIMGPU_BW_DTOH_PAGEABLE_GBPS",
-		"SIMGPU_BW_DTOD_GBPS", "SIMGPU_BW_PEER_GBPS", "SIMGPU_BW_HTOH_GBPS",
-		"SIMGPU_BW_MEMSET_GBPS",
+		"SIMGPU_BW_DTOD_GBPS",	      "SIMGPU_BW_PEER_GBPS",
+		"SIMGPU_BW_HTOH_GBPS",	      "SIMGPU_BW_MEMSET_GBPS",
 	};
 	static const double bw_defaults[8] = { 25, 10, 25, 10, 1000, 50, 10, 1000 };
 	int i;
@@ -123,7 +123,8 @@ void sg_log(const char *fmt, ...)
 	int n;
 	va_list ap;
 
-	n = snprintf(buf, sizeof(buf), "simgpu[%d/%ld]: ", (int)getpid(), (long)syscall(SYS_gettid));
+	n = snprintf(buf, sizeof(buf), "simgpu[%d/%ld]: ", (int)getpid(),
+		     (long)syscall(SYS_gettid));
 	va_start(ap, fmt);
 	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
 	va_end(ap);

@@ -15,7 +15,7 @@
 
 struct sg_func {
 	int kind;
-	const char *name;  /* interned */
+	const char *name; /* interned */
 	uint64_t dur_ns;
 };
 

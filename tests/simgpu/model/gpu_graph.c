@@ -109,7 +109,9 @@ int sg_capture_status(struct sg_stream *s)
 	int st;
 
 	pthread_mutex_lock(&sg_mu);
-	st = !s->capture ? SG_CAPTURE_NONE : s->capture->invalidated ? SG_CAPTURE_INVALIDATED : SG_CAPTURE_ACTIVE;
+	st = !s->capture	       ? SG_CAPTURE_NONE
+	     : s->capture->invalidated ? SG_CAPTURE_INVALIDATED
+				       : SG_CAPTURE_ACTIVE;
 	pthread_mutex_unlock(&sg_mu);
 	return st;
 }

@@ -10,7 +10,7 @@
 #include "gpu_internal.h"
 
 struct slot {
-	uintptr_t key;   /* 0 empty, 1 tombstone */
+	uintptr_t key; /* 0 empty, 1 tombstone */
 	int kind;
 };
 
@@ -18,7 +18,7 @@ static struct slot *slots;
 static size_t cap, used, live;
 
 #define EMPTY 0
-#define TOMB 1
+#define TOMB  1
 
 static size_t hash(uintptr_t k)
 {

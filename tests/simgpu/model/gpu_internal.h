@@ -37,17 +37,17 @@ enum sg_stream_type { SG_ST_USER = 0, SG_ST_LEGACY, SG_ST_PER_THREAD };
 #define SG_OP_INLINE_DEPS 4
 
 struct sg_op {
-	struct sg_op *next;        /* queue link */
+	struct sg_op *next; /* queue link */
 	struct sg_work w;
 	int refs;
 	bool done;
-	bool moved;                /* w.signal_moved: the bytes moved (before the modelled end) */
-	uint64_t t_enq;            /* when the host queued it (CLOCK_MONOTONIC ns) */
-	uint64_t t_start, t_end;   /* modelled times (CLOCK_MONOTONIC ns), set by the worker */
-	void *staged;              /* snapshot of the source (pageable HtoD async) */
+	bool moved;		 /* w.signal_moved: the bytes moved (before the modelled end) */
+	uint64_t t_enq;		 /* when the host queued it (CLOCK_MONOTONIC ns) */
+	uint64_t t_start, t_end; /* modelled times (CLOCK_MONOTONIC ns), set by the worker */
+	void *staged;		 /* snapshot of the source (pageable HtoD async) */
 	int ndeps;
 	struct sg_op *deps_inline[SG_OP_INLINE_DEPS];
-	struct sg_op **deps;       /* deps_inline or heap */
+	struct sg_op **deps; /* deps_inline or heap */
 	int cap_deps;
 };
 
@@ -56,29 +56,29 @@ struct sg_stream {
 	enum sg_stream_type type;
 	unsigned flags;
 	int priority;
-	int refs;                  /* handle + worker + sg_stream_get() holders */
-	bool dying;                /* destroyed: drain then exit */
+	int refs;   /* handle + worker + sg_stream_get() holders */
+	bool dying; /* destroyed: drain then exit */
 	pthread_t thread;
 	pthread_cond_t work_cv;
 	struct sg_op *head, *tail;
 	unsigned pending;
-	struct sg_op *last;        /* last queued op (reference) */
-	uint64_t t_free;           /* modelled end of the last executed op */
-	struct sg_graph *capture;  /* capture this stream records into */
+	struct sg_op *last;	  /* last queued op (reference) */
+	uint64_t t_free;	  /* modelled end of the last executed op */
+	struct sg_graph *capture; /* capture this stream records into */
 	bool capture_origin;
-	struct sg_stream *dev_next;/* device's stream list */
+	struct sg_stream *dev_next; /* device's stream list */
 };
 
 struct sg_event {
 	unsigned flags;
-	struct sg_op *op;          /* last record (reference), NULL if never */
-	struct sg_graph *capture;  /* recorded inside this capture */
+	struct sg_op *op;	  /* last record (reference), NULL if never */
+	struct sg_graph *capture; /* recorded inside this capture */
 };
 
 struct sg_graph {
 	struct sg_work *nodes;
 	size_t n, cap;
-	bool capturing;            /* capture still open */
+	bool capturing; /* capture still open */
 	bool invalidated;
 	int mode;
 	int dev;
@@ -101,8 +101,8 @@ SG_HIDDEN struct sg_stream *sg_dev_streams(int dev);
 /* Records w into s's capture, or queues it behind the implicit legacy-stream
  * dependencies and the given extra ones (references are taken). *out, when
  * out is not NULL, receives a reference to the queued op, or NULL. */
-SG_HIDDEN int sg_submit_locked(struct sg_stream *s, const struct sg_work *w,
-			       struct sg_op **extra, int n_extra, struct sg_op **out);
+SG_HIDDEN int sg_submit_locked(struct sg_stream *s, const struct sg_work *w, struct sg_op **extra,
+			       int n_extra, struct sg_op **out);
 SG_HIDDEN void sg_op_put_locked(struct sg_op *op);
 /* The last op the calling thread queued (no reference taken), NULL if none or captured. */
 SG_HIDDEN struct sg_op *sg_last_op_locked(void);
@@ -114,7 +114,7 @@ SG_HIDDEN void sg_op_wait_moved(struct sg_op *op);
  * lock, then the memory table's. */
 SG_HIDDEN int sg_mem_charge(int dev, uint64_t bytes);
 SG_HIDDEN void sg_mem_uncharge(int dev, uint64_t bytes);
-SG_HIDDEN int sg_mem_add_range(const struct sg_range *r);      /* SG_EINVAL on overlap */
+SG_HIDDEN int sg_mem_add_range(const struct sg_range *r); /* SG_EINVAL on overlap */
 SG_HIDDEN int sg_mem_del_range(uintptr_t base);
 SG_HIDDEN void sg_mem_set_flags(uintptr_t base, unsigned set, unsigned clear);
 /* Whether p lies in an address reservation (gpu_vmm.c; takes the VMM lock). */

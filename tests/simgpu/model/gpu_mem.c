@@ -24,12 +24,12 @@
 #include "gpu_board.h"
 #include "gpu_internal.h"
 
-#define ALIGN 512u
-#define REGION_HINT 0x600000000000ull
+#define ALIGN	      512u
+#define REGION_HINT   0x600000000000ull
 #define REGION_STRIDE (1ull << 40)
 
 struct device {
-	uintptr_t rbase, rend;  /* reserved region */
+	uintptr_t rbase, rend; /* reserved region */
 	uint64_t cap, used;
 };
 
@@ -37,7 +37,7 @@ static pthread_mutex_t mem_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t mem_once = PTHREAD_ONCE_INIT;
 static struct device devs[SG_MAX_DEVICES];
 static int ndevs;
-static struct sg_range *tab;   /* sorted by base */
+static struct sg_range *tab; /* sorted by base */
 static size_t ntab, captab;
 static size_t page_size;
 
@@ -48,13 +48,18 @@ static void mem_init(void)
 
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
 	for (d = 0; d < c->devices; d++) {
-		uint64_t len = (2 * c->dev_mem_bytes + (64ull << 20) + (2ull << 20) - 1) & ~((2ull << 20) - 1);
-		void *hint = len <= REGION_STRIDE ? (void *)(uintptr_t)(REGION_HINT + (uint64_t)d * REGION_STRIDE) : NULL;
+		uint64_t len = (2 * c->dev_mem_bytes + (64ull << 20) + (2ull << 20) - 1) &
+			       ~((2ull << 20) - 1);
+		void *hint =
+			len <= REGION_STRIDE
+				? (void *)(uintptr_t)(REGION_HINT + (uint64_t)d * REGION_STRIDE)
+				: NULL;
 		int fl = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 		void *p = MAP_FAILED;
 
 		if (hint)
-			p = mmap(hint, len, PROT_READ | PROT_WRITE, fl | MAP_FIXED_NOREPLACE, -1, 0);
+			p = mmap(hint, len, PROT_READ | PROT_WRITE, fl | MAP_FIXED_NOREPLACE, -1,
+				 0);
 		if (p == MAP_FAILED)
 			p = mmap(NULL, len, PROT_READ | PROT_WRITE, fl, -1, 0);
 		if (p == MAP_FAILED)
@@ -163,7 +168,8 @@ int sg_mem_alloc(int dev, size_t size, enum sg_mem_kind kind, unsigned flags, vo
 	if (kind == SG_MEM_PINNED) {
 		size_t len = (size + page_size - 1) & ~(page_size - 1);
 		int pop = len <= sg_config()->populate_bytes ? MAP_POPULATE : 0;
-		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | pop, -1, 0);
+		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | pop,
+			       -1, 0);
 
 		if (p == MAP_FAILED)
 			return SG_ENOMEM;
@@ -259,8 +265,12 @@ int sg_mem_free(void *p, unsigned kinds, struct sg_range *freed)
 
 int sg_host_register(void *p, size_t size, unsigned flags)
 {
-	struct sg_range r = { .base = (uintptr_t)p, .size = size, .charged = size,
-			      .kind = SG_MEM_REGISTERED, .device = -1, .flags = flags };
+	struct sg_range r = { .base = (uintptr_t)p,
+			      .size = size,
+			      .charged = size,
+			      .kind = SG_MEM_REGISTERED,
+			      .device = -1,
+			      .flags = flags };
 	size_t i;
 	int err;
 
@@ -359,8 +369,8 @@ void sg_mem_reset(int dev)
 	pthread_once(&mem_once, mem_init);
 	pthread_mutex_lock(&mem_mu);
 	for (i = 0; i < ntab;) {
-		if ((tab[i].kind == SG_MEM_DEVICE || tab[i].kind == SG_MEM_MANAGED) && tab[i].device == dev &&
-		    !(tab[i].flags & SG_RANGE_VMM)) {
+		if ((tab[i].kind == SG_MEM_DEVICE || tab[i].kind == SG_MEM_MANAGED) &&
+		    tab[i].device == dev && !(tab[i].flags & SG_RANGE_VMM)) {
 			release_pages(tab[i].base, tab[i].charged);
 			devs[dev].used -= tab[i].charged;
 			sg_board_mem(dev, devs[dev].used);
@@ -409,7 +419,8 @@ int sg_mem_add_range(const struct sg_range *r)
 	pthread_once(&mem_once, mem_init);
 	pthread_mutex_lock(&mem_mu);
 	i = upper(r->base);
-	if ((i && tab[i - 1].base + tab[i - 1].size > r->base) || (i < ntab && tab[i].base < r->base + r->size))
+	if ((i && tab[i - 1].base + tab[i - 1].size > r->base) ||
+	    (i < ntab && tab[i].base < r->base + r->size))
 		err = SG_EINVAL;
 	else
 		err = insert(r);

@@ -22,39 +22,39 @@
 /* Model status codes; each API layer maps them to its own error codes. */
 enum sg_status {
 	SG_OK = 0,
-	SG_EINVAL,              /* bad argument, pointer or range */
-	SG_ENOMEM,              /* device capacity or host memory exhausted */
-	SG_EHANDLE,             /* unknown / destroyed handle */
-	SG_ENOTREADY,           /* work still pending */
-	SG_EDEVICE,             /* no such device */
-	SG_ENODEVICE,           /* zero devices configured */
-	SG_EALREADY_REGISTERED, /* host range overlaps a registered one */
-	SG_ENOT_REGISTERED,     /* host range not registered */
-	SG_ECAPTURE_UNSUPPORTED,/* operation not permitted while capturing */
-	SG_ECAPTURE_IMPLICIT,   /* legacy-stream work would depend on a capture */
-	SG_ECAPTURE_INVALIDATED,/* the capture was invalidated */
-	SG_ECAPTURE_MERGE,      /* would merge two independent captures */
-	SG_ECAPTURE_UNMATCHED,  /* capture ended on a stream that did not begin it */
-	SG_EILLEGAL_STATE,      /* e.g. end capture on a stream not capturing */
-	SG_EDIRECTION,          /* copy kind outside enum sg_copy_kind */
-	SG_EPITCH,              /* 2D copy wider than one of its pitches */
-	SG_ECONFIG,             /* launch configuration out of range */
+	SG_EINVAL,		 /* bad argument, pointer or range */
+	SG_ENOMEM,		 /* device capacity or host memory exhausted */
+	SG_EHANDLE,		 /* unknown / destroyed handle */
+	SG_ENOTREADY,		 /* work still pending */
+	SG_EDEVICE,		 /* no such device */
+	SG_ENODEVICE,		 /* zero devices configured */
+	SG_EALREADY_REGISTERED,	 /* host range overlaps a registered one */
+	SG_ENOT_REGISTERED,	 /* host range not registered */
+	SG_ECAPTURE_UNSUPPORTED, /* operation not permitted while capturing */
+	SG_ECAPTURE_IMPLICIT,	 /* legacy-stream work would depend on a capture */
+	SG_ECAPTURE_INVALIDATED, /* the capture was invalidated */
+	SG_ECAPTURE_MERGE,	 /* would merge two independent captures */
+	SG_ECAPTURE_UNMATCHED,	 /* capture ended on a stream that did not begin it */
+	SG_EILLEGAL_STATE,	 /* e.g. end capture on a stream not capturing */
+	SG_EDIRECTION,		 /* copy kind outside enum sg_copy_kind */
+	SG_EPITCH,		 /* 2D copy wider than one of its pitches */
+	SG_ECONFIG,		 /* launch configuration out of range */
 };
 
 /* ---- knobs (read once from the environment, see README.md) -------------- */
 struct sg_config {
-	int devices;                 /* SIMGPU_DEVICES */
-	uint64_t dev_mem_bytes;      /* SIMGPU_DEVICE_MEM_MB */
-	double gbps[8];              /* indexed by enum sg_path: GB/s (1e9 B/s) */
-	uint64_t copy_latency_ns;    /* SIMGPU_COPY_LATENCY_US */
-	uint64_t kernel_ns;          /* SIMGPU_KERNEL_US */
-	uint64_t launch_ns;          /* SIMGPU_LAUNCH_US */
-	unsigned queue_depth;        /* SIMGPU_QUEUE_DEPTH */
-	uint64_t populate_bytes;     /* SIMGPU_POPULATE_MB */
-	int init_error;              /* SIMGPU_INIT_ERROR: API-level code every call fails with */
-	int log;                     /* SIMGPU_LOG */
-	const char *kernel_times;    /* SIMGPU_KERNEL_TIMES (raw) */
-	int runtime_direct;          /* SIMGPU_RUNTIME_DIRECT: the runtime skips the driver */
+	int devices;		  /* SIMGPU_DEVICES */
+	uint64_t dev_mem_bytes;	  /* SIMGPU_DEVICE_MEM_MB */
+	double gbps[8];		  /* indexed by enum sg_path: GB/s (1e9 B/s) */
+	uint64_t copy_latency_ns; /* SIMGPU_COPY_LATENCY_US */
+	uint64_t kernel_ns;	  /* SIMGPU_KERNEL_US */
+	uint64_t launch_ns;	  /* SIMGPU_LAUNCH_US */
+	unsigned queue_depth;	  /* SIMGPU_QUEUE_DEPTH */
+	uint64_t populate_bytes;  /* SIMGPU_POPULATE_MB */
+	int init_error;		  /* SIMGPU_INIT_ERROR: API-level code every call fails with */
+	int log;		  /* SIMGPU_LOG */
+	const char *kernel_times; /* SIMGPU_KERNEL_TIMES (raw) */
+	int runtime_direct;	  /* SIMGPU_RUNTIME_DIRECT: the runtime skips the driver */
 };
 
 /* Copy paths, each with its own bandwidth knob. */
@@ -80,12 +80,12 @@ extern int sg_log_level;
 void sg_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- time ---------------------------------------------------------------- */
-uint64_t sg_now_ns(void);                 /* CLOCK_MONOTONIC */
+uint64_t sg_now_ns(void); /* CLOCK_MONOTONIC */
 /* A clock read inside an exported call of a simulated library, for simgpu_call_clock(): each
  * library's entry check and return macro make one, so a call's reads lie between its entry and
  * its return, where a tracer's probes on the export see them. */
 void sg_call_mark(void);
-void sg_sleep_until(uint64_t t_ns);       /* clock_nanosleep(TIMER_ABSTIME) */
+void sg_sleep_until(uint64_t t_ns); /* clock_nanosleep(TIMER_ABSTIME) */
 /* Busy CPU work (launch overhead): ns of the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID),
  * however long a busy machine makes that take on the wall clock. */
 void sg_spin_ns(uint64_t ns);
@@ -100,23 +100,23 @@ void sg_plain_name(const char *name, char *out, size_t n);
 /* ---- memory --------------------------------------------------------------- */
 enum sg_mem_kind {
 	SG_MEM_PAGEABLE = 0, /* not known to the model: ordinary host memory */
-	SG_MEM_DEVICE,       /* cudaMalloc & co. */
-	SG_MEM_MANAGED,      /* cudaMallocManaged */
-	SG_MEM_PINNED,       /* cudaMallocHost / cudaHostAlloc */
+	SG_MEM_DEVICE,	     /* cudaMalloc & co. */
+	SG_MEM_MANAGED,	     /* cudaMallocManaged */
+	SG_MEM_PINNED,	     /* cudaMallocHost / cudaHostAlloc */
 	SG_MEM_REGISTERED,   /* cudaHostRegister */
 };
 
 /* sg_range.flags bits the model sets on ranges mapped with sg_vmm_map() */
-#define SG_RANGE_VMM      0x80000000u /* a VMM mapping: not freeable, not charged itself */
+#define SG_RANGE_VMM	  0x80000000u /* a VMM mapping: not freeable, not charged itself */
 #define SG_RANGE_NOACCESS 0x40000000u /* mapped, but no access granted yet (sg_vmm_set_access) */
 
 struct sg_range {
 	uintptr_t base;
-	size_t size;       /* as requested */
-	size_t charged;    /* rounded size charged to the device */
+	size_t size;	/* as requested */
+	size_t charged; /* rounded size charged to the device */
 	enum sg_mem_kind kind;
-	int device;        /* owning device (-1 for none) */
-	unsigned flags;    /* allocation / registration flags */
+	int device;	/* owning device (-1 for none) */
+	unsigned flags; /* allocation / registration flags */
 };
 
 int sg_device_count(void);
@@ -141,10 +141,10 @@ void sg_mem_reset(int dev);
 enum sg_work_kind {
 	SG_WORK_NOP = 0,
 	SG_WORK_KERNEL,
-	SG_WORK_COPY,      /* 1D or 2D (height > 1 or pitches set) */
+	SG_WORK_COPY, /* 1D or 2D (height > 1 or pitches set) */
 	SG_WORK_MEMSET,
 	SG_WORK_HOSTFN,
-	SG_WORK_FREE,      /* stream-ordered free */
+	SG_WORK_FREE, /* stream-ordered free */
 };
 
 typedef void (*sg_hostfn)(void *arg);
@@ -154,18 +154,18 @@ typedef uint64_t (*sg_timedfn)(void *arg, uint64_t t_start);
 
 struct sg_work {
 	enum sg_work_kind kind;
-	uint64_t dur_ns;          /* modelled duration (kernel, copy, memset) */
-	const char *name;         /* kernel name (must outlive the work) */
+	uint64_t dur_ns;  /* modelled duration (kernel, copy, memset) */
+	const char *name; /* kernel name (must outlive the work) */
 	void *dst;
 	const void *src;
-	size_t width, height;     /* bytes per row and rows (1D: height = 1) */
+	size_t width, height; /* bytes per row and rows (1D: height = 1) */
 	size_t dpitch, spitch;
-	int value;                /* memset byte */
-	int stage_src;            /* snapshot src at submission (pageable HtoD async) */
-	sg_hostfn fn;             /* SG_WORK_HOSTFN: ends when it returns */
-	sg_timedfn timed_fn;      /* SG_WORK_HOSTFN instead of fn: ends at the time it returns */
+	int value;	     /* memset byte */
+	int stage_src;	     /* snapshot src at submission (pageable HtoD async) */
+	sg_hostfn fn;	     /* SG_WORK_HOSTFN: ends when it returns */
+	sg_timedfn timed_fn; /* SG_WORK_HOSTFN instead of fn: ends at the time it returns */
 	void *arg;
-	unsigned elem;            /* memset: value is a pattern of 1 (0 too), 2 or 4 bytes */
+	unsigned elem; /* memset: value is a pattern of 1 (0 too), 2 or 4 bytes */
 	/* Not 0: the work was ready at this host time, before it was queued (a synchronous copy
 	 * from pageable memory, whose transfer overlaps the caller's staging): it starts no
 	 * earlier than t_ready instead of its queueing, and ends no earlier than its queueing. */
@@ -188,7 +188,7 @@ struct sg_op;
  * SG_H_LEGACY mean the legacy default stream unless per_thread is set, in
  * which case NULL means the calling thread's default stream; SG_H_PER_THREAD
  * always means it. Takes a reference; drop it with sg_stream_put(). */
-#define SG_H_LEGACY ((void *)0x1)
+#define SG_H_LEGACY	((void *)0x1)
 #define SG_H_PER_THREAD ((void *)0x2)
 int sg_stream_get(void *h, int per_thread, int dev, struct sg_stream **out);
 void sg_stream_put(struct sg_stream *s);
@@ -205,7 +205,7 @@ int sg_submit(struct sg_stream *s, const struct sg_work *w, struct sg_op **op);
 /* A copy issued on dst's legacy stream that must also wait for the other
  * device's legacy stream (peer copies). */
 int sg_submit_peer(struct sg_stream *s, int other_dev, const struct sg_work *w, struct sg_op **op);
-void sg_op_wait(struct sg_op *op);  /* blocks off-CPU, then drops the reference */
+void sg_op_wait(struct sg_op *op); /* blocks off-CPU, then drops the reference */
 
 int sg_stream_sync(struct sg_stream *s);
 int sg_stream_query(struct sg_stream *s);
@@ -271,16 +271,16 @@ int sg_issue(const struct sg_target *t, int peer_dev, struct sg_work *w);
 /* A 1D (height 1) or 2D copy: validates kind, pointers and ranges, picks the copy path
  * and its duration, stages pageable host memory in the calling thread, queues and, when
  * sync, waits. Nothing to do (width or height 0) is SG_OK. */
-int sg_copy(const struct sg_target *t, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-	    size_t height, int kind);
+int sg_copy(const struct sg_target *t, void *dst, size_t dpitch, const void *src, size_t spitch,
+	    size_t width, size_t height, int kind);
 /* Fills count elements of elem (1, 2 or 4) bytes of device or managed memory with value. */
 int sg_memset(const struct sg_target *t, void *dst, unsigned value, unsigned elem, size_t count);
 /* SG_ECONFIG for a grid or block out of range, SG_EINVAL for too much shared memory. */
 int sg_launch_check(const unsigned grid[3], const unsigned block[3], size_t smem);
 /* Spins SIMGPU_LAUNCH_US in the caller, then queues a kernel of func's duration.
  * SG_EHANDLE when func is not a live sg_func. *name (may be NULL) gets its name. */
-int sg_launch(const struct sg_target *t, const void *func, const unsigned grid[3], const unsigned block[3],
-	      size_t smem, const char **name);
+int sg_launch(const struct sg_target *t, const void *func, const unsigned grid[3],
+	      const unsigned block[3], size_t smem, const char **name);
 /* Frees the allocation based at p (kind in kinds) after all work of every device. */
 int sg_mem_free_synced(void *p, unsigned kinds);
 /* Queues a stream-ordered free of the device or managed allocation based at p. */

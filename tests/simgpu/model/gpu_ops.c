@@ -26,7 +26,8 @@ static bool devlike(const struct sg_range *r)
 
 static bool pinned(const struct sg_range *r)
 {
-	return r->kind == SG_MEM_PINNED || r->kind == SG_MEM_REGISTERED || r->kind == SG_MEM_MANAGED;
+	return r->kind == SG_MEM_PINNED || r->kind == SG_MEM_REGISTERED ||
+	       r->kind == SG_MEM_MANAGED;
 }
 
 /* Queues w on the target; *op (when not NULL) gets a reference to the queued op. */
@@ -164,12 +165,18 @@ static int copy_to_pageable(const struct sg_target *t, struct sg_work *w)
 	return err;
 }
 
-int sg_copy(const struct sg_target *t, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-	    size_t height, int kind)
+int sg_copy(const struct sg_target *t, void *dst, size_t dpitch, const void *src, size_t spitch,
+	    size_t width, size_t height, int kind)
 {
 	struct sg_work w = {
-		.kind = SG_WORK_COPY, .name = "copy", .dst = dst, .src = src, .width = width,
-		.height = height, .dpitch = dpitch, .spitch = spitch,
+		.kind = SG_WORK_COPY,
+		.name = "copy",
+		.dst = dst,
+		.src = src,
+		.width = width,
+		.height = height,
+		.dpitch = dpitch,
+		.spitch = spitch,
 	};
 	enum sg_path path;
 	int err;
@@ -224,8 +231,8 @@ int sg_launch_check(const unsigned g[3], const unsigned b[3], size_t smem)
 	return SG_OK;
 }
 
-int sg_launch(const struct sg_target *t, const void *func, const unsigned grid[3], const unsigned block[3],
-	      size_t smem, const char **name)
+int sg_launch(const struct sg_target *t, const void *func, const unsigned grid[3],
+	      const unsigned block[3], size_t smem, const char **name)
 {
 	struct sg_work w = { .kind = SG_WORK_KERNEL };
 	const struct sg_config *c = sg_config();

@@ -20,9 +20,9 @@
 
 #include "gpu_internal.h"
 
-#define KEEP_BUFFERS 16               /* buffers kept at most ... */
-#define KEEP_BYTES   (256ull << 20)   /* ... and bytes in them */
-#define HEADER       16               /* the buffer's size, before what the caller gets */
+#define KEEP_BUFFERS 16		    /* buffers kept at most ... */
+#define KEEP_BYTES   (256ull << 20) /* ... and bytes in them */
+#define HEADER	     16		    /* the buffer's size, before what the caller gets */
 
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static void *pool[KEEP_BUFFERS];

@@ -113,7 +113,8 @@ static void copy_rows(const struct sg_work *w, const void *src)
 		return;
 	}
 	for (r = 0; r < w->height; r++)
-		memmove((char *)w->dst + r * w->dpitch, (const char *)src + r * w->spitch, w->width);
+		memmove((char *)w->dst + r * w->dpitch, (const char *)src + r * w->spitch,
+			w->width);
 }
 
 /* memset: bytes, or a 16/32-bit pattern (cuMemsetD16/D32) */
@@ -237,9 +238,11 @@ static void board_item(const struct sg_stream *s, const struct sg_op *op)
 		sdev = on_device(&src);
 		ddev = on_device(&dst);
 		if (sdev || ddev)
-			sg_board_busy(ddev ? dst.device : src.device, SG_BUSY_MEM, op->t_start, end);
+			sg_board_busy(ddev ? dst.device : src.device, SG_BUSY_MEM, op->t_start,
+				      end);
 		if (sdev != ddev)
-			sg_board_pcie(ddev ? dst.device : src.device, sdev, (uint64_t)w->width * (w->height ? w->height : 1));
+			sg_board_pcie(ddev ? dst.device : src.device, sdev,
+				      (uint64_t)w->width * (w->height ? w->height : 1));
 		break;
 	default:
 		break;
@@ -276,14 +279,15 @@ static void *worker(void *arg)
 
 		board_item(s, op);
 		op->t_end = run_op(op);
-		if (op->w.kind == SG_WORK_HOSTFN && op->w.timed_fn) /* an NCCL item: a kernel on a GPU */
+		if (op->w.kind == SG_WORK_HOSTFN &&
+		    op->w.timed_fn) /* an NCCL item: a kernel on a GPU */
 			sg_board_busy(s->dev, SG_BUSY_SM, op->t_start, op->t_end);
 		/* the snapshot is not needed once the bytes moved (the op may outlive this) */
 		sg_staging_put(op->staged);
 		op->staged = NULL;
 		if (sg_log_level > 1)
-			sg_log("exec dev%d stream %p kind %d %s start %llu end %llu late_us %.1f", s->dev,
-			       (void *)s, op->w.kind, op->w.name ? op->w.name : "",
+			sg_log("exec dev%d stream %p kind %d %s start %llu end %llu late_us %.1f",
+			       s->dev, (void *)s, op->w.kind, op->w.name ? op->w.name : "",
 			       (unsigned long long)op->t_start, (unsigned long long)op->t_end,
 			       (double)(int64_t)(sg_now_ns() - op->t_end) / 1e3);
 
@@ -311,7 +315,8 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static struct sg_stream *stream_new_locked(int dev, enum sg_stream_type type, unsigned flags, int prio)
+static struct sg_stream *stream_new_locked(int dev, enum sg_stream_type type, unsigned flags,
+					   int prio)
 {
 	struct sg_stream *s = calloc(1, sizeof(*s));
 	pthread_attr_t attr;
@@ -342,7 +347,10 @@ static struct sg_stream *stream_new_locked(int dev, enum sg_stream_type type, un
 		return NULL;
 	}
 	snprintf(name, sizeof(name), "simgpu%d-%s%u", dev,
-		 type == SG_ST_LEGACY ? "L" : type == SG_ST_PER_THREAD ? "T" : "s", ++stream_seq);
+		 type == SG_ST_LEGACY	    ? "L"
+		 : type == SG_ST_PER_THREAD ? "T"
+					    : "s",
+		 ++stream_seq);
 	pthread_setname_np(s->thread, name);
 	s->dev_next = dev_list[dev];
 	dev_list[dev] = s;
@@ -509,8 +517,8 @@ struct sg_op *sg_last_op_locked(void)
 }
 
 /* ---- submission ------------------------------------------------------------------ */
-int sg_submit_locked(struct sg_stream *s, const struct sg_work *w, struct sg_op **extra, int n_extra,
-		     struct sg_op **out)
+int sg_submit_locked(struct sg_stream *s, const struct sg_work *w, struct sg_op **extra,
+		     int n_extra, struct sg_op **out)
 {
 	struct sg_op *op;
 	int i;
@@ -582,7 +590,8 @@ static void *stage(const struct sg_work *w)
 		memcpy(buf, w->src, w->width);
 	else
 		for (r = 0; r < w->height; r++)
-			memcpy((char *)buf + r * w->width, (const char *)w->src + r * w->spitch, w->width);
+			memcpy((char *)buf + r * w->width, (const char *)w->src + r * w->spitch,
+			       w->width);
 	return buf;
 }
 

@@ -271,7 +271,9 @@ int sg_vmm_free(uintptr_t va, size_t size)
 /* ---- mappings ------------------------------------------------------------------------------ */
 int sg_vmm_map(uintptr_t va, size_t size, size_t offset, void *h)
 {
-	struct sg_range rg = { .base = va, .size = size, .kind = SG_MEM_DEVICE,
+	struct sg_range rg = { .base = va,
+			       .size = size,
+			       .kind = SG_MEM_DEVICE,
 			       .flags = SG_RANGE_VMM | SG_RANGE_NOACCESS };
 	struct mapping *m = NULL;
 	struct sg_phys *p;
@@ -291,13 +293,15 @@ int sg_vmm_map(uintptr_t va, size_t size, size_t offset, void *h)
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		goto out;
-	v = mmap((void *)va, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, p->fd, (off_t)offset);
+	v = mmap((void *)va, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, p->fd,
+		 (off_t)offset);
 	if (v == MAP_FAILED)
 		goto out;
 	rg.device = p->dev;
 	err = sg_mem_add_range(&rg);
 	if (err) {
-		mmap((void *)va, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+		mmap((void *)va, size, PROT_NONE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 		goto out;
 	}
 	if (size <= sg_config()->populate_bytes)
@@ -374,7 +378,8 @@ int sg_vmm_set_access(uintptr_t va, size_t size, int access)
 		err = SG_EINVAL;
 	for (struct mapping *m = maps; !err && m; m = m->next)
 		if (m->va >= va && m->va + m->size <= va + size)
-			sg_mem_set_flags(m->va, access ? 0 : SG_RANGE_NOACCESS, access ? SG_RANGE_NOACCESS : 0);
+			sg_mem_set_flags(m->va, access ? 0 : SG_RANGE_NOACCESS,
+					 access ? SG_RANGE_NOACCESS : 0);
 	pthread_mutex_unlock(&vmm_mu);
 	return err;
 }

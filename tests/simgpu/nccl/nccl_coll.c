@@ -121,7 +121,8 @@ static void log_not_moved(const struct nc_op *op, uint64_t bytes)
 	if (sg_log_level && !__atomic_exchange_n(&once, 1, __ATOMIC_RELAXED))
 		sg_log("nccl: %s stages %llu bytes, more than the staging area holds (%llu bytes per rank, "
 		       "SIMGPU_NCCL_STAGING_MB): such operations are timed but move no data (logged once)",
-		       op->api, (unsigned long long)bytes, (unsigned long long)op->comm->seg.ctl->staging);
+		       op->api, (unsigned long long)bytes,
+		       (unsigned long long)op->comm->seg.ctl->staging);
 }
 
 static void fail(struct nc_op *op, ncclResult_t e)
@@ -186,9 +187,10 @@ static void arrive(struct nc_op *op, uint64_t t)
 			sl->op = op->red;
 			sl->root = op->root;
 			sl->count = op->count;
-		} else if (sl->kind != (int)op->kind || sl->dt != op->dt || sl->count != op->count ||
-			   (reduces(op->kind) && sl->op != op->red) ||
-			   ((op->kind == NC_BROADCAST || op->kind == NC_REDUCE) && sl->root != op->root)) {
+		} else if (sl->kind != (int)op->kind || sl->dt != op->dt ||
+			   sl->count != op->count || (reduces(op->kind) && sl->op != op->red) ||
+			   ((op->kind == NC_BROADCAST || op->kind == NC_REDUCE) &&
+			    sl->root != op->root)) {
 			sl->mismatch = 1;
 		}
 		p = &nc_parts(sl)[c->rank];
@@ -246,7 +248,8 @@ static void move_coll(struct nc_op *op, const struct nc_part *parts)
 		return;
 	for (j = 0; j < n; j++)
 		if ((need_all || j == op->root) && !parts[j].staged) {
-			log_not_moved(op, parts[j].bytes ? parts[j].bytes : nc_op_bytes(op->kind, op->count, d, n));
+			log_not_moved(op, parts[j].bytes ? parts[j].bytes
+							 : nc_op_bytes(op->kind, op->count, d, n));
 			return;
 		}
 #define SRC(j) (nc_staging(seg, (j)) + parts[(j)].off)
@@ -310,9 +313,10 @@ static void complete(struct nc_op *op)
 		nc_unlock(seg->ctl);
 
 		if (mismatch) {
-			nc_set_error("%s: the ranks called different collectives as operation %llu of the "
-				     "communicator (or different counts, types, operations or roots)",
-				     op->api, (unsigned long long)op->seq);
+			nc_set_error(
+				"%s: the ranks called different collectives as operation %llu of the "
+				"communicator (or different counts, types, operations or roots)",
+				op->api, (unsigned long long)op->seq);
 			__atomic_store_n(&c->async_err, ncclInvalidUsage, __ATOMIC_RELEASE);
 		} else {
 			move_coll(op, parts);
@@ -356,14 +360,17 @@ static void complete(struct nc_op *op)
 		}
 		v = *x;
 		nc_unlock(seg->ctl);
-		op->t_end = (v.t_send > v.t_recv ? v.t_send : v.t_recv) + nc_duration_ns(NC_RECV, v.bytes, 1, n);
+		op->t_end = (v.t_send > v.t_recv ? v.t_send : v.t_recv) +
+			    nc_duration_ns(NC_RECV, v.bytes, 1, n);
 		if (v.bytes != want) {
-			nc_set_error("ncclRecv of %llu bytes from rank %d matches a send of %llu bytes",
-				     (unsigned long long)want, op->peer, (unsigned long long)v.bytes);
+			nc_set_error(
+				"ncclRecv of %llu bytes from rank %d matches a send of %llu bytes",
+				(unsigned long long)want, op->peer, (unsigned long long)v.bytes);
 			__atomic_store_n(&c->async_err, ncclInvalidUsage, __ATOMIC_RELEASE);
 		}
 		if (v.staged)
-			memcpy(op->recv, nc_staging(seg, op->peer) + v.off, v.bytes < want ? v.bytes : want);
+			memcpy(op->recv, nc_staging(seg, op->peer) + v.off,
+			       v.bytes < want ? v.bytes : want);
 		else
 			log_not_moved(op, v.bytes);
 		nc_lock(seg->ctl);
@@ -449,12 +456,16 @@ static uint64_t run_item(void *arg, uint64_t t)
 static ncclResult_t model_err(int st)
 {
 	switch (st) {
-	case SG_OK: return ncclSuccess;
-	case SG_ENOMEM: return ncclSystemError;
+	case SG_OK:
+		return ncclSuccess;
+	case SG_ENOMEM:
+		return ncclSystemError;
 	case SG_ECAPTURE_UNSUPPORTED:
 	case SG_ECAPTURE_IMPLICIT:
-	case SG_ECAPTURE_INVALIDATED: return ncclInvalidUsage;
-	default: return ncclUnhandledCudaError;
+	case SG_ECAPTURE_INVALIDATED:
+		return ncclInvalidUsage;
+	default:
+		return ncclUnhandledCudaError;
 	}
 }
 
@@ -487,13 +498,15 @@ static ncclResult_t get_streams(const struct nc_op *ops, int nops, struct nc_str
 		int st = sg_stream_get(ops[i].stream, 0, ops[i].comm->dev, &s);
 
 		if (st) {
-			nc_set_error("%s: stream %p: not a valid stream", ops[i].api, ops[i].stream);
+			nc_set_error("%s: stream %p: not a valid stream", ops[i].api,
+				     ops[i].stream);
 			put_streams(ss);
 			return model_err(st);
 		}
 		if (sg_capture_status(s) != SG_CAPTURE_NONE) {
-			nc_set_error("%s: stream %p is capturing: the simulated NCCL cannot be captured into a graph",
-				     ops[i].api, ops[i].stream);
+			nc_set_error(
+				"%s: stream %p is capturing: the simulated NCCL cannot be captured into a graph",
+				ops[i].api, ops[i].stream);
 			sg_stream_put(s);
 			put_streams(ss);
 			return ncclInvalidUsage;
@@ -621,7 +634,8 @@ out_free:
 }
 
 /* ---- validation ---------------------------------------------------------------------------------- */
-static ncclResult_t check_buf(const struct nc_op *op, const char *what, const void *p, uint64_t bytes)
+static ncclResult_t check_buf(const struct nc_op *op, const char *what, const void *p,
+			      uint64_t bytes)
 {
 	struct sg_range r;
 
@@ -665,11 +679,13 @@ static ncclResult_t validate(const struct nc_op *op)
 		nc_set_error("%s: invalid reduction operation %d", op->api, op->red);
 		return ncclInvalidArgument;
 	}
-	if ((op->kind == NC_BROADCAST || op->kind == NC_REDUCE) && (op->root < 0 || op->root >= c->nranks)) {
+	if ((op->kind == NC_BROADCAST || op->kind == NC_REDUCE) &&
+	    (op->root < 0 || op->root >= c->nranks)) {
 		nc_set_error("%s: invalid root %d (nranks %d)", op->api, op->root, c->nranks);
 		return ncclInvalidArgument;
 	}
-	if ((op->kind == NC_SEND || op->kind == NC_RECV) && (op->peer < 0 || op->peer >= c->nranks)) {
+	if ((op->kind == NC_SEND || op->kind == NC_RECV) &&
+	    (op->peer < 0 || op->peer >= c->nranks)) {
 		nc_set_error("%s: invalid peer %d (nranks %d)", op->api, op->peer, c->nranks);
 		return ncclInvalidArgument;
 	}
@@ -677,7 +693,8 @@ static ncclResult_t validate(const struct nc_op *op)
 	n = (uint64_t)c->nranks;
 	switch (op->kind) {
 	case NC_ALLREDUCE:
-		if ((e = check_buf(op, "sendbuff", op->send, b)) || (e = check_buf(op, "recvbuff", op->recv, b)))
+		if ((e = check_buf(op, "sendbuff", op->send, b)) ||
+		    (e = check_buf(op, "recvbuff", op->recv, b)))
 			return e;
 		break;
 	case NC_BROADCAST:
@@ -737,107 +754,120 @@ ncclResult_t nc_enqueue(const struct nc_op *op)
 /* ---- the API -------------------------------------------------------------------------------------- */
 #define OP(...) ((struct nc_op){ .api = __func__, __VA_ARGS__ })
 
-NC_API ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
-				  ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)
+NC_API ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
+				  ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+				  cudaStream_t stream)
 {
 	struct nc_op o = OP(.kind = NC_ALLREDUCE, .comm = comm, .stream = stream, .send = sendbuff,
 			    .recv = recvbuff, .count = count, .dt = datatype, .red = op);
 
-	NC_RETURN(nc_enqueue(&o), "sendbuff=%p recvbuff=%p count=%zu datatype=%s op=%s comm=%p stream=%p",
-		  sendbuff, recvbuff, count, nc_dtname(datatype), nc_opname(op), (void *)comm, (void *)stream);
+	NC_RETURN(nc_enqueue(&o),
+		  "sendbuff=%p recvbuff=%p count=%zu datatype=%s op=%s comm=%p stream=%p", sendbuff,
+		  recvbuff, count, nc_dtname(datatype), nc_opname(op), (void *)comm,
+		  (void *)stream);
 }
 
-NC_API ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
-				  int root, ncclComm_t comm, cudaStream_t stream)
+NC_API ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
+				  ncclDataType_t datatype, int root, ncclComm_t comm,
+				  cudaStream_t stream)
 {
 	struct nc_op o = OP(.kind = NC_BROADCAST, .comm = comm, .stream = stream, .send = sendbuff,
 			    .recv = recvbuff, .count = count, .dt = datatype, .root = root);
 
-	NC_RETURN(nc_enqueue(&o), "sendbuff=%p recvbuff=%p count=%zu datatype=%s root=%d comm=%p stream=%p",
-		  sendbuff, recvbuff, count, nc_dtname(datatype), root, (void *)comm, (void *)stream);
+	NC_RETURN(nc_enqueue(&o),
+		  "sendbuff=%p recvbuff=%p count=%zu datatype=%s root=%d comm=%p stream=%p",
+		  sendbuff, recvbuff, count, nc_dtname(datatype), root, (void *)comm,
+		  (void *)stream);
 }
 
-NC_API ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
-			      cudaStream_t stream)
+NC_API ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root,
+			      ncclComm_t comm, cudaStream_t stream)
 {
-	struct nc_op o = OP(.kind = NC_BROADCAST, .comm = comm, .stream = stream, .send = buff, .recv = buff,
-			    .count = count, .dt = datatype, .root = root);
+	struct nc_op o = OP(.kind = NC_BROADCAST, .comm = comm, .stream = stream, .send = buff,
+			    .recv = buff, .count = count, .dt = datatype, .root = root);
 
-	NC_RETURN(nc_enqueue(&o), "buff=%p count=%zu datatype=%s root=%d comm=%p stream=%p", buff, count,
-		  nc_dtname(datatype), root, (void *)comm, (void *)stream);
+	NC_RETURN(nc_enqueue(&o), "buff=%p count=%zu datatype=%s root=%d comm=%p stream=%p", buff,
+		  count, nc_dtname(datatype), root, (void *)comm, (void *)stream);
 }
 
-NC_API ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
-			       ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream)
+NC_API ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count,
+			       ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
+			       cudaStream_t stream)
 {
-	struct nc_op o = OP(.kind = NC_REDUCE, .comm = comm, .stream = stream, .send = sendbuff, .recv = recvbuff,
-			    .count = count, .dt = datatype, .red = op, .root = root);
+	struct nc_op o =
+		OP(.kind = NC_REDUCE, .comm = comm, .stream = stream, .send = sendbuff,
+		   .recv = recvbuff, .count = count, .dt = datatype, .red = op, .root = root);
 
 	NC_RETURN(nc_enqueue(&o),
-		  "sendbuff=%p recvbuff=%p count=%zu datatype=%s op=%s root=%d comm=%p stream=%p", sendbuff,
-		  recvbuff, count, nc_dtname(datatype), nc_opname(op), root, (void *)comm, (void *)stream);
+		  "sendbuff=%p recvbuff=%p count=%zu datatype=%s op=%s root=%d comm=%p stream=%p",
+		  sendbuff, recvbuff, count, nc_dtname(datatype), nc_opname(op), root, (void *)comm,
+		  (void *)stream);
 }
 
-NC_API ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype,
-				  ncclComm_t comm, cudaStream_t stream)
+NC_API ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
+				  ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
 	struct nc_op o = OP(.kind = NC_ALLGATHER, .comm = comm, .stream = stream, .send = sendbuff,
 			    .recv = recvbuff, .count = sendcount, .dt = datatype);
 
-	NC_RETURN(nc_enqueue(&o), "sendbuff=%p recvbuff=%p sendcount=%zu datatype=%s comm=%p stream=%p",
-		  sendbuff, recvbuff, sendcount, nc_dtname(datatype), (void *)comm, (void *)stream);
+	NC_RETURN(nc_enqueue(&o),
+		  "sendbuff=%p recvbuff=%p sendcount=%zu datatype=%s comm=%p stream=%p", sendbuff,
+		  recvbuff, sendcount, nc_dtname(datatype), (void *)comm, (void *)stream);
 }
 
 NC_API ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
-				      ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)
+				      ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+				      cudaStream_t stream)
 {
-	struct nc_op o = OP(.kind = NC_REDUCESCATTER, .comm = comm, .stream = stream, .send = sendbuff,
-			    .recv = recvbuff, .count = recvcount, .dt = datatype, .red = op);
+	struct nc_op o =
+		OP(.kind = NC_REDUCESCATTER, .comm = comm, .stream = stream, .send = sendbuff,
+		   .recv = recvbuff, .count = recvcount, .dt = datatype, .red = op);
 
-	NC_RETURN(nc_enqueue(&o), "sendbuff=%p recvbuff=%p recvcount=%zu datatype=%s op=%s comm=%p stream=%p",
+	NC_RETURN(nc_enqueue(&o),
+		  "sendbuff=%p recvbuff=%p recvcount=%zu datatype=%s op=%s comm=%p stream=%p",
 		  sendbuff, recvbuff, recvcount, nc_dtname(datatype), nc_opname(op), (void *)comm,
 		  (void *)stream);
 }
 
-NC_API ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
-				 ncclComm_t comm, cudaStream_t stream)
+NC_API ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
+				 ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
 	struct nc_op o = OP(.kind = NC_ALLTOALL, .comm = comm, .stream = stream, .send = sendbuff,
 			    .recv = recvbuff, .count = count, .dt = datatype);
 
-	NC_RETURN(nc_enqueue(&o), "sendbuff=%p recvbuff=%p count=%zu datatype=%s comm=%p stream=%p", sendbuff,
-		  recvbuff, count, nc_dtname(datatype), (void *)comm, (void *)stream);
+	NC_RETURN(nc_enqueue(&o), "sendbuff=%p recvbuff=%p count=%zu datatype=%s comm=%p stream=%p",
+		  sendbuff, recvbuff, count, nc_dtname(datatype), (void *)comm, (void *)stream);
 }
 
 /* RCCL's spelling: the same operation, its own symbol. */
-NC_API ncclResult_t ncclAllToAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
-				 ncclComm_t comm, cudaStream_t stream)
+NC_API ncclResult_t ncclAllToAll(const void *sendbuff, void *recvbuff, size_t count,
+				 ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
 	struct nc_op o = OP(.kind = NC_ALLTOALL, .comm = comm, .stream = stream, .send = sendbuff,
 			    .recv = recvbuff, .count = count, .dt = datatype);
 
-	NC_RETURN(nc_enqueue(&o), "sendbuff=%p recvbuff=%p count=%zu datatype=%s comm=%p stream=%p", sendbuff,
-		  recvbuff, count, nc_dtname(datatype), (void *)comm, (void *)stream);
+	NC_RETURN(nc_enqueue(&o), "sendbuff=%p recvbuff=%p count=%zu datatype=%s comm=%p stream=%p",
+		  sendbuff, recvbuff, count, nc_dtname(datatype), (void *)comm, (void *)stream);
 }
 
 NC_API ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
 			     ncclComm_t comm, cudaStream_t stream)
 {
-	struct nc_op o = OP(.kind = NC_SEND, .comm = comm, .stream = stream, .send = sendbuff, .count = count,
-			    .dt = datatype, .peer = peer);
+	struct nc_op o = OP(.kind = NC_SEND, .comm = comm, .stream = stream, .send = sendbuff,
+			    .count = count, .dt = datatype, .peer = peer);
 
-	NC_RETURN(nc_enqueue(&o), "sendbuff=%p count=%zu datatype=%s peer=%d comm=%p stream=%p", sendbuff,
-		  count, nc_dtname(datatype), peer, (void *)comm, (void *)stream);
+	NC_RETURN(nc_enqueue(&o), "sendbuff=%p count=%zu datatype=%s peer=%d comm=%p stream=%p",
+		  sendbuff, count, nc_dtname(datatype), peer, (void *)comm, (void *)stream);
 }
 
-NC_API ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
-			     cudaStream_t stream)
+NC_API ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
+			     ncclComm_t comm, cudaStream_t stream)
 {
-	struct nc_op o = OP(.kind = NC_RECV, .comm = comm, .stream = stream, .recv = recvbuff, .count = count,
-			    .dt = datatype, .peer = peer);
+	struct nc_op o = OP(.kind = NC_RECV, .comm = comm, .stream = stream, .recv = recvbuff,
+			    .count = count, .dt = datatype, .peer = peer);
 
-	NC_RETURN(nc_enqueue(&o), "recvbuff=%p count=%zu datatype=%s peer=%d comm=%p stream=%p", recvbuff,
-		  count, nc_dtname(datatype), peer, (void *)comm, (void *)stream);
+	NC_RETURN(nc_enqueue(&o), "recvbuff=%p count=%zu datatype=%s peer=%d comm=%p stream=%p",
+		  recvbuff, count, nc_dtname(datatype), peer, (void *)comm, (void *)stream);
 }
 
 NC_API ncclResult_t ncclGroupStart(void)

@@ -38,9 +38,10 @@ const char *nc_last_error(void)
 
 const char *nc_result_name(ncclResult_t r)
 {
-	static const char *const names[] = { "ncclSuccess", "ncclUnhandledCudaError", "ncclSystemError",
-					     "ncclInternalError", "ncclInvalidArgument", "ncclInvalidUsage",
-					     "ncclRemoteError", "ncclInProgress" };
+	static const char *const names[] = { "ncclSuccess",	    "ncclUnhandledCudaError",
+					     "ncclSystemError",	    "ncclInternalError",
+					     "ncclInvalidArgument", "ncclInvalidUsage",
+					     "ncclRemoteError",	    "ncclInProgress" };
 
 	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
 }
@@ -137,7 +138,15 @@ void nc_comm_free(struct ncclComm *c)
 /* Every phase runs for every job of a group before the next: a thread driving several ranks posts for all
  * of them before it waits for any (PH_DONE_POST / PH_DONE_WAIT likewise). */
 enum {
-	PH_POST = 0, PH_COLORS, PH_CREATE, PH_NAME, PH_REGISTER, PH_JOIN, PH_READY, PH_DONE_POST, PH_DONE_WAIT,
+	PH_POST = 0,
+	PH_COLORS,
+	PH_CREATE,
+	PH_NAME,
+	PH_REGISTER,
+	PH_JOIN,
+	PH_READY,
+	PH_DONE_POST,
+	PH_DONE_WAIT,
 	PH_N
 };
 
@@ -190,7 +199,8 @@ static void job_phase(struct nc_job *j, int ph)
 		nc_unlock(ps->ctl);
 		break;
 	case PH_COLORS: {
-		int *colors = malloc((size_t)n * sizeof(int)), *keys = malloc((size_t)n * sizeof(int));
+		int *colors = malloc((size_t)n * sizeof(int)),
+		    *keys = malloc((size_t)n * sizeof(int));
 
 		if (!colors || !keys) {
 			free(colors);
@@ -347,7 +357,8 @@ static ncclResult_t id_name(const ncclUniqueId *id, char name[NC_NAME_MAX])
 /* ---- creation ---------------------------------------------------------------------------------------- */
 static ncclResult_t check_config(const ncclConfig_t *config)
 {
-	if (config && (config->magic != NCCL_API_MAGIC || config->size < offsetof(ncclConfig_t, blocking))) {
+	if (config &&
+	    (config->magic != NCCL_API_MAGIC || config->size < offsetof(ncclConfig_t, blocking))) {
 		nc_set_error("ncclConfig_t not initialised with NCCL_CONFIG_INITIALIZER");
 		return ncclInvalidArgument;
 	}
@@ -409,17 +420,18 @@ NC_API ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId 
 {
 	ncclResult_t e = init_rank(comm, nranks, &commId, rank, NULL);
 
-	NC_RETURN(e, "comm=%p nranks=%d commId=%.40s rank=%d", comm && !e ? (void *)*comm : NULL, nranks,
-		  commId.internal + 8, rank);
+	NC_RETURN(e, "comm=%p nranks=%d commId=%.40s rank=%d", comm && !e ? (void *)*comm : NULL,
+		  nranks, commId.internal + 8, rank);
 }
 
-NC_API ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
-					   ncclConfig_t *config)
+NC_API ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId,
+					   int rank, ncclConfig_t *config)
 {
 	ncclResult_t e = init_rank(comm, nranks, &commId, rank, config);
 
-	NC_RETURN(e, "comm=%p nranks=%d commId=%.40s rank=%d config=%p", comm && !e ? (void *)*comm : NULL,
-		  nranks, commId.internal + 8, rank, (void *)config);
+	NC_RETURN(e, "comm=%p nranks=%d commId=%.40s rank=%d config=%p",
+		  comm && !e ? (void *)*comm : NULL, nranks, commId.internal + 8, rank,
+		  (void *)config);
 }
 
 static ncclResult_t init_all(ncclComm_t *comms, int ndev, const int *devlist)
@@ -482,8 +494,8 @@ NC_API ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devli
 {
 	ncclResult_t e = init_all(comm, ndev, devlist);
 
-	NC_RETURN(e, "comms=%p ndev=%d devlist=%p comm0=%p", (void *)comm, ndev, (const void *)devlist,
-		  comm && !e ? (void *)comm[0] : NULL);
+	NC_RETURN(e, "comms=%p ndev=%d devlist=%p comm0=%p", (void *)comm, ndev,
+		  (const void *)devlist, comm && !e ? (void *)comm[0] : NULL);
 }
 
 static ncclResult_t comm_check(const struct ncclComm *c)
@@ -499,7 +511,8 @@ static ncclResult_t comm_check(const struct ncclComm *c)
 	return ncclSuccess;
 }
 
-static ncclResult_t split(struct ncclComm *c, int color, int key, ncclComm_t *newcomm, const ncclConfig_t *config)
+static ncclResult_t split(struct ncclComm *c, int color, int key, ncclComm_t *newcomm,
+			  const ncclConfig_t *config)
 {
 	struct nc_job j = { .kind = NC_JOB_SPLIT };
 	ncclResult_t e;
@@ -540,7 +553,8 @@ static ncclResult_t split(struct ncclComm *c, int color, int key, ncclComm_t *ne
 	return nc_jobs_run(&j, 1);
 }
 
-NC_API ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config)
+NC_API ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+				  ncclConfig_t *config)
 {
 	ncclResult_t e = split(comm, color, key, newcomm, config);
 
@@ -597,18 +611,18 @@ NC_API ncclResult_t ncclCommFinalize(ncclComm_t comm)
 }
 
 /* ---- queries ------------------------------------------------------------------------------------------- */
-#define QUERY(api, field)                                                              \
-	NC_API ncclResult_t api(const ncclComm_t comm, int *out)                       \
-	{                                                                              \
-		ncclResult_t e = comm_check(comm);                                     \
-                                                                                       \
-		if (!e && !out) {                                                      \
-			nc_set_error(#api ": output pointer is NULL");                 \
-			e = ncclInvalidArgument;                                       \
-		}                                                                      \
-		if (!e)                                                                \
-			*out = comm->field;                                            \
-		NC_RETURN(e, "comm=%p out=%d", (void *)comm, !e ? *out : -1);          \
+#define QUERY(api, field)                                                     \
+	NC_API ncclResult_t api(const ncclComm_t comm, int *out)              \
+	{                                                                     \
+		ncclResult_t e = comm_check(comm);                            \
+                                                                              \
+		if (!e && !out) {                                             \
+			nc_set_error(#api ": output pointer is NULL");        \
+			e = ncclInvalidArgument;                              \
+		}                                                             \
+		if (!e)                                                       \
+			*out = comm->field;                                   \
+		NC_RETURN(e, "comm=%p out=%d", (void *)comm, !e ? *out : -1); \
 	}
 
 QUERY(ncclCommCount, nranks)
@@ -632,15 +646,24 @@ NC_API const char *ncclGetErrorString(ncclResult_t result)
 {
 	NC_FRAME();
 	switch (result) {
-	case ncclSuccess: return "no error";
-	case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
-	case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
-	case ncclInternalError: return "internal error - please report this issue to the NCCL developers";
-	case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
-	case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
-	case ncclRemoteError: return "remote process exited or there was a network error";
-	case ncclInProgress: return "NCCL operation in progress";
-	default: return "unknown result code";
+	case ncclSuccess:
+		return "no error";
+	case ncclUnhandledCudaError:
+		return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+	case ncclSystemError:
+		return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+	case ncclInternalError:
+		return "internal error - please report this issue to the NCCL developers";
+	case ncclInvalidArgument:
+		return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+	case ncclInvalidUsage:
+		return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+	case ncclRemoteError:
+		return "remote process exited or there was a network error";
+	case ncclInProgress:
+		return "NCCL operation in progress";
+	default:
+		return "unknown result code";
 	}
 }
 

@@ -26,20 +26,20 @@
 #include "gpu_model.h"
 #include "nccl.h"
 
-#define NC_API __attribute__((visibility("default"), noinline))
-#define NC_HIDDEN __attribute__((visibility("hidden")))
+#define NC_API	   __attribute__((visibility("default"), noinline))
+#define NC_HIDDEN  __attribute__((visibility("hidden")))
 /* Makes gcc set up a frame even in a trivial function (push %rbp first). */
 #define NC_FRAME() __asm__ volatile("" : : "r"(__builtin_frame_address(0)))
 
 #define NC_MAX_RANKS 256
-#define NC_SLOTS 64     /* collectives in flight per communicator */
+#define NC_SLOTS     64 /* collectives in flight per communicator */
 #define NC_P2P_SLOTS 16 /* sends in flight per ordered pair of ranks */
-#define NC_NAME_MAX 64
+#define NC_NAME_MAX  64
 
 /* ---- knobs (read once per process) ------------------------------------------------------ */
 struct nc_config {
 	uint64_t latency_ns; /* SIMGPU_NCCL_LATENCY_US, default 5 */
-	double gbps;         /* SIMGPU_NCCL_BW_GBPS, default 20 (GB/s = bytes per ns) */
+	double gbps;	     /* SIMGPU_NCCL_BW_GBPS, default 20 (GB/s = bytes per ns) */
 	uint64_t staging;    /* SIMGPU_NCCL_STAGING_MB, default 64: bytes per rank */
 };
 NC_HIDDEN const struct nc_config *nc_config(void);
@@ -78,22 +78,22 @@ struct nc_rankrec {
 	int joined;
 	int pid;
 	int dev;
-	int backed;                /* its whole staging area is allocated (pre-faulted at init) */
-	uint64_t stage_busy;       /* reads of this rank's staging still to come */
+	int backed;	     /* its whole staging area is allocated (pre-faulted at init) */
+	uint64_t stage_busy; /* reads of this rank's staging still to come */
 	/* ncclCommSplit exchange, round n posts gens n */
 	uint64_t split_gen;
 	int color, key;
-	uint64_t name_gen;         /* when this rank leads a colour: its new segment */
+	uint64_t name_gen; /* when this rank leads a colour: its new segment */
 	char split_name[NC_NAME_MAX];
 	uint64_t done_gen;
 };
 
 /* One rank's part of a collective. */
 struct nc_part {
-	uint64_t t_arr;  /* arrival time (CLOCK_MONOTONIC ns) */
-	uint64_t off;    /* staging offset */
-	uint64_t bytes;  /* staged bytes */
-	int staged;      /* its data is in its staging area */
+	uint64_t t_arr; /* arrival time (CLOCK_MONOTONIC ns) */
+	uint64_t off;	/* staging offset */
+	uint64_t bytes; /* staged bytes */
+	int staged;	/* its data is in its staging area */
 	int arrived;
 };
 
@@ -121,14 +121,14 @@ struct nc_ctl {
 	uint64_t magic;
 	pthread_mutex_t mu; /* robust, process-shared */
 	pthread_cond_t cv;  /* process-shared, CLOCK_MONOTONIC; broadcast on every change */
-	int nranks;         /* 0 until the first rank joins */
+	int nranks;	    /* 0 until the first rank joins */
 	int joined;
-	int live;           /* communicators not yet destroyed */
-	int aborted;        /* a rank called ncclCommAbort */
+	int live;    /* communicators not yet destroyed */
+	int aborted; /* a rank called ncclCommAbort */
 	int unlinked;
-	int ready;          /* ranks that joined and mapped every staging area */
-	uint64_t staging;   /* bytes per rank (the first joiner's SIMGPU_NCCL_STAGING_MB) */
-	uint64_t size;      /* whole segment */
+	int ready;	  /* ranks that joined and mapped every staging area */
+	uint64_t staging; /* bytes per rank (the first joiner's SIMGPU_NCCL_STAGING_MB) */
+	uint64_t size;	  /* whole segment */
 	uint64_t off_ranks, off_slots, slot_size, off_p2p, off_staging;
 	char name[NC_NAME_MAX];
 };
@@ -162,7 +162,8 @@ static inline struct nc_rankrec *nc_rank(struct nc_seg *s, int r)
 
 static inline struct nc_slot *nc_slot_at(struct nc_seg *s, uint64_t seq)
 {
-	return (struct nc_slot *)((char *)s->base + s->ctl->off_slots + (seq % NC_SLOTS) * s->ctl->slot_size);
+	return (struct nc_slot *)((char *)s->base + s->ctl->off_slots +
+				  (seq % NC_SLOTS) * s->ctl->slot_size);
 }
 
 static inline struct nc_part *nc_parts(struct nc_slot *sl)
@@ -174,7 +175,8 @@ static inline struct nc_p2p *nc_p2p_at(struct nc_seg *s, int src, int dst, uint6
 {
 	size_t pair = (size_t)src * (size_t)s->ctl->nranks + (size_t)dst;
 
-	return (struct nc_p2p *)((char *)s->base + s->ctl->off_p2p) + pair * NC_P2P_SLOTS + seq % NC_P2P_SLOTS;
+	return (struct nc_p2p *)((char *)s->base + s->ctl->off_p2p) + pair * NC_P2P_SLOTS +
+	       seq % NC_P2P_SLOTS;
 }
 
 static inline char *nc_staging(struct nc_seg *s, int r)
@@ -189,21 +191,21 @@ struct ncclComm {
 	uint64_t magic;
 	struct nc_seg seg;
 	int rank, nranks, dev;
-	bool joined;           /* the rendezvous completed */
+	bool joined; /* the rendezvous completed */
 	bool finalized;
 	ncclResult_t async_err;
 	/* numbering, in call order (the calling thread) */
-	uint64_t coll_seq;     /* next collective */
-	uint64_t *send_seq;    /* [peer]: next send to peer */
-	uint64_t *recv_seq;    /* [peer]: next receive from peer */
-	uint64_t item_seq;     /* next work item touching this communicator */
+	uint64_t coll_seq;  /* next collective */
+	uint64_t *send_seq; /* [peer]: next send to peer */
+	uint64_t *recv_seq; /* [peer]: next receive from peer */
+	uint64_t item_seq;  /* next work item touching this communicator */
 	uint64_t split_round;
 	/* work items (process-local) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	uint64_t stage_turn;   /* the item that may stage next */
-	unsigned pending;      /* items queued, not finished */
-	uint64_t backed;       /* bytes of this rank's staging allocated (fallocate; all of it at init) */
+	uint64_t stage_turn; /* the item that may stage next */
+	unsigned pending;    /* items queued, not finished */
+	uint64_t backed; /* bytes of this rank's staging allocated (fallocate; all of it at init) */
 };
 
 /* Live-handle registry: a destroyed or garbage comm is an invalid argument. */
@@ -212,7 +214,8 @@ NC_HIDDEN struct ncclComm *nc_comm_new(void);
 NC_HIDDEN void nc_comm_free(struct ncclComm *c);
 /* Joins comm as rank of an opened segment: the register half of the
  * rendezvous (the first joiner sizes the segment). */
-NC_HIDDEN ncclResult_t nc_join_register(struct ncclComm *c, const char *name, int nranks, int rank, int dev);
+NC_HIDDEN ncclResult_t nc_join_register(struct ncclComm *c, const char *name, int nranks, int rank,
+					int dev);
 /* The wait half: until all nranks joined; then maps the peers' staging areas into this
  * process's page tables, so that no collective takes a page fault on the segment, and says
  * it is ready. */
@@ -236,29 +239,29 @@ NC_HIDDEN const char *nc_result_name(ncclResult_t r);
 NC_HIDDEN void nc_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 NC_HIDDEN const char *nc_last_error(void);
 
-#define NC_RETURN(e, fmt, ...)                                                                  \
-	do {                                                                                    \
-		ncclResult_t nc_e_ = (e);                                                       \
-		if (__builtin_expect(sg_log_level != 0, 0))                                     \
-			sg_log("%s(" fmt ") = %d %s", __func__, ##__VA_ARGS__, (int)nc_e_,      \
-			       nc_result_name(nc_e_));                                          \
-		sg_call_mark();                                                                 \
-		return nc_e_;                                                                   \
+#define NC_RETURN(e, fmt, ...)                                                             \
+	do {                                                                               \
+		ncclResult_t nc_e_ = (e);                                                  \
+		if (__builtin_expect(sg_log_level != 0, 0))                                \
+			sg_log("%s(" fmt ") = %d %s", __func__, ##__VA_ARGS__, (int)nc_e_, \
+			       nc_result_name(nc_e_));                                     \
+		sg_call_mark();                                                            \
+		return nc_e_;                                                              \
 	} while (0)
 
 /* ---- groups and work (nccl_coll.c) --------------------------------------------------------------------- */
 struct nc_op {
 	enum nc_kind kind;
-	const char *api;        /* "ncclAllReduce", ... */
+	const char *api; /* "ncclAllReduce", ... */
 	struct ncclComm *comm;
-	void *stream;           /* the caller's handle */
+	void *stream; /* the caller's handle */
 	const void *send;
 	void *recv;
 	size_t count;
 	int dt, red, root, peer;
-	uint64_t seq;           /* collective number, or p2p number of the pair */
+	uint64_t seq; /* collective number, or p2p number of the pair */
 	/* at run time */
-	uint64_t off, bytes;    /* this rank's staging */
+	uint64_t off, bytes; /* this rank's staging */
 	bool staged;
 	bool failed;
 	uint64_t t_end;
@@ -275,14 +278,14 @@ enum nc_job_kind { NC_JOB_INIT = 1, NC_JOB_SPLIT };
 
 struct nc_job {
 	enum nc_job_kind kind;
-	struct ncclComm *comm;   /* the new communicator (split: made in a later phase) */
-	ncclComm_t *out;         /* split: where the new communicator goes */
-	char name[NC_NAME_MAX];  /* the segment to join */
+	struct ncclComm *comm;	/* the new communicator (split: made in a later phase) */
+	ncclComm_t *out;	/* split: where the new communicator goes */
+	char name[NC_NAME_MAX]; /* the segment to join */
 	int nranks, rank, dev;
 	struct ncclComm *parent; /* split */
 	int color, key;
 	uint64_t round;
-	int leader;              /* split: old rank that creates the new segment */
+	int leader; /* split: old rank that creates the new segment */
 	ncclResult_t err;
 };
 

@@ -52,40 +52,58 @@ uint64_t nc_duration_ns(enum nc_kind kind, size_t count, size_t dtsize, int nran
 		break;
 	}
 	/* GB/s = 1e9 bytes/s = bytes per ns */
-	return c->latency_ns + (uint64_t)((double)nc_op_bytes(kind, count, dtsize, nranks) * factor / c->gbps + 0.5);
+	return c->latency_ns +
+	       (uint64_t)((double)nc_op_bytes(kind, count, dtsize, nranks) * factor / c->gbps +
+			  0.5);
 }
 
 /* ---- types ----------------------------------------------------------------------------------- */
 size_t nc_dtsize(int dt)
 {
 	switch (dt) {
-	case ncclInt8: case ncclUint8: case ncclFloat8e4m3: case ncclFloat8e5m2: return 1;
-	case ncclFloat16: case ncclBfloat16: return 2;
-	case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
-	case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
-	default: return 0;
+	case ncclInt8:
+	case ncclUint8:
+	case ncclFloat8e4m3:
+	case ncclFloat8e5m2:
+		return 1;
+	case ncclFloat16:
+	case ncclBfloat16:
+		return 2;
+	case ncclInt32:
+	case ncclUint32:
+	case ncclFloat32:
+		return 4;
+	case ncclInt64:
+	case ncclUint64:
+	case ncclFloat64:
+		return 8;
+	default:
+		return 0;
 	}
 }
 
 const char *nc_dtname(int dt)
 {
-	static const char *const names[] = { "ncclInt8", "ncclUint8", "ncclInt32", "ncclUint32",
-					     "ncclInt64", "ncclUint64", "ncclFloat16", "ncclFloat32",
-					     "ncclFloat64", "ncclBfloat16", "ncclFloat8e4m3", "ncclFloat8e5m2" };
+	static const char *const names[] = { "ncclInt8",     "ncclUint8",      "ncclInt32",
+					     "ncclUint32",   "ncclInt64",      "ncclUint64",
+					     "ncclFloat16",  "ncclFloat32",    "ncclFloat64",
+					     "ncclBfloat16", "ncclFloat8e4m3", "ncclFloat8e5m2" };
 
 	return dt >= 0 && dt < ncclNumTypes ? names[dt] : "invalid";
 }
 
 const char *nc_opname(int op)
 {
-	static const char *const names[] = { "ncclSum", "ncclProd", "ncclMax", "ncclMin", "ncclAvg" };
+	static const char *const names[] = { "ncclSum", "ncclProd", "ncclMax", "ncclMin",
+					     "ncclAvg" };
 
 	return op >= 0 && op < ncclNumOps ? names[op] : "invalid";
 }
 
 static bool narrow_float(int dt)
 {
-	return dt == ncclFloat16 || dt == ncclBfloat16 || dt == ncclFloat8e4m3 || dt == ncclFloat8e5m2;
+	return dt == ncclFloat16 || dt == ncclBfloat16 || dt == ncclFloat8e4m3 ||
+	       dt == ncclFloat8e5m2;
 }
 
 size_t nc_acc_size(int dt)
@@ -99,7 +117,8 @@ size_t nc_acc_size(int dt)
  * all-ones is NaN and overflow saturates (e4m3). */
 static float small_decode(uint32_t v, int ebits, int mbits, bool ieee)
 {
-	uint32_t sign = v >> (ebits + mbits) & 1, e = v >> mbits & ((1u << ebits) - 1), m = v & ((1u << mbits) - 1);
+	uint32_t sign = v >> (ebits + mbits) & 1, e = v >> mbits & ((1u << ebits) - 1),
+		 m = v & ((1u << mbits) - 1);
 	int bias = (1 << (ebits - 1)) - 1;
 	float f;
 
@@ -140,10 +159,12 @@ static uint32_t small_encode(float f, int ebits, int mbits, bool ieee)
 		q >>= 1;
 		e++;
 	}
-	if (e + bias > emax_field || (!ieee && e + bias == emax_field && (q & ((1u << mbits) - 1)) == (1u << mbits) - 1)) {
+	if (e + bias > emax_field ||
+	    (!ieee && e + bias == emax_field && (q & ((1u << mbits) - 1)) == (1u << mbits) - 1)) {
 		if (ieee)
 			return sign | (uint32_t)((1 << ebits) - 1) << mbits; /* inf */
-		return sign | (uint32_t)emax_field << mbits | ((1u << mbits) - 2); /* saturate: 448 for e4m3 */
+		return sign | (uint32_t)emax_field << mbits |
+		       ((1u << mbits) - 2); /* saturate: 448 for e4m3 */
 	}
 	return sign | (uint32_t)(e + bias) << mbits | (q & ((1u << mbits) - 1));
 }
@@ -171,20 +192,32 @@ static uint16_t bf16_encode(float f)
 static float narrow_load(const void *in, size_t i, int dt)
 {
 	switch (dt) {
-	case ncclFloat16: return small_decode(((const uint16_t *)in)[i], 5, 10, true);
-	case ncclBfloat16: return bf16_decode(((const uint16_t *)in)[i]);
-	case ncclFloat8e4m3: return small_decode(((const uint8_t *)in)[i], 4, 3, false);
-	default: return small_decode(((const uint8_t *)in)[i], 5, 2, true);
+	case ncclFloat16:
+		return small_decode(((const uint16_t *)in)[i], 5, 10, true);
+	case ncclBfloat16:
+		return bf16_decode(((const uint16_t *)in)[i]);
+	case ncclFloat8e4m3:
+		return small_decode(((const uint8_t *)in)[i], 4, 3, false);
+	default:
+		return small_decode(((const uint8_t *)in)[i], 5, 2, true);
 	}
 }
 
 static void narrow_store(void *out, size_t i, int dt, float f)
 {
 	switch (dt) {
-	case ncclFloat16: ((uint16_t *)out)[i] = (uint16_t)small_encode(f, 5, 10, true); break;
-	case ncclBfloat16: ((uint16_t *)out)[i] = bf16_encode(f); break;
-	case ncclFloat8e4m3: ((uint8_t *)out)[i] = (uint8_t)small_encode(f, 4, 3, false); break;
-	default: ((uint8_t *)out)[i] = (uint8_t)small_encode(f, 5, 2, true); break;
+	case ncclFloat16:
+		((uint16_t *)out)[i] = (uint16_t)small_encode(f, 5, 10, true);
+		break;
+	case ncclBfloat16:
+		((uint16_t *)out)[i] = bf16_encode(f);
+		break;
+	case ncclFloat8e4m3:
+		((uint8_t *)out)[i] = (uint8_t)small_encode(f, 4, 3, false);
+		break;
+	default:
+		((uint8_t *)out)[i] = (uint8_t)small_encode(f, 5, 2, true);
+		break;
 	}
 }
 
@@ -203,18 +236,26 @@ void nc_acc_load(void *acc, const void *in, size_t n, int dt)
 
 /* T the type, W the type sums and products are computed in (unsigned for
  * integers: they wrap like the GPU's, without undefined behaviour). */
-#define REDUCE_LOOP(T, W, get)                                                         \
-	do {                                                                           \
-		T *a_ = acc;                                                           \
-		for (i = 0; i < n; i++) {                                              \
-			T x_ = (get);                                                  \
-			switch (op) {                                                  \
-			case ncclProd: a_[i] = (T)((W)a_[i] * (W)x_); break;           \
-			case ncclMax: a_[i] = a_[i] > x_ ? a_[i] : x_; break;          \
-			case ncclMin: a_[i] = a_[i] < x_ ? a_[i] : x_; break;          \
-			default: a_[i] = (T)((W)a_[i] + (W)x_); break;                 \
-			}                                                              \
-		}                                                                      \
+#define REDUCE_LOOP(T, W, get)                                   \
+	do {                                                     \
+		T *a_ = acc;                                     \
+		for (i = 0; i < n; i++) {                        \
+			T x_ = (get);                            \
+			switch (op) {                            \
+			case ncclProd:                           \
+				a_[i] = (T)((W)a_[i] * (W)x_);   \
+				break;                           \
+			case ncclMax:                            \
+				a_[i] = a_[i] > x_ ? a_[i] : x_; \
+				break;                           \
+			case ncclMin:                            \
+				a_[i] = a_[i] < x_ ? a_[i] : x_; \
+				break;                           \
+			default:                                 \
+				a_[i] = (T)((W)a_[i] + (W)x_);   \
+				break;                           \
+			}                                        \
+		}                                                \
 	} while (0)
 
 void nc_acc_reduce(void *acc, const void *in, size_t n, int dt, int op)
@@ -222,23 +263,41 @@ void nc_acc_reduce(void *acc, const void *in, size_t n, int dt, int op)
 	size_t i;
 
 	switch (dt) {
-	case ncclInt8: REDUCE_LOOP(int8_t, unsigned, ((const int8_t *)in)[i]); break;
-	case ncclUint8: REDUCE_LOOP(uint8_t, unsigned, ((const uint8_t *)in)[i]); break;
-	case ncclInt32: REDUCE_LOOP(int32_t, uint32_t, ((const int32_t *)in)[i]); break;
-	case ncclUint32: REDUCE_LOOP(uint32_t, uint32_t, ((const uint32_t *)in)[i]); break;
-	case ncclInt64: REDUCE_LOOP(int64_t, uint64_t, ((const int64_t *)in)[i]); break;
-	case ncclUint64: REDUCE_LOOP(uint64_t, uint64_t, ((const uint64_t *)in)[i]); break;
-	case ncclFloat32: REDUCE_LOOP(float, float, ((const float *)in)[i]); break;
-	case ncclFloat64: REDUCE_LOOP(double, double, ((const double *)in)[i]); break;
-	default: REDUCE_LOOP(float, float, narrow_load(in, i, dt)); break;
+	case ncclInt8:
+		REDUCE_LOOP(int8_t, unsigned, ((const int8_t *)in)[i]);
+		break;
+	case ncclUint8:
+		REDUCE_LOOP(uint8_t, unsigned, ((const uint8_t *)in)[i]);
+		break;
+	case ncclInt32:
+		REDUCE_LOOP(int32_t, uint32_t, ((const int32_t *)in)[i]);
+		break;
+	case ncclUint32:
+		REDUCE_LOOP(uint32_t, uint32_t, ((const uint32_t *)in)[i]);
+		break;
+	case ncclInt64:
+		REDUCE_LOOP(int64_t, uint64_t, ((const int64_t *)in)[i]);
+		break;
+	case ncclUint64:
+		REDUCE_LOOP(uint64_t, uint64_t, ((const uint64_t *)in)[i]);
+		break;
+	case ncclFloat32:
+		REDUCE_LOOP(float, float, ((const float *)in)[i]);
+		break;
+	case ncclFloat64:
+		REDUCE_LOOP(double, double, ((const double *)in)[i]);
+		break;
+	default:
+		REDUCE_LOOP(float, float, narrow_load(in, i, dt));
+		break;
 	}
 }
 
-#define AVG_LOOP(T)                                              \
-	do {                                                     \
-		T *o_ = out;                                     \
-		for (i = 0; i < n; i++)                          \
-			o_[i] = (T)(o_[i] / (T)nranks);          \
+#define AVG_LOOP(T)                                     \
+	do {                                            \
+		T *o_ = out;                            \
+		for (i = 0; i < n; i++)                 \
+			o_[i] = (T)(o_[i] / (T)nranks); \
 	} while (0)
 
 void nc_acc_store(void *out, const void *acc, size_t n, int dt, int op, int nranks)
@@ -258,13 +317,29 @@ void nc_acc_store(void *out, const void *acc, size_t n, int dt, int op, int nran
 	if (op != ncclAvg)
 		return;
 	switch (dt) {
-	case ncclInt8: AVG_LOOP(int8_t); break;
-	case ncclUint8: AVG_LOOP(uint8_t); break;
-	case ncclInt32: AVG_LOOP(int32_t); break;
-	case ncclUint32: AVG_LOOP(uint32_t); break;
-	case ncclInt64: AVG_LOOP(int64_t); break;
-	case ncclUint64: AVG_LOOP(uint64_t); break;
-	case ncclFloat32: AVG_LOOP(float); break;
-	default: AVG_LOOP(double); break;
+	case ncclInt8:
+		AVG_LOOP(int8_t);
+		break;
+	case ncclUint8:
+		AVG_LOOP(uint8_t);
+		break;
+	case ncclInt32:
+		AVG_LOOP(int32_t);
+		break;
+	case ncclUint32:
+		AVG_LOOP(uint32_t);
+		break;
+	case ncclInt64:
+		AVG_LOOP(int64_t);
+		break;
+	case ncclUint64:
+		AVG_LOOP(uint64_t);
+		break;
+	case ncclFloat32:
+		AVG_LOOP(float);
+		break;
+	default:
+		AVG_LOOP(double);
+		break;
 	}
 }

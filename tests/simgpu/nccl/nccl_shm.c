@@ -107,7 +107,8 @@ ncclResult_t nc_seg_create(char name_out[NC_NAME_MAX])
 	for (tries = 0;; tries++) {
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		snprintf(name, sizeof(name), "/simgpu-nccl-%d-%u-%lx", (int)getpid(),
-			 __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED), (unsigned long)ts.tv_nsec);
+			 __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED),
+			 (unsigned long)ts.tv_nsec);
 		fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd >= 0)
 			break;
@@ -161,8 +162,9 @@ ncclResult_t nc_seg_open(const char *name, struct nc_seg *seg)
 	}
 	seg->fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
 	if (seg->fd < 0) {
-		nc_set_error("shm_open(%s): %s (a unique id every rank already joined, or a stale one)", name,
-			     strerror(errno));
+		nc_set_error(
+			"shm_open(%s): %s (a unique id every rank already joined, or a stale one)",
+			name, strerror(errno));
 		return ncclSystemError;
 	}
 	if (fstat(seg->fd, &st) || (size_t)st.st_size < ctl_size()) {
@@ -230,7 +232,8 @@ static int seg_layout(struct nc_seg *seg, int nranks)
 	c->off_ranks = off;
 	off += page_round((size_t)nranks * sizeof(struct nc_rankrec));
 	c->off_slots = off;
-	c->slot_size = (sizeof(struct nc_slot) + (size_t)nranks * sizeof(struct nc_part) + 63) / 64 * 64;
+	c->slot_size =
+		(sizeof(struct nc_slot) + (size_t)nranks * sizeof(struct nc_part) + 63) / 64 * 64;
 	off += page_round(NC_SLOTS * c->slot_size);
 	c->off_p2p = off;
 	off += page_round((size_t)nranks * (size_t)nranks * NC_P2P_SLOTS * sizeof(struct nc_p2p));
@@ -291,7 +294,8 @@ static bool pid_alive(int pid)
 	f = fopen(path, "re");
 	if (!f)
 		return errno != ENOENT;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'))
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ' &&
+	    (p[2] == 'Z' || p[2] == 'X'))
 		alive = false;
 	fclose(f);
 	return alive;
@@ -392,12 +396,14 @@ ncclResult_t nc_join_register(struct ncclComm *cm, const char *name, int nranks,
 	nc_lock(c);
 	if (!c->nranks) {
 		if (seg_layout(&cm->seg, nranks)) {
-			nc_set_error("cannot size the clique segment %s: %s", name, strerror(errno));
+			nc_set_error("cannot size the clique segment %s: %s", name,
+				     strerror(errno));
 			e = ncclSystemError;
 		}
 		first = true;
 	} else if (c->nranks != nranks) {
-		nc_set_error("rank %d joins with nranks %d, the communicator has %d", rank, nranks, c->nranks);
+		nc_set_error("rank %d joins with nranks %d, the communicator has %d", rank, nranks,
+			     c->nranks);
 		e = ncclInvalidUsage;
 	}
 	nc_unlock(c);

@@ -31,7 +31,7 @@
 #include "gpu_board.h"
 #include "nvml.h"
 
-#define NV_API __attribute__((visibility("default")))
+#define NV_API	     __attribute__((visibility("default")))
 #define NV_DEV_MAGIC 0x4e564d4cu
 
 enum { C_SM, C_MEM, C_TX, C_RX, C_N };
@@ -114,11 +114,14 @@ static void parse_fails(void)
 	nfails = 0;
 	if (!spec || !*spec || !(copy = strdup(spec)))
 		return;
-	for (tok = strtok_r(copy, ",", &save); tok && nfails < 16; tok = strtok_r(NULL, ",", &save)) {
+	for (tok = strtok_r(copy, ",", &save); tok && nfails < 16;
+	     tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');
 
 		if (!eq || eq == tok || (size_t)(eq - tok) >= sizeof(fails[0].name)) {
-			fprintf(stderr, "simgpu nvml: SIMGPU_NVML_FAIL: ignoring '%s' (want name=code)\n", tok);
+			fprintf(stderr,
+				"simgpu nvml: SIMGPU_NVML_FAIL: ignoring '%s' (want name=code)\n",
+				tok);
 			continue;
 		}
 		*eq = '\0';
@@ -141,7 +144,8 @@ static void parse_lost(void)
 			lost_dev = (int)d;
 			lost_after_ns = (uint64_t)(ms * 1e6);
 		} else {
-			fprintf(stderr, "simgpu nvml: ignoring SIMGPU_NVML_LOST=%s (want DEV@MS)\n", spec);
+			fprintf(stderr, "simgpu nvml: ignoring SIMGPU_NVML_LOST=%s (want DEV@MS)\n",
+				spec);
 		}
 	}
 }
@@ -316,29 +320,52 @@ NV_API nvmlReturn_t nvmlShutdown(void)
 NV_API const char *nvmlErrorString(nvmlReturn_t r)
 {
 	switch (r) {
-	case NVML_SUCCESS: return "Success";
-	case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
-	case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
-	case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-	case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
-	case NVML_ERROR_ALREADY_INITIALIZED: return "Already Initialized";
-	case NVML_ERROR_NOT_FOUND: return "Not Found";
-	case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
-	case NVML_ERROR_INSUFFICIENT_POWER: return "Insufficient External Power";
-	case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
-	case NVML_ERROR_TIMEOUT: return "Timeout";
-	case NVML_ERROR_IRQ_ISSUE: return "Interrupt request issue";
-	case NVML_ERROR_LIBRARY_NOT_FOUND: return "NVML Shared Library Not Found";
-	case NVML_ERROR_FUNCTION_NOT_FOUND: return "Function Not Found";
-	case NVML_ERROR_CORRUPTED_INFOROM: return "Corrupted infoROM";
-	case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
-	case NVML_ERROR_RESET_REQUIRED: return "GPU requires restart";
-	case NVML_ERROR_OPERATING_SYSTEM: return "The operating system has blocked the request.";
-	case NVML_ERROR_LIB_RM_VERSION_MISMATCH: return "RM has detected an NVML/RM version mismatch.";
-	case NVML_ERROR_IN_USE: return "In use by another client";
-	case NVML_ERROR_MEMORY: return "Insufficient Memory";
-	case NVML_ERROR_NO_DATA: return "No data";
-	default: return "Unknown Error";
+	case NVML_SUCCESS:
+		return "Success";
+	case NVML_ERROR_UNINITIALIZED:
+		return "Uninitialized";
+	case NVML_ERROR_INVALID_ARGUMENT:
+		return "Invalid Argument";
+	case NVML_ERROR_NOT_SUPPORTED:
+		return "Not Supported";
+	case NVML_ERROR_NO_PERMISSION:
+		return "Insufficient Permissions";
+	case NVML_ERROR_ALREADY_INITIALIZED:
+		return "Already Initialized";
+	case NVML_ERROR_NOT_FOUND:
+		return "Not Found";
+	case NVML_ERROR_INSUFFICIENT_SIZE:
+		return "Insufficient Size";
+	case NVML_ERROR_INSUFFICIENT_POWER:
+		return "Insufficient External Power";
+	case NVML_ERROR_DRIVER_NOT_LOADED:
+		return "Driver Not Loaded";
+	case NVML_ERROR_TIMEOUT:
+		return "Timeout";
+	case NVML_ERROR_IRQ_ISSUE:
+		return "Interrupt request issue";
+	case NVML_ERROR_LIBRARY_NOT_FOUND:
+		return "NVML Shared Library Not Found";
+	case NVML_ERROR_FUNCTION_NOT_FOUND:
+		return "Function Not Found";
+	case NVML_ERROR_CORRUPTED_INFOROM:
+		return "Corrupted infoROM";
+	case NVML_ERROR_GPU_IS_LOST:
+		return "GPU is lost";
+	case NVML_ERROR_RESET_REQUIRED:
+		return "GPU requires restart";
+	case NVML_ERROR_OPERATING_SYSTEM:
+		return "The operating system has blocked the request.";
+	case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+		return "RM has detected an NVML/RM version mismatch.";
+	case NVML_ERROR_IN_USE:
+		return "In use by another client";
+	case NVML_ERROR_MEMORY:
+		return "Insufficient Memory";
+	case NVML_ERROR_NO_DATA:
+		return "No data";
+	default:
+		return "Unknown Error";
 	}
 }
 
@@ -460,7 +487,8 @@ NV_API nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, nvmlPcieUtilCoun
 
 	if (r)
 		return r;
-	if (!value || (counter_id != NVML_PCIE_UTIL_TX_BYTES && counter_id != NVML_PCIE_UTIL_RX_BYTES))
+	if (!value ||
+	    (counter_id != NVML_PCIE_UTIL_TX_BYTES && counter_id != NVML_PCIE_UTIL_RX_BYTES))
 		return NVML_ERROR_INVALID_ARGUMENT;
 	w = counter_id == NVML_PCIE_UTIL_TX_BYTES ? &d->tx : &d->rx;
 	c = counter_id == NVML_PCIE_UTIL_TX_BYTES ? C_TX : C_RX;
@@ -469,13 +497,15 @@ NV_API nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, nvmlPcieUtilCoun
 	n = read_board(d->index, s);
 	for (int i = 0; i < n; i++)
 		bytes += win_delta(w, &s[i], c, t);
-	*value = t > w->t ? (unsigned)((double)bytes / 1024.0 / ((double)(t - w->t) / 1e9) + 0.5) : 0;
+	*value = t > w->t ? (unsigned)((double)bytes / 1024.0 / ((double)(t - w->t) / 1e9) + 0.5)
+			  : 0;
 	win_start(w, s, n, t);
 	pthread_mutex_unlock(&nv_mu);
 	return NVML_SUCCESS;
 }
 
-NV_API nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, nvmlClockType_t type, unsigned int *clock)
+NV_API nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, nvmlClockType_t type,
+					   unsigned int *clock)
 {
 	nvmlReturn_t r = dev_check(d, __func__);
 
@@ -499,7 +529,8 @@ NV_API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *power)
 	return NVML_SUCCESS;
 }
 
-NV_API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, nvmlTemperatureSensors_t sensor, unsigned int *temp)
+NV_API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, nvmlTemperatureSensors_t sensor,
+					     unsigned int *temp)
 {
 	nvmlReturn_t r = dev_check(d, __func__);
 
@@ -511,7 +542,8 @@ NV_API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, nvmlTemperatureSens
 	return NVML_SUCCESS;
 }
 
-NV_API nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long *reasons)
+NV_API nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d,
+							      unsigned long long *reasons)
 {
 	nvmlReturn_t r = dev_check(d, __func__);
 
@@ -555,8 +587,10 @@ NV_API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsi
  * (lastSeenTimeStamp is not needed for that: the window is the caller's interval). A NULL
  * array asks for the count and leaves the window as it is.
  */
-NV_API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessUtilizationSample_t *util,
-						    unsigned int *count, unsigned long long lastSeenTimeStamp)
+NV_API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d,
+						    nvmlProcessUtilizationSample_t *util,
+						    unsigned int *count,
+						    unsigned long long lastSeenTimeStamp)
 {
 	nvmlReturn_t r = dev_check(d, __func__);
 	struct seen s[SG_BOARD_SLOTS];

@@ -105,54 +105,54 @@ static inline void span_end(struct span *s)
  * time it was not waiting for a CPU (wall less run-queue wait = running + asleep; a thread
  * that spins is never asleep). Meaningful for a call that had to wait, which a gate that
  * opens only once the thread is blocked (gate_open_when_blocked) guarantees. */
-#define ASSERT_SLEPT(sp)                                                                         \
-	do {                                                                                     \
-		const struct span *as_s_ = (sp);                                                 \
-		if (as_s_->wall < as_s_->rq || 2 * as_s_->cpu >= as_s_->wall - as_s_->rq)        \
-			fail_msg("%s: %.3f ms of CPU time in %.3f ms of wall time (%.3f ms "     \
-				 "waiting for a CPU): spun rather than slept", #sp,              \
-				 as_s_->cpu / 1e6, as_s_->wall / 1e6, as_s_->rq / 1e6);          \
+#define ASSERT_SLEPT(sp)                                                                     \
+	do {                                                                                 \
+		const struct span *as_s_ = (sp);                                             \
+		if (as_s_->wall < as_s_->rq || 2 * as_s_->cpu >= as_s_->wall - as_s_->rq)    \
+			fail_msg("%s: %.3f ms of CPU time in %.3f ms of wall time (%.3f ms " \
+				 "waiting for a CPU): spun rather than slept",               \
+				 #sp, as_s_->cpu / 1e6, as_s_->wall / 1e6, as_s_->rq / 1e6); \
 	} while (0)
 
-#define CK(call)                                                                                 \
-	do {                                                                                     \
-		cudaError_t ck_e_ = (call);                                                      \
-		if (ck_e_ != cudaSuccess)                                                        \
-			fail_msg("%s = %d (%s)", #call, (int)ck_e_, cudaGetErrorName(ck_e_));    \
+#define CK(call)                                                                              \
+	do {                                                                                  \
+		cudaError_t ck_e_ = (call);                                                   \
+		if (ck_e_ != cudaSuccess)                                                     \
+			fail_msg("%s = %d (%s)", #call, (int)ck_e_, cudaGetErrorName(ck_e_)); \
 	} while (0)
 
-#define CK_ERR(call, want)                                                                       \
-	do {                                                                                     \
-		cudaError_t ck_e_ = (call);                                                      \
-		if (ck_e_ != (want))                                                             \
-			fail_msg("%s = %d (%s), want %d (%s)", #call, (int)ck_e_,                \
-				 cudaGetErrorName(ck_e_), (int)(want), cudaGetErrorName(want));  \
+#define CK_ERR(call, want)                                                                      \
+	do {                                                                                    \
+		cudaError_t ck_e_ = (call);                                                     \
+		if (ck_e_ != (want))                                                            \
+			fail_msg("%s = %d (%s), want %d (%s)", #call, (int)ck_e_,               \
+				 cudaGetErrorName(ck_e_), (int)(want), cudaGetErrorName(want)); \
 	} while (0)
 
 /* |got - want| <= tol * want */
-#define ASSERT_NEAR(got, want, tol)                                                              \
-	do {                                                                                     \
-		double an_g_ = (got), an_w_ = (want);                                            \
-		if (an_g_ < an_w_ * (1.0 - (tol)) || an_g_ > an_w_ * (1.0 + (tol)))             \
-			fail_msg("%s = %.3f, want %.3f +- %.0f%%", #got, an_g_, an_w_,           \
-				 (tol) * 100.0);                                                 \
+#define ASSERT_NEAR(got, want, tol)                                                    \
+	do {                                                                           \
+		double an_g_ = (got), an_w_ = (want);                                  \
+		if (an_g_ < an_w_ * (1.0 - (tol)) || an_g_ > an_w_ * (1.0 + (tol)))    \
+			fail_msg("%s = %.3f, want %.3f +- %.0f%%", #got, an_g_, an_w_, \
+				 (tol)*100.0);                                         \
 	} while (0)
 
 /* Exact equality of two CLOCK_MONOTONIC times or durations in ns. */
-#define ASSERT_NS(got, want)                                                                     \
-	do {                                                                                     \
-		uint64_t ans_g_ = (got), ans_w_ = (want);                                        \
-		if (ans_g_ != ans_w_)                                                            \
-			fail_msg("%s = %.6f ms, want %s = %.6f ms", #got, ans_g_ / 1e6, #want,   \
-				 ans_w_ / 1e6);                                                  \
+#define ASSERT_NS(got, want)                                                                   \
+	do {                                                                                   \
+		uint64_t ans_g_ = (got), ans_w_ = (want);                                      \
+		if (ans_g_ != ans_w_)                                                          \
+			fail_msg("%s = %.6f ms, want %s = %.6f ms", #got, ans_g_ / 1e6, #want, \
+				 ans_w_ / 1e6);                                                \
 	} while (0)
 
-#define ASSERT_NS_GE(got, lo)                                                                    \
-	do {                                                                                     \
-		uint64_t ang_g_ = (got), ang_l_ = (lo);                                          \
-		if (ang_g_ < ang_l_)                                                             \
-			fail_msg("%s = %.6f ms, want >= %s = %.6f ms", #got, ang_g_ / 1e6, #lo,  \
-				 ang_l_ / 1e6);                                                  \
+#define ASSERT_NS_GE(got, lo)                                                                   \
+	do {                                                                                    \
+		uint64_t ang_g_ = (got), ang_l_ = (lo);                                         \
+		if (ang_g_ < ang_l_)                                                            \
+			fail_msg("%s = %.6f ms, want >= %s = %.6f ms", #got, ang_g_ / 1e6, #lo, \
+				 ang_l_ / 1e6);                                                 \
 	} while (0)
 
 /* ---- the model's timestamps (include/simgpu.h) ----------------------------------------- */
@@ -167,10 +167,10 @@ static inline void *last_op(void)
 }
 
 /* Queues with a CUDA call and returns the item it queued. */
-#define QUEUED(call)                                                                             \
-	({                                                                                       \
-		CK(call);                                                                        \
-		last_op();                                                                       \
+#define QUEUED(call)       \
+	({                 \
+		CK(call);  \
+		last_op(); \
 	})
 
 /* The times of an item that must have ended by now (a host wait returned after it). */
@@ -330,7 +330,8 @@ static int file_byte_phdr(struct dl_phdr_info *info, size_t size, void *data)
 
 		if (ph->p_type == PT_LOAD && c->addr >= start && c->addr - start < ph->p_filesz) {
 			c->off = (long)(ph->p_offset + (c->addr - start));
-			c->file = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "/proc/self/exe";
+			c->file = info->dlpi_name && *info->dlpi_name ? info->dlpi_name
+								      : "/proc/self/exe";
 			return 1;
 		}
 	}
@@ -354,12 +355,12 @@ static inline int file_byte(const void *addr)
 
 /* Fails unless the function at p starts with push %rbp (0x55): in memory,
  * or, where a uprobe sits (0xcc), in its file. */
-#define ASSERT_PUSH_RBP(p, sym)                                                                  \
-	do {                                                                                     \
-		const unsigned char *apr_p_ = (const unsigned char *)(p);                        \
-		int apr_b_ = apr_p_[0] == 0xcc ? file_byte(apr_p_) : apr_p_[0];                  \
-		if (apr_b_ != 0x55)                                                              \
-			fail_msg("%s starts with %#x, not push %%rbp (0x55)", (sym), apr_b_);    \
+#define ASSERT_PUSH_RBP(p, sym)                                                               \
+	do {                                                                                  \
+		const unsigned char *apr_p_ = (const unsigned char *)(p);                     \
+		int apr_b_ = apr_p_[0] == 0xcc ? file_byte(apr_p_) : apr_p_[0];               \
+		if (apr_b_ != 0x55)                                                           \
+			fail_msg("%s starts with %#x, not push %%rbp (0x55)", (sym), apr_b_); \
 	} while (0)
 
 /*
@@ -371,7 +372,10 @@ static inline int file_byte(const void *addr)
 static inline size_t assert_exports(void *lib, const char *libname, const char *version, int fam,
 				    const char *const *extra, size_t nextra)
 {
-	static const struct { const char *sym; int fam; } apis[] = {
+	static const struct {
+		const char *sym;
+		int fam;
+	} apis[] = {
 #define ROW(id, family, sym, shape, attr) { sym, family },
 		GP_API_TABLE(ROW)
 #undef ROW

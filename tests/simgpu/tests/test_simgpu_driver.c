@@ -32,24 +32,26 @@ static const char *cu_name(CUresult r)
 	return cuGetErrorName(r, &s) ? "?" : s;
 }
 
-#define CU(call)                                                                                 \
-	do {                                                                                     \
-		CUresult cu_r_ = (call);                                                         \
-		if (cu_r_ != CUDA_SUCCESS)                                                       \
-			fail_msg("%s = %d (%s)", #call, (int)cu_r_, cu_name(cu_r_));             \
+#define CU(call)                                                                     \
+	do {                                                                         \
+		CUresult cu_r_ = (call);                                             \
+		if (cu_r_ != CUDA_SUCCESS)                                           \
+			fail_msg("%s = %d (%s)", #call, (int)cu_r_, cu_name(cu_r_)); \
 	} while (0)
 
-#define CU_ERR(call, want)                                                                       \
-	do {                                                                                     \
-		CUresult cu_r_ = (call);                                                         \
-		if (cu_r_ != (want))                                                             \
+#define CU_ERR(call, want)                                                                        \
+	do {                                                                                      \
+		CUresult cu_r_ = (call);                                                          \
+		if (cu_r_ != (want))                                                              \
 			fail_msg("%s = %d (%s), want %d (%s)", #call, (int)cu_r_, cu_name(cu_r_), \
-				 (int)(want), cu_name(want));                                    \
+				 (int)(want), cu_name(want));                                     \
 	} while (0)
 
 /* "kernels" of gcc-built programs for the runtime children */
 void drv_rt_kernel(void);
-void drv_rt_kernel(void) {}
+void drv_rt_kernel(void)
+{
+}
 
 static const char image[] = "simgpu-module\n"
 			    "# two kernels, one mangled\n"
@@ -64,21 +66,51 @@ static CUcontext primary0;
 static void test_exports(void **state)
 {
 	static const char *const extra[] = {
-		"cuInit", "cuDriverGetVersion", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName",
-		"cuDeviceTotalMem_v2", "cuDeviceGetAttribute", "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease",
-		"cuDevicePrimaryCtxRelease_v2", "cuCtxCreate_v2", "cuCtxCreate_v4", "cuCtxDestroy_v2", "cuCtxSetCurrent",
-		"cuCtxGetCurrent", "cuCtxGetDevice", "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2", "cuStreamCreate",
-		"cuStreamCreateWithPriority", "cuStreamDestroy_v2", "cuStreamQuery", "cuEventCreate", "cuEventRecord",
-		"cuEventRecord_ptsz", "cuEventQuery", "cuEventDestroy_v2", "cuEventElapsedTime", "cuEventElapsedTime_v2",
-		"cuMemGetInfo_v2", "cuMemAddressReserve", "cuMemAddressFree", "cuMemSetAccess",
-		"cuMemGetAllocationGranularity", "cuFuncGetName", "cuKernelGetName", "cuGetErrorName",
-		"cuGetErrorString", "cuGetProcAddress_v2",
+		"cuInit",
+		"cuDriverGetVersion",
+		"cuDeviceGetCount",
+		"cuDeviceGet",
+		"cuDeviceGetName",
+		"cuDeviceTotalMem_v2",
+		"cuDeviceGetAttribute",
+		"cuDevicePrimaryCtxRetain",
+		"cuDevicePrimaryCtxRelease",
+		"cuDevicePrimaryCtxRelease_v2",
+		"cuCtxCreate_v2",
+		"cuCtxCreate_v4",
+		"cuCtxDestroy_v2",
+		"cuCtxSetCurrent",
+		"cuCtxGetCurrent",
+		"cuCtxGetDevice",
+		"cuCtxPushCurrent_v2",
+		"cuCtxPopCurrent_v2",
+		"cuStreamCreate",
+		"cuStreamCreateWithPriority",
+		"cuStreamDestroy_v2",
+		"cuStreamQuery",
+		"cuEventCreate",
+		"cuEventRecord",
+		"cuEventRecord_ptsz",
+		"cuEventQuery",
+		"cuEventDestroy_v2",
+		"cuEventElapsedTime",
+		"cuEventElapsedTime_v2",
+		"cuMemGetInfo_v2",
+		"cuMemAddressReserve",
+		"cuMemAddressFree",
+		"cuMemSetAccess",
+		"cuMemGetAllocationGranularity",
+		"cuFuncGetName",
+		"cuKernelGetName",
+		"cuGetErrorName",
+		"cuGetErrorString",
+		"cuGetProcAddress_v2",
 	};
 	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
 
 	(void)state;
-	assert_true(assert_exports(lib, "libcuda.so.1", NULL, GP_FAM_CUDA, extra, sizeof(extra) / sizeof(extra[0])) >
-		    100);
+	assert_true(assert_exports(lib, "libcuda.so.1", NULL, GP_FAM_CUDA, extra,
+				   sizeof(extra) / sizeof(extra[0])) > 100);
 	dlclose(lib);
 }
 
@@ -92,9 +124,11 @@ static void test_proc_address(void **state)
 	CU(cuGetProcAddress_v2("cuMemAlloc", &fn, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &st));
 	assert_ptr_equal(fn, dlsym(RTLD_DEFAULT, "cuMemAlloc_v2"));
 	assert_int_equal(st, CU_GET_PROC_ADDRESS_SUCCESS);
-	CU(cuGetProcAddress_v2("cuLaunchKernel", &fn, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, NULL));
+	CU(cuGetProcAddress_v2("cuLaunchKernel", &fn, 13000,
+			       CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, NULL));
 	assert_ptr_equal(fn, dlsym(RTLD_DEFAULT, "cuLaunchKernel_ptsz"));
-	CU(cuGetProcAddress_v2("cuMemcpyHtoD", &fn, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, NULL));
+	CU(cuGetProcAddress_v2("cuMemcpyHtoD", &fn, 13000,
+			       CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, NULL));
 	assert_ptr_equal(fn, dlsym(RTLD_DEFAULT, "cuMemcpyHtoD_v2_ptds"));
 	CU(cuGetProcAddress_v2("cuEventElapsedTime", &fn, 12000, 0, NULL));
 	assert_ptr_equal(fn, dlsym(RTLD_DEFAULT, "cuEventElapsedTime"));
@@ -262,15 +296,16 @@ static void test_memory(void **state)
 	CU_ERR(cuMemHostAlloc((void **)&pin2, N, 0x100), CUDA_ERROR_INVALID_VALUE);
 
 	/* every direction, data checked */
-	CU(cuMemcpyHtoD_v2(a, src, N));                     /* pageable -> device */
+	CU(cuMemcpyHtoD_v2(a, src, N)); /* pageable -> device */
 	CU(cuMemcpyDtoD_v2(b, a, N));
-	CU(cuMemcpyDtoH_v2(pin, b, N));                     /* device -> pinned */
+	CU(cuMemcpyDtoH_v2(pin, b, N)); /* device -> pinned */
 	assert_memory_equal(pin, src, N);
 	memset(dst, 0, N);
-	CU(cuMemcpy((CUdeviceptr)(uintptr_t)dst, b, N));    /* default: device -> pageable */
+	CU(cuMemcpy((CUdeviceptr)(uintptr_t)dst, b, N)); /* default: device -> pageable */
 	assert_memory_equal(dst, src, N);
-	CU(cuMemcpy(a, (CUdeviceptr)(uintptr_t)pin2, 0));   /* nothing to do */
-	CU(cuMemcpy((CUdeviceptr)(uintptr_t)pin2, (CUdeviceptr)(uintptr_t)src, N)); /* host -> host */
+	CU(cuMemcpy(a, (CUdeviceptr)(uintptr_t)pin2, 0)); /* nothing to do */
+	CU(cuMemcpy((CUdeviceptr)(uintptr_t)pin2, (CUdeviceptr)(uintptr_t)src,
+		    N)); /* host -> host */
 	assert_memory_equal(pin2, src, N);
 	CU(cuMemcpy_ptds(a, (CUdeviceptr)(uintptr_t)pin2, N));
 	CU(cuMemcpyHtoD_v2_ptds(b, src, 100));
@@ -329,15 +364,18 @@ static void test_memory(void **state)
 	assert_int_equal(words[1024], 7);
 
 	/* errors */
-	CU_ERR(cuMemcpyHtoD_v2((CUdeviceptr)(uintptr_t)dst, src, 16), CUDA_ERROR_INVALID_VALUE); /* dst host */
-	CU_ERR(cuMemcpyDtoH_v2(dst, (CUdeviceptr)(uintptr_t)src, 16), CUDA_ERROR_INVALID_VALUE); /* src host */
+	CU_ERR(cuMemcpyHtoD_v2((CUdeviceptr)(uintptr_t)dst, src, 16),
+	       CUDA_ERROR_INVALID_VALUE); /* dst host */
+	CU_ERR(cuMemcpyDtoH_v2(dst, (CUdeviceptr)(uintptr_t)src, 16),
+	       CUDA_ERROR_INVALID_VALUE); /* src host */
 	CU_ERR(cuMemcpyDtoD_v2(a, (CUdeviceptr)(uintptr_t)src, 16), CUDA_ERROR_INVALID_VALUE);
-	CU_ERR(cuMemcpyHtoD_v2(a + 1, src, N), CUDA_ERROR_INVALID_VALUE);                      /* past the end */
-	CU_ERR(cuMemcpy(a + 8 * MB, b, 1), CUDA_ERROR_INVALID_VALUE);                         /* unallocated */
+	CU_ERR(cuMemcpyHtoD_v2(a + 1, src, N), CUDA_ERROR_INVALID_VALUE); /* past the end */
+	CU_ERR(cuMemcpy(a + 8 * MB, b, 1), CUDA_ERROR_INVALID_VALUE);	  /* unallocated */
 	CU_ERR(cuMemcpyHtoDAsync_v2(a, src, 16, (CUstream)dst), CUDA_ERROR_INVALID_HANDLE);
-	CU_ERR(cuMemsetD32_v2(a + 2, 0, 1), CUDA_ERROR_INVALID_VALUE);                        /* misaligned */
+	CU_ERR(cuMemsetD32_v2(a + 2, 0, 1), CUDA_ERROR_INVALID_VALUE); /* misaligned */
 	CU_ERR(cuMemsetD32_v2(a, 0, N / 4 + 1), CUDA_ERROR_INVALID_VALUE);
-	CU_ERR(cuMemsetD8_v2((CUdeviceptr)(uintptr_t)dst, 0, 1), CUDA_ERROR_INVALID_VALUE);   /* host memory */
+	CU_ERR(cuMemsetD8_v2((CUdeviceptr)(uintptr_t)dst, 0, 1),
+	       CUDA_ERROR_INVALID_VALUE); /* host memory */
 
 	/* managed, stream-ordered allocation, frees */
 	CU_ERR(cuMemAllocManaged(&m, 4096, 0), CUDA_ERROR_INVALID_VALUE);
@@ -415,7 +453,8 @@ static void test_modules(void **state)
 	assert_ptr_not_equal(f, g);
 	CU(cuFuncGetName(&name, g));
 	assert_string_equal(name, "_Z8drv_slowPfi");
-	CU_ERR(cuModuleGetFunction(&f2, mod, "drv_slow"), CUDA_ERROR_NOT_FOUND); /* names are exact */
+	CU_ERR(cuModuleGetFunction(&f2, mod, "drv_slow"),
+	       CUDA_ERROR_NOT_FOUND); /* names are exact */
 	CU_ERR(cuModuleGetFunction(&f2, mod, "# two kernels, one mangled"), CUDA_ERROR_NOT_FOUND);
 	CU_ERR(cuModuleGetFunction(NULL, mod, "drv_fast"), CUDA_ERROR_INVALID_VALUE);
 	CU(cuModuleLoadDataEx(&mod2, image, 1, &opt, &optval));
@@ -431,10 +470,13 @@ static void test_modules(void **state)
 	CU_ERR(cuModuleLoadDataEx(&mod2, image, 1, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
 
 	/* bad images */
-	CU_ERR(cuModuleLoadData(&mod2, "\x7f" "ELF"), CUDA_ERROR_INVALID_IMAGE);
+	CU_ERR(cuModuleLoadData(&mod2, "\x7f"
+				       "ELF"),
+	       CUDA_ERROR_INVALID_IMAGE);
 	CU_ERR(cuModuleLoadData(&mod2, "simgpu-module"), CUDA_ERROR_INVALID_IMAGE); /* no newline */
 	CU_ERR(cuModuleLoadData(&mod2, NULL), CUDA_ERROR_INVALID_VALUE);
-	CU_ERR(cuLibraryLoadData(&lib2, "not a module\nfoo\n", NULL, NULL, 0, NULL, NULL, 0), CUDA_ERROR_INVALID_IMAGE);
+	CU_ERR(cuLibraryLoadData(&lib2, "not a module\nfoo\n", NULL, NULL, 0, NULL, NULL, 0),
+	       CUDA_ERROR_INVALID_IMAGE);
 
 	/* from files */
 	path = write_tmp(image, strlen(image));
@@ -446,10 +488,12 @@ static void test_modules(void **state)
 	CU(cuLibraryUnload(lib2));
 	unlink(path);
 	CU_ERR(cuModuleLoad(&mod2, path), CUDA_ERROR_FILE_NOT_FOUND);
-	CU_ERR(cuLibraryLoadFromFile(&lib2, path, NULL, NULL, 0, NULL, NULL, 0), CUDA_ERROR_FILE_NOT_FOUND);
+	CU_ERR(cuLibraryLoadFromFile(&lib2, path, NULL, NULL, 0, NULL, NULL, 0),
+	       CUDA_ERROR_FILE_NOT_FOUND);
 	path = write_tmp("simgpu-modul\nx\n", 15);
 	CU_ERR(cuModuleLoad(&mod2, path), CUDA_ERROR_INVALID_IMAGE);
-	CU_ERR(cuLibraryLoadFromFile(&lib2, path, NULL, NULL, 0, NULL, NULL, 0), CUDA_ERROR_INVALID_IMAGE);
+	CU_ERR(cuLibraryLoadFromFile(&lib2, path, NULL, NULL, 0, NULL, NULL, 0),
+	       CUDA_ERROR_INVALID_IMAGE);
 	unlink(path);
 
 	/* libraries and kernels */
@@ -468,7 +512,8 @@ static void test_modules(void **state)
 	assert_ptr_not_equal((void *)kf, (void *)k); /* a distinct handle */
 	CU(cuFuncGetName(&name, kf));
 	assert_string_equal(name, "_Z8drv_slowPfi");
-	CU_ERR(cuKernelGetFunction(&kf2, (CUkernel)f), CUDA_ERROR_INVALID_HANDLE); /* a function, not a kernel */
+	CU_ERR(cuKernelGetFunction(&kf2, (CUkernel)f),
+	       CUDA_ERROR_INVALID_HANDLE); /* a function, not a kernel */
 	CU_ERR(cuKernelGetName(&name, (CUkernel)f), CUDA_ERROR_INVALID_HANDLE);
 	CU(cuLibraryUnload(lib));
 	CU_ERR(cuKernelGetFunction(&kf2, k), CUDA_ERROR_INVALID_HANDLE);
@@ -514,7 +559,8 @@ static void test_launches(void **state)
 	CU(cuEventRecord(e0, s));
 	CU(cuLaunchKernel(fast, 4, 1, 1, 128, 1, 1, 0, s, params, NULL));
 	CU(cuEventRecord(e1, s));
-	CU(cuLaunchKernel((CUfunction)slow, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL)); /* a CUkernel cast */
+	CU(cuLaunchKernel((CUfunction)slow, 1, 1, 1, 1, 1, 1, 0, s, NULL,
+			  NULL)); /* a CUkernel cast */
 	CU(cuEventRecord(e2, s));
 	cfg.hStream = s;
 	CU(cuLaunchKernelEx(&cfg, slow_f, NULL, NULL));
@@ -546,12 +592,17 @@ static void test_launches(void **state)
 
 	/* errors */
 	CU_ERR(cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL), CUDA_ERROR_INVALID_HANDLE);
-	CU_ERR(cuLaunchKernel((CUfunction)&cfg, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL), CUDA_ERROR_INVALID_HANDLE);
+	CU_ERR(cuLaunchKernel((CUfunction)&cfg, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL),
+	       CUDA_ERROR_INVALID_HANDLE);
 	CU_ERR(cuLaunchKernel(fast, 0, 1, 1, 1, 1, 1, 0, s, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
-	CU_ERR(cuLaunchKernel(fast, 1, 1, 1, 1025, 1, 1, 0, s, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
-	CU_ERR(cuLaunchKernel(fast, 1, 1, 1, 1, 1, 1, 300 * 1024, s, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
-	CU_ERR(cuLaunchKernel(fast, 1, 1, 1, 1, 1, 1, 0, s, params, params), CUDA_ERROR_INVALID_VALUE);
-	CU_ERR(cuLaunchKernel(fast, 1, 1, 1, 1, 1, 1, 0, (CUstream)&cfg, NULL, NULL), CUDA_ERROR_INVALID_HANDLE);
+	CU_ERR(cuLaunchKernel(fast, 1, 1, 1, 1025, 1, 1, 0, s, NULL, NULL),
+	       CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cuLaunchKernel(fast, 1, 1, 1, 1, 1, 1, 300 * 1024, s, NULL, NULL),
+	       CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cuLaunchKernel(fast, 1, 1, 1, 1, 1, 1, 0, s, params, params),
+	       CUDA_ERROR_INVALID_VALUE);
+	CU_ERR(cuLaunchKernel(fast, 1, 1, 1, 1, 1, 1, 0, (CUstream)&cfg, NULL, NULL),
+	       CUDA_ERROR_INVALID_HANDLE);
 	CU_ERR(cuLaunchKernelEx(NULL, fast, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
 	CU_ERR(cuGraphLaunch(bogus, s), CUDA_ERROR_INVALID_HANDLE);
 	CU_ERR(cuGraphLaunch_ptsz(bogus, NULL), CUDA_ERROR_INVALID_HANDLE);
@@ -560,8 +611,10 @@ static void test_launches(void **state)
 	CU(cuModuleUnload(mod));
 	CU_ERR(cuLaunchKernel(fast, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL), CUDA_ERROR_INVALID_HANDLE);
 	CU(cuLibraryUnload(lib));
-	CU_ERR(cuLaunchKernel((CUfunction)slow, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL), CUDA_ERROR_INVALID_HANDLE);
-	CU_ERR(cuLaunchKernel(slow_f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL), CUDA_ERROR_INVALID_HANDLE);
+	CU_ERR(cuLaunchKernel((CUfunction)slow, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL),
+	       CUDA_ERROR_INVALID_HANDLE);
+	CU_ERR(cuLaunchKernel(slow_f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL),
+	       CUDA_ERROR_INVALID_HANDLE);
 	CU(cuEventDestroy_v2(e0));
 	CU_ERR(cuEventDestroy_v2(e0), CUDA_ERROR_INVALID_HANDLE);
 	CU(cuEventDestroy_v2(e1));
@@ -606,11 +659,12 @@ static void test_vmm(void **state)
 	assert_int_equal(va % G, 0);
 	CU_ERR(cuMemcpyHtoD_v2(va, src, 16), CUDA_ERROR_INVALID_VALUE); /* reserved, not mapped */
 	CU_ERR(cuMemMap(va + 4096, 2 * G, 0, h, 0), CUDA_ERROR_INVALID_VALUE);
-	CU_ERR(cuMemMap(va, 2 * G, G, h, 0), CUDA_ERROR_INVALID_VALUE);   /* offset must be 0 */
-	CU_ERR(cuMemMap(va, 4 * G, 0, h, 0), CUDA_ERROR_INVALID_VALUE);   /* larger than the allocation */
+	CU_ERR(cuMemMap(va, 2 * G, G, h, 0), CUDA_ERROR_INVALID_VALUE); /* offset must be 0 */
+	CU_ERR(cuMemMap(va, 4 * G, 0, h, 0),
+	       CUDA_ERROR_INVALID_VALUE); /* larger than the allocation */
 	CU(cuMemMap(va, 2 * G, 0, h, 0));
-	CU_ERR(cuMemMap(va, 2 * G, 0, h, 0), CUDA_ERROR_INVALID_VALUE);   /* already mapped */
-	CU_ERR(cuMemcpyHtoD_v2(va, src, 16), CUDA_ERROR_INVALID_VALUE);   /* no access yet */
+	CU_ERR(cuMemMap(va, 2 * G, 0, h, 0), CUDA_ERROR_INVALID_VALUE); /* already mapped */
+	CU_ERR(cuMemcpyHtoD_v2(va, src, 16), CUDA_ERROR_INVALID_VALUE); /* no access yet */
 	CU(cuMemSetAccess(va, 2 * G, &acc, 1));
 
 	/* copies to and from the mapping: device memory */
@@ -618,7 +672,8 @@ static void test_vmm(void **state)
 	memset(dst, 0, 2 * G);
 	CU(cuMemcpyDtoH_v2(dst, va, 2 * G));
 	assert_memory_equal(dst, src, 2 * G);
-	CU_ERR(cuMemcpyDtoH_v2(dst, va + 2 * G, 16), CUDA_ERROR_INVALID_VALUE); /* past the mapping */
+	CU_ERR(cuMemcpyDtoH_v2(dst, va + 2 * G, 16),
+	       CUDA_ERROR_INVALID_VALUE); /* past the mapping */
 	CU(cuMemAlloc_v2(&d, G));
 	CU(cuMemcpyDtoD_v2(d, va + G, G));
 	memset(dst, 0, G);
@@ -643,7 +698,7 @@ static void test_vmm(void **state)
 	assert_memory_equal(dst, src + 200, 10);
 	CU(cuMemGetInfo_v2(&fr, &tot));
 	assert_int_equal(tot - fr, 3 * G);
-	CU_ERR(cuMemUnmap(va, G), CUDA_ERROR_INVALID_VALUE); /* part of a mapping */
+	CU_ERR(cuMemUnmap(va, G), CUDA_ERROR_INVALID_VALUE);	       /* part of a mapping */
 	CU_ERR(cuMemAddressFree(va, 4 * G), CUDA_ERROR_INVALID_VALUE); /* still mapped */
 	CU(cuMemUnmap(va, 2 * G));
 	CU_ERR(cuMemcpyDtoH_v2(dst, va, 10), CUDA_ERROR_INVALID_VALUE);
@@ -654,7 +709,7 @@ static void test_vmm(void **state)
 	assert_int_equal(tot - fr, G);
 	CU_ERR(cuMemUnmap(va, 2 * G), CUDA_ERROR_INVALID_VALUE);
 	CU_ERR(cuMemMap(va, 2 * G, 0, h, 0), CUDA_ERROR_INVALID_VALUE); /* released handle */
-	CU_ERR(cuMemAddressFree(va, 2 * G), CUDA_ERROR_INVALID_VALUE); /* not the reserved size */
+	CU_ERR(cuMemAddressFree(va, 2 * G), CUDA_ERROR_INVALID_VALUE);	/* not the reserved size */
 	CU(cuMemAddressFree(va, 4 * G));
 	CU_ERR(cuMemAddressFree(va, 4 * G), CUDA_ERROR_INVALID_VALUE);
 
@@ -772,13 +827,13 @@ static const struct {
 	{ "cudaFree", "cuMemFree_v2" },
 };
 
-#define CHILD_CK(call)                                                                            \
-	do {                                                                                      \
-		int ck_ = (int)(call);                                                            \
-		if (ck_) {                                                                        \
-			fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #call, ck_);      \
-			return 1;                                                                 \
-		}                                                                                 \
+#define CHILD_CK(call)                                                                       \
+	do {                                                                                 \
+		int ck_ = (int)(call);                                                       \
+		if (ck_) {                                                                   \
+			fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #call, ck_); \
+			return 1;                                                            \
+		}                                                                            \
 	} while (0)
 
 static int child_mapping(void)
@@ -874,8 +929,9 @@ static int run_child(const char *name, const char *const *env, char *out, size_t
 	pid = fork();
 	assert_true(pid >= 0);
 	if (!pid) {
-		static const char *const knobs[] = { "SIMGPU_LOG", "SIMGPU_RUNTIME_DIRECT", "SIMGPU_INIT_ERROR",
-						     "SIMGPU_DEVICES", "SIMGPU_LAUNCH_US" };
+		static const char *const knobs[] = { "SIMGPU_LOG", "SIMGPU_RUNTIME_DIRECT",
+						     "SIMGPU_INIT_ERROR", "SIMGPU_DEVICES",
+						     "SIMGPU_LAUNCH_US" };
 
 		for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
 			unsetenv(knobs[i]);
@@ -917,7 +973,8 @@ static int parse_line(const char *line, long *tid, char *name, size_t n)
 
 static bool untraced_setup(const char *name)
 {
-	return !strcmp(name, "cuInit") || !strcmp(name, "cuDevicePrimaryCtxRetain") || !strcmp(name, "cuCtxSetCurrent");
+	return !strcmp(name, "cuInit") || !strcmp(name, "cuDevicePrimaryCtxRetain") ||
+	       !strcmp(name, "cuCtxSetCurrent");
 }
 
 static void test_runtime_goes_through_driver(void **state)
@@ -956,9 +1013,11 @@ static void test_runtime_goes_through_driver(void **state)
 		assert_true(next < sizeof(mapping) / sizeof(mapping[0]));
 		if (strcmp(name, mapping[next].rt))
 			fail_msg("call %zu: %s, want %s", next, name, mapping[next].rt);
-		if (n_drv != (mapping[next].drv ? 1u : 0u) || (n_drv && strcmp(drv[0], mapping[next].drv)))
-			fail_msg("call %zu (%s): %zu driver calls (first %s), want exactly %s", next, name, n_drv,
-				 n_drv ? drv[0] : "none", mapping[next].drv ? mapping[next].drv : "none");
+		if (n_drv != (mapping[next].drv ? 1u : 0u) ||
+		    (n_drv && strcmp(drv[0], mapping[next].drv)))
+			fail_msg("call %zu (%s): %zu driver calls (first %s), want exactly %s",
+				 next, name, n_drv, n_drv ? drv[0] : "none",
+				 mapping[next].drv ? mapping[next].drv : "none");
 		n_drv = 0;
 		next++;
 	}
@@ -968,7 +1027,8 @@ static void test_runtime_goes_through_driver(void **state)
 	assert_int_equal(run_child("mapping", direct, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "cudaMemcpy(dst="));
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (!parse_line(line, &tid, name, sizeof(name)) && !strncmp(name, "cu", 2) && strncmp(name, "cuda", 4))
+		if (!parse_line(line, &tid, name, sizeof(name)) && !strncmp(name, "cu", 2) &&
+		    strncmp(name, "cuda", 4))
 			fail_msg("a driver call with SIMGPU_RUNTIME_DIRECT=1: %s", line);
 }
 
@@ -1043,7 +1103,8 @@ static int child_launch_cost(void)
 
 static void test_knobs(void **state)
 {
-	const char *none[] = { "SIMGPU_DEVICES=0", NULL }, *e35[] = { "SIMGPU_INIT_ERROR=35", NULL };
+	const char *none[] = { "SIMGPU_DEVICES=0", NULL },
+		   *e35[] = { "SIMGPU_INIT_ERROR=35", NULL };
 	const char *e3[] = { "SIMGPU_INIT_ERROR=3", NULL }, *log1[] = { "SIMGPU_LOG=1", NULL };
 	const char *launch[] = { "SIMGPU_LAUNCH_US=2000", NULL };
 	static char out[8192];
@@ -1054,7 +1115,8 @@ static void test_knobs(void **state)
 	assert_int_equal(run_child("init_error", e3, out, sizeof(out)), 0);
 	assert_int_equal(run_child("launch_cost", launch, out, sizeof(out)), 0);
 	assert_int_equal(run_child("log", log1, out, sizeof(out)), 0);
-	assert_non_null(strstr(out, "cuMemAlloc_v2(bytes=16 ptr=0) = 3 CUDA_ERROR_NOT_INITIALIZED"));
+	assert_non_null(
+		strstr(out, "cuMemAlloc_v2(bytes=16 ptr=0) = 3 CUDA_ERROR_NOT_INITIALIZED"));
 	assert_non_null(strstr(out, "cuInit(flags=0) = 0 CUDA_SUCCESS"));
 	assert_non_null(strstr(out, "cuMemsetD32_v2(ptr=0x6000"));
 	assert_non_null(strstr(out, "value=0x7 count=3) = 0 CUDA_SUCCESS"));
@@ -1066,8 +1128,12 @@ static int run_as_child(const char *name)
 		const char *name;
 		int (*fn)(void);
 	} children[] = {
-		{ "mapping", child_mapping }, { "no_device", child_no_device }, { "no_driver", child_no_driver },
-		{ "init_error", child_init_error }, { "log", child_log }, { "launch_cost", child_launch_cost },
+		{ "mapping", child_mapping },
+		{ "no_device", child_no_device },
+		{ "no_driver", child_no_driver },
+		{ "init_error", child_init_error },
+		{ "log", child_log },
+		{ "launch_cost", child_launch_cost },
 	};
 
 	for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)

@@ -14,7 +14,9 @@
 #include "simgpu_test.h"
 
 void env_kernel(void);
-void env_kernel(void) {}
+void env_kernel(void)
+{
+}
 
 static const dim3 one = { 1, 1, 1 };
 
@@ -46,12 +48,12 @@ static int run_child(const char *const *env, int (*fn)(void), char *out, size_t 
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
-#define CHILD_CHECK(cond)                                                           \
-	do {                                                                        \
-		if (!(cond)) {                                                      \
+#define CHILD_CHECK(cond)                                                          \
+	do {                                                                       \
+		if (!(cond)) {                                                     \
 			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
-			return 1;                                                   \
-		}                                                                   \
+			return 1;                                                  \
+		}                                                                  \
 	} while (0)
 
 static int child_no_device(void)
@@ -143,9 +145,11 @@ static int child_launch_cost(void)
 	/* 10 launches at 500 us of CPU work each (the thread's CPU clock: a busy machine only
 	 * stretches them on the wall clock), kernels of 10 us */
 	for (i = 0; i < 5; i++)
-		CHILD_CHECK(cudaLaunchKernel((const void *)env_kernel, one, one, NULL, 0, NULL) == cudaSuccess);
+		CHILD_CHECK(cudaLaunchKernel((const void *)env_kernel, one, one, NULL, 0, NULL) ==
+			    cudaSuccess);
 	for (i = 0; i < 5; i++)
-		CHILD_CHECK(cudaLaunchKernelExC(&cfg, (const void *)env_kernel, NULL) == cudaSuccess);
+		CHILD_CHECK(cudaLaunchKernelExC(&cfg, (const void *)env_kernel, NULL) ==
+			    cudaSuccess);
 	cpu = thread_cpu_ms() - cpu;
 	t = now_ms() - t;
 	/* spent once per launch: 5 ms, not 10 */
@@ -166,7 +170,8 @@ static int child_queue_depth(void)
 
 	/* 5 ms kernels, at most 2 queued: the 3rd launch waits until the 1st ended */
 	for (i = 0; i < 3; i++) {
-		CHILD_CHECK(cudaLaunchKernel((const void *)env_kernel, one, one, NULL, 0, NULL) == cudaSuccess);
+		CHILD_CHECK(cudaLaunchKernel((const void *)env_kernel, one, one, NULL, 0, NULL) ==
+			    cudaSuccess);
 		CHILD_CHECK((op[i] = simgpu_op_last()) != NULL);
 	}
 	CHILD_CHECK(cudaDeviceSynchronize() == cudaSuccess);
@@ -187,7 +192,8 @@ static int child_log(void)
 	void *p;
 
 	CHILD_CHECK(cudaMalloc(&p, 1000) == cudaSuccess);
-	CHILD_CHECK(cudaLaunchKernel((const void *)env_kernel, (dim3){ 2, 3, 4 }, one, NULL, 64, NULL) == cudaSuccess);
+	CHILD_CHECK(cudaLaunchKernel((const void *)env_kernel, (dim3){ 2, 3, 4 }, one, NULL, 64,
+				     NULL) == cudaSuccess);
 	CHILD_CHECK(cudaFree((char *)p + 1) == cudaErrorInvalidValue);
 	CHILD_CHECK(cudaDeviceSynchronize() == cudaSuccess);
 	return 0;
@@ -204,7 +210,8 @@ static void test_no_device(void **state)
 
 static void test_init_errors(void **state)
 {
-	const char *e35[] = { "SIMGPU_INIT_ERROR=35", NULL }, *e3[] = { "SIMGPU_INIT_ERROR=3", NULL };
+	const char *e35[] = { "SIMGPU_INIT_ERROR=35", NULL },
+		   *e3[] = { "SIMGPU_INIT_ERROR=3", NULL };
 	char out[4096];
 
 	(void)state;
@@ -242,7 +249,9 @@ static void test_log(void **state)
 	(void)state;
 	assert_int_equal(run_child(on, child_log, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "cudaMalloc(size=1000 ptr=0x"));
-	assert_non_null(strstr(out, "cudaLaunchKernel(kernel=env_kernel grid=2,3,4 block=1,1,1 smem=64 stream=(nil)) = 0 cudaSuccess"));
+	assert_non_null(strstr(
+		out,
+		"cudaLaunchKernel(kernel=env_kernel grid=2,3,4 block=1,1,1 smem=64 stream=(nil)) = 0 cudaSuccess"));
 	assert_non_null(strstr(out, ") = 1 cudaErrorInvalidValue"));
 	assert_non_null(strstr(out, "cudaDeviceSynchronize() = 0 cudaSuccess"));
 	assert_int_equal(run_child(off, child_log, out, sizeof(out)), 0);
@@ -252,15 +261,14 @@ static void test_log(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_no_device),
-		cmocka_unit_test(test_init_errors),
-		cmocka_unit_test(test_capacity),
-		cmocka_unit_test(test_latency_and_launch_cost),
+		cmocka_unit_test(test_no_device), cmocka_unit_test(test_init_errors),
+		cmocka_unit_test(test_capacity),  cmocka_unit_test(test_latency_and_launch_cost),
 		cmocka_unit_test(test_log),
 	};
 	static const char *const knobs[] = {
-		"SIMGPU_DEVICES", "SIMGPU_DEVICE_MEM_MB", "SIMGPU_INIT_ERROR", "SIMGPU_LOG", "SIMGPU_LAUNCH_US",
-		"SIMGPU_KERNEL_US", "SIMGPU_KERNEL_TIMES", "SIMGPU_COPY_LATENCY_US", "SIMGPU_QUEUE_DEPTH",
+		"SIMGPU_DEVICES",      "SIMGPU_DEVICE_MEM_MB",	 "SIMGPU_INIT_ERROR",
+		"SIMGPU_LOG",	       "SIMGPU_LAUNCH_US",	 "SIMGPU_KERNEL_US",
+		"SIMGPU_KERNEL_TIMES", "SIMGPU_COPY_LATENCY_US", "SIMGPU_QUEUE_DEPTH",
 	};
 
 	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)

@@ -13,7 +13,9 @@
 #include "simgpu_test.h"
 
 void g2(void);
-void g2(void) {}
+void g2(void)
+{
+}
 
 static const dim3 one = { 1, 1, 1 };
 static int hits;
@@ -162,7 +164,8 @@ static void test_capture_errors(void **state)
 	CK(cudaMalloc((void **)&d, 64));
 	CK(cudaStreamCreate(&s));
 	CK(cudaStreamCreateWithFlags(&nb, cudaStreamNonBlocking));
-	CK_ERR(cudaStreamBeginCapture(NULL, cudaStreamCaptureModeGlobal), cudaErrorStreamCaptureUnsupported);
+	CK_ERR(cudaStreamBeginCapture(NULL, cudaStreamCaptureModeGlobal),
+	       cudaErrorStreamCaptureUnsupported);
 	CK_ERR(cudaStreamBeginCapture(cudaStreamLegacy, cudaStreamCaptureModeGlobal),
 	       cudaErrorStreamCaptureUnsupported);
 	CK_ERR(cudaStreamEndCapture(s, &g), cudaErrorIllegalState);
@@ -179,7 +182,8 @@ static void test_capture_errors(void **state)
 
 	/* legacy-stream work while a blocking stream captures */
 	CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-	CK_ERR(cudaLaunchKernel((const void *)g2, one, one, NULL, 0, NULL), cudaErrorStreamCaptureImplicit);
+	CK_ERR(cudaLaunchKernel((const void *)g2, one, one, NULL, 0, NULL),
+	       cudaErrorStreamCaptureImplicit);
 	CK_ERR(cudaMemcpy(h, d, 8, cudaMemcpyDeviceToHost), cudaErrorStreamCaptureImplicit);
 	CK_ERR(cudaStreamEndCapture(s, &g), cudaErrorStreamCaptureInvalidated);
 

@@ -20,15 +20,40 @@
 static void test_exports(void **state)
 {
 	static const char *const extra[] = {
-		"cudaGetDeviceCount", "cudaGetDevice", "cudaDeviceReset", "cudaGetLastError", "cudaPeekAtLastError",
-		"cudaGetErrorString", "cudaGetErrorName", "cudaMemGetInfo", "cudaRuntimeGetVersion",
-		"cudaDriverGetVersion", "cudaPointerGetAttributes", "cudaStreamQuery", "cudaStreamQuery_ptsz",
-		"cudaEventQuery", "cudaEventElapsedTime", "cudaEventRecordWithFlags", "cudaStreamBeginCapture",
-		"cudaStreamBeginCapture_ptsz", "cudaStreamEndCapture", "cudaStreamEndCapture_ptsz",
-		"cudaGraphInstantiate", "cudaGraphExecDestroy", "cudaGraphDestroy", "cudaLaunchHostFunc",
-		"__cudaRegisterFatBinary", "__cudaRegisterFatBinaryEnd", "__cudaRegisterFunction",
-		"__cudaRegisterVar", "__cudaRegisterManagedVar", "__cudaUnregisterFatBinary",
-		"__cudaPushCallConfiguration", "__cudaPopCallConfiguration", "__cudaGetKernel", "__cudaInitModule",
+		"cudaGetDeviceCount",
+		"cudaGetDevice",
+		"cudaDeviceReset",
+		"cudaGetLastError",
+		"cudaPeekAtLastError",
+		"cudaGetErrorString",
+		"cudaGetErrorName",
+		"cudaMemGetInfo",
+		"cudaRuntimeGetVersion",
+		"cudaDriverGetVersion",
+		"cudaPointerGetAttributes",
+		"cudaStreamQuery",
+		"cudaStreamQuery_ptsz",
+		"cudaEventQuery",
+		"cudaEventElapsedTime",
+		"cudaEventRecordWithFlags",
+		"cudaStreamBeginCapture",
+		"cudaStreamBeginCapture_ptsz",
+		"cudaStreamEndCapture",
+		"cudaStreamEndCapture_ptsz",
+		"cudaGraphInstantiate",
+		"cudaGraphExecDestroy",
+		"cudaGraphDestroy",
+		"cudaLaunchHostFunc",
+		"__cudaRegisterFatBinary",
+		"__cudaRegisterFatBinaryEnd",
+		"__cudaRegisterFunction",
+		"__cudaRegisterVar",
+		"__cudaRegisterManagedVar",
+		"__cudaUnregisterFatBinary",
+		"__cudaPushCallConfiguration",
+		"__cudaPopCallConfiguration",
+		"__cudaGetKernel",
+		"__cudaInitModule",
 	};
 	void *lib = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
 	const unsigned char *p;
@@ -111,8 +136,8 @@ static void test_malloc_free(void **state)
 	CK(cudaMalloc(&a, 4096));
 	CK_ERR(cudaFree((char *)a + 16), cudaErrorInvalidValue);
 	CK(cudaFree(a));
-	CK_ERR(cudaFree(a), cudaErrorInvalidValue);    /* double free */
-	CK_ERR(cudaFree(&fr), cudaErrorInvalidValue);  /* a host pointer */
+	CK_ERR(cudaFree(a), cudaErrorInvalidValue);   /* double free */
+	CK_ERR(cudaFree(&fr), cudaErrorInvalidValue); /* a host pointer */
 
 	CK(cudaMallocManaged(&m, 1000, cudaMemAttachGlobal));
 	memset(m, 7, 1000); /* host access */
@@ -241,14 +266,20 @@ static void test_round_trips(void **state)
 
 	/* errors */
 	CK_ERR(cudaMemcpy(d0, src, N, (enum cudaMemcpyKind)7), cudaErrorInvalidMemcpyDirection);
-	CK_ERR(cudaMemcpyAsync(d0, src, N, (enum cudaMemcpyKind)-1, NULL), cudaErrorInvalidMemcpyDirection);
+	CK_ERR(cudaMemcpyAsync(d0, src, N, (enum cudaMemcpyKind) - 1, NULL),
+	       cudaErrorInvalidMemcpyDirection);
 	CK_ERR(cudaMemcpy(NULL, src, N, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
 	CK_ERR(cudaMemcpy(d0, NULL, N, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
-	CK_ERR(cudaMemcpy(d0 + 1, src, N, cudaMemcpyHostToDevice), cudaErrorInvalidValue);  /* past the end */
-	CK_ERR(cudaMemcpy(dst, src, N, cudaMemcpyHostToDevice), cudaErrorInvalidValue);     /* dst not device */
-	CK_ERR(cudaMemcpy(dst, src, N, cudaMemcpyDeviceToHost), cudaErrorInvalidValue);     /* src not device */
-	CK_ERR(cudaMemcpy(d0 + 2 * N, src, 1, cudaMemcpyDefault), cudaErrorInvalidValue);  /* unallocated */
-	CK_ERR(cudaMemcpy2D(d1, 64, src, 256, 100, 2, cudaMemcpyHostToDevice), cudaErrorInvalidPitchValue);
+	CK_ERR(cudaMemcpy(d0 + 1, src, N, cudaMemcpyHostToDevice),
+	       cudaErrorInvalidValue); /* past the end */
+	CK_ERR(cudaMemcpy(dst, src, N, cudaMemcpyHostToDevice),
+	       cudaErrorInvalidValue); /* dst not device */
+	CK_ERR(cudaMemcpy(dst, src, N, cudaMemcpyDeviceToHost),
+	       cudaErrorInvalidValue); /* src not device */
+	CK_ERR(cudaMemcpy(d0 + 2 * N, src, 1, cudaMemcpyDefault),
+	       cudaErrorInvalidValue); /* unallocated */
+	CK_ERR(cudaMemcpy2D(d1, 64, src, 256, 100, 2, cudaMemcpyHostToDevice),
+	       cudaErrorInvalidPitchValue);
 	CK_ERR(cudaMemset(dst, 0, 10), cudaErrorInvalidValue);
 	CK_ERR(cudaMemset(d0, 0, N + 1), cudaErrorInvalidValue);
 	CK_ERR(cudaMemset(NULL, 0, 1), cudaErrorInvalidValue);
@@ -291,7 +322,8 @@ static void test_last_error(void **state)
 	CK(cudaGetLastError());
 
 	assert_string_equal(cudaGetErrorName(cudaErrorNotReady), "cudaErrorNotReady");
-	assert_string_equal(cudaGetErrorName(cudaErrorStreamCaptureUnsupported), "cudaErrorStreamCaptureUnsupported");
+	assert_string_equal(cudaGetErrorName(cudaErrorStreamCaptureUnsupported),
+			    "cudaErrorStreamCaptureUnsupported");
 	assert_string_equal(cudaGetErrorString(cudaSuccess), "no error");
 	assert_string_equal(cudaGetErrorString(cudaErrorMemoryAllocation), "out of memory");
 	assert_string_equal(cudaGetErrorString(cudaErrorLaunchTimeout), "launch timeout");
@@ -337,14 +369,10 @@ static void test_device_reset(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exports),
-		cmocka_unit_test(test_devices),
-		cmocka_unit_test(test_malloc_free),
-		cmocka_unit_test(test_pinned),
-		cmocka_unit_test(test_round_trips),
-		cmocka_unit_test(test_last_error),
-		cmocka_unit_test(test_peer_access),
-		cmocka_unit_test(test_device_reset),
+		cmocka_unit_test(test_exports),	    cmocka_unit_test(test_devices),
+		cmocka_unit_test(test_malloc_free), cmocka_unit_test(test_pinned),
+		cmocka_unit_test(test_round_trips), cmocka_unit_test(test_last_error),
+		cmocka_unit_test(test_peer_access), cmocka_unit_test(test_device_reset),
 	};
 
 	setenv("SIMGPU_DEVICES", "2", 1);

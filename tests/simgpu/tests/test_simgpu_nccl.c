@@ -59,42 +59,44 @@ static ncclUniqueId g_id;
 static int g_rank = -1;
 static double (*results)[16]; /* [rank][i], shared with the ranks */
 
-#define RCHECK(cond)                                                                           \
-	do {                                                                                   \
-		if (!(cond)) {                                                                 \
-			fprintf(stderr, "rank %d: %s:%d: %s\n", g_rank, __FILE__, __LINE__, #cond); \
-			return 1;                                                              \
-		}                                                                              \
+#define RCHECK(cond)                                                                        \
+	do {                                                                                \
+		if (!(cond)) {                                                              \
+			fprintf(stderr, "rank %d: %s:%d: %s\n", g_rank, __FILE__, __LINE__, \
+				#cond);                                                     \
+			return 1;                                                           \
+		}                                                                           \
 	} while (0)
 
-#define NCK(call)                                                                                       \
-	do {                                                                                            \
-		ncclResult_t nck_e_ = (call);                                                           \
-		if (nck_e_ != ncclSuccess) {                                                            \
-			fprintf(stderr, "rank %d: %s:%d: %s = %d (%s; %s)\n", g_rank, __FILE__, __LINE__, \
-				#call, (int)nck_e_, ncclGetErrorString(nck_e_), ncclGetLastError(NULL));  \
-			return 1;                                                                       \
-		}                                                                                       \
+#define NCK(call)                                                                               \
+	do {                                                                                    \
+		ncclResult_t nck_e_ = (call);                                                   \
+		if (nck_e_ != ncclSuccess) {                                                    \
+			fprintf(stderr, "rank %d: %s:%d: %s = %d (%s; %s)\n", g_rank, __FILE__, \
+				__LINE__, #call, (int)nck_e_, ncclGetErrorString(nck_e_),       \
+				ncclGetLastError(NULL));                                        \
+			return 1;                                                               \
+		}                                                                               \
 	} while (0)
 
-#define NCK_ERR(call, want)                                                                    \
-	do {                                                                                   \
-		ncclResult_t nck_e_ = (call);                                                  \
-		if (nck_e_ != (want)) {                                                        \
+#define NCK_ERR(call, want)                                                                     \
+	do {                                                                                    \
+		ncclResult_t nck_e_ = (call);                                                   \
+		if (nck_e_ != (want)) {                                                         \
 			fprintf(stderr, "%s:%d: %s = %d, want %d\n", __FILE__, __LINE__, #call, \
-				(int)nck_e_, (int)(want));                                     \
-			return 1;                                                              \
-		}                                                                              \
+				(int)nck_e_, (int)(want));                                      \
+			return 1;                                                               \
+		}                                                                               \
 	} while (0)
 
-#define CCK(call)                                                                                 \
-	do {                                                                                      \
-		cudaError_t cck_e_ = (call);                                                      \
-		if (cck_e_ != cudaSuccess) {                                                      \
-			fprintf(stderr, "rank %d: %s:%d: %s = %d\n", g_rank, __FILE__, __LINE__, #call, \
-				(int)cck_e_);                                                     \
-			return 1;                                                                 \
-		}                                                                                 \
+#define CCK(call)                                                                                \
+	do {                                                                                     \
+		cudaError_t cck_e_ = (call);                                                     \
+		if (cck_e_ != cudaSuccess) {                                                     \
+			fprintf(stderr, "rank %d: %s:%d: %s = %d\n", g_rank, __FILE__, __LINE__, \
+				#call, (int)cck_e_);                                             \
+			return 1;                                                                \
+		}                                                                                \
 	} while (0)
 
 /*
@@ -146,8 +148,10 @@ static void check_no_segments(const pid_t *pids, int n, struct seg_names *before
 
 		snprintf(prefix, sizeof(prefix), "simgpu-nccl-%d-", pid);
 		for (size_t k = 0; k < now.n; k++)
-			if (!strncmp(now.v[k], prefix, strlen(prefix)) && !segs_have(before, now.v[k]))
-				fail_msg("a segment of pid %d was left in /dev/shm: %s", pid, now.v[k]);
+			if (!strncmp(now.v[k], prefix, strlen(prefix)) &&
+			    !segs_have(before, now.v[k]))
+				fail_msg("a segment of pid %d was left in /dev/shm: %s", pid,
+					 now.v[k]);
 	}
 	free(now.v);
 	free(before->v);
@@ -182,7 +186,8 @@ static int run_ranks_id(int n, int (*fn)(int rank, int n), bool uses_id)
 
 		assert_int_equal(waitpid(pids[i], &st, 0), pids[i]);
 		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-			fprintf(stderr, "rank %d (pid %d) failed: status %#x\n", i, (int)pids[i], st);
+			fprintf(stderr, "rank %d (pid %d) failed: status %#x\n", i, (int)pids[i],
+				st);
 			failed++;
 		}
 	}
@@ -230,10 +235,14 @@ static void *dev_alloc(size_t bytes)
 static void test_exports(void **state)
 {
 	static const char *const extra[] = {
-		"ncclGetVersion", "ncclGetUniqueId", "ncclCommFinalize", "ncclCommGetAsyncError",
-		"ncclGetErrorString", "ncclGetLastError", "ncclCommInitRank", "ncclCommInitAll", "ncclCommSplit",
-		"ncclAllReduce", "ncclAlltoAll", "ncclAllToAll", "ncclSend", "ncclRecv", "ncclGroupStart",
-		"ncclGroupEnd",
+		"ncclGetVersion",     "ncclGetUniqueId",
+		"ncclCommFinalize",   "ncclCommGetAsyncError",
+		"ncclGetErrorString", "ncclGetLastError",
+		"ncclCommInitRank",   "ncclCommInitAll",
+		"ncclCommSplit",      "ncclAllReduce",
+		"ncclAlltoAll",	      "ncclAllToAll",
+		"ncclSend",	      "ncclRecv",
+		"ncclGroupStart",     "ncclGroupEnd",
 	};
 	void *lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
 	size_t n;
@@ -244,7 +253,8 @@ static void test_exports(void **state)
 
 	(void)state;
 	assert_non_null(lib);
-	assert_true(assert_exports(lib, "libnccl.so.2", NULL, GP_FAM_NCCL, extra, sizeof(extra) / sizeof(extra[0])) >=
+	assert_true(assert_exports(lib, "libnccl.so.2", NULL, GP_FAM_NCCL, extra,
+				   sizeof(extra) / sizeof(extra[0])) >=
 		    sizeof(extra) / sizeof(extra[0]));
 	assert_null(dlsym(lib, "pncclAllReduce"));
 	assert_int_equal(ncclGetVersion(&version), ncclSuccess);
@@ -344,7 +354,8 @@ static int rank_data(int rank, int n)
 
 	/* float16 and bfloat16 sums: 1 + 2 + 3 + 4 = 10 */
 	{
-		static const uint16_t half[] = { 0x3c00, 0x4000, 0x4200, 0x4400 }, bf[] = { 0x3f80, 0x4000, 0x4040, 0x4080 };
+		static const uint16_t half[] = { 0x3c00, 0x4000, 0x4200, 0x4400 },
+				      bf[] = { 0x3f80, 0x4000, 0x4040, 0x4080 };
 
 		for (i = 0; i < CNT; i++)
 			hh[i] = half[rank];
@@ -352,7 +363,8 @@ static int rank_data(int rank, int n)
 		NCK(ncclAllReduce(d_send, d_recv, CNT, ncclFloat16, ncclSum, comm, s));
 		for (i = 0; i < CNT; i++)
 			hh[i] = bf[rank];
-		CCK(cudaMemcpy(d_send, hh, CNT * 2, cudaMemcpyHostToDevice)); /* synchronous: after the first */
+		CCK(cudaMemcpy(d_send, hh, CNT * 2,
+			       cudaMemcpyHostToDevice)); /* synchronous: after the first */
 		NCK(ncclAllReduce(d_send, d_recv2, CNT, ncclBfloat16, ncclSum, comm, s));
 		CCK(cudaStreamSynchronize(s));
 		CCK(cudaMemcpy(rh, d_recv, CNT * 2, cudaMemcpyDeviceToHost));
@@ -500,8 +512,8 @@ static void test_data(void **state)
 }
 
 /* ---- timing ------------------------------------------------------------------------------- */
-#define T_BW 0.05   /* GB/s */
-#define T_LAT 100   /* us */
+#define T_BW	 0.05 /* GB/s */
+#define T_LAT	 100  /* us */
 #define T_KERNEL 2000 /* us: SIMGPU_KERNEL_US */
 
 /* A kernel (a host function here, named by dladdr): T_KERNEL of modelled time. */
@@ -538,12 +550,14 @@ static int rank_timing(int rank, int n)
 	gate_init(&gate);
 	CCK(cudaLaunchHostFunc(s, gate_fn, &gate));
 	CCK(cudaEventRecord(ev[0], s));
-	CCK(cudaLaunchKernel((const void *)nccl_t_kernel, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0, s));
+	CCK(cudaLaunchKernel((const void *)nccl_t_kernel, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 },
+			     NULL, 0, s));
 	NCK(ncclAllReduce(a, b, cnt, ncclFloat32, ncclSum, comm, s));
 	CCK(cudaEventRecord(ev[1], s));
 	NCK(ncclAllGather(a, b, cnt / 4, ncclFloat32, comm, s));
 	CCK(cudaEventRecord(ev[2], s));
-	CCK(cudaLaunchKernel((const void *)nccl_t_kernel, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0, s));
+	CCK(cudaLaunchKernel((const void *)nccl_t_kernel, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 },
+			     NULL, 0, s));
 	CCK(cudaEventRecord(ev[3], s));
 	gate_let_go(&gate);
 	CCK(cudaStreamSynchronize(s));
@@ -585,8 +599,9 @@ static void test_timing(void **state)
 		/* ev0 -> ev1: the kernel, a wait for the ranks whose gates opened later (none for the
 		 * last), the AllReduce: the model is never early */
 		if (results[r][0] < (k_ms + want_ar) * 0.99)
-			fail_msg("rank %d: kernel + AllReduce %.3f ms, the model says at least %.3f", r,
-				 results[r][0], k_ms + want_ar);
+			fail_msg(
+				"rank %d: kernel + AllReduce %.3f ms, the model says at least %.3f",
+				r, results[r][0], k_ms + want_ar);
 		min_ar = results[r][0] < min_ar ? results[r][0] : min_ar;
 		/* every rank starts the AllGather at the AllReduce's common end: exactly the model */
 		ASSERT_NEAR(results[r][1], want_ag, 0.01);
@@ -595,7 +610,8 @@ static void test_timing(void **state)
 		/* the host's synchronisation returns no earlier than the modelled end */
 		if (results[r][3] < 0)
 			fail_msg("rank %d: cudaStreamSynchronize returned %.6f ms before the "
-				 "modelled end", r, -results[r][3]);
+				 "modelled end",
+				 r, -results[r][3]);
 	}
 	/* the last rank to arrive waits for nobody: exactly the kernel, then the ring model */
 	ASSERT_NEAR(min_ar, k_ms + want_ar, 0.01);
@@ -612,12 +628,12 @@ static void test_timing(void **state)
  * plus the ring model's duration; the others arrive when they queue (their streams are idle),
  * so they wait at least LATE_MS in the model, and rank 3, the last, waits for nobody.
  */
-#define LATE_MS 40
-#define ITERS 3
-#define S_LAT_US 100  /* SIMGPU_NCCL_LATENCY_US */
-#define S_BW 1        /* SIMGPU_NCCL_BW_GBPS */
-#define S_COUNT 16384 /* floats: 64 KiB */
-#define S_QUEUED 15   /* results[rank][S_QUEUED]: AllReduces queued so far */
+#define LATE_MS	 40
+#define ITERS	 3
+#define S_LAT_US 100   /* SIMGPU_NCCL_LATENCY_US */
+#define S_BW	 1     /* SIMGPU_NCCL_BW_GBPS */
+#define S_COUNT	 16384 /* floats: 64 KiB */
+#define S_QUEUED 15    /* results[rank][S_QUEUED]: AllReduces queued so far */
 
 static double queued(int rank)
 {
@@ -730,7 +746,8 @@ static int rank_prefault(int rank, int n)
 
 	if (setup(rank, n, &comm, &s))
 		return 1;
-	a = dev_alloc(PF_COUNT * 4); /* device memory is backed when allocated (SIMGPU_POPULATE_MB) */
+	a = dev_alloc(PF_COUNT *
+		      4); /* device memory is backed when allocated (SIMGPU_POPULATE_MB) */
 	b = dev_alloc(PF_COUNT * 4);
 	RCHECK(a && b);
 	/* one element first: the worker's first use of its allocator and of the segment */
@@ -757,9 +774,10 @@ static void test_prefault(void **state)
 	 * bookkeeping (an item, the worker's stack) */
 	for (r = 0; r < NR; r++)
 		if (results[r][0] > 64)
-			fail_msg("rank %d: %.0f page faults in a 4 MiB AllReduce", r, results[r][0]);
-	print_message("      page faults in a 4 MiB AllReduce: %.0f %.0f %.0f %.0f\n", results[0][0],
-		      results[1][0], results[2][0], results[3][0]);
+			fail_msg("rank %d: %.0f page faults in a 4 MiB AllReduce", r,
+				 results[r][0]);
+	print_message("      page faults in a 4 MiB AllReduce: %.0f %.0f %.0f %.0f\n",
+		      results[0][0], results[1][0], results[2][0], results[3][0]);
 }
 
 /* ---- split ----------------------------------------------------------------------------------- */
@@ -889,9 +907,12 @@ static int rank_errors(int rank, int n)
 
 	(void)n;
 	RCHECK(!strcmp(ncclGetErrorString(ncclSuccess), "no error"));
-	RCHECK(!strcmp(ncclGetErrorString(ncclInvalidArgument), "invalid argument (run with NCCL_DEBUG=WARN for details)"));
-	RCHECK(!strcmp(ncclGetErrorString(ncclInvalidUsage), "invalid usage (run with NCCL_DEBUG=WARN for details)"));
-	RCHECK(!strcmp(ncclGetErrorString(ncclRemoteError), "remote process exited or there was a network error"));
+	RCHECK(!strcmp(ncclGetErrorString(ncclInvalidArgument),
+		       "invalid argument (run with NCCL_DEBUG=WARN for details)"));
+	RCHECK(!strcmp(ncclGetErrorString(ncclInvalidUsage),
+		       "invalid usage (run with NCCL_DEBUG=WARN for details)"));
+	RCHECK(!strcmp(ncclGetErrorString(ncclRemoteError),
+		       "remote process exited or there was a network error"));
 	RCHECK(!strcmp(ncclGetErrorString((ncclResult_t)99), "unknown result code"));
 	NCK_ERR(ncclGetVersion(NULL), ncclInvalidArgument);
 	NCK_ERR(ncclGetUniqueId(NULL), ncclInvalidArgument);
@@ -916,11 +937,13 @@ static int rank_errors(int rank, int n)
 	NCK_ERR(ncclAllReduce(a, a, 16, (ncclDataType_t)99, ncclSum, one, s), ncclInvalidArgument);
 	NCK_ERR(ncclAllReduce(a, a, 16, ncclFloat32, (ncclRedOp_t)9, one, s), ncclInvalidArgument);
 	NCK_ERR(ncclAllReduce(NULL, a, 16, ncclFloat32, ncclSum, one, s), ncclInvalidArgument);
-	NCK_ERR(ncclAllReduce(a, (char *)a + 4096 - 8, 16, ncclFloat32, ncclSum, one, s), ncclInvalidArgument);
+	NCK_ERR(ncclAllReduce(a, (char *)a + 4096 - 8, 16, ncclFloat32, ncclSum, one, s),
+		ncclInvalidArgument);
 	NCK_ERR(ncclBroadcast(a, a, 16, ncclFloat32, 1, one, s), ncclInvalidArgument);
 	NCK_ERR(ncclSend(a, 16, ncclFloat32, 1, one, s), ncclInvalidArgument);
 	NCK_ERR(ncclRecv(a, 16, ncclFloat32, -1, one, s), ncclInvalidArgument);
-	NCK_ERR(ncclAllReduce(a, a, 16, ncclFloat32, ncclSum, one, (cudaStream_t)0x1234), ncclUnhandledCudaError);
+	NCK_ERR(ncclAllReduce(a, a, 16, ncclFloat32, ncclSum, one, (cudaStream_t)0x1234),
+		ncclUnhandledCudaError);
 	NCK_ERR(ncclCommCount(NULL, &v), ncclInvalidArgument);
 	NCK_ERR(ncclCommCount(one, NULL), ncclInvalidArgument);
 	NCK_ERR(ncclGroupEnd(), ncclInvalidUsage);
@@ -1020,13 +1043,15 @@ static void test_log(void **state)
 /* ---- the real NCCL ------------------------------------------------------------------------------- */
 static void test_compat(void **state)
 {
-	static const char script[] = "tests/simgpu/nccl/compat/nccl_compat.sh"; /* make runs from the root */
+	static const char script[] =
+		"tests/simgpu/nccl/compat/nccl_compat.sh"; /* make runs from the root */
 	Dl_info info;
 	char dir[1024], cmd[1200], *slash;
 
 	(void)state;
 	if (access(script, X_OK)) {
-		print_message("SKIP nccl-compat: %s not found (run from the repository root)\n", script);
+		print_message("SKIP nccl-compat: %s not found (run from the repository root)\n",
+			      script);
 		return;
 	}
 	assert_true(dladdr((void *)ncclGetVersion, &info) && info.dli_fname);
@@ -1042,16 +1067,11 @@ static void test_compat(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exports),
-		cmocka_unit_test(test_data),
-		cmocka_unit_test(test_timing),
-		cmocka_unit_test(test_straggler),
-		cmocka_unit_test(test_prefault),
-		cmocka_unit_test(test_split),
-		cmocka_unit_test(test_single_process),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_dead_rank),
-		cmocka_unit_test(test_log),
+		cmocka_unit_test(test_exports),	       cmocka_unit_test(test_data),
+		cmocka_unit_test(test_timing),	       cmocka_unit_test(test_straggler),
+		cmocka_unit_test(test_prefault),       cmocka_unit_test(test_split),
+		cmocka_unit_test(test_single_process), cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_dead_rank),      cmocka_unit_test(test_log),
 		cmocka_unit_test(test_compat),
 	};
 
@@ -1061,7 +1081,8 @@ int main(void)
 	unsetenv("SIMGPU_NCCL_BW_GBPS");
 	unsetenv("SIMGPU_NCCL_LATENCY_US");
 	unsetenv("SIMGPU_NCCL_STAGING_MB");
-	results = mmap(NULL, 16 * sizeof(*results), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	results = mmap(NULL, 16 * sizeof(*results), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (results == MAP_FAILED)
 		return 1;
 	return cmocka_run_group_tests_name("simgpu nccl", tests, NULL, NULL);

@@ -12,7 +12,9 @@
 #include "simgpu_test.h"
 
 void p10(void);
-void p10(void) {}
+void p10(void)
+{
+}
 
 static const dim3 one = { 1, 1, 1 };
 
@@ -22,7 +24,8 @@ static void test_names(void **state)
 	assert_ptr_equal((void *)cudaLaunchKernel, dlsym(RTLD_DEFAULT, "cudaLaunchKernel_ptsz"));
 	assert_ptr_equal((void *)cudaMemcpy, dlsym(RTLD_DEFAULT, "cudaMemcpy_ptds"));
 	assert_ptr_equal((void *)cudaMemsetAsync, dlsym(RTLD_DEFAULT, "cudaMemsetAsync_ptsz"));
-	assert_ptr_equal((void *)cudaStreamSynchronize, dlsym(RTLD_DEFAULT, "cudaStreamSynchronize_ptsz"));
+	assert_ptr_equal((void *)cudaStreamSynchronize,
+			 dlsym(RTLD_DEFAULT, "cudaStreamSynchronize_ptsz"));
 	assert_ptr_equal((void *)cudaEventRecord, dlsym(RTLD_DEFAULT, "cudaEventRecord_ptsz"));
 	assert_ptr_equal((void *)cudaGraphLaunch, dlsym(RTLD_DEFAULT, "cudaGraphLaunch_ptsz"));
 	assert_ptr_not_equal((void *)cudaLaunchKernel, dlsym(RTLD_DEFAULT, "cudaLaunchKernel"));

@@ -21,11 +21,17 @@
 #include "gpu_model.h"
 
 void k2(void);
-void k2(void) {}
+void k2(void)
+{
+}
 void k5(void);
-void k5(void) {}
+void k5(void)
+{
+}
 void k10(void);
-void k10(void) {}
+void k10(void)
+{
+}
 
 static const dim3 one = { 1, 1, 1 };
 
@@ -496,7 +502,8 @@ static void test_invalid_handles(void **state)
 	CK_ERR(cudaStreamSynchronize(s), cudaErrorInvalidResourceHandle);
 	CK_ERR(cudaStreamQuery(s), cudaErrorInvalidResourceHandle);
 	CK_ERR(launch(k2, s), cudaErrorInvalidResourceHandle);
-	CK_ERR(cudaMemcpyAsync(d, d, 8, cudaMemcpyDeviceToDevice, s), cudaErrorInvalidResourceHandle);
+	CK_ERR(cudaMemcpyAsync(d, d, 8, cudaMemcpyDeviceToDevice, s),
+	       cudaErrorInvalidResourceHandle);
 	CK_ERR(cudaMemsetAsync(d, 0, 8, s), cudaErrorInvalidResourceHandle);
 	CK_ERR(cudaStreamDestroy(s), cudaErrorInvalidResourceHandle);
 	CK_ERR(cudaStreamSynchronize(garbage), cudaErrorInvalidResourceHandle);
@@ -506,8 +513,10 @@ static void test_invalid_handles(void **state)
 	CK_ERR(cudaStreamCreateWithFlags(&s, 0x8), cudaErrorInvalidValue);
 	CK_ERR(cudaStreamCreate(NULL), cudaErrorInvalidValue);
 	CK_ERR(cudaLaunchKernel(NULL, one, one, NULL, 0, NULL), cudaErrorInvalidDeviceFunction);
-	CK_ERR(cudaLaunchKernel((const void *)k2, (dim3){ 0, 1, 1 }, one, NULL, 0, NULL), cudaErrorInvalidConfiguration);
-	CK_ERR(cudaLaunchKernel((const void *)k2, one, (dim3){ 1025, 1, 1 }, NULL, 0, NULL), cudaErrorInvalidConfiguration);
+	CK_ERR(cudaLaunchKernel((const void *)k2, (dim3){ 0, 1, 1 }, one, NULL, 0, NULL),
+	       cudaErrorInvalidConfiguration);
+	CK_ERR(cudaLaunchKernel((const void *)k2, one, (dim3){ 1025, 1, 1 }, NULL, 0, NULL),
+	       cudaErrorInvalidConfiguration);
 	CK_ERR(cudaLaunchKernelExC(NULL, (const void *)k2, NULL), cudaErrorInvalidValue);
 	CK_ERR(cudaLaunchHostFunc(NULL, NULL, NULL), cudaErrorInvalidValue);
 	CK(cudaFree(d));
@@ -569,9 +578,10 @@ static void *worker(void *arg)
 	for (i = 0; i < 100; i++) {
 		memset(h, id * 31 + i, sizeof(h));
 		if (cudaMemcpyAsync(d, h, sizeof(h), cudaMemcpyHostToDevice, s) ||
-		    cudaLaunchKernel((const void *)k2, one, one, NULL, 0, s) || cudaEventRecord(e, s) ||
-		    cudaMemcpyAsync(back, d, sizeof(back), cudaMemcpyDeviceToHost, s) || cudaStreamSynchronize(s) ||
-		    cudaEventQuery(e) || memcmp(h, back, sizeof(h)))
+		    cudaLaunchKernel((const void *)k2, one, one, NULL, 0, s) ||
+		    cudaEventRecord(e, s) ||
+		    cudaMemcpyAsync(back, d, sizeof(back), cudaMemcpyDeviceToHost, s) ||
+		    cudaStreamSynchronize(s) || cudaEventQuery(e) || memcmp(h, back, sizeof(h)))
 			return (void *)2;
 		if (i % 10 == 0 && (launch_ptsz(k2, NULL) || cudaStreamSynchronize_ptsz(NULL)))
 			return (void *)3;
@@ -602,14 +612,10 @@ static void test_threads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_in_order),
-		cmocka_unit_test(test_streams_concurrent),
-		cmocka_unit_test(test_legacy_stream),
-		cmocka_unit_test(test_per_thread_stream),
-		cmocka_unit_test(test_events),
-		cmocka_unit_test(test_sync_blocks),
-		cmocka_unit_test(test_invalid_handles),
-		cmocka_unit_test(test_destroy_pending),
+		cmocka_unit_test(test_in_order),	cmocka_unit_test(test_streams_concurrent),
+		cmocka_unit_test(test_legacy_stream),	cmocka_unit_test(test_per_thread_stream),
+		cmocka_unit_test(test_events),		cmocka_unit_test(test_sync_blocks),
+		cmocka_unit_test(test_invalid_handles), cmocka_unit_test(test_destroy_pending),
 		cmocka_unit_test(test_threads),
 	};
 

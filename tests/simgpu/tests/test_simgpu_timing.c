@@ -23,11 +23,17 @@
 
 /* kernels of a gcc-built program are host functions found by dladdr() */
 void slow_kernel(void);
-void slow_kernel(void) {}
+void slow_kernel(void)
+{
+}
 void _Z4fastv(void);
-void _Z4fastv(void) {}
+void _Z4fastv(void)
+{
+}
 void default_kernel(void);
-void default_kernel(void) {}
+void default_kernel(void)
+{
+}
 
 static char *dev, *pinned, *pageable;
 
@@ -56,19 +62,19 @@ static int teardown(void **state)
  * from pageable memory is ready from the call's start (its staging overlaps the transfer):
  * it ends at start + want_ns, or when it was queued if the staging took longer.
  */
-#define SYNC_TIMED(want_ns, call)                                                               \
-	do {                                                                                    \
-		uint64_t st_t0_ = now_ns(), st_t1_;                                             \
-		void *st_op_ = QUEUED(call);                                                    \
-		struct simgpu_times st_ = op_done(st_op_);                                      \
-                                                                                                \
-		st_t1_ = now_ns();                                                              \
-		ASSERT_NS_GE(st_.start_ns, st_t0_);                                             \
-		ASSERT_NS_GE(st_t1_, st_.end_ns);                                               \
-		if (st_.start_ns < st_.enq_ns && st_.start_ns + (want_ns) < st_.enq_ns)          \
-			ASSERT_NS(st_.end_ns, st_.enq_ns);                                      \
-		else                                                                            \
-			ASSERT_NS(st_.end_ns - st_.start_ns, (uint64_t)(want_ns));              \
+#define SYNC_TIMED(want_ns, call)                                                       \
+	do {                                                                            \
+		uint64_t st_t0_ = now_ns(), st_t1_;                                     \
+		void *st_op_ = QUEUED(call);                                            \
+		struct simgpu_times st_ = op_done(st_op_);                              \
+                                                                                        \
+		st_t1_ = now_ns();                                                      \
+		ASSERT_NS_GE(st_.start_ns, st_t0_);                                     \
+		ASSERT_NS_GE(st_t1_, st_.end_ns);                                       \
+		if (st_.start_ns < st_.enq_ns && st_.start_ns + (want_ns) < st_.enq_ns) \
+			ASSERT_NS(st_.end_ns, st_.enq_ns);                              \
+		else                                                                    \
+			ASSERT_NS(st_.end_ns - st_.start_ns, (uint64_t)(want_ns));      \
 	} while (0)
 
 /* Bandwidths stay far below the host's own memcpy speed, which the
@@ -147,11 +153,11 @@ static void test_kernel_durations(void **state)
 
 	(void)state;
 	assert_int_equal(sg_kernel_ns("slow_kernel"), 8000000);
-	assert_int_equal(sg_kernel_ns("_Z4fastv"), 3000000);     /* by its plain name */
-	assert_int_equal(sg_kernel_ns("_Z4slowPfi"), 4000000);   /* by its mangled name */
-	assert_int_equal(sg_kernel_ns("_ZN2ns4slowEv"), 2000000); /* qualified plain name */
+	assert_int_equal(sg_kernel_ns("_Z4fastv"), 3000000);	   /* by its plain name */
+	assert_int_equal(sg_kernel_ns("_Z4slowPfi"), 4000000);	   /* by its mangled name */
+	assert_int_equal(sg_kernel_ns("_ZN2ns4slowEv"), 2000000);  /* qualified plain name */
 	assert_int_equal(sg_kernel_ns("_ZN3foo4fastEv"), 3000000); /* last component */
-	assert_int_equal(sg_kernel_ns("other"), 1000000);        /* SIMGPU_KERNEL_US */
+	assert_int_equal(sg_kernel_ns("other"), 1000000);	   /* SIMGPU_KERNEL_US */
 	{
 		char buf[64];
 
@@ -226,10 +232,12 @@ static void test_event_timing_across_streams(void **state)
 	CK(cudaEventCreateWithFlags(&c, cudaEventDisableTiming));
 	g = gate_queue(&gate, s1);
 	CK(cudaEventRecord(a, s1));
-	CK(cudaLaunchKernel((const void *)slow_kernel, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0, s1));
+	CK(cudaLaunchKernel((const void *)slow_kernel, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL,
+			    0, s1));
 	CK(cudaEventRecord(c, s1));
 	CK(cudaStreamWaitEvent(s2, c, 0));
-	CK(cudaLaunchKernel((const void *)_Z4fastv, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0, s2));
+	CK(cudaLaunchKernel((const void *)_Z4fastv, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, NULL, 0,
+			    s2));
 	CK(cudaEventRecord(b, s2));
 	CK_ERR(cudaEventElapsedTime(&ms, a, b), cudaErrorNotReady);
 	gate_open(&gate);
@@ -268,7 +276,8 @@ static void test_call_clock(void **state)
 	assert_int_equal(simgpu_call_clock(&c), -ENODATA);
 	assert_true(c.first_ns == 0 && c.last_ns == 0);
 	t0 = mono_now();
-	CK(cudaMemcpy(dev, pageable, 1 * MB, cudaMemcpyHostToDevice)); /* the runtime calls the driver */
+	CK(cudaMemcpy(dev, pageable, 1 * MB,
+		      cudaMemcpyHostToDevice)); /* the runtime calls the driver */
 	t1 = mono_now();
 	assert_int_equal(simgpu_call_clock(&c), 0);
 	assert_true(t0 <= c.first_ns && c.first_ns < c.last_ns && c.last_ns <= t1);
@@ -298,7 +307,8 @@ int main(void)
 	setenv("SIMGPU_BW_MEMSET_GBPS", "0.8", 1);
 	setenv("SIMGPU_COPY_LATENCY_US", "0", 1);
 	setenv("SIMGPU_KERNEL_US", "1000", 1);
-	setenv("SIMGPU_KERNEL_TIMES", "slow_kernel=8000,fast=3000,_Z4slowPfi=4000,ns::slow=2000", 1);
+	setenv("SIMGPU_KERNEL_TIMES", "slow_kernel=8000,fast=3000,_Z4slowPfi=4000,ns::slow=2000",
+	       1);
 	setenv("SIMGPU_LAUNCH_US", "0", 1);
 	unsetenv("SIMGPU_INIT_ERROR");
 	unsetenv("SIMGPU_LOG");

@@ -19,8 +19,16 @@
 
 #define NF_MAX_BT 64 /* deeper than any path of the workload */
 
-enum nf_op { NF_LAUNCH, NF_COPY_HTOD, NF_COPY_DTOH, NF_MEMSET, NF_ALLOC, NF_FREE, NF_DEVICE_SYNC,
-	     NF_STREAM_SYNC };
+enum nf_op {
+	NF_LAUNCH,
+	NF_COPY_HTOD,
+	NF_COPY_DTOH,
+	NF_MEMSET,
+	NF_ALLOC,
+	NF_FREE,
+	NF_DEVICE_SYNC,
+	NF_STREAM_SYNC
+};
 
 /*
  * One traced call. bt[] is backtrace() taken in the function that makes the call, right before
@@ -31,7 +39,7 @@ struct nf_call {
 	enum nf_op op;
 	const char *api, *kernel;
 	unsigned long long bytes;
-	void *ptr;  /* NF_ALLOC: what it allocated; NF_FREE: what it freed */
+	void *ptr; /* NF_ALLOC: what it allocated; NF_FREE: what it freed */
 	cudaError_t err;
 	int nbt;
 	void *bt[NF_MAX_BT];
@@ -42,15 +50,15 @@ typedef void (*nf_note_fn)(const struct nf_call *c);
 /* What the library's functions work with. */
 struct nf_ctx {
 	nf_note_fn note;
-	void *dev;  /* device memory (NF_DEV_BYTES) */
-	char *host; /* pageable host memory (NF_DEV_BYTES) */
+	void *dev;					   /* device memory (NF_DEV_BYTES) */
+	char *host;					   /* pageable host memory (NF_DEV_BYTES) */
 	void (*apply)(const struct nf_ctx *cx, int times); /* a function of the executable */
 };
 
-#define NF_DEV_BYTES (1u << 20)
-#define NF_COPY_IN_BYTES (64u << 10)
+#define NF_DEV_BYTES	  (1u << 20)
+#define NF_COPY_IN_BYTES  (64u << 10)
 #define NF_COPY_OUT_BYTES 4096u
-#define NF_RECURSE_MAX 3
+#define NF_RECURSE_MAX	  3
 
 #ifdef __cplusplus
 extern "C" {

@@ -34,16 +34,16 @@
 #include "wl.h"
 #include "nofp/nofp.h"
 
-#define EXE_LAUNCHES 5
-#define STAGE_TIMES 3
-#define RECURSE_TIMES 2
-#define DEVICE_SYNCS 4
-#define STREAM_SYNCS 3
-#define THREAD_ALLOCS 2
+#define EXE_LAUNCHES	   5
+#define STAGE_TIMES	   3
+#define RECURSE_TIMES	   2
+#define DEVICE_SYNCS	   4
+#define STREAM_SYNCS	   3
+#define THREAD_ALLOCS	   2
 #define THREAD_STAGE_TIMES 2
-#define ALLOC_BYTES (256u << 10)
-#define MEMSET_BYTES (32u << 10)
-#define MAX_SITES 64
+#define ALLOC_BYTES	   (256u << 10)
+#define MEMSET_BYTES	   (32u << 10)
+#define MAX_SITES	   64
 
 /* One distinct (API, backtrace): a stack of the reference. */
 struct nf_site {
@@ -62,8 +62,9 @@ static struct {
 } nf = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static const char *const op_kind[] = {
-	[NF_LAUNCH] = "kernel", [NF_COPY_HTOD] = "copy", [NF_COPY_DTOH] = "copy", [NF_MEMSET] = "memset",
-	[NF_ALLOC] = "alloc", [NF_FREE] = "free", [NF_DEVICE_SYNC] = "sync", [NF_STREAM_SYNC] = "sync",
+	[NF_LAUNCH] = "kernel",	   [NF_COPY_HTOD] = "copy",   [NF_COPY_DTOH] = "copy",
+	[NF_MEMSET] = "memset",	   [NF_ALLOC] = "alloc",      [NF_FREE] = "free",
+	[NF_DEVICE_SYNC] = "sync", [NF_STREAM_SYNC] = "sync",
 };
 
 /* The accounting of wl.h, and the call's stack among the sites. */
@@ -83,7 +84,8 @@ static void nf_note(const struct nf_call *c)
 	case NF_COPY_HTOD:
 	case NF_COPY_DTOH:
 		if (ok) {
-			wl_transfer(c->op == NF_COPY_HTOD ? "HtoD" : "DtoH", "pageable", true, c->bytes);
+			wl_transfer(c->op == NF_COPY_HTOD ? "HtoD" : "DtoH", "pageable", true,
+				    c->bytes);
 			wl_stream_work(NULL, false, WL_COPY, c->bytes);
 		}
 		break;
@@ -144,7 +146,8 @@ SP_FRAME void nf_launch(void *dev)
 	struct nf_call c = { .op = NF_LAUNCH, .api = "cudaLaunchKernel", .kernel = "k_nf_exe" };
 
 	c.nbt = backtrace(c.bt, NF_MAX_BT);
-	c.err = cudaLaunchKernel((const void *)k_nf_exe, (dim3){ 4, 1, 1 }, (dim3){ 128, 1, 1 }, args, 0, NULL);
+	c.err = cudaLaunchKernel((const void *)k_nf_exe, (dim3){ 4, 1, 1 }, (dim3){ 128, 1, 1 },
+				 args, 0, NULL);
 	nf_note(&c);
 	SP_KEEP();
 }
@@ -289,7 +292,9 @@ static void read_maps(void)
 		struct nf_map m = { 0 };
 		int at = 0;
 
-		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &m.start, &m.end, &m.offset, &at) < 3 || !at)
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &m.start, &m.end, &m.offset, &at) <
+			    3 ||
+		    !at)
 			continue;
 		snprintf(m.path, sizeof(m.path), "%s", line + at);
 		m.path[strcspn(m.path, "\n")] = '\0';
@@ -312,7 +317,6 @@ static const struct nf_map *map_of(unsigned long addr)
 	return NULL;
 }
 
-
 static void write_sites(FILE *f)
 {
 	read_maps();
@@ -330,8 +334,9 @@ static void write_sites(FILE *f)
 		wl_json_str(f, s->kind);
 		fputs(", \"kernel\": ", f);
 		wl_json_str(f, s->kernel);
-		fprintf(f, ", \"calls\": %lu, \"errors\": %lu, \"bytes\": %llu,\n       \"frames\": [", s->calls,
-			s->errors, s->bytes);
+		fprintf(f,
+			", \"calls\": %lu, \"errors\": %lu, \"bytes\": %llu,\n       \"frames\": [",
+			s->calls, s->errors, s->bytes);
 		for (int k = 0; k < s->nbt; k++) {
 			unsigned long a = (unsigned long)s->bt[k];
 			const struct nf_map *m = map_of(a);
@@ -340,11 +345,14 @@ static void write_sites(FILE *f)
 
 			/* names only for the workload's own functions (all exported): elsewhere dladdr
 			 * gives the nearest exported symbol, not necessarily the function */
-			if (m && (!strcmp(m->path, nf.exe) || !strcmp(m->path, nf.lib)) && dladdr(s->bt[k], &info))
+			if (m && (!strcmp(m->path, nf.exe) || !strcmp(m->path, nf.lib)) &&
+			    dladdr(s->bt[k], &info))
 				fn = info.dli_sname;
-			fprintf(f, "%s\n        {\"address\": \"0x%lx\", \"file\": ", k ? "," : "", a);
+			fprintf(f, "%s\n        {\"address\": \"0x%lx\", \"file\": ", k ? "," : "",
+				a);
 			wl_json_str(f, m && m->path[0] ? m->path : NULL);
-			fprintf(f, ", \"file_offset\": %lu, \"function\": ", m ? a - m->start + m->offset : 0);
+			fprintf(f, ", \"file_offset\": %lu, \"function\": ",
+				m ? a - m->start + m->offset : 0);
 			wl_json_str(f, fn);
 			fputc('}', f);
 		}
@@ -359,14 +367,17 @@ static void resolve_files(void)
 
 	if (!realpath("/proc/self/exe", nf.exe))
 		wl_die("realpath /proc/self/exe: %s", strerror(errno));
-	if (!dladdr((void *)nfl_stage_enter, &info) || !info.dli_fname || !realpath(info.dli_fname, nf.lib))
+	if (!dladdr((void *)nfl_stage_enter, &info) || !info.dli_fname ||
+	    !realpath(info.dli_fname, nf.lib))
 		wl_die("cannot find libnofpstage.so's path");
 }
 
 int main(int argc, char **argv)
 {
 	static struct nf_ctx cx = { .note = nf_note, .apply = nf_apply_memset };
-	static struct nf_call alloc = { .op = NF_ALLOC, .api = "cudaMalloc", .bytes = NF_DEV_BYTES };
+	static struct nf_call alloc = { .op = NF_ALLOC,
+					.api = "cudaMalloc",
+					.bytes = NF_DEV_BYTES };
 	void *warm[4];
 	pthread_t thread;
 

@@ -25,7 +25,9 @@ SP_FRAME void nfl_kernel(float *x)
 SP_FRAME void nfl_copy_in(const struct nf_ctx *cx, int times)
 {
 	for (int i = 0; i < times; i++) {
-		struct nf_call c = { .op = NF_COPY_HTOD, .api = "cudaMemcpy", .bytes = NF_COPY_IN_BYTES };
+		struct nf_call c = { .op = NF_COPY_HTOD,
+				     .api = "cudaMemcpy",
+				     .bytes = NF_COPY_IN_BYTES };
 
 		cx->host[i] = (char)i;
 		c.nbt = backtrace(c.bt, NF_MAX_BT);
@@ -84,11 +86,13 @@ SP_FRAME void nfl_leaf_launch(const struct nf_ctx *cx, int times)
 	for (int i = 0; i < times; i++) {
 		void *dev = cx->dev;
 		void *args[] = { &dev };
-		struct nf_call c = { .op = NF_LAUNCH, .api = "cudaLaunchKernel", .kernel = "nfl_kernel" };
+		struct nf_call c = { .op = NF_LAUNCH,
+				     .api = "cudaLaunchKernel",
+				     .kernel = "nfl_kernel" };
 
 		c.nbt = backtrace(c.bt, NF_MAX_BT);
-		c.err = cudaLaunchKernel((const void *)nfl_kernel, (dim3){ 2, 1, 1 }, (dim3){ 64, 1, 1 }, args, 0,
-					 NULL);
+		c.err = cudaLaunchKernel((const void *)nfl_kernel, (dim3){ 2, 1, 1 },
+					 (dim3){ 64, 1, 1 }, args, 0, NULL);
 		cx->note(&c);
 	}
 	SP_KEEP();

@@ -25,7 +25,7 @@
 #include "wl.h"
 
 #define MAX_ROUNDS 200
-#define DEPTH 16
+#define DEPTH	   16
 
 static struct {
 	const char *lib;
@@ -59,7 +59,8 @@ static __attribute__((noinline)) void sync_once(void)
 void reload_round(const char *dir, const char *lib, int calls, int settle_ms);
 
 /* Exported (-rdynamic) so that dladdr names it in the reference. */
-__attribute__((noinline)) void reload_round(const char *dir, const char *lib, int calls, int settle_ms)
+__attribute__((noinline)) void reload_round(const char *dir, const char *lib, int calls,
+					    int settle_ms)
 {
 	char path[4096];
 	void (*relay)(void (*)(void));
@@ -92,8 +93,8 @@ static void write_reload(FILE *f)
 {
 	fputs(",\n  \"reload\": [", f);
 	for (int r = 0; r < cur; r++) {
-		fprintf(f, "%s\n    {\"lib\": \"%s\", \"base\": %lu, \"frames\": [", r ? "," : "", rounds[r].lib,
-			rounds[r].base);
+		fprintf(f, "%s\n    {\"lib\": \"%s\", \"base\": %lu, \"frames\": [", r ? "," : "",
+			rounds[r].lib, rounds[r].base);
 		for (int i = 0; i < rounds[r].nframes; i++)
 			fprintf(f, "%s\"%s\"", i ? ", " : "", rounds[r].frames[i]);
 		fputs("]}", f);
@@ -117,7 +118,8 @@ int main(int argc, char **argv)
 			settle_ms = atoi(argv[++i]);
 	}
 	if (!dir || nrounds < 2 || nrounds > MAX_ROUNDS || calls < 1 || settle_ms < 0)
-		wl_die("usage: reload_walk --dir DIR [--rounds 2..%d] [--calls N>0] [--settle-ms N]", MAX_ROUNDS);
+		wl_die("usage: reload_walk --dir DIR [--rounds 2..%d] [--calls N>0] [--settle-ms N]",
+		       MAX_ROUNDS);
 	wl_init(argc, argv);
 	wl.ref_extra = write_reload;
 	wl_begin();

@@ -16,8 +16,8 @@ SP_FRAME void stage_kernel(float *x)
 SP_FRAME void stage_launch(float *dev, sp_count_fn count)
 {
 	void *args[] = { &dev };
-	cudaError_t err = cudaLaunchKernel((const void *)stage_kernel, (dim3){ 4, 1, 1 }, (dim3){ 32, 1, 1 }, args,
-					   0, NULL);
+	cudaError_t err = cudaLaunchKernel((const void *)stage_kernel, (dim3){ 4, 1, 1 },
+					   (dim3){ 32, 1, 1 }, args, 0, NULL);
 
 	count("cudaLaunchKernel", err, "stage_kernel");
 	SP_KEEP();

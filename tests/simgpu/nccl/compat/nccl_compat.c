@@ -20,12 +20,12 @@
 #include <nccl.h>
 
 #define N 1000
-#define CHECK(x)                                                                   \
-	do {                                                                       \
-		if (!(x)) {                                                        \
+#define CHECK(x)                                                                               \
+	do {                                                                                   \
+		if (!(x)) {                                                                    \
 			fprintf(stderr, "rank %d: %s:%d: %s\n", rank, __FILE__, __LINE__, #x); \
-			return 1;                                                  \
-		}                                                                  \
+			return 1;                                                              \
+		}                                                                              \
 	} while (0)
 
 static int run(int rank, ncclUniqueId id)

@@ -76,15 +76,15 @@ static int layout(void)
 	return 0;
 }
 
-#define CK(call)                                                                                        \
-	do {                                                                                            \
-		CUresult r_ = (call);                                                                   \
-		if (r_ != CUDA_SUCCESS) {                                                               \
-			const char *n_ = "?";                                                           \
-			cuGetErrorName(r_, &n_);                                                        \
-			fprintf(stderr, "compat-driver: %s = %d %s\n", #call, (int)r_, n_);             \
-			return 1;                                                                       \
-		}                                                                                       \
+#define CK(call)                                                                            \
+	do {                                                                                \
+		CUresult r_ = (call);                                                       \
+		if (r_ != CUDA_SUCCESS) {                                                   \
+			const char *n_ = "?";                                               \
+			cuGetErrorName(r_, &n_);                                            \
+			fprintf(stderr, "compat-driver: %s = %d %s\n", #call, (int)r_, n_); \
+			return 1;                                                           \
+		}                                                                           \
 	} while (0)
 
 int main(int argc, char **argv)
@@ -154,8 +154,10 @@ int main(int argc, char **argv)
 	CK(cuEventSynchronize(b));
 	CK(cuEventElapsedTime(&ms, a, b));
 	if (ms < 2.999f || ms > 3.001 + (late > 0 ? late : 0)) {
-		fprintf(stderr, "compat-driver: the kernel took %.4f ms, want 3 (queued %.4f ms "
-			"late)\n", (double)ms, late);
+		fprintf(stderr,
+			"compat-driver: the kernel took %.4f ms, want 3 (queued %.4f ms "
+			"late)\n",
+			(double)ms, late);
 		return 1;
 	}
 

@@ -15,7 +15,11 @@
 #include <string.h>
 
 void compat_kernel(float *x, int n);
-void compat_kernel(float *x, int n) { (void)x; (void)n; }
+void compat_kernel(float *x, int n)
+{
+	(void)x;
+	(void)n;
+}
 
 /* A host function that holds the stream until the host has queued what the events time, so
  * that their times are the model's alone, however late a busy machine runs this thread. */
@@ -32,13 +36,14 @@ static void gate(void *arg)
 	pthread_mutex_unlock(&gate_mu);
 }
 
-#define CK(call)                                                                                       \
-	do {                                                                                           \
-		cudaError_t e_ = (call);                                                               \
-		if (e_ != cudaSuccess) {                                                               \
-			fprintf(stderr, "compat-toolkit: %s = %d %s\n", #call, e_, cudaGetErrorName(e_)); \
-			return 1;                                                                      \
-		}                                                                                      \
+#define CK(call)                                                                   \
+	do {                                                                       \
+		cudaError_t e_ = (call);                                           \
+		if (e_ != cudaSuccess) {                                           \
+			fprintf(stderr, "compat-toolkit: %s = %d %s\n", #call, e_, \
+				cudaGetErrorName(e_));                             \
+			return 1;                                                  \
+		}                                                                  \
 	} while (0)
 
 int main(void)
@@ -84,7 +89,8 @@ int main(void)
 	n = N;
 	args[0] = &d;
 	args[1] = &n;
-	CK(cudaLaunchKernel((const void *)compat_kernel, (dim3){ 64, 1, 1 }, (dim3){ 256, 1, 1 }, args, 0, s));
+	CK(cudaLaunchKernel((const void *)compat_kernel, (dim3){ 64, 1, 1 }, (dim3){ 256, 1, 1 },
+			    args, 0, s));
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.gridDim = (dim3){ 64, 1, 1 };
 	cfg.blockDim = (dim3){ 256, 1, 1 };
@@ -109,7 +115,8 @@ int main(void)
 		return 1;
 	}
 	CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-	CK(cudaLaunchKernel((const void *)compat_kernel, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, args, 0, s));
+	CK(cudaLaunchKernel((const void *)compat_kernel, (dim3){ 1, 1, 1 }, (dim3){ 1, 1, 1 }, args,
+			    0, s));
 	CK(cudaStreamEndCapture(s, &g));
 	CK(cudaGraphInstantiate(&x, g, 0));
 	CK(cudaGraphLaunch(x, s));
@@ -117,7 +124,8 @@ int main(void)
 	CK(cudaGraphExecDestroy(x));
 	CK(cudaGraphDestroy(g));
 	e = cudaMemcpy(d, h, 4, (enum cudaMemcpyKind)9);
-	if (e != cudaErrorInvalidMemcpyDirection || cudaGetLastError() != e || cudaGetLastError() != cudaSuccess) {
+	if (e != cudaErrorInvalidMemcpyDirection || cudaGetLastError() != e ||
+	    cudaGetLastError() != cudaSuccess) {
 		fprintf(stderr, "compat-toolkit: bad error handling (%d)\n", e);
 		return 1;
 	}
