@@ -19,7 +19,7 @@
  * Python frames: per traced process running CPython, where its interpreter
  * keeps the thread's frame chain (struct gp_py_proc); the walk records each
  * frame's code object and instruction, resolved to names and lines in
- * userspace (src/stacks/python.c).
+ * userspace (src/stacks/python_layout.c).
  */
 #ifndef GPUPROBED_UNWIND_H
 #define GPUPROBED_UNWIND_H

@@ -401,7 +401,7 @@ void gp_model_set_merge(struct gp_model *m, const struct gp_merge_info *merge);
 /*
  * Observer: sees every outermost traced call (made outside any other traced
  * call) right after the model folded it in, decoded; the timeline
- * (output/trace_json.h) is one. Calls made inside another traced call (the
+ * (timeline/trace_json.h) is one. Calls made inside another traced call (the
  * runtime's driver call) are not shown to it: their outer call stands for
  * them. The view and what it points to are valid during the callback only.
  */
@@ -533,7 +533,5 @@ int gp_model_nccl_stall_behind(struct gp_model *m, __u64 comm_id, __u64 seq, __s
 void gp_model_nccl_live_clear(struct gp_model *m);
 void gp_model_nccl_live(struct gp_model *m, __u32 pid, __u64 handle, bool inflight, __u64 wait_seq,
 			__u64 wait_since_ns);
-
-/* Sinks (src/output/). Each returns 0 or -errno. */
 
 #endif /* GP_MODEL_H */

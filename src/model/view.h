@@ -5,7 +5,7 @@
  * read them; each domain's tables in a header of its own, included here
  * (view_memory.h, view_kernels.h, view_cpu.h, view_nccl.h, view_stacks.h,
  * view_gpus.h), the process and the model below. The report builders and
- * sinks (src/output), the daemon's metrics and the replay planner include
+ * sinks (src/report, src/stack_formats, src/timeline), the daemon's metrics and the replay planner include
  * this header (it includes model.h), not the domain headers; only the
  * src/model files change these tables (model_internal.h: their writers, and
  * what only they use). Nothing here is ordered for printing: readers sort
