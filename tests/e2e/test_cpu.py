@@ -163,14 +163,29 @@ def test_cpu_accounts_match_the_kernel(tmp_path):
         (cpu, want, outside, exit_preempts)
     assert 0 <= cpu["minor_faults"] - want["minor_faults"] <= 2 * nthreads + 8, (cpu, want)
     assert cpu["major_faults"] == want["major_faults"]
-    assert close(cpu["cpu_ns"], want["cpu_ns"]), (cpu["cpu_ns"], want["cpu_ns"])
+    # the tracer's window is longer than the process clock's by the main thread's CPU outside it (the
+    # handshake, printing the reference: slow under emulation), known from the main thread's own clock
+    main_outside = threads[ref["main_tid"]]["cpu_ns"] - ref["main_window_cpu_ns"]
+    assert main_outside >= 0, (threads[ref["main_tid"]], ref["main_window_cpu_ns"])
+    assert close(cpu["cpu_ns"] - main_outside, want["cpu_ns"]), (cpu["cpu_ns"], main_outside, want["cpu_ns"])
     # the workers' whole lives, start-up and exit included: the process's CPU clock over the window less
     # the main thread's own (the idle thread sleeps throughout). That clock misses each exiting thread's
     # last steps (after the kernel folded its counters into the process's, as above): ~30 µs a worker
-    # seen here, bounded at 100 µs; nothing of the lives may be missing
+    # seen here, ~290 µs under software emulation. They come after the worker's last read of its own
+    # counters (end_mono_ns), so they are bounded by its CPU time after that: its slices' time after it,
+    # and for each such stay the thread's mean task-clock time outside its slices (charged from the
+    # scheduler's pick, before the switch a slice starts at). Nothing of the lives may be missing.
     lives = sum(threads[int(next(k for k in w if k != "role"))]["cpu_ns"] for w in ref["workers"])
     process_lives = want["cpu_ns"] - ref["main_window_cpu_ns"]
-    assert 0 <= lives - process_lives <= 100_000 * len(ref["workers"]), (lives, process_lives)
+    exit_tail = 0
+    for w in ref["workers"]:
+        tid = next(k for k in w if k != "role")
+        on = [(test_timeline.ns(e["ts"]), test_timeline.ns(e["ts"]) + test_timeline.ns(e["dur"]))
+              for e in slices[(wl.pid, int(tid))] if e["name"] == "on CPU"]
+        gap = max(0, threads[int(tid)]["cpu_ns"] - sum(b - a for a, b in on)) / len(on)
+        after = [(a, b) for a, b in on if b > w[tid]["end_mono_ns"]]
+        exit_tail += sum(b - max(a, w[tid]["end_mono_ns"]) + gap for a, b in after)
+    assert 0 <= lives - process_lives <= exit_tail, (lives, process_lives, exit_tail)
     assert cpu["involuntary_switches"] >= 25, "5 spinners on fewer CPUs must be preempted"
     assert cpu["threads"] == nthreads
     assert cpu["cpu_ns"] + cpu["offcpu_ns"] <= cpu["thread_wall_ns"] * 1.05

@@ -152,7 +152,14 @@ def test_merge_two_nodes(job, tmp_path):
     assert c["method"] == "collectives" and c["collectives"] >= 0.9 * ITERS, c
     # one machine: the true offset is 0; the recorded relation says so to within its two clock reads
     assert abs(c["realtime_offset_ns"]) < 1e6, c
-    assert abs(c["offset_ns"]) < 1e6 and c["uncertainty_ns"] is not None and c["uncertainty_ns"] < 1e6, c
+    # the collectives' estimate: the truth (0) lies within its stated uncertainty, and that is no wider
+    # than the spread of what it is estimated from, as the ranks' own clocks saw it: per collective, the
+    # difference of the two nodes' earliest returns (how close the ranks' releases are depends on the
+    # machine: tens of µs here, up to 20 ms under software emulation)
+    assert c["uncertainty_ns"] is not None and abs(c["offset_ns"]) <= c["uncertainty_ns"], c
+    releases = [min(refs[r]["collective_clock_ns"][k][1] for r in NODES[1][1]) -
+                min(refs[r]["collective_clock_ns"][k][1] for r in NODES[0][1]) for k in range(ITERS)]
+    assert c["uncertainty_ns"] <= max(releases) - min(releases), (c, min(releases), max(releases))
     assert c["bounds_ns"] is None or c["bounds_ns"][0] <= 0 <= c["bounds_ns"][1], c
     assert report["merge"]["notes"] == [], report["merge"]["notes"]
     j = communicator(report, refs)

@@ -154,14 +154,17 @@ def test_sched_slices_agree_with_the_kernel(tmp_path):
         if not any(e["args"].get("page_faults") == "unknown" for e in on):
             assert sum(e["args"]["minor_faults"] for e in on) == t["minor_faults"], tid
             assert sum(e["args"]["major_faults"] for e in on) == t["major_faults"], tid
-        # on-CPU wall time in the slices vs the kernel's task clock, for threads that ran long stays (the
-        # spinners, the toucher). Threads that run ~10 us per wake-up (the sleepers) were seen with up to
-        # half their task clock outside their switch-in..switch-out windows on this VM: not compared.
+        # on-CPU wall time in the slices vs the kernel's task clock, for threads that ran long stays (a
+        # mean of 1 ms or more: the spinners, the toucher). The task clock is charged from the
+        # scheduler's pick, a little before the sched_switch tracepoint a slice starts at, so each stay
+        # has a gap outside its slice: ~8 us a stay seen here (a sleeper: 0.79 ms of task clock, 0.44 ms
+        # in its 41 slices), ~35 us under software emulation, where a sleeper's task clock passes 5 ms
+        # in stays of ~150 us. Threads of short stays are not compared.
         # The slices' wall time holds what the hypervisor stole meanwhile, the task clock does not: up
         # to what was stolen from the CPUs it ran on during the run (steal comes in bursts of ms).
         oncpu = sum(ns(e["dur"]) for e in on)
         stolen[tid] = sum(unaccounted.get(c, 0) for c in {e["args"]["cpu"] for e in on})
-        if t["cpu_ns"] >= 5_000_000:
+        if t["cpu_ns"] >= 5_000_000 and t["cpu_ns"] >= 1_000_000 * len(on):
             assert t["cpu_ns"] * 0.95 - 1_000_000 <= oncpu <= t["cpu_ns"] * 1.10 + 1_000_000 + stolen[tid], \
                 (tid, oncpu, t["cpu_ns"], stolen[tid])
         assert oncpu <= t["wall_ns"], (tid, oncpu, t["wall_ns"])
