@@ -320,7 +320,8 @@ static int instrumentation(const json_t *doc, FILE *out)
 		long long pid = gp_md_int(row, "pid");
 
 		if (never_fired(row, ret)) {
-			if (!idle_target || strcmp(idle_target, gp_md_str(row, "target")) || pid != idle_pid)
+			if (!idle_target || strcmp(idle_target, gp_md_str(row, "target")) ||
+			    pid != idle_pid)
 				idle_files++;
 			idle_target = gp_md_str(row, "target");
 			idle_pid = pid;
@@ -392,7 +393,8 @@ static int loss_counters(const json_t *doc, FILE *out)
 
 	fputs("## Loss counters\n\n", out);
 	if (!gp_md_int(doc, "drops_total")) {
-		fprintf(out, "No event was lost: each of the %zu loss counters (report.json's `drops`) is 0.\n\n",
+		fprintf(out,
+			"No event was lost: each of the %zu loss counters (report.json's `drops`) is 0.\n\n",
 			json_object_size(drops));
 		return 0;
 	}
