@@ -35,7 +35,7 @@ LDLIBS   := -lbpf -lelf -lz -lzstd -ljansson -liberty -linih -lmicrohttpd -lsyst
 DEB_PACKAGES := make gcc g++ clang libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libzstd-dev libjansson-dev \
                 libiberty-dev libcmocka-dev libclang-rt-dev python3 python3-pytest python3-jsonschema bpftrace \
                 libinih-dev libmicrohttpd-dev libsystemd-dev systemd curl prometheus python3-seccomp strace \
-                libsqlite3-dev sqlite3 libseccomp-dev python3-zstandard clang-format \
+                libsqlite3-dev sqlite3 libseccomp-dev python3-zstandard clang-format python3-markdown \
                 qemu-system-x86 busybox-static kmod podman runc netavark
 
 # ---- BPF: vmlinux.h -> .bpf.o -> .skel.h ---------------------------------

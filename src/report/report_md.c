@@ -287,16 +287,23 @@ static const json_t *return_row(const json_t *arr, size_t i)
 	return r;
 }
 
-/* One table per target file; one row per probe pair (report.json has a row per probe). */
+/* A row (and its return row, when paired) that no thread ever hit. */
+static bool never_fired(const json_t *row, const json_t *ret)
+{
+	return !gp_md_int(row, "hits") && (!ret || !gp_md_int(ret, "hits"));
+}
+
+/* One table per target file of the probe pairs that fired (report.json has a row per probe, fired or not);
+ * those that never fired counted in one line, the full list left to report.json. */
 static int instrumentation(const json_t *doc, FILE *out)
 {
 	static const char *const head[] = { "Symbol", "Offset", "Entry hits (uprobe)",
 					    "Return hits (uretprobe)" };
 	const json_t *arr = json_object_get(doc, "instrumentation");
 	struct gp_md_table *t = NULL;
-	size_t n = json_array_size(arr);
-	const char *target = NULL;
-	long long group_pid = -1;
+	size_t n = json_array_size(arr), idle_probes = 0, idle_files = 0;
+	const char *target = NULL, *idle_target = NULL;
+	long long group_pid = -1, idle_pid = -1;
 	char h1[32], h2[32];
 	int err = 0;
 
@@ -305,14 +312,23 @@ static int instrumentation(const json_t *doc, FILE *out)
 		fputs("No probes were placed.\n\n", out);
 		return 0;
 	}
-	fputs("Every probe gpuprobed placed; each is removed when it detaches. Hits are counted in the kernel, "
-	      "before any loss downstream.\n\n",
+	fputs("Every probe gpuprobed placed that fired; each is removed when it detaches. Hits are counted in the "
+	      "kernel, before any loss downstream.\n\n",
 	      out);
 	for (size_t i = 0; i < n; i++) {
 		const json_t *row = json_array_get(arr, i), *ret = return_row(arr, i);
-
 		long long pid = gp_md_int(row, "pid");
 
+		if (never_fired(row, ret)) {
+			if (!idle_target || strcmp(idle_target, gp_md_str(row, "target")) ||
+			    pid != idle_pid)
+				idle_files++;
+			idle_target = gp_md_str(row, "target");
+			idle_pid = pid;
+			idle_probes += ret ? 2 : 1;
+			i += ret ? 1 : 0;
+			continue;
+		}
 		if (!target || strcmp(target, gp_md_str(row, "target")) || pid != group_pid) {
 			if (t) {
 				int e = gp_md_flush_table(t, out);
@@ -348,23 +364,46 @@ static int instrumentation(const json_t *doc, FILE *out)
 			gp_md_table_cell(t, "%s", gp_md_n(h2, row, "hits"));
 		}
 	}
-	int e = gp_md_flush_table(t, out);
+	if (t) {
+		int e = gp_md_flush_table(t, out);
 
-	fputc('\n', out);
-	return err ? err : e;
+		err = err ? err : e;
+		fputc('\n', out);
+	} else {
+		fputs("No probe fired.\n\n", out);
+	}
+	if (idle_probes)
+		fprintf(out,
+			"Never fired: %zu of the %zu probes placed, on %zu file%s (each in report.json's "
+			"`instrumentation` with `hits` 0).\n\n",
+			idle_probes, n, idle_files, idle_files == 1 ? "" : "s");
+	return err;
 }
 
+/* The counters that are not 0, and the total; how many are 0 in one line (report.json has them all). */
 static int loss_counters(const json_t *doc, FILE *out)
 {
 	static const char *const head[] = { "Counter", "Count" };
 	const json_t *drops = json_object_get(doc, "drops");
-	struct gp_md_table *t = gp_md_table_new(2, head, "lr");
+	struct gp_md_table *t;
 	const char *key;
 	const json_t *val;
+	size_t zero = 0;
 	char n[32];
 
 	fputs("## Loss counters\n\n", out);
+	if (!gp_md_int(doc, "drops_total")) {
+		fprintf(out,
+			"No event was lost: each of the %zu loss counters (report.json's `drops`) is 0.\n\n",
+			json_object_size(drops));
+		return 0;
+	}
+	t = gp_md_table_new(2, head, "lr");
 	json_object_foreach((json_t *)drops, key, val) {
+		if (!json_integer_value(val)) {
+			zero++;
+			continue;
+		}
 		if (!t)
 			break;
 		gp_md_table_cell(t, "%s", key);
@@ -376,11 +415,10 @@ static int loss_counters(const json_t *doc, FILE *out)
 	}
 	int err = gp_md_flush_table(t, out);
 
-	fputs(gp_md_int(doc, "drops_total")
-		      ? "\nSome events were lost or degraded: the numbers above undercount "
-			"by at most these amounts.\n\n"
-		      : "\nNo event was lost.\n\n",
-	      out);
+	fprintf(out,
+		"\nSome events were lost or degraded: the numbers above undercount by at most these amounts. "
+		"The other %zu counters of report.json's `drops` are 0.\n\n",
+		zero);
 	return err;
 }
 

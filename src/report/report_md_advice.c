@@ -106,16 +106,18 @@ int gp_md_recommendations(const json_t *doc, FILE *out)
 		const json_t *sites = json_object_get(f, "call_sites"), *s;
 		size_t j;
 
-		/* each line a paragraph of its own item: a Markdown renderer joins single line breaks */
+		/* each line a paragraph of its own item: a Markdown renderer joins single line breaks. Indented
+		 * by 4: CommonMark continues the item from 3, python-markdown (and Markdown.pl) only from 4,
+		 * and otherwise restarts the list at each item, all numbered 1 */
 		fprintf(out,
-			"%zu. **`%s`** (pid %lld, %s): %s.\n\n   Estimate (%s): %s.\n\n   Do: %s\n",
+			"%zu. **`%s`** (pid %lld, %s): %s.\n\n    Estimate (%s): %s.\n\n    Do: %s\n",
 			i + 1, gp_md_str(f, "id"), (long long)gp_md_int(f, "pid"),
 			gp_md_str(f, "comm"), gp_md_str(f, "title"), gp_md_str(f, "estimate"),
 			gp_md_str(f, "method"), gp_md_str(f, "action"));
 		if (json_array_size(sites))
 			fputc('\n', out);
 		json_array_foreach(sites, j, s)
-			fprintf(out, "   - %s calls, %s ns: `%s`\n", gp_md_n(n, s, "calls"),
+			fprintf(out, "    - %s calls, %s ns: `%s`\n", gp_md_n(n, s, "calls"),
 				gp_md_n((char[32]){ 0 }, s, "host_ns"), gp_md_str(s, "path"));
 		fputc('\n', out);
 	}
