@@ -35,7 +35,7 @@ static const char usage_head[] =
 	"output directory when every target has exited, --duration has passed, or on\n"
 	"Ctrl-C, with the call stacks that launch, copy, allocate and wait (flame graph,\n"
 	"folded stacks, speedscope) and a timeline of every call (trace.json, for\n"
-	"Perfetto UI and chrome://tracing). report.md opens with recommendations ranked\n"
+	"Perfetto UI). report.md opens with recommendations ranked\n"
 	"by the host time a fix would save (pageable or synchronous copies, waits, launch\n"
 	"overhead, allocation churn, ...; docs/recommendations.md). Every copy of\n"
 	"libcudart, libcuda and libnccl a target maps (any\n"

@@ -113,8 +113,8 @@ GP_OPTION(sqlite, STRING, SESSION, FIELD(sqlite_path), ARG("sqlite", 0, "FILE", 
 	  "FILE (replaced if it exists; docs/sql.md)")
 GP_OPTION(timeline, BOOL, SESSION, FIELD(timeline), SWITCH("no-timeline", 0, false),
 	  KEY(TRACE, 2, RESTART, CFG(timeline), GP_WHY_BOOL), NO_RANGE, DEFAULTS("on", "off"),
-	  "do not write trace.json (the timeline for Perfetto UI and\n"
-	  "chrome://tracing: every call, stream work, flows, counters)")
+	  "do not write trace.json (the timeline for Perfetto UI:\n"
+	  "every call, stream work, flows, counters)")
 GP_OPTION(aggregate, BOOL, SESSION, FIELD(aggregate), SWITCH("aggregate", 0, true),
 	  KEY(TRACE, 3, RESTART, CFG(aggregate), GP_WHY_BOOL), NO_RANGE, DEFAULTS("off", "on"),
 	  "count hot calls in the kernel (no stacks nor timeline)")
