@@ -123,6 +123,17 @@ def communicator(report, refs):
     return j
 
 
+def check_alignment(c, refs):
+    """The collectives' estimate of node b's offset: the truth (0: one machine) lies within its stated
+    uncertainty, and that is no wider than the spread of what it is estimated from, as the ranks' own
+    clocks saw it: per collective, the difference of the two nodes' earliest returns (how close the
+    ranks' releases are depends on the machine: tens of µs here, up to 20 ms under software emulation)."""
+    assert c["uncertainty_ns"] is not None and abs(c["offset_ns"]) <= c["uncertainty_ns"], c
+    releases = [min(refs[r]["collective_clock_ns"][k][1] for r in NODES[1][1]) -
+                min(refs[r]["collective_clock_ns"][k][1] for r in NODES[0][1]) for k in range(ITERS)]
+    assert c["uncertainty_ns"] <= max(releases) - min(releases), (c, min(releases), max(releases))
+
+
 def check_lateness(j, refs, uncertainty_ns):
     last = {x["rank"]: x for x in j["last_arrival"]}
     assert sum(x["count"] for x in last.values()) == ITERS
@@ -152,14 +163,7 @@ def test_merge_two_nodes(job, tmp_path):
     assert c["method"] == "collectives" and c["collectives"] >= 0.9 * ITERS, c
     # one machine: the true offset is 0; the recorded relation says so to within its two clock reads
     assert abs(c["realtime_offset_ns"]) < 1e6, c
-    # the collectives' estimate: the truth (0) lies within its stated uncertainty, and that is no wider
-    # than the spread of what it is estimated from, as the ranks' own clocks saw it: per collective, the
-    # difference of the two nodes' earliest returns (how close the ranks' releases are depends on the
-    # machine: tens of µs here, up to 20 ms under software emulation)
-    assert c["uncertainty_ns"] is not None and abs(c["offset_ns"]) <= c["uncertainty_ns"], c
-    releases = [min(refs[r]["collective_clock_ns"][k][1] for r in NODES[1][1]) -
-                min(refs[r]["collective_clock_ns"][k][1] for r in NODES[0][1]) for k in range(ITERS)]
-    assert c["uncertainty_ns"] <= max(releases) - min(releases), (c, min(releases), max(releases))
+    check_alignment(c, refs)
     assert c["bounds_ns"] is None or c["bounds_ns"][0] <= 0 <= c["bounds_ns"][1], c
     assert report["merge"]["notes"] == [], report["merge"]["notes"]
     j = communicator(report, refs)
@@ -196,7 +200,7 @@ def check_trace(path, refs, offsets):
 @pytest.mark.parametrize("shift_ms", [250, -1234.567891])
 def test_merge_shifted_clock(job, tmp_path, shift_ms):
     """Node b's recorded CLOCK_REALTIME relation moved by a known amount: the collectives find it and
-    undo it (within 1 ms); the lateness stays right."""
+    undo it (within the alignment's stated uncertainty); the lateness stays right."""
     captures, refs, tmp = job
     shift = int(shift_ms * 1e6)
     b = shifted(captures[1], tmp_path / "b.gpz", shift)
@@ -204,9 +208,9 @@ def test_merge_shifted_clock(job, tmp_path, shift_ms):
     assert rc == 0, err
     c = report["merge"]["clocks"][1]
     assert c["method"] == "collectives", c
-    assert abs(c["realtime_offset_ns"] - shift) < 1e6, c
-    assert abs(c["correction_ns"] + shift) < 1e6, c
-    assert abs(c["offset_ns"]) < 1e6, c
+    assert abs(c["realtime_offset_ns"] - shift) < 1e6, c  # the recorded relation: two clock reads
+    check_alignment(c, refs)
+    assert abs(c["correction_ns"] + shift) <= c["uncertainty_ns"] + abs(c["realtime_offset_ns"] - shift), c
     check_lateness(communicator(report, refs), refs, c["uncertainty_ns"])
     check_trace(tmp_path / "out" / "trace.json", refs, [0, c["offset_ns"]])
 
@@ -219,7 +223,8 @@ def test_merge_capture_without_realtime(job, tmp_path):
     rc, report, err = merge(tmp_path / "out", captures[0], b)
     assert rc == 0, err
     c = report["merge"]["clocks"][1]
-    assert c["method"] == "collectives" and c["realtime_offset_ns"] is None and abs(c["offset_ns"]) < 1e6, c
+    assert c["method"] == "collectives" and c["realtime_offset_ns"] is None, c
+    check_alignment(c, refs)
     assert any("no CLOCK_REALTIME relation" in n for n in report["merge"]["notes"]), report["merge"]["notes"]
     assert "no CLOCK_REALTIME relation" in err
 
