@@ -74,7 +74,7 @@ $(BUILD)/gpuprobed: $(OBJS)
 
 -include $(OBJS:.o=.d)
 
-.PHONY: all gpuprobed deps format format-check test test-busy unit e2e demo bench install uninstall clean check-root
+.PHONY: all gpuprobed deps npm-deps format format-check test test-busy unit e2e demo bench install uninstall clean check-root
 all: gpuprobed simgpu workloads
 gpuprobed: $(BUILD)/gpuprobed
 
@@ -99,6 +99,22 @@ deps:
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "make deps: all $(words $(DEB_PACKAGES)) packages present"; fi
+	@$(MAKE) --no-print-directory npm-deps
+
+# The npm packages of the real consumers the tests open outputs with (tests/e2e/npm/package.json, pinned by its
+# lock file) into $(BUILD)/npm, once per lock file. Node.js and npm come from Debian (nodejs, npm) where the
+# machine has no npm of its own.
+NPM_LOCK := tests/e2e/npm/package-lock.json
+npm-deps:
+	@if ! command -v npm >/dev/null; then \
+		echo "make deps: installing: nodejs npm"; \
+		if [ "$$(id -u)" != 0 ]; then echo "make deps: must run as root to install packages (try: sudo make deps)" >&2; exit 1; fi; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm; fi
+	@if cmp -s $(NPM_LOCK) $(BUILD)/npm/.installed-lock; then echo "make deps: npm packages present ($(BUILD)/npm)"; \
+	else mkdir -p $(BUILD)/npm && cp tests/e2e/npm/package.json $(NPM_LOCK) $(BUILD)/npm/ && \
+		if npm ci --prefix $(BUILD)/npm --no-audit --no-fund --loglevel=error; then \
+			cp $(NPM_LOCK) $(BUILD)/npm/.installed-lock && echo "make deps: npm packages installed into $(BUILD)/npm"; \
+		else echo "make deps: npm ci failed (offline?): the tests that open files in speedscope or Chrome's trace engine skip, saying why" >&2; fi; fi
 
 test: deps
 	$(MAKE) format-check

@@ -73,9 +73,40 @@ static struct tl_stream *stream_of(struct gp_timeline *tl, struct tl_proc *tp, _
 
 /* ---- events ---------------------------------------------------------------- */
 
-static const char *family_cat(enum gp_api_id api)
+/*
+ * A slice that may start where the one before it on its track ended (the
+ * scheduling track's stays and gaps, a stream's windows): a begin and its
+ * end, next to each other in the file. As one "X" its end would be ts + dur
+ * in a viewer's doubles, an ulp past the next slice's ts about one time in
+ * ten, and Chrome's trace engine drops a slice that overlaps the one before;
+ * an end's ts less its begin's is exact in doubles (they are within a factor
+ * of two), so ts + that is the end exactly. Adjacent, because the engine
+ * pairs begins and ends on one stack for the whole file.
+ */
+static void span_event(struct gp_timeline *tl, const char *ph, __u32 pid, __u32 tid, __u64 ts,
+		       const char *cat, const char *name)
 {
-	return gp_family_name(gp_apis[api].family);
+	ev_open(tl, ph, pid, tid, ts);
+	put(tl, ",\"cat\":\"");
+	put(tl, cat);
+	put(tl, "\",\"name\":\"");
+	put(tl, name);
+	put_c(tl, '"');
+}
+
+/* The begin: its args follow, then "}". */
+static void span_begin(struct gp_timeline *tl, __u32 pid, __u32 tid, __u64 ts, const char *cat,
+		       const char *name)
+{
+	span_event(tl, "B", pid, tid, ts, cat, name);
+}
+
+/* Its end, right after the begin was closed. */
+static void span_end(struct gp_timeline *tl, __u32 pid, __u32 tid, __u64 ts, const char *cat,
+		     const char *name)
+{
+	span_event(tl, "E", pid, tid, ts, cat, name);
+	put_c(tl, '}');
 }
 
 static void call_slice(struct gp_timeline *tl, const struct gp_call_view *v)
@@ -83,11 +114,11 @@ static void call_slice(struct gp_timeline *tl, const struct gp_call_view *v)
 	ev_open(tl, "X", v->pid, v->tid, v->ts_ns);
 	put(tl, ",\"dur\":");
 	put_us(tl, v->dur_ns);
-	put(tl, ",\"cat\":\"");
-	put(tl, family_cat(v->api));
-	put(tl, "\",\"name\":\"");
+	put(tl, ",\"cat\":\"" TL_API_CAT "\",\"name\":\"");
 	put(tl, gp_apis[v->api].symbol);
-	put(tl, "\",\"args\":{\"op\":\"");
+	put(tl, "\",\"args\":{\"family\":\"");
+	put(tl, gp_family_name(gp_apis[v->api].family));
+	put(tl, "\",\"op\":\"");
 	put(tl, v->op);
 	put(tl, "\",\"ret\":");
 	put_s64(tl, v->ret);
@@ -150,7 +181,7 @@ static void queued(struct gp_timeline *tl, struct tl_proc *tp, const struct gp_c
 		tl->failed = true;
 		return;
 	}
-	ev_open(tl, "i", v->pid, s->tid, v->ts_ns);
+	ev_open(tl, "I", v->pid, s->tid, v->ts_ns);
 	put(tl, ",\"s\":\"t\",\"cat\":\"queue\",\"name\":");
 	if (v->kernel)
 		put_str(tl, v->kernel);
@@ -176,7 +207,7 @@ static void queued(struct gp_timeline *tl, struct tl_proc *tp, const struct gp_c
 	put(tl, "}}");
 
 	ev_open(tl, "s", v->pid, v->tid, v->ts_ns);
-	put(tl, ",\"cat\":\"queue\",\"name\":\"waited for by\",\"id\":");
+	put(tl, ",\"cat\":\"" TL_API_CAT "\",\"name\":\"waited for by\",\"id\":");
 	put_u64(tl, s->flow_base + v->queue_seq);
 	put_c(tl, '}');
 
@@ -192,15 +223,16 @@ static void queued(struct gp_timeline *tl, struct tl_proc *tp, const struct gp_c
 	s->written_end = v->queue_seq + 1;
 }
 
-/* Flow finishes of items [s->finished, end) at (pid, tid, ts), bound to the slice there. */
-void gp_tl_finish_flows(struct gp_timeline *tl, struct tl_stream *s, __u64 end, __u32 pid,
-			__u32 tid, __u64 ts)
+/* Flow finishes of items [s->finished, end) at (pid, tid, ts): the start of the slice they end on. */
+static void finish_flows(struct gp_timeline *tl, struct tl_stream *s, __u64 end, __u32 pid,
+			 __u32 tid, __u64 ts)
 {
 	if (end > s->written_end)
 		end = s->written_end;
 	for (; s->finished < end; s->finished++) {
 		ev_open(tl, "f", pid, tid, ts);
-		put(tl, ",\"bp\":\"e\",\"cat\":\"queue\",\"name\":\"waited for by\",\"id\":");
+		put(tl,
+		    ",\"bp\":\"e\",\"cat\":\"" TL_API_CAT "\",\"name\":\"waited for by\",\"id\":");
 		put_u64(tl, s->flow_base + s->finished);
 		put_c(tl, '}');
 	}
@@ -216,12 +248,8 @@ void gp_tl_close_window(struct gp_timeline *tl, __u32 pid, struct tl_stream *s, 
 		return;
 	if (end_ns < from)
 		end_ns = from;
-	ev_open(tl, "X", pid, s->tid, from);
-	put(tl, ",\"dur\":");
-	put_us(tl, end_ns - from);
-	put(tl, ",\"cat\":\"stream\",\"name\":\"");
-	put(tl, name);
-	put(tl, "\",\"args\":{\"items\":");
+	span_begin(tl, pid, s->tid, from, "stream", name);
+	put(tl, ",\"args\":{\"items\":");
 	put_u64(tl, s->window_items);
 	if (by) {
 		put(tl, ",\"synchronised_by\":\"");
@@ -229,6 +257,7 @@ void gp_tl_close_window(struct gp_timeline *tl, __u32 pid, struct tl_stream *s, 
 		put_c(tl, '"');
 	}
 	put(tl, "}}");
+	span_end(tl, pid, s->tid, end_ns, "stream", name);
 	s->window_open = false;
 	s->prev_end = end_ns;
 }
@@ -242,9 +271,9 @@ static void synced(struct gp_timeline *tl, struct tl_proc *tp, const struct gp_c
 
 		if (!s || s->finished >= s->written_end)
 			continue; /* none of its items was written (after the cap) */
-		/* at the return: work queued by another thread while it waited began after the call did */
-		gp_tl_finish_flows(tl, s, cv->end_seq, v->pid, v->tid,
-				   v->ts_ns + v->dur_ns - (v->dur_ns ? 1 : 0));
+		/* on the call's start, where a viewer binds them, even for work that another thread
+		   queued while it waited (the arrow then points back in time) */
+		finish_flows(tl, s, cv->end_seq, v->pid, v->tid, v->ts_ns);
 		gp_tl_close_window(tl, v->pid, s, v->ts_ns + v->dur_ns,
 				   "queued work, done by the synchronisation's return",
 				   gp_apis[v->api].symbol);
@@ -499,18 +528,15 @@ static void on_sched(void *ctx, const struct gp_sched_slice *sl)
 	if (ts->last_left && start < ts->last_end)
 		start = ts->last_end; /* an estimated start never overlaps the slice before */
 	if (ts->last_left && ts->last_left != GP_SL_EXITED && start > ts->last_end) {
-		ev_open(tl, "X", pid, ts->track, ts->last_end);
-		put(tl, ",\"dur\":");
-		put_us(tl, start - ts->last_end);
-		put(tl,
-		    ts->last_left == GP_SL_PREEMPTED
-			    ? ",\"cat\":\"sched\",\"name\":\"off CPU: runnable (preempted)\",\"args\":{}}"
-			    : ",\"cat\":\"sched\",\"name\":\"off CPU: blocked\",\"args\":{}}");
+		const char *gap = ts->last_left == GP_SL_PREEMPTED ? "off CPU: runnable (preempted)"
+								   : "off CPU: blocked";
+
+		span_begin(tl, pid, ts->track, ts->last_end, "sched", gap);
+		put(tl, ",\"args\":{}}");
+		span_end(tl, pid, ts->track, start, "sched", gap);
 	}
-	ev_open(tl, "X", pid, ts->track, start);
-	put(tl, ",\"dur\":");
-	put_us(tl, sl->end_ns - start);
-	put(tl, ",\"cat\":\"sched\",\"name\":\"on CPU\",\"args\":{\"cpu\":");
+	span_begin(tl, pid, ts->track, start, "sched", "on CPU");
+	put(tl, ",\"args\":{\"cpu\":");
 	put_u64(tl, sl->cpu);
 	put(tl, ",\"left\":\"");
 	put(tl, left_names[sl->left]);
@@ -530,6 +556,7 @@ static void on_sched(void *ctx, const struct gp_sched_slice *sl)
 	if (sl->hdr.flags & GP_SSF_UNCOUNTED)
 		put(tl, ",\"counted\":false"); /* not in the on-CPU threads counter */
 	put(tl, "}}");
+	span_end(tl, pid, ts->track, sl->end_ns, "sched", "on CPU");
 	if (!(sl->hdr.flags & GP_SSF_UNCOUNTED)) {
 		oncpu_counter(tl, pid, sl->hdr.ts_ns, sl->oncpu_threads_start);
 		oncpu_counter(tl, pid, sl->end_ns, sl->oncpu_threads_end);

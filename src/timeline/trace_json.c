@@ -165,11 +165,11 @@ static void finish_proc(struct gp_timeline *tl, const struct gp_model *m, struct
 			continue;
 		/* work never seen synchronised (or whose synchronisation came after the cap) */
 		if (s->window_open) {
-			__u64 last = s->window_last;
-
-			gp_tl_close_window(tl, tp->pid, s, last + 1,
+			/* its items' flows have no finish: nothing waited for them (an end on this
+			   window would share the ts of its first item's start, and Chrome's engine
+			   keeps one end per ts of a flow) */
+			gp_tl_close_window(tl, tp->pid, s, s->window_last + 1,
 					   "queued work, no synchronisation recorded", NULL);
-			gp_tl_finish_flows(tl, s, s->written_end, tp->pid, s->tid, last);
 		}
 		stream_label(s->key, label, sizeof(label));
 		meta_name(tl, "thread_name", tp->pid, s->tid, label);
@@ -271,7 +271,7 @@ static void stall_markers(struct gp_timeline *tl, const struct gp_model *m)
 		const struct gp_nccl_stall *st = &m->stalls[i];
 		char text[96];
 
-		ev_open(tl, "i", st->nbehind ? st->behind[0].pid : 0,
+		ev_open(tl, "I", st->nbehind ? st->behind[0].pid : 0,
 			st->nbehind ? st->behind[0].pid : 0, st->mono_ns);
 		snprintf(text, sizeof(text), "NCCL stall: collective #%llu (%s)",
 			 (unsigned long long)st->seq,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * trace_json.h — profile_output/trace.json, a timeline in the Chrome Trace
- * Event format (Perfetto UI), written by a model observer
+ * Event format (Perfetto UI, Chrome DevTools), written by a model observer
  * while records are ingested, live or from a capture: the same calls give
  * the same file. Streamed into trace.json.tmp beside the target, finished
  * and renamed at the end; never held in memory. docs/report-format.md

@@ -19,6 +19,13 @@
 #include "text/text_clean.h"
 #include "timeline/trace_json.h"
 
+/*
+ * The category of every call slice and queue flow: Chrome's trace engine
+ * binds a flow's ends only to slices of the flow's own category, and a flow can join a launch
+ * of one family to a synchronisation of another (ncclAllReduce to cudaStreamSynchronize).
+ * The family is the slice's "family" arg.
+ */
+#define TL_API_CAT	   "api"
 #define TL_STREAM_TID_BASE 0x40000000u /* above every pid_max: stream tracks never meet real tids */
 #define TL_SCHED_TID_BASE  0x60000000u /* the scheduling tracks of threads (--timeline-sched) */
 #define TL_GPU_PID_BASE	   0x70000000u /* the NVML counter tracks of devices: above every pid_max */
@@ -221,9 +228,6 @@ static inline void ev_open(struct gp_timeline *tl, const char *ph, __u32 pid, __
 /* ---- trace_events.c: the tracks' closers, for the end of the file ----------------- */
 
 void gp_tl_proc_free(void *v); /* a struct tl_proc (the procs map's values) */
-/* Flow finishes of items [s->finished, end) at (pid, tid, ts), bound to the slice there. */
-void gp_tl_finish_flows(struct gp_timeline *tl, struct tl_stream *s, __u64 end, __u32 pid,
-			__u32 tid, __u64 ts);
 /* Closes a stream's window at end_ns: one slice over the time its work was outstanding. */
 void gp_tl_close_window(struct gp_timeline *tl, __u32 pid, struct tl_stream *s, __u64 end_ns,
 			const char *name, const char *by);

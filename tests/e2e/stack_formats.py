@@ -13,13 +13,12 @@ A file that breaks its format raises FormatError; one that speedscope
 refuses raises SpeedscopeRejected (both AssertionErrors, so pytest reports
 them as failures).
 """
-import fcntl
 import json
 import math
 import os
-import shutil
-import subprocess
 import xml.etree.ElementTree as ET
+
+import npm_packages
 
 try:
     import jsonschema
@@ -32,9 +31,7 @@ BUILD = os.environ.get("GP_BUILD", os.path.join(ROOT, "build"))
 SCHEMA = os.path.join(HERE, "speedscope_schema.json")
 LOADER = os.path.join(HERE, "speedscope_load.js")
 
-# The speedscope release speedscope_load.js knows how to hook into.
-SPEEDSCOPE_VERSION = "1.25.0"
-NPM_PREFIX = os.path.join(BUILD, "npm")
+# (the speedscope release speedscope_load.js knows how to hook into: tests/e2e/npm/package.json)
 
 SVG = "{http://www.w3.org/2000/svg}"
 DASH = " \u2014 "  # between a frame's name and its weight in a <title>
@@ -126,64 +123,15 @@ def validate_speedscope(path):
 
 # ---- speedscope: the real importer ----------------------------------------
 
-def _installed_version(pkg):
-    try:
-        with open(os.path.join(pkg, "package.json"), encoding="utf-8") as f:
-            return json.load(f).get("version")
-    except (OSError, ValueError):
-        return None
-
-
-_install_failed = None  # why, once an install failed: offline, every retry would wait as long
-
-
-def speedscope_package():
-    """(package directory, None), or (None, why it cannot be had).
-    Installed once into $BUILD/npm with npm; later calls find it there."""
-    global _install_failed
-    pkg = os.path.join(NPM_PREFIX, "node_modules", "speedscope")
-    if _installed_version(pkg) == SPEEDSCOPE_VERSION:
-        return pkg, None
-    if _install_failed:
-        return None, _install_failed
-    npm = shutil.which("npm")
-    if not npm:
-        return None, "npm is not installed: cannot install speedscope to load the file with"
-    os.makedirs(NPM_PREFIX, exist_ok=True)
-    # one installer at a time (parallel test runs share the build directory)
-    with open(os.path.join(NPM_PREFIX, ".install-lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if _installed_version(pkg) == SPEEDSCOPE_VERSION:
-            return pkg, None
-        cmd = [npm, "install", "--prefix", NPM_PREFIX, f"speedscope@{SPEEDSCOPE_VERSION}",
-               "--no-audit", "--no-fund", "--no-save", "--loglevel=error"]
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        except subprocess.TimeoutExpired:
-            _install_failed = f"npm install speedscope@{SPEEDSCOPE_VERSION} timed out (offline?)"
-            return None, _install_failed
-        if r.returncode != 0 or _installed_version(pkg) != SPEEDSCOPE_VERSION:
-            said = [line for line in r.stderr.splitlines()
-                    if line.startswith("npm error") and "complete log" not in line]
-            _install_failed = (f"npm install speedscope@{SPEEDSCOPE_VERSION} failed (offline?): "
-                               + ("; ".join(said[:2]) or f"exit {r.returncode}"))
-            return None, _install_failed
-    return pkg, None
-
-
 def load_in_speedscope(path):
     """What speedscope's own importer made of the file: a dict
     {name, indexToView, profiles: [{name, unit, totalWeight, sampledWeight,
     frames: {frame name: weight}}]} (see speedscope_load.js). Returns a
     string, the reason, when it cannot be run (no node or npm, offline);
     raises SpeedscopeRejected when speedscope refuses the file."""
-    node = shutil.which("node")
-    if not node:
-        return "node is not installed: the file was not loaded in speedscope"
-    pkg, why = speedscope_package()
-    if why:
-        return why
-    r = subprocess.run([node, LOADER, pkg, path], capture_output=True, text=True, timeout=120)
+    r = npm_packages.run(LOADER, "speedscope", path, timeout=120)
+    if isinstance(r, str):
+        return r
     if r.returncode == 0:
         return json.loads(r.stdout)
     if r.returncode == 1:

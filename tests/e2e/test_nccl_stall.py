@@ -107,7 +107,7 @@ def test_stall_is_said_with_the_late_rank_and_recorded(tmp_path):
         trace = json.load(f)
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
     marks = [e for e in events if e.get("cat") == "nccl_stall"]
-    assert len(marks) == 1 and marks[0]["ph"] == "i" and marks[0]["s"] == "g", marks
+    assert len(marks) == 1 and marks[0]["ph"] == "I" and marks[0]["s"] == "g", marks
     assert marks[0]["args"]["comm_id"] == comm_id and marks[0]["args"]["behind"][0]["rank"] == 2
     # the capture gives the same stalls
     again = tmp_path / "again"

@@ -62,7 +62,7 @@ def timeline(out_dir):
         events = json.load(f)["traceEvents"]
     calls = {}
     for e in sorted(events, key=lambda e: e.get("ts", 0)):
-        if e.get("ph") == "X" and e.get("cat") == "cudart" and e["name"] in REPLAYED:
+        if e.get("ph") == "X" and e.get("args", {}).get("family") == "cudart" and e["name"] in REPLAYED:
             entry = round(e["ts"] * 1000)
             calls.setdefault(e["tid"], []).append((e["name"], entry, entry + round(e["dur"] * 1000)))
     return calls
