@@ -12,7 +12,7 @@
 #include <linux/types.h>
 
 /* meta's schema_version: 2 added processes' ns_pid, container and pod columns */
-#define GP_SQL_SCHEMA_VERSION 2
+#define GP_SQL_SCHEMA_VERSION 3
 
 struct gp_sql_export_stats {
 	__u64 ops;	      /* operations read from the capture */

@@ -91,6 +91,8 @@ struct gp_sql_exp {
 /* tables (indices: and the time index of calls); after the rows, the other indices and the views */
 int gp_sql_schema_create(sqlite3 *db, bool indices);
 int gp_sql_schema_finish(sqlite3 *db, bool indices);
+/* The views with Nsight Systems' names and columns (sql_nsys_views.c), after the rows. */
+int gp_sql_nsys_views(sqlite3 *db);
 
 /* sql_model_rows.c: the tables written from the model at the capture's end */
 int gp_sql_model_rows(struct gp_sql_exp *x);

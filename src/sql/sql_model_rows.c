@@ -274,10 +274,8 @@ int gp_sql_model_rows(struct gp_sql_exp *x)
 			gp_sql_bind_text(li, 5, p->libs[l].build_id);
 			gp_sql_step(x, li);
 		}
-		for (size_t k = 0; k < p->nkernels; k++)
+		for (size_t k = 0; k < p->nkernels; k++) /* the row of unknown handles among them */
 			kernel_row(x, ke, p, p->kernels[k]);
-		if (p->unknown_handles)
-			kernel_row(x, ke, p, p->unknown_handles);
 		stream_rows(x, sr, p);
 		put(ev, 1, p->pid);
 		put(ev, 2, (__s64)p->events.created);

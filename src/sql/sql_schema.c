@@ -188,5 +188,5 @@ int gp_sql_schema_finish(sqlite3 *db, bool indices)
 {
 	if (indices && gp_sql_exec(db, lookup_indices))
 		return -EIO;
-	return gp_sql_exec(db, finish);
+	return gp_sql_exec(db, finish) || gp_sql_nsys_views(db) ? -EIO : 0;
 }

@@ -7,12 +7,14 @@ must equal report.json's tables of the same session exactly; the rows must equal
 accounting (calls per API, successful copies, allocations and their frees, NCCL collectives). A damaged
 capture exports what it holds and says what it skipped; an existing file is not replaced without
 --force; a bad statement gets SQLite's own message and exit status 1."""
+import collections
 import contextlib
 import json
 import os
 import shutil
 import sqlite3
 import subprocess
+import time
 
 import pytest
 
@@ -320,3 +322,114 @@ def test_damaged_capture_exports_what_it_holds(busy_capture, tmp_path):
     meta = {r["key"]: r["value"] for r in sql(db, "SELECT * FROM meta")}
     assert (meta["corrupt_chunks"], meta["complete"]) == (1, 1)
     assert 0 < sql(db, "SELECT COUNT(*) AS n FROM calls WHERE parent_api IS NULL")[0]["n"] < full
+
+
+# ---- nsys-style views (docs/sql.md): SQL written from Nsight Systems' documentation, unchanged ----------------
+
+# nsys's cuda_api_sum report (its documented columns and the name rule that strips CUPTI's `_vNNNN`), but for
+# median, stdev and quartiles: functions nsys registers itself, not SQLite's
+NSYS_API_SUM = """
+WITH
+    summary AS (
+        SELECT nameId AS nameId, sum(end - start) AS total, count(*) AS num, avg(end - start) AS avg,
+            min(end - start) AS min, max(end - start) AS max
+        FROM CUPTI_ACTIVITY_KIND_RUNTIME
+        WHERE globalTid / 0x1000000 % 0x1000000 = {pid}
+        GROUP BY 1
+    ),
+    totals AS (SELECT sum(total) AS total FROM summary)
+SELECT
+    round(summary.total * 100.0 / (SELECT total FROM totals), 1) AS "Time (%)",
+    summary.total AS "Total Time (ns)",
+    summary.num AS "Num Calls",
+    round(summary.avg, 1) AS "Avg (ns)",
+    summary.min AS "Min (ns)",
+    summary.max AS "Max (ns)",
+    CASE substr(ids.value, -6, 2) WHEN '_v' THEN substr(ids.value, 1, length(value)-6) ELSE ids.value END AS "Name"
+FROM summary LEFT JOIN StringIds AS ids ON ids.id == summary.nameId
+ORDER BY 2 DESC
+"""
+
+# nsys's cuda_api_trace report: each call with its thread's name
+NSYS_API_TRACE = """
+SELECT
+    api.start AS "Start (ns)", api.end - api.start AS "Duration (ns)",
+    CASE substr(nstr.value, -6, 2) WHEN '_v' THEN substr(nstr.value, 1, length(nstr.value)-6) ELSE nstr.value END
+        AS "Name",
+    api.returnValue AS "Result", api.correlationId AS "CorrID",
+    (api.globalTid >> 24) & 0xFFFFFF AS "Pid", (api.globalTid) & 0xFFFFFF AS "Tid",
+    tname.priority AS "T-Pri", tstr.value AS "Thread Name", api.eventClass AS "eventClass"
+FROM CUPTI_ACTIVITY_KIND_RUNTIME AS api
+LEFT JOIN StringIds AS nstr ON nstr.id == api.nameId
+LEFT JOIN ThreadNames AS tname ON tname.globalTid == api.globalTid
+LEFT JOIN StringIds AS tstr ON tstr.id == tname.nameId
+ORDER BY 1
+"""
+
+
+def check_nsys_views(db, report, ref):
+    """The views with nsys's names, read by SQL from its documentation: the API summary equals api_summary
+    (the runtime's and the driver's rows), the per-call trace equals the workload's own counts per API,
+    errors and threads, the documented id formulas give its pid and tids, the session's start is the
+    report's, and the backtrace tables join as nsys's do."""
+    pid = ref["pid"]
+    proc = gp.process(report, pid)
+    cuda = [r for r in proc["cuda_api"] if r["family"] in ("cudart", "cuda")]
+    assert cuda
+    got = {r["Name"]: r for r in sql(db, NSYS_API_SUM.format(pid=pid))}
+    assert {n: (r["Num Calls"], r["Total Time (ns)"], r["Min (ns)"], r["Max (ns)"]) for n, r in got.items()} == \
+        {r["name"]: (r["calls"], r["total_ns"], r["min_ns"], r["max_ns"]) for r in cuda}
+    for r in cuda:
+        assert abs(got[r["name"]]["Avg (ns)"] - r["total_ns"] / r["calls"]) <= 0.05 + 1e-6, (r, got[r["name"]])  # round(, 1)
+    total = sum(r["total_ns"] for r in cuda)
+    assert all(r["Time (%)"] == round(100.0 * r["Total Time (ns)"] / total, 1) for r in got.values())
+
+    rows = [r for r in sql(db, NSYS_API_TRACE) if r["Pid"] == pid]
+    want = {a: (w["calls"], w["errors"]) for a, w in ref["cuda_api"].items()}
+    calls, errors = collections.Counter(r["Name"] for r in rows), collections.Counter(r["Name"] for r in rows
+                                                                                          if r["Result"] != 0)
+    assert {a: (calls[a], errors[a]) for a in calls} == want
+    assert collections.Counter(r["Tid"] for r in rows) == {int(t): n for t, n in ref["threads"].items()}
+    names = {t["tid"]: t["name"] for t in proc["threads"]}
+    assert all(r["Thread Name"] == names[r["Tid"]] and r["T-Pri"] is None for r in rows)
+    layers = {r["name"]: r["family"] for r in cuda}
+    assert all(r["eventClass"] == (0 if layers[r["Name"]] == "cudart" else 1) for r in rows)
+    # the documented decoding of globalTid, and the session timeline: start + utcEpochNs is the wall time
+    ids = sql(db, "SELECT DISTINCT globalTid / 0x1000000 % 0x1000000 AS PID, globalTid % 0x1000000 AS TID"
+                  " FROM CUPTI_ACTIVITY_KIND_RUNTIME")
+    assert {(r["PID"], r["TID"]) for r in ids} >= {(pid, int(t)) for t in ref["threads"]}
+    [start] = sql(db, "SELECT utcEpochNs, utcTime FROM TARGET_INFO_SESSION_START_TIME")
+    meta = {r["key"]: r["value"] for r in sql(db, "SELECT * FROM meta")}
+    assert start["utcEpochNs"] == meta["start_realtime_ns"]
+    assert start["utcTime"] == time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(start["utcEpochNs"] // 10**9)) + \
+        f".{start['utcEpochNs'] // 10**6 % 1000:03d}Z"
+    # each call where calls has it, 0 at the capture's start; on the wall clock where the report's own
+    # relation of its clocks puts it (two clock reads, a little apart: within 1 ms)
+    wall = report["session"]["start_realtime_ns"] - report["session"]["start_mono_ns"]
+    by_id = {r["id"]: r for r in sql(db, f"SELECT id, start_ns, end_ns FROM calls WHERE pid = {pid}")}
+    for r in rows:
+        c = by_id[r["CorrID"]]
+        assert (r["Start (ns)"] + meta["start_mono_ns"], r["Duration (ns)"]) == (c["start_ns"], c["end_ns"] - c["start_ns"])
+        assert abs(start["utcEpochNs"] + r["Start (ns)"] - (c["start_ns"] + wall)) < 1e6
+    # "Select CUDA calls with backtraces", with the names joined rather than added by ALTER TABLE (a view
+    # takes none): every traced launch's innermost frame has a symbol, as calls_named and frames_named say
+    bt = sql(db, "SELECT api.correlationId AS id, s.value AS symbolName FROM CUDA_CALLCHAINS cc"
+                 " JOIN CUPTI_ACTIVITY_KIND_RUNTIME api ON api.callchainId == cc.id"
+                 " LEFT JOIN StringIds s ON s.id == cc.symbol WHERE cc.stackDepth = 0")
+    leaf = sql(db, "SELECT c.id, COALESCE(f.function, f.symbol) AS fn FROM calls c JOIN stack_frames s"
+                   " ON s.stack_id = c.stack_id AND s.depth = 0 JOIN frames_named f ON f.id = s.frame_id"
+                   " JOIN apis a ON a.id = c.api WHERE c.parent_api IS NULL AND a.layer IN ('cudart', 'cuda')")
+    assert bt and {(r["id"], r["symbolName"]) for r in bt} == {(r["id"], r["fn"]) for r in leaf}
+    # what nsys has and gpuprobed does not: no GPU-side tables, no NVTX
+    for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "NVTX_EVENTS"):
+        r = subprocess.run(["sqlite3", str(db), f"SELECT * FROM {table}"], capture_output=True, text=True)
+        assert r.returncode != 0 and f"no such table: {table}" in r.stderr
+
+
+def test_nsys_style_sql_runs_unchanged(basic_run, tmp_path):
+    """The runtime calls of basic_ops (basic_run), and a program calling the driver directly."""
+    report, ref, out, live = basic_run
+    check_nsys_views(live, report, ref)
+    report, ref, tr = gp.trace(tmp_path, "driver_api", tracer_args=("--sqlite", str(tmp_path / "d.sqlite")))
+    assert {r["family"] for r in gp.process(report, ref["pid"])["cuda_api"]} == {"cudart", "cuda"}
+    check_nsys_views(tmp_path / "d.sqlite", report, ref)
