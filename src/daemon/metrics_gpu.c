@@ -11,8 +11,11 @@
 
 /* ---- NVML: the devices and the processes on them --------------------------- */
 
-/* How a metric's value becomes the gauge's: as sampled, mW as W, KB/s (of 1024 B) as B/s. */
-enum gpu_scale { GS_RAW, GS_MILLI, GS_KIB };
+/*
+ * How a metric's value becomes the gauge's, in base units: as sampled, mW as W, KB/s (of 1024 B)
+ * as B/s, percent as a ratio, MHz as Hz.
+ */
+enum gpu_scale { GS_RAW, GS_MILLI, GS_KIB, GS_PERCENT, GS_MEGA };
 
 /*
  * The device gauges: DCGM-exporter's fields (its DCGM_FI_DEV_* name in the
@@ -24,16 +27,16 @@ static const struct {
 	enum gpu_scale scale;
 	const char *help;
 } gpu_gauges[] = {
-	{ GP_GM_UTIL_GPU, "gpuprobed_gpu_util", GS_RAW,
-	  "GPU utilization in percent over the last sample's window (DCGM_FI_DEV_GPU_UTIL)." },
-	{ GP_GM_UTIL_MEM, "gpuprobed_gpu_mem_copy_util", GS_RAW,
-	  "Memory utilization in percent over the last sample's window (DCGM_FI_DEV_MEM_COPY_UTIL)." },
+	{ GP_GM_UTIL_GPU, "gpuprobed_gpu_utilization_ratio", GS_PERCENT,
+	  "Share of the last sample's window a kernel ran, 0 to 1 (DCGM_FI_DEV_GPU_UTIL, in percent there)." },
+	{ GP_GM_UTIL_MEM, "gpuprobed_gpu_mem_copy_utilization_ratio", GS_PERCENT,
+	  "Share of the last sample's window device memory was read or written, 0 to 1 (DCGM_FI_DEV_MEM_COPY_UTIL, in percent there)." },
 	{ GP_GM_MEM_USED, "gpuprobed_gpu_fb_used_bytes", GS_RAW,
 	  "Device memory in use, bytes (DCGM_FI_DEV_FB_USED, in MiB there)." },
-	{ GP_GM_SM_CLOCK, "gpuprobed_gpu_sm_clock_mhz", GS_RAW,
-	  "SM clock, MHz (DCGM_FI_DEV_SM_CLOCK)." },
-	{ GP_GM_MEM_CLOCK, "gpuprobed_gpu_mem_clock_mhz", GS_RAW,
-	  "Memory clock, MHz (DCGM_FI_DEV_MEM_CLOCK)." },
+	{ GP_GM_SM_CLOCK, "gpuprobed_gpu_sm_clock_hertz", GS_MEGA,
+	  "SM clock, hertz (DCGM_FI_DEV_SM_CLOCK, in MHz there)." },
+	{ GP_GM_MEM_CLOCK, "gpuprobed_gpu_mem_clock_hertz", GS_MEGA,
+	  "Memory clock, hertz (DCGM_FI_DEV_MEM_CLOCK, in MHz there)." },
 	{ GP_GM_POWER, "gpuprobed_gpu_power_usage_watts", GS_MILLI,
 	  "Power draw, watts (DCGM_FI_DEV_POWER_USAGE)." },
 	{ GP_GM_TEMP, "gpuprobed_gpu_temp_celsius", GS_RAW,
@@ -57,13 +60,17 @@ static void gpu_labels(struct render *r, const struct gp_gpu_device *d)
 	label(r, true, "model_name", d->name ? d->name : "");
 }
 
+/* Exactly: decimal digits, no float rounding. */
 static void close_scaled(struct render *r, __u64 v, enum gpu_scale scale)
 {
-	if (scale == GS_MILLI) /* exactly: no float rounding */
+	if (scale == GS_MILLI)
 		fprintf(r->out, "} %llu.%03llu\n", (unsigned long long)(v / 1000),
 			(unsigned long long)(v % 1000));
+	else if (scale == GS_PERCENT)
+		fprintf(r->out, "} %llu.%02llu\n", (unsigned long long)(v / 100),
+			(unsigned long long)(v % 100));
 	else
-		close_u64(r, scale == GS_KIB ? v * 1024 : v);
+		close_u64(r, scale == GS_KIB ? v * 1024 : scale == GS_MEGA ? v * 1000000 : v);
 }
 
 /* Loops over the devices NVML still answers for (a lost one has only gpuprobed_gpu_lost). */
@@ -99,9 +106,11 @@ static void gpu_proc_family(struct render *r, const char *name, enum gpu_proc_fi
 		label(r, true, "pid", pid);
 		label(r, true, "comm", p && p->comm ? p->comm : "");
 		gp_metrics_place_labels(r->out, p);
-		close_u64(r, fld == GP_MEM  ? row->mem_last
+		close_scaled(r,
+			     fld == GP_MEM  ? row->mem_last
 			     : fld == GP_SM ? row->sm_last
-					    : row->mem_util_last);
+					    : row->mem_util_last,
+			     fld == GP_MEM ? GS_RAW : GS_PERCENT);
 	}
 }
 
@@ -166,9 +175,9 @@ void gp_metrics_gpu_families(struct render *r)
 		"Device memory NVML says the process holds on the device, bytes (its context and the "
 		"allocator's cache included).");
 	gpu_proc_family(
-		r, "gpuprobed_gpu_process_sm_util", GP_SM,
-		"The process's SM utilization on the device in percent, as NVML last gave it.");
+		r, "gpuprobed_gpu_process_sm_utilization_ratio", GP_SM,
+		"The process's SM utilization on the device, 0 to 1, as NVML last gave it (in percent).");
 	gpu_proc_family(
-		r, "gpuprobed_gpu_process_mem_util", GP_MEMUTIL,
-		"The process's memory utilization on the device in percent, as NVML last gave it.");
+		r, "gpuprobed_gpu_process_mem_utilization_ratio", GP_MEMUTIL,
+		"The process's memory utilization on the device, 0 to 1, as NVML last gave it (in percent).");
 }

@@ -29,6 +29,12 @@ static void kind_pair(struct render *r, const char *name, const char *plabels, c
 
 /* ---- per process families ------------------------------------------------- */
 
+static void api_labels(struct render *r, unsigned a)
+{
+	label(r, true, "api", gp_apis[a].symbol);
+	label(r, true, "library", gp_family_name(gp_apis[a].family));
+}
+
 enum api_field { API_CALLS, API_ERRORS, API_SECONDS, API_ESTIMATED };
 
 static void api_family(struct render *r, const char *name, enum api_field fld, const char *help)
@@ -41,14 +47,66 @@ static void api_family(struct render *r, const char *name, enum api_field fld, c
 		if (!st || !st->time.count || (fld == API_ESTIMATED && !st->estimated_calls))
 			continue;
 		open_sample(r, name, L);
-		label(r, true, "api", gp_apis[a].symbol);
-		label(r, true, "library", gp_family_name(gp_apis[a].family));
+		api_labels(r, a);
 		if (fld == API_SECONDS)
 			close_ns(r, st->time.sum);
 		else
 			close_u64(r, fld == API_CALLS	 ? st->time.count
 				     : fld == API_ERRORS ? st->errors
 							 : st->estimated_calls);
+	}
+}
+
+/*
+ * The bounds of the call-duration histogram: 2^10 ns (1 us) to 2^34 ns (17 s), x4 apart. Powers of
+ * two because both sources of the counts keep them exact: the model's log-linear histogram has an
+ * edge at each, and the in-kernel aggregates (--aggregate) count durations in log2 buckets. A
+ * bucket counts the calls shorter than its power of two: le = 2^k - 1 ns (durations are whole ns).
+ */
+#define DURATION_FIRST_POW 10
+#define DURATION_LAST_POW  34
+#define DURATION_POW_STEP  2
+
+/* A duration in ns as decimal seconds, no trailing zeros (a le label's value). */
+static void seconds_text(__u64 ns, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%llu.%09llu", (unsigned long long)(ns / 1000000000ull),
+			 (unsigned long long)(ns % 1000000000ull));
+
+	while (n > 2 && buf[n - 1] == '0' && buf[n - 2] != '.')
+		buf[--n] = '\0';
+}
+
+static void duration_family(struct render *r)
+{
+	char le[32];
+
+	family(r, "gpuprobed_api_call_duration_seconds", "histogram",
+	       "Host-observed duration of each call of gpuprobed_api_calls_total (entry to return).");
+	FOR_PROCS(r, i, p, L)
+	for (unsigned a = 1; a < GP_API_MAX; a++) {
+		const struct gp_api_stats *st = p->api[a];
+
+		if (!st || !st->time.count || !st->time.buckets)
+			continue; /* no histogram (it could not be allocated): no bucket is known */
+		for (unsigned k = DURATION_FIRST_POW; k <= DURATION_LAST_POW + DURATION_POW_STEP;
+		     k += DURATION_POW_STEP) {
+			bool inf = k > DURATION_LAST_POW;
+
+			open_sample(r, "gpuprobed_api_call_duration_seconds_bucket", L);
+			api_labels(r, a);
+			seconds_text((1ull << k) - 1, le, sizeof(le));
+			label(r, true, "le", inf ? "+Inf" : le);
+			/* a live read of the aggregates may see a call counted before its bucket */
+			close_u64(r, inf ? st->time.count
+					 : gp_stats_count_below(&st->time, 1ull << k));
+		}
+		open_sample(r, "gpuprobed_api_call_duration_seconds_sum", L);
+		api_labels(r, a);
+		close_ns(r, st->time.sum);
+		open_sample(r, "gpuprobed_api_call_duration_seconds_count", L);
+		api_labels(r, a);
+		close_u64(r, st->time.count);
 	}
 }
 
@@ -278,6 +336,7 @@ void gp_metrics_process_families(struct render *r)
 		   "Of gpuprobed_api_calls_total, the calls that returned an error.");
 	api_family(r, "gpuprobed_api_seconds_total", API_SECONDS,
 		   "Host-observed time inside those calls, entry to return (not GPU time).");
+	duration_family(r);
 	api_family(
 		r, "gpuprobed_api_estimated_calls_total", API_ESTIMATED,
 		"Of gpuprobed_api_calls_total, the calls not seen but estimated: the overhead budget attached the "

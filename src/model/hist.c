@@ -82,6 +82,17 @@ int gp_stats_add_n(struct gp_stats *s, __u64 v, __u64 n)
 	return 0;
 }
 
+__u64 gp_stats_count_below(const struct gp_stats *s, __u64 bound)
+{
+	__u64 n = 0;
+
+	if (!s->buckets)
+		return 0;
+	for (unsigned b = 0, end = gp_hist_bucket(bound); b < end; b++)
+		n += s->buckets[b];
+	return n;
+}
+
 __u64 gp_stats_percentile(const struct gp_stats *s, double p)
 {
 	if (!s->count)

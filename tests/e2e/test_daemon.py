@@ -180,6 +180,12 @@ def drops(s):
     return {lab["cause"]: v for lab, v in series(s, "gpuprobed_drops_total")}
 
 
+def duration_buckets(s, pid, api):
+    """[(le in seconds, calls)] of an API's duration histogram, by le."""
+    return sorted((float(lab["le"]), v) for lab, v in
+                  series(s, "gpuprobed_api_call_duration_seconds_bucket", pid=pid, api=api))
+
+
 def check_metrics(s, pid, ref, drops_before=None):
     """The scraped samples s of process pid equal basic_ops's own accounting ref. Given the drops()
     of a scrape taken before it ran, none may have been lost meanwhile (the daemon's drops are
@@ -190,6 +196,13 @@ def check_metrics(s, pid, ref, drops_before=None):
         assert one(s, "gpuprobed_api_errors_total", pid=pid, api=api) == want["errors"], api
     calls = {lab["api"] for lab, _ in series(s, "gpuprobed_api_calls_total", pid=pid)}
     assert calls == set(ref["cuda_api"]), "APIs with calls differ from the workload's"
+    for api, want in ref["cuda_api"].items():
+        buckets = duration_buckets(s, pid, api)
+        assert buckets[-1] == (float("inf"), want["calls"]), (api, buckets)
+        assert [n for _, n in buckets] == sorted(n for _, n in buckets), (api, buckets)
+        assert one(s, "gpuprobed_api_call_duration_seconds_count", pid=pid, api=api) == want["calls"]
+        assert one(s, "gpuprobed_api_call_duration_seconds_sum", pid=pid, api=api) == \
+            one(s, "gpuprobed_api_seconds_total", pid=pid, api=api)
     want_bytes = {}
     for t in ref["transfers"]:
         key = (t["direction"], t["host_memory"])
@@ -232,6 +245,73 @@ def test_promtool_accepts_the_page(daemon_factory):
         f"promtool check metrics: {p.returncode}\n{p.stdout}\n{p.stderr}"
 
 
+def label_text(labels):
+    return "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}"
+
+
+def histogram_quantile(q, buckets):
+    """Prometheus's histogram_quantile over [(le, cumulative count)] sorted by le, as its documentation
+    defines it: linear inside the bucket the rank q x count falls in, from 0 for the first bucket, the
+    highest finite bound when the rank falls in +Inf."""
+    rank = q * buckets[-1][1]
+    i = next(k for k, (_, c) in enumerate(buckets) if c >= rank)
+    if buckets[i][0] == float("inf"):
+        return buckets[-2][0]
+    lower, before = (buckets[i - 1] if i else (0.0, 0))
+    return lower + (buckets[i][0] - lower) * (rank - before) / (buckets[i][1] - before)
+
+
+def report_p99_bucket(d, pid, api, buckets):
+    """Stops the daemon; the (lower, upper) bounds of the bucket that holds its report's p99 of api."""
+    assert d.stop() == 0, d.stderr
+    with open(d.state / "reports" / "current" / "report.json") as f:
+        report = json.load(f)
+    want = next(r for r in gp.process(report, int(pid))["cuda_api"] if r["name"] == api)["p99_ns"] / 1e9
+    bounds = [0.0] + [le for le, _ in buckets]
+    k = next(i for i in range(1, len(bounds)) if want <= bounds[i])
+    return bounds[k - 1], bounds[k]
+
+
+def test_the_documented_p99_rule_under_promtool(daemon_factory, tmp_path):
+    """docs/metrics.md's recording rule over the buckets the daemon served for basic_ops' most called
+    API: promtool gives Prometheus's interpolation of them, inside the bucket of the report's p99."""
+    if not PROMTOOL:
+        pytest.skip("promtool (Debian's prometheus package) is not installed: make deps installs it")
+    doc = open(os.path.join(gp.ROOT, "docs", "metrics.md")).read()
+    m = re.search(r"<!-- p99-rule -->\n```yaml\n(.*?)```", doc, re.S)
+    assert m, "docs/metrics.md has no p99 rule block"
+    rules = tmp_path / "rules.yml"
+    rules.write_text(m.group(1))
+    d = daemon_factory()
+    pid, ref = basic_ops_pid(d)
+    api = max(ref["cuda_api"], key=lambda a: ref["cuda_api"][a]["calls"])
+    s = parse(d.scrape())
+    served = series(s, "gpuprobed_api_call_duration_seconds_bucket", pid=pid, api=api)
+    buckets = duration_buckets(s, pid, api)
+    # each bucket 0 a minute before: its rate over the window is its count over the same span for all
+    inputs = "".join(f"      - series: 'gpuprobed_api_call_duration_seconds_bucket{label_text(lab)}'\n"
+                     f"        values: '0 {v:.0f}'\n" for lab, v in served)
+    lab = {k: v for k, v in served[0][0].items() if k not in ("le",)}
+    want = histogram_quantile(0.99, buckets)
+    test = tmp_path / "test.yml"
+    test.write_text(f"""rule_files: [{rules}]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+{inputs}    promql_expr_test:
+      - expr: gpuprobed:api_call_duration_seconds:p99_5m
+        eval_time: 1m
+        exp_samples:
+          - labels: 'gpuprobed:api_call_duration_seconds:p99_5m{label_text(lab)}'
+            value: {want!r}
+""")
+    p = subprocess.run([PROMTOOL, "test", "rules", str(test)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, f"promtool test rules:\n{p.stdout}\n{p.stderr}\n{test.read_text()}"
+    lower, upper = report_p99_bucket(d, pid, api, buckets)
+    assert lower <= want <= upper, (api, lower, want, upper, buckets)
+
+
 def test_a_real_prometheus_scrapes_the_daemon(daemon_factory, tmp_path):
     if not PROMETHEUS:
         pytest.skip("prometheus (Debian's package) is not installed: make deps installs it")
@@ -259,12 +339,23 @@ def test_a_real_prometheus_scrapes_the_daemon(daemon_factory, tmp_path):
         got = wait_until(value, timeout=90, step=0.5)
         assert got is not None, "Prometheus did not ingest gpuprobed_api_calls_total"
         assert float(got) == ref["cuda_api"]["cudaMalloc"]["calls"]
+        # the p99 of the API called most, by PromQL from the histogram, lies in the bucket of the report's
+        # own p99 (the nearest-rank sample's: Prometheus interpolates inside the bucket that rank falls in)
+        api = max(ref["cuda_api"], key=lambda a: ref["cuda_api"][a]["calls"])
+        query = urllib.parse.quote(f'histogram_quantile(0.99, gpuprobed_api_call_duration_seconds_bucket'
+                                   f'{{pid="{pid}",api="{api}"}})')
+        p99 = wait_until(value, timeout=30, step=0.5)
+        assert p99 is not None, f"no histogram_quantile of {api}"
+        buckets = duration_buckets(parse(d.scrape()), pid, api)
     finally:
         prom.terminate()
         try:
             prom.wait(timeout=30)
         except subprocess.TimeoutExpired:
             prom.kill()
+    lower, upper = report_p99_bucket(d, pid, api, buckets)
+    assert lower <= float(p99) <= upper, (api, lower, p99, upper, buckets)
+    assert abs(float(p99) - histogram_quantile(0.99, buckets)) <= 1e-9 * upper
 
 
 def test_sighup_with_a_bad_file_keeps_running_and_a_good_one_applies(daemon_factory):
@@ -479,11 +570,11 @@ def test_nvml_gauges_are_the_simulated_devices_and_processes(daemon_factory, tmp
         assert used == want and lab["comm"] == "nvml_phases" and lab["gpu"] == "0"
         assert lab["model_name"] == "NVIDIA H100 80GB HBM3 (simgpu)" and lab["uuid"].startswith("GPU-")
         assert one(s, "gpuprobed_gpu_fb_used_bytes", gpu=0) == want
-        assert one(s, "gpuprobed_gpu_sm_clock_mhz", gpu=0) == 1980
-        assert one(s, "gpuprobed_gpu_mem_clock_mhz", gpu=0) == 2619
+        assert one(s, "gpuprobed_gpu_sm_clock_hertz", gpu=0) == 1980e6
+        assert one(s, "gpuprobed_gpu_mem_clock_hertz", gpu=0) == 2619e6
         assert one(s, "gpuprobed_gpu_power_usage_watts", gpu=0) == 350.0
         assert one(s, "gpuprobed_gpu_temp_celsius", gpu=0) == 45
-        assert one(s, "gpuprobed_gpu_util", gpu=0) == 0  # it holds memory, runs no kernel
+        assert one(s, "gpuprobed_gpu_utilization_ratio", gpu=0) == 0  # it holds memory, runs no kernel
         assert one(s, "gpuprobed_gpu_lost", gpu=0) == 0 and one(s, "gpuprobed_nvml_up") == 1
         assert one(s, "gpuprobed_gpu_fb_total_bytes", gpu=0) >= want
         if PROMTOOL:

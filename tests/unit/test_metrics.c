@@ -233,6 +233,21 @@ static void per_process_samples(void **state)
 	ASSERT_LINE(t, "gpuprobed_api_calls_total{" P ",api=\"cudaMemcpy\",library=\"cudart\"} 2");
 	ASSERT_LINE(t, "gpuprobed_api_seconds_total{" P
 		       ",api=\"cudaMemcpy\",library=\"cudart\"} 0.000253000");
+	/* the duration histogram: cudaMemcpy's 3 us and 250 us, by powers of two (x4 from 2^10 ns) */
+	ASSERT_LINE(t, "# TYPE gpuprobed_api_call_duration_seconds histogram");
+#define MC P ",api=\"cudaMemcpy\",library=\"cudart\""
+	ASSERT_LINE(t, "gpuprobed_api_call_duration_seconds_bucket{" MC ",le=\"0.000001023\"} 0");
+	ASSERT_LINE(t, "gpuprobed_api_call_duration_seconds_bucket{" MC ",le=\"0.000004095\"} 1");
+	ASSERT_LINE(t, "gpuprobed_api_call_duration_seconds_bucket{" MC ",le=\"0.000065535\"} 1");
+	ASSERT_LINE(t, "gpuprobed_api_call_duration_seconds_bucket{" MC ",le=\"0.000262143\"} 2");
+	ASSERT_LINE(t, "gpuprobed_api_call_duration_seconds_bucket{" MC ",le=\"17.179869183\"} 2");
+	ASSERT_LINE(t, "gpuprobed_api_call_duration_seconds_bucket{" MC ",le=\"+Inf\"} 2");
+	ASSERT_LINE(t, "gpuprobed_api_call_duration_seconds_sum{" MC "} 0.000253000");
+	ASSERT_LINE(t, "gpuprobed_api_call_duration_seconds_count{" MC "} 2");
+#undef MC
+	assert_int_equal(count(t, "gpuprobed_api_call_duration_seconds_bucket{" P
+				  ",api=\"cudaMalloc\",library=\"cudart\""),
+			 14);
 	ASSERT_LINE(t, "gpuprobed_api_calls_total{" P ",api=\"ncclAllReduce\",library=\"nccl\"} 3");
 	ASSERT_LINE(t,
 		    "gpuprobed_api_errors_total{" P ",api=\"ncclAllReduce\",library=\"nccl\"} 0");
@@ -456,16 +471,16 @@ static void gpu_gauges(void **state)
 
 	t = render(m, GP_JOB_NONE, NULL, NULL);
 	ASSERT_LINE(t, "gpuprobed_nvml_up 0"); /* never started: off */
-	assert_null(strstr(t, "\ngpuprobed_gpu_util{"));
+	assert_null(strstr(t, "\ngpuprobed_gpu_utilization_ratio{"));
 	free(t);
 	feed_gpus(m);
 	t = render(m, GP_JOB_NONE, NULL, NULL);
 	ASSERT_LINE(t, "gpuprobed_nvml_up 1");
-	ASSERT_LINE(t, "gpuprobed_gpu_util{" G0 "} 55"); /* the latest sample's */
-	ASSERT_LINE(t, "gpuprobed_gpu_mem_copy_util{" G0 "} 11");
+	ASSERT_LINE(t, "gpuprobed_gpu_utilization_ratio{" G0 "} 0.55"); /* the latest sample's */
+	ASSERT_LINE(t, "gpuprobed_gpu_mem_copy_utilization_ratio{" G0 "} 0.11");
 	ASSERT_LINE(t, "gpuprobed_gpu_fb_used_bytes{" G0 "} 12");
-	ASSERT_LINE(t, "gpuprobed_gpu_sm_clock_mhz{" G0 "} 13");
-	ASSERT_LINE(t, "gpuprobed_gpu_mem_clock_mhz{" G0 "} 14");
+	ASSERT_LINE(t, "gpuprobed_gpu_sm_clock_hertz{" G0 "} 13000000");
+	ASSERT_LINE(t, "gpuprobed_gpu_mem_clock_hertz{" G0 "} 14000000");
 	assert_null(strstr(
 		t,
 		"\ngpuprobed_gpu_power_usage_watts{")); /* not in the latest: absent, not stale */
@@ -479,7 +494,7 @@ static void gpu_gauges(void **state)
 	ASSERT_LINE(t, "gpuprobed_gpu_samples_total{" G1 "} 1");
 	ASSERT_LINE(t, "gpuprobed_gpu_lost{" G0 "} 0");
 	ASSERT_LINE(t, "gpuprobed_gpu_lost{" G1 "} 1");
-	assert_null(strstr(t, "gpuprobed_gpu_util{" G1)); /* lost: its flag only */
+	assert_null(strstr(t, "gpuprobed_gpu_utilization_ratio{" G1)); /* lost: its flag only */
 	assert_null(strstr(t, "gpuprobed_gpu_fb_total_bytes{" G1));
 	ASSERT_LINE(
 		t,
@@ -491,16 +506,16 @@ static void gpu_gauges(void **state)
 		       ",pid=\"4242\",comm=\"a\\\"b\\\\c\\nd\"} 6291456");
 	/* the other process was not in the latest listing; this one's utilization was not given */
 	assert_null(strstr(t, "gpuprobed_gpu_process_fb_used_bytes{" G0 ",pid=\"5000\""));
-	assert_null(strstr(t, "\ngpuprobed_gpu_process_sm_util{"));
-	assert_null(strstr(t, "\ngpuprobed_gpu_process_mem_util{"));
+	assert_null(strstr(t, "\ngpuprobed_gpu_process_sm_utilization_ratio{"));
+	assert_null(strstr(t, "\ngpuprobed_gpu_process_mem_utilization_ratio{"));
 	free(t);
 	/* a later listing with utilization: the gauges follow the latest */
 	assert_int_equal(gp_model_gpu_process(m, 0, T_PID, 1300000000, 6ULL << 20, 40, 30), 0);
 	t = render(m, GP_JOB_NONE, NULL, NULL);
-	ASSERT_LINE(t, "gpuprobed_gpu_process_sm_util{" G0
-		       ",pid=\"4242\",comm=\"a\\\"b\\\\c\\nd\"} 40");
-	ASSERT_LINE(t, "gpuprobed_gpu_process_mem_util{" G0
-		       ",pid=\"4242\",comm=\"a\\\"b\\\\c\\nd\"} 30");
+	ASSERT_LINE(t, "gpuprobed_gpu_process_sm_utilization_ratio{" G0
+		       ",pid=\"4242\",comm=\"a\\\"b\\\\c\\nd\"} 0.40");
+	ASSERT_LINE(t, "gpuprobed_gpu_process_mem_utilization_ratio{" G0
+		       ",pid=\"4242\",comm=\"a\\\"b\\\\c\\nd\"} 0.30");
 	free(t);
 	/* power in watts, exactly */
 	{
@@ -514,7 +529,8 @@ static void gpu_gauges(void **state)
 	}
 	t = render(m, GP_JOB_NONE, NULL, NULL);
 	ASSERT_LINE(t, "gpuprobed_gpu_power_usage_watts{" G0 "} 123.456");
-	assert_null(strstr(t, "\ngpuprobed_gpu_util{")); /* that sample gave power only */
+	assert_null(
+		strstr(t, "\ngpuprobed_gpu_utilization_ratio{")); /* that sample gave power only */
 	free(t);
 	gp_model_free(m);
 }
