@@ -145,6 +145,54 @@ static const struct gp_gpu_device *sole_device(const struct gp_model *m, __u32 p
 }
 
 /*
+ * The host-side work of the process's threads that made GPU calls: part[0] in pageable copies,
+ * part[1] in allocation and free calls, part[2] on the CPU outside GPU calls (*cpu_known: some
+ * thread's on-CPU time is known). Returns the span of those threads' traced windows.
+ */
+static __u64 host_side_parts(struct gp_advice *a, __u64 part[3], bool *cpu_known)
+{
+	const struct gp_process *p = a->p;
+	__u64 span = 0;
+	size_t n;
+	void **ts;
+
+	for (int d = 0; d < GP_DIR_MAX; d++)
+		for (int k = 0; k < 2; k++)
+			part[0] += p->xfer[d][GP_HM_PAGEABLE][k].total_ns;
+	for (unsigned i = 0; i < GP_API_MAX; i++)
+		if (p->api[i] &&
+		    (gp_apis[i].shape == GP_SHAPE_ALLOC || gp_apis[i].shape == GP_SHAPE_FREE))
+			part[1] += p->api[i]->time.sum;
+	ts = gp_advice_map_values(a, &p->threads, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct gp_thread *t = ts[i];
+
+		__u64 window;
+
+		if (!t->calls || t->last_ns <= t->first_ns)
+			continue;
+		/*
+		 * The on-CPU time is the thread's whole traced window's (before its first call too: a
+		 * program filling its buffers), so that window is the span it is a share of; its calls lie
+		 * inside it, and what is not in them bounds the on-CPU time outside them.
+		 */
+		window = t->last_ns - t->first_ns;
+		if (t->cpu.known && t->cpu.end_ns > t->cpu.start_ns) {
+			window = t->cpu.end_ns - t->cpu.start_ns;
+			if (window < t->last_ns - t->first_ns)
+				window = t->last_ns - t->first_ns;
+			*cpu_known = true;
+			part[2] += min_u64(sub_sat(t->cpu.oncpu_ns,
+						   sub_sat(t->host_ns, t->in_calls.offcpu_ns)),
+					   sub_sat(window, t->host_ns));
+		}
+		span += window;
+	}
+	free(ts);
+	return span;
+}
+
+/*
  * The GPU idle while the host was busy or blocked on host-side work: NVML's
  * utilization (the device's, time-weighted, as busy time over the process's
  * traced window) beside the host's time in pageable copies, allocation calls
@@ -171,45 +219,12 @@ void gp_rule_gpu_idle(struct gp_advice *a)
 	const struct gp_gpu_stat *util;
 	double util_avg, gpu_share, host_share;
 	bool cpu_known = false;
-	size_t n, top = 0;
-	void **ts;
+	size_t top = 0;
 	char t1[32], t2[32], t3[32], t4[32];
 
 	if (!dev || !a->wall_ns || !(util = &dev->m[GP_GM_UTIL_GPU])->n || !dev->window_ns)
 		return;
-	for (int d = 0; d < GP_DIR_MAX; d++)
-		for (int k = 0; k < 2; k++)
-			part[0] += p->xfer[d][GP_HM_PAGEABLE][k].total_ns;
-	for (unsigned i = 0; i < GP_API_MAX; i++)
-		if (p->api[i] &&
-		    (gp_apis[i].shape == GP_SHAPE_ALLOC || gp_apis[i].shape == GP_SHAPE_FREE))
-			part[1] += p->api[i]->time.sum;
-	ts = gp_advice_map_values(a, &p->threads, &n);
-	for (size_t i = 0; i < n; i++) {
-		const struct gp_thread *t = ts[i];
-
-		__u64 window;
-
-		if (!t->calls || t->last_ns <= t->first_ns)
-			continue;
-		/*
-		 * The on-CPU time is the thread's whole traced window's (before its first call too: a
-		 * program filling its buffers), so that window is the span it is a share of; its calls lie
-		 * inside it, and what is not in them bounds the on-CPU time outside them.
-		 */
-		window = t->last_ns - t->first_ns;
-		if (t->cpu.known && t->cpu.end_ns > t->cpu.start_ns) {
-			window = t->cpu.end_ns - t->cpu.start_ns;
-			if (window < t->last_ns - t->first_ns)
-				window = t->last_ns - t->first_ns;
-			cpu_known = true;
-			part[2] += min_u64(sub_sat(t->cpu.oncpu_ns,
-						   sub_sat(t->host_ns, t->in_calls.offcpu_ns)),
-					   sub_sat(window, t->host_ns));
-		}
-		span += window;
-	}
-	free(ts);
+	span = host_side_parts(a, part, &cpu_known);
 	host = part[0] + part[1] + part[2];
 	util_avg = gp_gpu_stat_mean(util);
 	/* every busy moment of the device is this process's (it is the only one NVML listed there) */

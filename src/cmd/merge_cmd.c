@@ -204,19 +204,77 @@ static size_t notes_of(const struct part *pts, const struct gp_merge_capture *mc
 	return k;
 }
 
+/* The merged report's source: every file read, their operations, chunks and damage added up. */
+static int merged_source(struct gp_model *m, const struct part *pts,
+			 const struct gp_merge_capture *mc, size_t n)
+{
+	struct gp_report_source src = { .kind = "merge", .complete = true };
+	char *files = NULL;
+	size_t len = 1;
+
+	for (size_t i = 0; i < n; i++)
+		len += strlen(pts[i].path) + 2;
+	if (!(files = calloc(1, len)))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strcat(files, ", ");
+		strcat(files, pts[i].path);
+		src.ops += mc[i].ops;
+		src.chunks += mc[i].chunks;
+		src.corrupt_chunks += mc[i].corrupt_chunks;
+		src.complete = src.complete && mc[i].complete;
+		if (!src.cut && mc[i].cut)
+			src.cut = mc[i].cut;
+		if (!src.corruption && mc[i].corruption)
+			src.corruption = mc[i].corruption;
+	}
+	src.capture_file = files; /* every file read */
+	gp_model_set_source(m, &src);
+	free(files);
+	return 0;
+}
+
+/* The captures' timelines joined into out_dir's, each shifted by its clock offset. */
+static int merged_timeline(const char *out_dir, const struct part *pts,
+			   const struct gp_merge_capture *mc, size_t n)
+{
+	struct gp_trace_part *tp = calloc(n, sizeof(*tp));
+	size_t k = 0;
+	int err = tp ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < n && !err; i++) {
+		char *p = NULL;
+
+		if (!pts[i].traced)
+			continue;
+		if (asprintf(&p, "%s/%s", pts[i].trace_dir, GP_TIMELINE_FILE) < 0)
+			err = -ENOMEM;
+		else
+			tp[k++] = (struct gp_trace_part){ .path = p,
+							  .host = pts[i].host,
+							  .offset_ns = mc[i].offset_ns };
+	}
+	if (!err)
+		err = gp_trace_merge(out_dir, tp, k);
+	for (size_t i = 0; i < k; i++)
+		free((char *)tp[i].path);
+	free(tp);
+	return err;
+}
+
 static int merge(struct part *pts, size_t n, const char *out_dir, bool timeline,
 		 const char *cmdline)
 {
 	struct gp_merge_capture *mc = calloc(n, sizeof(*mc));
 	struct gp_clock_in *in = calloc(n, sizeof(*in));
-	struct gp_trace_part *tp = calloc(n, sizeof(*tp));
 	char **notes = calloc(3 * n + 1, sizeof(*notes)), hosts[1024] = "";
 	struct gp_model *m = gp_model_new(NULL);
 	size_t nnotes = 0, hl = 0;
 	__u64 start = 0, end = 0;
 	int err = -ENOMEM;
 
-	if (!mc || !in || !tp || !notes || !m)
+	if (!mc || !in || !notes || !m)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		const struct gp_cap_header *h = gp_capture_header(pts[i].r);
@@ -269,34 +327,8 @@ static int merge(struct part *pts, size_t n, const char *out_dir, bool timeline,
 	for (size_t i = 0; i < n; i++)
 		if ((err = gp_model_adopt(m, pts[i].m, pts[i].host, mc[i].offset_ns)))
 			goto out;
-	{
-		struct gp_report_source src = { .kind = "merge", .complete = true };
-		char *files = NULL;
-		size_t len = 1;
-
-		for (size_t i = 0; i < n; i++)
-			len += strlen(pts[i].path) + 2;
-		if (!(files = calloc(1, len))) {
-			err = -ENOMEM;
-			goto out;
-		}
-		for (size_t i = 0; i < n; i++) {
-			if (i)
-				strcat(files, ", ");
-			strcat(files, pts[i].path);
-			src.ops += mc[i].ops;
-			src.chunks += mc[i].chunks;
-			src.corrupt_chunks += mc[i].corrupt_chunks;
-			src.complete = src.complete && mc[i].complete;
-			if (!src.cut && mc[i].cut)
-				src.cut = mc[i].cut;
-			if (!src.corruption && mc[i].corruption)
-				src.corruption = mc[i].corruption;
-		}
-		src.capture_file = files; /* every file read */
-		gp_model_set_source(m, &src);
-		free(files);
-	}
+	if ((err = merged_source(m, pts, mc, n)))
+		goto out;
 	struct gp_merge_info info = { .captures = mc,
 				      .ncaptures = n,
 				      .notes = (const char *const *)notes,
@@ -304,28 +336,10 @@ static int merge(struct part *pts, size_t n, const char *out_dir, bool timeline,
 
 	gp_model_set_merge(m, &info);
 	err = 0;
-	if (timeline) {
-		size_t k = 0;
-
-		for (size_t i = 0; i < n && !err; i++) {
-			char *p = NULL;
-
-			if (!pts[i].traced)
-				continue;
-			if (asprintf(&p, "%s/%s", pts[i].trace_dir, GP_TIMELINE_FILE) < 0)
-				err = -ENOMEM;
-			else
-				tp[k++] = (struct gp_trace_part){ .path = p,
-								  .host = pts[i].host,
-								  .offset_ns = mc[i].offset_ns };
-		}
-		if (!err)
-			err = gp_trace_merge(out_dir, tp, k);
-		for (size_t i = 0; i < k; i++)
-			free((char *)tp[i].path);
-	} else {
+	if (timeline)
+		err = merged_timeline(out_dir, pts, mc, n);
+	else
 		gp_timeline_remove_stale(out_dir);
-	}
 	{
 		int e = gp_write_reports(m, out_dir);
 
@@ -339,7 +353,6 @@ out:
 	for (size_t i = 0; notes && i < nnotes; i++)
 		free(notes[i]);
 	free(notes);
-	free(tp);
 	free(in);
 	free(mc);
 	return err;

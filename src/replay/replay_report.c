@@ -118,13 +118,11 @@ static json_t *result_json(const struct gp_replay_result *res)
 			 res->first_error[0] ? res->first_error : NULL, "kernels", res->kernels);
 }
 
-static json_t *process_json(const struct gp_replay_outcome *o)
+/* The process's streams with work: each one's times and its operations in order. */
+static json_t *streams_json(const struct gp_rprocess *p, const struct gp_replay_result *base)
 {
-	const struct gp_rprocess *p = o->p;
-	const struct gp_replay_result *base = o->ran ? &o->base : NULL;
-	json_t *jp, *streams = json_array(), *kernels = json_array(), *threads = json_array(),
-		    *nr = json_object();
-	char label[32], line[512], names[64];
+	json_t *streams = json_array();
+	char label[32], line[512];
 
 	for (size_t s = 0; s < p->nobjs; s++) {
 		__u64 orig, rep, calls;
@@ -157,9 +155,17 @@ static json_t *process_json(const struct gp_replay_outcome *o)
 		}
 		json_array_append_new(streams, js);
 	}
+	return streams;
+}
+
+/* The kernels launched, with their modelled durations and where those came from. */
+static json_t *kernels_json(const struct gp_rprocess *p)
+{
+	static const char *const src[] = { "none", "table", "inferred" };
+	json_t *kernels = json_array();
+
 	for (size_t k = 0; k < p->nkernels; k++) {
 		const struct gp_rkernel *rk = &p->kernels[k];
-		static const char *const src[] = { "none", "table", "inferred" };
 
 		if (!rk->launches)
 			continue;
@@ -170,6 +176,13 @@ static json_t *process_json(const struct gp_replay_outcome *o)
 				  (json_int_t)rk->dur_ns, "duration_source", src[rk->source],
 				  "observations", (json_int_t)rk->observations));
 	}
+	return kernels;
+}
+
+static json_t *threads_json(const struct gp_rprocess *p, const struct gp_replay_result *base)
+{
+	json_t *threads = json_array();
+
 	for (size_t t = 0; t < p->nthreads; t++) {
 		__u64 orig, start, rep, late, calls;
 		json_t *jt;
@@ -187,6 +200,76 @@ static json_t *process_json(const struct gp_replay_outcome *o)
 		}
 		json_array_append_new(threads, jt);
 	}
+	return threads;
+}
+
+/* The what-if replay beside the baseline: its times per stream and thread, the saving, its rounds. */
+static json_t *what_if_json(const struct gp_replay_outcome *o)
+{
+	const struct gp_rprocess *p = o->p;
+	const struct gp_whatif_stats *st = &o->stats;
+	json_t *w = result_json(&o->changed), *ws = json_object(), *wc = json_object(),
+	       *wt = json_array(), *rounds = json_array();
+	char label[32], names[64];
+
+	for (size_t s = 0; s < p->nobjs; s++) {
+		__u64 orig, rep, calls;
+		size_t n;
+
+		if (p->objs[s].kind != GP_ROBJ_STREAM)
+			continue;
+		stream_times(p, &o->changed, (int)s, &orig, &rep, &calls, &n);
+		gp_robj_label(&p->objs[s], label, sizeof(label));
+		if (!n)
+			continue;
+		json_object_set_new(ws, label, json_integer((json_int_t)rep));
+		json_object_set_new(wc, label, json_integer((json_int_t)calls));
+	}
+	json_object_set_new(w, "streams_replayed_ns", ws);
+	json_object_set_new(w, "streams_calls_ns", wc);
+	for (size_t t = 0; t < p->nthreads; t++) {
+		__u64 orig, start, rep, late, calls;
+
+		thread_times(p, &o->changed, t, &orig, &start, &rep, &late, &calls);
+		json_array_append_new(
+			wt, json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "tid",
+				      (json_int_t)p->threads[t].tid, "start_ns", (json_int_t)start,
+				      "replayed_ns", (json_int_t)rep, "late_ns", (json_int_t)late,
+				      "calls_ns", (json_int_t)calls, "calls_ns_by_api",
+				      calls_by_api(p, &o->changed, t)));
+	}
+	json_object_set_new(w, "threads", wt);
+	gp_whatif_name(o->what, names, sizeof(names));
+	json_object_set_new(w, "changes", json_string(names));
+	json_object_set_new(w, "baseline_ns", json_integer((json_int_t)o->base.wall_ns));
+	json_object_set_new(w, "changed_ns", json_integer((json_int_t)o->changed.wall_ns));
+	json_object_set_new(w, "saving_ns", json_integer((json_int_t)st->saving_ns));
+	json_object_set_new(w, "saving_min_ns", json_integer((json_int_t)st->saving_min_ns));
+	json_object_set_new(w, "saving_max_ns", json_integer((json_int_t)st->saving_max_ns));
+	json_object_set_new(w, "saving_spread_ns",
+			    json_integer((json_int_t)(st->saving_max_ns - st->saving_min_ns)));
+	json_object_set_new(w, "median_round", json_integer((json_int_t)st->median));
+	for (unsigned r = 0; r < st->rounds; r++) {
+		const struct gp_whatif_round *ro = &st->round[r];
+		json_int_t b = (json_int_t)ro->baseline_ns, c = (json_int_t)ro->changed_ns;
+
+		json_array_append_new(rounds,
+				      json_pack("{s:I, s:I, s:I, s:s}", "baseline_ns", b,
+						"changed_ns", c, "saving_ns", b - c, "first",
+						ro->changed_first ? "changed" : "baseline"));
+	}
+	json_object_set_new(w, "rounds", rounds);
+	json_object_set_new(w, "errors_all_rounds", json_integer((json_int_t)st->errors));
+	return w;
+}
+
+static json_t *process_json(const struct gp_replay_outcome *o)
+{
+	const struct gp_rprocess *p = o->p;
+	const struct gp_replay_result *base = o->ran ? &o->base : NULL;
+	json_t *jp, *streams = streams_json(p, base), *kernels = kernels_json(p),
+		    *threads = threads_json(p, base), *nr = json_object();
+
 	for (size_t a = 0; a < GP_API_MAX; a++)
 		if (p->not_replayed[a])
 			json_object_set_new(nr, gp_apis[a].symbol,
@@ -203,65 +286,8 @@ static json_t *process_json(const struct gp_replay_outcome *o)
 		json_object_set_new(jp, "replayed_ns", json_integer((json_int_t)o->base.wall_ns));
 		json_object_set_new(jp, "replay", result_json(&o->base));
 	}
-	if (o->ran && o->what) {
-		const struct gp_whatif_stats *st = &o->stats;
-		json_t *w = result_json(&o->changed), *ws = json_object(), *wc = json_object(),
-		       *wt = json_array(), *rounds = json_array();
-
-		for (size_t s = 0; s < p->nobjs; s++) {
-			__u64 orig, rep, calls;
-			size_t n;
-
-			if (p->objs[s].kind != GP_ROBJ_STREAM)
-				continue;
-			stream_times(p, &o->changed, (int)s, &orig, &rep, &calls, &n);
-			gp_robj_label(&p->objs[s], label, sizeof(label));
-			if (!n)
-				continue;
-			json_object_set_new(ws, label, json_integer((json_int_t)rep));
-			json_object_set_new(wc, label, json_integer((json_int_t)calls));
-		}
-		json_object_set_new(w, "streams_replayed_ns", ws);
-		json_object_set_new(w, "streams_calls_ns", wc);
-		for (size_t t = 0; t < p->nthreads; t++) {
-			__u64 orig, start, rep, late, calls;
-
-			thread_times(p, &o->changed, t, &orig, &start, &rep, &late, &calls);
-			json_array_append_new(wt, json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "tid",
-							    (json_int_t)p->threads[t].tid,
-							    "start_ns", (json_int_t)start,
-							    "replayed_ns", (json_int_t)rep,
-							    "late_ns", (json_int_t)late, "calls_ns",
-							    (json_int_t)calls, "calls_ns_by_api",
-							    calls_by_api(p, &o->changed, t)));
-		}
-		json_object_set_new(w, "threads", wt);
-		gp_whatif_name(o->what, names, sizeof(names));
-		json_object_set_new(w, "changes", json_string(names));
-		json_object_set_new(w, "baseline_ns", json_integer((json_int_t)o->base.wall_ns));
-		json_object_set_new(w, "changed_ns", json_integer((json_int_t)o->changed.wall_ns));
-		json_object_set_new(w, "saving_ns", json_integer((json_int_t)st->saving_ns));
-		json_object_set_new(w, "saving_min_ns",
-				    json_integer((json_int_t)st->saving_min_ns));
-		json_object_set_new(w, "saving_max_ns",
-				    json_integer((json_int_t)st->saving_max_ns));
-		json_object_set_new(
-			w, "saving_spread_ns",
-			json_integer((json_int_t)(st->saving_max_ns - st->saving_min_ns)));
-		json_object_set_new(w, "median_round", json_integer((json_int_t)st->median));
-		for (unsigned r = 0; r < st->rounds; r++) {
-			const struct gp_whatif_round *ro = &st->round[r];
-			json_int_t b = (json_int_t)ro->baseline_ns, c = (json_int_t)ro->changed_ns;
-
-			json_array_append_new(
-				rounds, json_pack("{s:I, s:I, s:I, s:s}", "baseline_ns", b,
-						  "changed_ns", c, "saving_ns", b - c, "first",
-						  ro->changed_first ? "changed" : "baseline"));
-		}
-		json_object_set_new(w, "rounds", rounds);
-		json_object_set_new(w, "errors_all_rounds", json_integer((json_int_t)st->errors));
-		json_object_set_new(jp, "what_if", w);
-	}
+	if (o->ran && o->what)
+		json_object_set_new(jp, "what_if", what_if_json(o));
 	return jp;
 }
 
