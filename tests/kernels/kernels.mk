@@ -42,9 +42,12 @@ bench-kernel: deps
 	tests/kernels/vm.sh $(KERNEL_DIR) $(KERNEL_DIR)/bench \
 		"$(PYTHON) scripts/bench.py --build $(BUILD) --quick --out $(KERNEL_DIR)/bench/performance.md $(BENCH_ARGS)"
 
+# One vCPU unless VM_CPUS says otherwise: under software emulation two vCPUs stall now and then while
+# gpuprobed attaches (6.1: a soft lockup on one vCPU while the other's timer stops, 1 smoke run of 6 and
+# once in a whole suite; 6.12: a stale int3 after text patching, 3 boots of 5; docs/testing.md).
 kernel-smoke: all
 	$(MAKE) kernel-fetch KERNEL=$(SMOKE_KERNEL)
-	VM_TIMEOUT=1200 tests/kernels/vm.sh $(BUILD)/kernels/$(SMOKE_KERNEL) $(BUILD)/kernels/$(SMOKE_KERNEL)/smoke \
+	VM_CPUS=$${VM_CPUS:-1} VM_TIMEOUT=1200 tests/kernels/vm.sh $(BUILD)/kernels/$(SMOKE_KERNEL) $(BUILD)/kernels/$(SMOKE_KERNEL)/smoke \
 		"$(KERNEL_PYTEST) $(KERNEL_SMOKE)"
 
 # Every kernel, whatever one of them gives; the summary line of each at the end, and the status of the worst.
