@@ -79,8 +79,14 @@ static void seconds_text(__u64 ns, char *buf, size_t len)
 
 static void duration_family(struct render *r)
 {
-	char le[32];
+	enum { N = (DURATION_LAST_POW - DURATION_FIRST_POW) / DURATION_POW_STEP + 1 };
+	__u64 bounds[N], below[N];
+	char le[N][32];
 
+	for (unsigned i = 0; i < N; i++) {
+		bounds[i] = 1ull << (DURATION_FIRST_POW + DURATION_POW_STEP * i);
+		seconds_text(bounds[i] - 1, le[i], sizeof(le[i]));
+	}
 	family(r, "gpuprobed_api_call_duration_seconds", "histogram",
 	       "Host-observed duration of each call of gpuprobed_api_calls_total (entry to return).");
 	FOR_PROCS(r, i, p, L)
@@ -89,17 +95,13 @@ static void duration_family(struct render *r)
 
 		if (!st || !st->time.count || !st->time.buckets)
 			continue; /* no histogram (it could not be allocated): no bucket is known */
-		for (unsigned k = DURATION_FIRST_POW; k <= DURATION_LAST_POW + DURATION_POW_STEP;
-		     k += DURATION_POW_STEP) {
-			bool inf = k > DURATION_LAST_POW;
-
+		gp_stats_counts_below(&st->time, bounds, N, below);
+		for (unsigned k = 0; k <= N; k++) {
 			open_sample(r, "gpuprobed_api_call_duration_seconds_bucket", L);
 			api_labels(r, a);
-			seconds_text((1ull << k) - 1, le, sizeof(le));
-			label(r, true, "le", inf ? "+Inf" : le);
+			label(r, true, "le", k < N ? le[k] : "+Inf");
 			/* a live read of the aggregates may see a call counted before its bucket */
-			close_u64(r, inf ? st->time.count
-					 : gp_stats_count_below(&st->time, 1ull << k));
+			close_u64(r, k < N ? below[k] : st->time.count);
 		}
 		open_sample(r, "gpuprobed_api_call_duration_seconds_sum", L);
 		api_labels(r, a);

@@ -82,15 +82,16 @@ int gp_stats_add_n(struct gp_stats *s, __u64 v, __u64 n)
 	return 0;
 }
 
-__u64 gp_stats_count_below(const struct gp_stats *s, __u64 bound)
+void gp_stats_counts_below(const struct gp_stats *s, const __u64 *bounds, size_t n, __u64 *below)
 {
-	__u64 n = 0;
+	unsigned b = 0;
+	__u64 sum = 0;
 
-	if (!s->buckets)
-		return 0;
-	for (unsigned b = 0, end = gp_hist_bucket(bound); b < end; b++)
-		n += s->buckets[b];
-	return n;
+	for (size_t i = 0; i < n; i++) {
+		for (unsigned end = gp_hist_bucket(bounds[i]); s->buckets && b < end; b++)
+			sum += s->buckets[b];
+		below[i] = sum;
+	}
 }
 
 __u64 gp_stats_percentile(const struct gp_stats *s, double p)

@@ -49,11 +49,11 @@ int gp_stats_add_n(struct gp_stats *s, __u64 v, __u64 n);
 /* Nearest-rank percentile p in (0, 100]: the sample of rank ceil(p/100 * count). 0 when empty. */
 __u64 gp_stats_percentile(const struct gp_stats *s, double p);
 /*
- * Samples below bound, counted from the histogram: exact when bound is a
- * bucket's lower edge (any power of two, any value up to GP_HIST_SUB). 0
- * without a histogram.
+ * below[i] = the samples below bounds[i] (ascending), counted from the
+ * histogram in one pass: exact where a bound is a bucket's lower edge (any
+ * power of two, any value up to GP_HIST_SUB). All 0 without a histogram.
  */
-__u64 gp_stats_count_below(const struct gp_stats *s, __u64 bound);
+void gp_stats_counts_below(const struct gp_stats *s, const __u64 *bounds, size_t n, __u64 *below);
 /* Sample standard deviation (n - 1 in the denominator); 0 with fewer than two samples. */
 double gp_stats_stddev(const struct gp_stats *s);
 void gp_stats_release(

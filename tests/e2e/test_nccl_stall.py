@@ -20,7 +20,7 @@ import time
 import pytest
 
 import gp
-from test_daemon import CURL, PROMETHEUS, PROMTOOL, Daemon, free_port, parse, series, wait_until
+from test_daemon import CURL, PROMETHEUS, PROMTOOL, Daemon, free_port, label_text, parse, series, wait_until
 
 CHRT = shutil.which("chrt")
 TIMEOUT_S = 3
@@ -134,10 +134,6 @@ def documented_rule(threshold_s):
     rule = m.group(1)
     assert rule.count("> 60") == 1, rule
     return rule.replace("> 60", f"> {threshold_s}")
-
-
-def label_text(labels):
-    return "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}"
 
 
 def test_daemon_metrics_name_the_lagging_rank_and_the_rule_fires(tmp_path):

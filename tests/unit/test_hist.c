@@ -172,6 +172,35 @@ static void stddev_matches_two_pass(void **state)
 	gp_stats_release(&s);
 }
 
+/* Counts below powers of two (and small values) against a count of the samples themselves. */
+static void counts_below_edges_are_exact(void **state)
+{
+	const __u64 bounds[] = { 1, 40, 64, 1024, 4096, 1ull << 20, 1ull << 34 };
+	enum { NB = sizeof(bounds) / sizeof(bounds[0]), NS = 20000 };
+	__u64 below[NB], x = 88172645463325252ull, *v = malloc(NS * sizeof(*v));
+	struct gp_stats st = { 0 };
+
+	assert_non_null(v);
+	gp_stats_counts_below(&st, bounds, NB, below); /* no histogram yet: all 0 */
+	for (size_t i = 0; i < NB; i++)
+		assert_int_equal(below[i], 0);
+	for (size_t i = 0; i < NS; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		v[i] = x >> (x % 60 + 4); /* every magnitude up to 2^60 */
+		assert_int_equal(gp_stats_add(&st, v[i]), 0);
+	}
+	gp_stats_counts_below(&st, bounds, NB, below);
+	for (size_t b = 0; b < NB; b++) {
+		__u64 want = 0;
+
+		for (size_t i = 0; i < NS; i++)
+			want += v[i] < bounds[b];
+		assert_int_equal(below[b], want);
+	}
+	gp_stats_release(&st);
+	free(v);
+}
+
 static void size_buckets_are_log2(void **state)
 {
 	__u64 lo, hi;
@@ -198,6 +227,7 @@ int main(void)
 		cmocka_unit_test(small_values_are_exact),
 		cmocka_unit_test(empty_and_single),
 		cmocka_unit_test(stddev_matches_two_pass),
+		cmocka_unit_test(counts_below_edges_are_exact),
 		cmocka_unit_test(size_buckets_are_log2),
 	};
 
