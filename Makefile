@@ -27,16 +27,17 @@ WARN     := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-missing-field-init
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 $(WARN) -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
             -Iinclude -Isrc -I$(BUILD) -DGP_VERSION='"$(VERSION)"'
-LDLIBS   := -lbpf -lelf -lz -lzstd -ljansson -liberty -linih -lmicrohttpd -lsystemd -lsqlite3 -lseccomp -lpthread -lm
+LDLIBS   := -lbpf -lelf -lz -lzstd -ljansson -liberty -linih -lmicrohttpd -lsystemd -lsqlite3 -lseccomp -lprotobuf-c \
+            -lpthread -lm
 
 # Debian packages the build, the tests, the demo and the bench need. podman and runc run the container tests
 # (crun refuses hybrid cgroups); netavark, only recommended, because podman refuses to start without a network
-# backend even for --network none.
+# backend even for --network none. golang-go is for the tests only: its go tool pprof reads profile.pb.gz.
 DEB_PACKAGES := make gcc g++ clang libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libzstd-dev libjansson-dev \
                 libiberty-dev libcmocka-dev libclang-rt-dev python3 python3-pytest python3-jsonschema bpftrace \
                 libinih-dev libmicrohttpd-dev libsystemd-dev systemd curl prometheus python3-seccomp strace \
                 libsqlite3-dev sqlite3 libseccomp-dev python3-zstandard clang-format python3-markdown \
-                qemu-system-x86 busybox-static kmod podman runc netavark
+                qemu-system-x86 busybox-static kmod podman runc netavark protobuf-c-compiler libprotobuf-c-dev golang-go
 
 # ---- BPF: vmlinux.h -> .bpf.o -> .skel.h ---------------------------------
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
@@ -60,14 +61,24 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
 
 # ---- userspace -----------------------------------------------------------
+# pprof's messages, compiled by protoc-c into $(BUILD)/gen (src/stack_formats/pprof_profile.c packs them)
+PROTO_GEN := $(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h
+$(PROTO_GEN) &: src/stack_formats/profile.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen --proto_path=src/stack_formats profile.proto
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -I$(BUILD)/gen -c $< -o $@
+
 SRCS      := $(wildcard src/*.c src/*/*.c)
-OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS))
+OBJS      := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/gen/profile.pb-c.o
 # Everything but main(): what unit tests link against.
 LIB_OBJS  := $(filter-out $(BUILD)/obj/cmd/main.o,$(OBJS))
 
-$(BUILD)/obj/%.o: src/%.c | $(BPF_SKELS)
+$(BUILD)/obj/%.o: src/%.c | $(BPF_SKELS) $(PROTO_GEN)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) -I$(BUILD)/gen -MMD -MP -c $< -o $@
 
 $(BUILD)/gpuprobed: $(OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * report_files.c — report.json, report.md and the call-stack files (folded
- * stacks per weight, flamegraph.svg, speedscope.json) into a directory (see
+ * stacks per weight, flamegraph.svg, speedscope.json, profile.pb.gz) into a directory (see
  * report_files.h).
  */
 #include <errno.h>
@@ -51,11 +51,12 @@ static int write_one(const void *ctx, const char *dir, const char *name, file_wr
 	return err;
 }
 
-/* The stack files, each written from one set of paths. */
+/* The stack files, each written from one set of paths, or from the model (write_model). */
 struct paths_file {
 	const char *name;
 	enum gp_weight weight;
 	int (*write)(const struct gp_paths *p, enum gp_weight w, FILE *out);
+	int (*write_model)(const struct gp_model *m, FILE *out);
 };
 
 static int write_svg(const struct gp_paths *p, enum gp_weight w, FILE *out)
@@ -74,9 +75,11 @@ static const struct paths_file stack_files[] = {
 	{ "stacks.host_ns.folded", GP_W_HOST_NS, gp_folded_write },
 	{ "flamegraph.svg", GP_W_CALLS, write_svg },
 	{ "speedscope.json", GP_W_CALLS, write_speedscope },
+	{ "profile.pb.gz", GP_W_CALLS, NULL, gp_pprof_write },
 };
 
 struct paths_job {
+	const struct gp_model *model;
 	const struct gp_paths *paths;
 	const struct paths_file *file;
 };
@@ -85,6 +88,8 @@ static int paths_writer(const void *ctx, FILE *out)
 {
 	const struct paths_job *job = ctx;
 
+	if (job->file->write_model)
+		return job->file->write_model(job->model, out);
 	return job->file->write(job->paths, job->file->weight, out);
 }
 
@@ -115,12 +120,13 @@ static int write_stack_files(const struct gp_model *m, const char *dir)
 	}
 	err = gp_paths_from_model(m, &paths);
 	if (err) {
-		gp_err("call stacks (stacks*.folded, flamegraph.svg, speedscope.json not written): %s",
+		gp_err("call stacks (stacks*.folded, flamegraph.svg, speedscope.json, profile.pb.gz not "
+		       "written): %s",
 		       strerror(-err));
 		return err;
 	}
 	for (size_t i = 0; i < sizeof(stack_files) / sizeof(stack_files[0]); i++) {
-		struct paths_job job = { .paths = &paths, .file = &stack_files[i] };
+		struct paths_job job = { .model = m, .paths = &paths, .file = &stack_files[i] };
 		int e = write_one(&job, dir, stack_files[i].name, paths_writer);
 
 		if (!err)
@@ -142,11 +148,12 @@ int gp_write_reports(const struct gp_model *m, const char *dir)
 	snprintf(trace, sizeof(trace), "%s/trace.json",
 		 dir); /* the timeline, closed before the reports */
 	if (!err && !err2)
-		gp_notice("report: %s/report.md (and report.json%s%s)", dir,
-			  access(trace, F_OK) ? "" : ", trace.json",
-			  gp_model_stacks_captured(m)
-				  ? ", flamegraph.svg, speedscope.json, stacks*.folded"
-				  : "");
+		gp_notice(
+			"report: %s/report.md (and report.json%s%s)", dir,
+			access(trace, F_OK) ? "" : ", trace.json",
+			gp_model_stacks_captured(m)
+				? ", flamegraph.svg, speedscope.json, stacks*.folded, profile.pb.gz"
+				: "");
 	if (!doc)
 		gp_err("report %s/report.json, report.md: %s", dir, strerror(-err));
 	json_decref(doc);

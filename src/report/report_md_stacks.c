@@ -351,7 +351,8 @@ int gp_md_stacks(const json_t *p, FILE *out)
 			"built without frame pointers, or at the 127-frame limit)",
 			gp_md_n(c, st, "truncated_stacks"));
 	fputs(". Whole picture: `flamegraph.svg`, `speedscope.json`, `stacks.folded` (calls), "
-	      "`stacks.bytes.folded`, `stacks.host_ns.folded`.\n\n",
+	      "`stacks.bytes.folded`, `stacks.host_ns.folded`, `profile.pb.gz` (pprof: calls, bytes, "
+	      "host time).\n\n",
 	      out);
 	if ((e = hottest_sites(st, out)) && !err)
 		err = e;

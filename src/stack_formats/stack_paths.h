@@ -3,8 +3,10 @@
  * stack_paths.h — what the stack sinks share: every distinct call path of
  * GPU work as frame names from the root to the leaf, with its weights.
  * Built once from the model (stack_paths.c); written as Brendan Gregg's
- * folded format (stacks_folded.c), an interactive SVG flame graph
- * (flamegraph_svg.c) and a speedscope file (speedscope_json.c).
+ * folded format (stack_paths.c), an interactive SVG flame graph
+ * (flamegraph_svg.c) and a speedscope file (speedscope_json.c). The pprof
+ * profile (pprof_profile.c) is built from the model itself, as it keeps each
+ * frame's address, mapping and line, but with the same frames and order.
  *
  * Frame-name conventions (the writers may colour by them):
  *   - the root frame names the process: "demo_train (pid 1234)";
@@ -90,5 +92,12 @@ int gp_flamegraph_svg_write(const struct gp_paths *p, enum gp_weight w, const ch
  * file's name field. 0 or -errno.
  */
 int gp_speedscope_write(const struct gp_paths *p, const char *name, FILE *out);
+
+/*
+ * pprof's profile.proto, gzip'ed (profile.pb.gz): one sample per (stack,
+ * operation) of every process of m, valued in calls, bytes and host ns, its
+ * frames those of the folded files' line, leaf first. 0 or -errno.
+ */
+int gp_pprof_write(const struct gp_model *m, FILE *out);
 
 #endif

@@ -695,7 +695,7 @@ STACKED_APIS = {"cudaLaunchKernel", "cudaMemcpy", "cudaMemset", "cudaMalloc", "c
 # The pseudo-frame of the stack that takes the calls beyond --max-stacks.
 TABLE_FULL = "[stack table full]"
 FOLDED_FILES = ("stacks.folded", "stacks.bytes.folded", "stacks.host_ns.folded")
-STACK_FILES = FOLDED_FILES + ("flamegraph.svg", "speedscope.json")
+STACK_FILES = FOLDED_FILES + ("flamegraph.svg", "speedscope.json", "profile.pb.gz")
 
 
 def stack_frames(proc, stack):

@@ -32,7 +32,7 @@ HEADER_SIZE = 216
 CHUNK_HEADER = struct.Struct("<6I")  # magic seq raw_len zlen data_crc hdr_crc
 CHUNK_ZSTD, CHUNK_ZLIB = 0x535A5047, 0x435A5047  # "GPZS": version 2's chunks; "GPZC": version 1's
 SAME_FILES = ("stacks.folded", "stacks.bytes.folded", "stacks.host_ns.folded", "flamegraph.svg",
-              "speedscope.json", "trace.json")
+              "speedscope.json", "profile.pb.gz", "trace.json")
 
 
 def without_source(text):

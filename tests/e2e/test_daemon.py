@@ -21,6 +21,7 @@ import urllib.parse
 import pytest
 
 import gp
+import pprof_tool
 from test_attach import run_basic_ops
 
 CURL = shutil.which("curl")
@@ -469,6 +470,35 @@ def test_periodic_reports_are_bounded_by_size(daemon_factory):
     assert total <= 1024 * 1024 + 64 * 1024, f"reports hold {total} bytes"
     newest = max(p.name for p in dated)
     assert (reports / newest / "report.json").exists() and (reports / newest / "report.md").exists()
+
+
+def test_periodic_reports_carry_a_pprof_profile(daemon_factory):
+    """With stacks on, every periodic report has profile.pb.gz beside its folded stacks: go tool pprof
+    reads each, equal to them line for line; the last one holds basic_ops's calls with a stack, under
+    its pid: every call of each API with stacks, as the workload counted them."""
+    why = pprof_tool.missing()
+    if why:
+        pytest.skip(why)
+    d = daemon_factory(reports__interval=1, trace__stacks="on")
+    pid, ref = basic_ops_pid(d)
+    reports = d.state / "reports"
+    assert wait_until(lambda: len([p for p in reports.iterdir() if (p / "profile.pb.gz").exists()]) >= 2,
+                      timeout=30), "fewer than two periodic reports with a profile"
+    assert d.stop() == 0, d.stderr
+    dated = sorted(p for p in reports.iterdir() if p.name != "current" and (p / "report.json").exists())
+    assert all((p / "profile.pb.gz").exists() == (p / "stacks.folded").exists() for p in dated)
+    for p in [x for x in dated if (x / "profile.pb.gz").exists()][-2:]:
+        prof = pprof_tool.check_against_folded(p)
+    with open(p / "report.json") as f:
+        proc = gp.process(json.load(f), int(pid))
+    calls = sum(s["values"][0] for s in prof["samples"] if s["labels"].get("pid") == pid)
+    assert calls == proc["stacks"]["calls"] > 0
+    by_api = {}
+    for st in proc["stacks"]["stacks"]:
+        for op in st["ops"]:
+            by_api[op["api"]] = by_api.get(op["api"], 0) + op["calls"]
+    # the APIs of GPU work have stacks (events, streams, attributes have none): each with all its calls
+    assert "cudaLaunchKernel" in by_api and by_api == {a: ref["cuda_api"][a]["calls"] for a in by_api}, by_api
 
 
 def report_of(d):

@@ -28,6 +28,7 @@ import subprocess
 import pytest
 
 import gp
+import pprof_tool
 
 import stack_formats
 
@@ -216,6 +217,52 @@ def test_nofp_launched(tmp_path):
     report, ref = launched(tmp_path, [os.path.join(gp.WORKLOADS, "nofp_stacks")])
     gp.check_all(report, ref)
     check_nofp_stacks(report, ref)
+
+
+def build_id_of(path):
+    return gp.build_id(path) if os.path.exists(path) else None
+
+
+def symbol_at_offset(path, offset):
+    """The function binutils' addr2line names at a file offset of path (the ELF's load segments turn
+    it into an address): the independent reading of a pprof location's mapping."""
+    out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if f[:1] == ["LOAD"] and int(f[1], 16) <= offset < int(f[1], 16) + int(f[4], 16):
+            vaddr = int(f[2], 16) + offset - int(f[1], 16)
+            break
+    else:
+        return None
+    p = subprocess.run(["addr2line", "-f", "-e", path, f"{vaddr:#x}"], capture_output=True, text=True, check=True)
+    return p.stdout.splitlines()[0]
+
+
+def test_nofp_pprof(nofp_run):
+    """profile.pb.gz in go tool pprof: the folded files' stacks and weights line for line; every native
+    frame an address in a mapping of its file with the file's build id (readelf's), where addr2line
+    names the same function at the file offset pprof computes (the return address's call: offset - 1);
+    the process's pid a label of every sample."""
+    why = pprof_tool.missing()
+    if why:
+        pytest.skip(why)
+    report, ref, out = nofp_run
+    prof = pprof_tool.check_against_folded(out)
+    assert {s["labels"].get("pid") for s in prof["samples"]} == {str(ref["pid"])}
+    own = {ref["nofp"]["exe"], ref["nofp"]["library"]}
+    checked = set()
+    for loc in prof["locations"].values():
+        if not loc["mapping"]:
+            assert loc["address"] == 0 or loc["lines"][0][0] == "[unknown]", loc
+            continue
+        m = prof["mappings"][loc["mapping"]]
+        assert m["start"] <= loc["address"] < m["limit"], (loc, m)
+        assert m["build_id"] == (build_id_of(m["file"]) or ""), m
+        if m["file"] in own and loc["lines"]:
+            offset = loc["address"] - m["start"] + m["offset"]
+            assert symbol_at_offset(m["file"], offset - 1) == loc["lines"][0][0], (m["file"], hex(offset), loc)
+            checked.add(m["file"])
+    assert checked == own, f"no symbolized frame checked in {sorted(own - checked)}"
 
 
 def test_code_replaced_at_one_address(tmp_path):
@@ -425,6 +472,23 @@ def in_order(labels, frames):
     """labels appear in frames in this order, each Python frame of frames among them (no other)."""
     py = [f for f in frames if f in set(labels) or re.search(r" \([^()]*\.py:\d+\)$", f)]
     return py == labels
+
+
+def test_python_frames_in_pprof(py_run):
+    """profile.pb.gz in go tool pprof: the folded files' stacks and weights line for line, and each
+    Python frame of the reference a function with the script's file and the frame's line there."""
+    why = pprof_tool.missing()
+    if why:
+        pytest.skip(why)
+    report, ref, out = py_run
+    prof = pprof_tool.check_against_folded(out)
+    lines = {ln for loc in prof["locations"].values() for ln in loc["lines"] if ln[1]}
+    for g in py_ref_groups(ref).values():
+        for p in g["python"]:
+            want = (p["qualname"] or p["function"], p["file"], p["line"])
+            assert want in lines, f"{want} not among the profile's Python lines {sorted(lines)[:4]}"
+    assert all(not loc["mapping"] and loc["address"] == 0 for loc in prof["locations"].values()
+               if loc["lines"] and loc["lines"][0][1]), "a Python frame with an address or a mapping"
 
 
 def test_python_frames_in_outputs(py_run):

@@ -12,18 +12,22 @@ FUZZ_SECONDS ?= 600
 FUZZ_MAX_LEN ?= 1048576
 FUZZ_DIR     := $(BUILD)/fuzz
 
-FUZZ_CFLAGS := -O1 -g -std=gnu11 $(WARN) -Wno-format-zero-length -Werror -D_GNU_SOURCE -fno-omit-frame-pointer -Iinclude -Isrc \
+FUZZ_CFLAGS := -O1 -g -std=gnu11 $(WARN) -Wno-format-zero-length -Werror -D_GNU_SOURCE -fno-omit-frame-pointer -Iinclude -Isrc -I$(BUILD)/gen \
                -DGP_VERSION='"$(VERSION)"' -fsanitize=address,undefined -fno-sanitize-recover=all
-FUZZ_LDLIBS := -lelf -lz -lzstd -ljansson -liberty -lm -lpthread
+FUZZ_LDLIBS := -lelf -lz -lzstd -ljansson -liberty -lprotobuf-c -lm -lpthread
 FUZZ_SRCS   := $(wildcard src/*.c src/model/*.c src/text/*.c src/analysis/*.c src/stack_formats/*.c src/timeline/*.c src/report/*.c src/symbolize/*.c) \
                $(addprefix src/stacks/,python_layout.c python_files.c python_walk.c python_names.c) \
                src/stacks/unwind_table.c src/stacks/unwind_cfi.c \
                $(addprefix src/capture/,capture_load.c capture_reader.c capture_resolver.c capture_writer.c)
-FUZZ_OBJS   := $(patsubst src/%.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_SRCS))
+FUZZ_OBJS   := $(patsubst src/%.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_SRCS)) $(FUZZ_DIR)/obj/gen/profile.pb-c.o
 
-$(FUZZ_DIR)/obj/%.o: src/%.c
+$(FUZZ_DIR)/obj/%.o: src/%.c | $(PROTO_GEN)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(FUZZ_DIR)/obj/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 -include $(FUZZ_OBJS:.o=.d)
 

@@ -90,6 +90,7 @@ static void write_stack_files(const struct gp_model *m)
 		gp_folded_write(&paths, (enum gp_weight)w, devnull);
 	gp_flamegraph_svg_write(&paths, GP_W_CALLS, "fuzz", devnull);
 	gp_speedscope_write(&paths, "fuzz", devnull);
+	gp_pprof_write(m, devnull);
 	gp_paths_release(&paths);
 }
 
