@@ -113,7 +113,11 @@ static int part_ready(void *ctx, struct gp_model *m)
 	    sizeof(pt->trace_dir))
 		pl->timeline = false;
 	if (pl->timeline && !mkdir(pt->trace_dir, 0755))
-		pl->tl = gp_timeline_session_open(pt->trace_dir, GP_TIMELINE_DEFAULT_MAX_EVENTS, m);
+		pl->tl = gp_timeline_session_open(/* one file each: the merge reads it whole */
+						  pt->trace_dir,
+						  (struct gp_timeline_opts){
+							  .file_bytes_max = GP_TIMELINE_ONE_FILE },
+						  m);
 	return 0;
 }
 

@@ -35,6 +35,9 @@ static const char usage_text[] =
 	"      --timeline-max-events N\n"
 	"                     write at most N calls into trace.json (default 5000000;\n"
 	"                     give the live session's value to rebuild its trace.json)\n"
+	"      --timeline-file-mb MB\n"
+	"                     a timeline file ends past MB MiB (default 256, at most\n"
+	"                     500) and goes on in trace.1.json, trace.2.json ...\n"
 	"  -v, --verbose      more messages\n"
 	"  -h, --help         this text\n"
 	"\n"
@@ -50,6 +53,7 @@ static int usage(const char *fmt, const char *arg)
 struct report_run {
 	const char *out_dir;
 	__u64 max_events;
+	__u64 file_mb; /* --timeline-file-mb */
 	bool timeline;
 	struct gp_timeline *tl;
 };
@@ -62,23 +66,29 @@ static int ready(void *ctx, struct gp_model *m)
 	if (gp_prepare_out_dir(run->out_dir))
 		return 1; /* said */
 	if (run->timeline)
-		run->tl = gp_timeline_session_open(run->out_dir, run->max_events, m);
+		run->tl = gp_timeline_session_open(
+			run->out_dir,
+			(struct gp_timeline_opts){ .max_events = run->max_events,
+						   .file_bytes_max = run->file_mb << 20 },
+			m);
 	return 0;
 }
 
 int gp_cmd_report(int argc, char **argv)
 {
-	enum { OPT_NO_TIMELINE = 256, OPT_TIMELINE_MAX };
+	enum { OPT_NO_TIMELINE = 256, OPT_TIMELINE_MAX, OPT_TIMELINE_FILE_MB };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "no-timeline", no_argument, NULL, OPT_NO_TIMELINE },
 		{ "timeline-max-events", required_argument, NULL, OPT_TIMELINE_MAX },
+		{ "timeline-file-mb", required_argument, NULL, OPT_TIMELINE_FILE_MB },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct report_run run = { .out_dir = "./profile_output",
 				  .max_events = GP_TIMELINE_DEFAULT_MAX_EVENTS,
+				  .file_mb = GP_TIMELINE_DEFAULT_FILE_MB,
 				  .timeline = true };
 	const struct gp_capture_open_opts opts = {
 		.ctx = &run, .ready = ready, .voice = GP_CAPTURE_REPORTING, .finish = true
@@ -105,6 +115,14 @@ int gp_cmd_report(int argc, char **argv)
 			run.max_events = strtoull(optarg, &end, 10);
 			if (errno || *end || !*optarg || *optarg == '-' || !run.max_events)
 				return usage("--timeline-max-events: '%s' is not a positive number",
+					     optarg);
+			break;
+		case OPT_TIMELINE_FILE_MB:
+			errno = 0;
+			run.file_mb = strtoull(optarg, &end, 10);
+			if (errno || *end || !*optarg || *optarg == '-' || !run.file_mb ||
+			    run.file_mb > GP_TIMELINE_MAX_FILE_MB)
+				return usage("--timeline-file-mb: '%s' is not between 1 and 500",
 					     optarg);
 			break;
 		default: {

@@ -129,6 +129,8 @@ void gp_model_free(struct gp_model *m);				   /* NULL is a no-op */
 
 void gp_model_set_session(struct gp_model *m, const struct gp_session_info *info);
 void gp_model_set_session_end(struct gp_model *m, __u64 end_mono_ns);
+/* The timeline's files written beside the reports (trace.json, trace.1.json ...); 0: none. */
+void gp_model_set_timeline_files(struct gp_model *m, __u32 files);
 /* What one probe hit costs a traced thread here, measured at the session's start (0: not measured). */
 void gp_model_set_probe_cost(struct gp_model *m, __u64 probe_hit_ns);
 /* What a traced call (both hits and our programs' work) costs here, measured at the start (0: not). */

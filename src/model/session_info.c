@@ -231,6 +231,11 @@ void gp_model_set_session_end(struct gp_model *m, __u64 end_mono_ns)
 	m->session.end_mono_ns = end_mono_ns;
 }
 
+void gp_model_set_timeline_files(struct gp_model *m, __u32 files)
+{
+	m->session.timeline_files = files; /* an output of this run, not in the capture */
+}
+
 int gp_model_skipped_add(struct gp_model *m, __u32 pid, const char *comm, const char *reason)
 {
 	struct gp_skipped *v = realloc(m->skipped, (m->nskipped + 1) * sizeof(*v));

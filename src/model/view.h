@@ -231,9 +231,10 @@ struct gp_model {
 	struct {
 		char *tool_version, *command_line, *mode, *hostname, *kernel_release;
 		__u64 start_mono_ns, start_realtime_ns;
-		__u64 end_mono_ns;   /* 0: not set */
-		__u64 probe_hit_ns;  /* 0: not measured */
-		__u64 probe_call_ns; /* 0: not measured */
+		__u64 end_mono_ns;    /* 0: not set */
+		__u64 probe_hit_ns;   /* 0: not measured */
+		__u64 probe_call_ns;  /* 0: not measured */
+		__u32 timeline_files; /* trace.json and its continuations written; 0: none */
 		bool set;
 		bool unwind_set; /* unwind below was given (stacks were walked with tables) */
 		struct gp_unwind_summary unwind; /* build_max_file owned */

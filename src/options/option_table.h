@@ -124,6 +124,12 @@ GP_OPTION(timeline_max_events, U64, SESSION, FIELD(timeline_max_events), /* = tr
 	  "write at most N API calls into trace.json (default\n"
 	  "5000000); calls beyond are counted\n"
 	  "(drops.timeline_left_out)")
+GP_OPTION(timeline_file_mb, U64, SESSION, FIELD(timeline_file_mb), /* = trace_json.h's */
+	  ARG("timeline-file-mb", 0, "MB", "is not between 1 and 500"), NO_KEY, RANGE(1, 500),
+	  DEFAULTS("256", "256"),
+	  "a timeline file ends past MB MiB (default 256) and it\n"
+	  "goes on in trace.1.json, trace.2.json ..., each a file\n"
+	  "of its own (Chrome and speedscope open none past 512)")
 GP_OPTION(timeline_sched, BOOL, SESSION, FIELD(timeline_sched), SWITCH("timeline-sched", 0, true),
 	  NO_KEY, NO_RANGE, DEFAULTS("off", "off"),
 	  "also put each traced thread's scheduling into trace.json:\n"

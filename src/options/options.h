@@ -49,6 +49,7 @@ struct gp_options {
 	bool timeline;	      /* write trace.json (default; --no-timeline) */
 	unsigned long long
 		timeline_max_events; /* API calls written into it at most (--timeline-max-events) */
+	unsigned long long timeline_file_mb; /* a file's MiB before the next (--timeline-file-mb) */
 	bool timeline_sched; /* on-CPU slices of traced threads in it too (--timeline-sched) */
 	bool aggregate; /* hot calls counted in kernel maps, not one record each (--aggregate) */
 	double stall_timeout_s; /* an NCCL stall is said after this long (--stall-timeout; 0: off) */

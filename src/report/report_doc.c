@@ -180,6 +180,22 @@ static json_t *gp_doc_kernel(struct gp_doc *d)
 	return k;
 }
 
+/* The timeline's files beside the report, in order: trace.json, trace.1.json ... */
+static json_t *timeline_files(struct gp_doc *d)
+{
+	json_t *a = gp_doc_arr_new(d);
+	char name[32];
+
+	for (__u32 k = 0; a && k < d->m->session.timeline_files; k++) {
+		if (k)
+			snprintf(name, sizeof(name), "trace.%u.json", k);
+		else
+			snprintf(name, sizeof(name), "trace.json");
+		gp_doc_push(d, a, gp_j_str(name));
+	}
+	return a;
+}
+
 static json_t *gp_doc_session(struct gp_doc *d)
 {
 	const struct gp_model *m = d->m;
@@ -209,6 +225,7 @@ static json_t *gp_doc_session(struct gp_doc *d)
 		   m->session.unwind_set ? gp_doc_unwind(d, &m->session.unwind) : json_null());
 	gp_doc_put(d, s, "holds", m->session.holds_set ? gp_doc_holds(d) : json_null());
 	gp_doc_put(d, s, "kernel", m->session.kernel.set ? gp_doc_kernel(d) : json_null());
+	gp_doc_put(d, s, "timeline_files", timeline_files(d));
 	if (m->launch.set) {
 		json_t *l = gp_doc_obj_new(d);
 

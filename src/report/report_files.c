@@ -143,14 +143,19 @@ int gp_write_reports(const struct gp_model *m, const char *dir)
 	int err2 = doc ? write_one(doc, dir, "report.md", gp_md_writer) : err;
 	int err3 = write_stack_files(m, dir);
 
-	char trace[PATH_MAX];
+	char trace[PATH_MAX], trace_files[64];
 
 	snprintf(trace, sizeof(trace), "%s/trace.json",
 		 dir); /* the timeline, closed before the reports */
+	if (m->session.timeline_files > 1)
+		snprintf(trace_files, sizeof(trace_files), ", trace.json to trace.%u.json",
+			 m->session.timeline_files - 1);
+	else
+		snprintf(trace_files, sizeof(trace_files), "%s",
+			 access(trace, F_OK) ? "" : ", trace.json");
 	if (!err && !err2)
 		gp_notice(
-			"report: %s/report.md (and report.json%s%s)", dir,
-			access(trace, F_OK) ? "" : ", trace.json",
+			"report: %s/report.md (and report.json%s%s)", dir, trace_files,
 			gp_model_stacks_captured(m)
 				? ", flamegraph.svg, speedscope.json, stacks*.folded, profile.pb.gz"
 				: "");

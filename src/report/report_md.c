@@ -247,6 +247,7 @@ static void session_header(const json_t *doc, FILE *out)
 	const json_t *s = json_object_get(doc, "session");
 	const json_t *dur = json_object_get(s, "duration_ns");
 	char n[32];
+	size_t files;
 
 	fputs("# gpuprobed report\n\n", out);
 	fprintf(out, "- Tool: gpuprobed %s\n", gp_md_str(s, "tool_version"));
@@ -265,6 +266,12 @@ static void session_header(const json_t *doc, FILE *out)
 	else
 		fputs("- Duration: (session not ended)\n", out);
 	processes_line(doc, out);
+	files = json_array_size(json_object_get(s, "timeline_files"));
+	if (files > 1)
+		fprintf(out,
+			"- Timeline: %zu files, `trace.json` to `trace.%zu.json` (a file ends past "
+			"--timeline-file-mb; each opens by itself)\n",
+			files, files - 1);
 	source_lines(doc, out);
 	fprintf(out, "- Events lost or degraded: %s (see \"Loss counters\")\n\n",
 		gp_md_n(n, doc, "drops_total"));

@@ -115,8 +115,12 @@ int gp_session_open_model(struct session *s)
 		gp_capture_live_maps(&s->capture, s->sym);
 		gp_model_set_stacks(s->model, o->stacks, o->max_stacks);
 		if (o->timeline)
-			s->timeline = gp_timeline_session_open(o->out_dir, o->timeline_max_events,
-							       s->model);
+			s->timeline = gp_timeline_session_open(
+				o->out_dir,
+				(struct gp_timeline_opts){
+					.max_events = o->timeline_max_events,
+					.file_bytes_max = (__u64)o->timeline_file_mb << 20 },
+				s->model);
 	}
 	s->cpu = s->model ? gp_cpu_accounts_new(s->model) : NULL;
 	if (!s->cpu) {

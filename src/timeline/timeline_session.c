@@ -7,12 +7,14 @@
 #include "model/model.h"
 #include "timeline/timeline_session.h"
 
-struct gp_timeline *gp_timeline_session_open(const char *dir, __u64 max_events, struct gp_model *m)
+struct gp_timeline *gp_timeline_session_open(const char *dir, struct gp_timeline_opts opts,
+					     struct gp_model *m)
 {
-	const struct gp_timeline_opts opts = { .max_events = max_events };
-	struct gp_timeline *tl = gp_timeline_open(dir, &opts);
+	struct gp_timeline *tl;
 	struct gp_model_observer obs;
 
+	opts.model = m;
+	tl = gp_timeline_open(dir, &opts);
 	if (!tl) {
 		gp_warn("timeline %s/%s: %s (not written)", dir, GP_TIMELINE_FILE, strerror(errno));
 		return NULL;
@@ -30,10 +32,16 @@ int gp_timeline_session_close(struct gp_timeline *tl, const char *dir, __u64 max
 
 	if (!tl) {
 		gp_timeline_remove_stale(dir); /* an earlier run's would pass for this one's */
+		gp_model_set_timeline_files(m, 0);
 		return 0;
 	}
 	gp_model_remove_observer(m, tl);
 	err = gp_timeline_close(tl, m, &tc); /* the counts are set even when writing failed */
+	gp_model_set_timeline_files(m, tc.files);
+	if (tc.files > 1)
+		gp_notice("timeline: %u files, trace.json to trace.%u.json (a file ends past "
+			  "--timeline-file-mb; each opens by itself)",
+			  tc.files, tc.files - 1);
 	gp_model_drop_set(m, GP_TIMELINE_DROP, tc.left_out);
 	gp_model_drop_set(m, GP_TIMELINE_SCHED_DROP, tc.slices_left_out);
 	if (tc.left_out)

@@ -13,11 +13,15 @@
 
 #include "timeline/trace_json.h"
 
-/* Opened in dir and made m's observer; NULL after a warning when it cannot be (no timeline then). */
-struct gp_timeline *gp_timeline_session_open(const char *dir, __u64 max_events, struct gp_model *m);
 /*
- * Detached, closed, its counts set in m's loss counters and what it left
- * out said; counts may be NULL. NULL tl (--no-timeline, or it could not be
+ * Opened in dir and made m's observer (opts: the caps, its model set here); NULL after a warning
+ * when it cannot be (no timeline then).
+ */
+struct gp_timeline *gp_timeline_session_open(const char *dir, struct gp_timeline_opts opts,
+					     struct gp_model *m);
+/*
+ * Detached, closed, its counts set in m's loss counters (and its files in
+ * m's session) and what it left out said; counts may be NULL. NULL tl (--no-timeline, or it could not be
  * opened): an earlier run's trace.json is removed. 0, or -errno.
  */
 int gp_timeline_session_close(struct gp_timeline *tl, const char *dir, __u64 max_events,

@@ -391,6 +391,7 @@ static void on_call(void *ctx, const struct gp_call_view *v)
 		return;
 	}
 	tl->kept++;
+	tl_file_room(tl);
 	call_slice(tl, v);
 	if (v->queued)
 		queued(tl, tp, v);
@@ -445,6 +446,7 @@ static void on_gpu(void *ctx, const struct gp_gpu_sample *s)
 	if (tl->gpu_samples_kept >= tl->max_events || !gpu_track(tl, s->index))
 		return;
 	tl->gpu_samples_kept++;
+	tl_file_room(tl);
 	for (int g = 0; g < GP_GM_N;) {
 		const char *name = gpu_counters[g].counter;
 		bool first = true;
@@ -525,6 +527,7 @@ static void on_sched(void *ctx, const struct gp_sched_slice *sl)
 		return;
 	}
 	tl->slices_kept++;
+	tl_file_room(tl);
 	if (ts->last_left && start < ts->last_end)
 		start = ts->last_end; /* an estimated start never overlaps the slice before */
 	if (ts->last_left && ts->last_left != GP_SL_EXITED && start > ts->last_end) {

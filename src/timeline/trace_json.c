@@ -20,33 +20,62 @@
 
 /* ---- lifetime ------------------------------------------------------------------ */
 
+/* File k of the timeline in dir ("trace.json", then "trace.1.json" ...), or its temporary name. */
+static int file_path(char *buf, size_t len, const char *dir, __u32 k, bool tmp)
+{
+	size_t n =
+		k ? (size_t)snprintf(buf, len, "%s/trace.%u.json%s", dir, k, tmp ? ".tmp" : "")
+		  : (size_t)snprintf(buf, len, "%s/%s%s", dir, GP_TIMELINE_FILE, tmp ? ".tmp" : "");
+
+	return n < len ? 0 : -ENAMETOOLONG;
+}
+
+/* Opens file tl->part's temporary name and starts its JSON; the previous one stays open on failure. */
+static int open_file(struct gp_timeline *tl)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+
+	if (file_path(tmp, sizeof(tmp), tl->dir, tl->part, true))
+		return -ENAMETOOLONG;
+	f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	if (tl->out)
+		fclose(tl->out);
+	tl->out = f;
+	setvbuf(tl->out, NULL, _IONBF, 0);
+	tl->part_bytes = 0;
+	tl->part_events = 0;
+	put(tl, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+	return 0;
+}
+
 struct gp_timeline *gp_timeline_open(const char *dir, const struct gp_timeline_opts *opts)
 {
 	struct gp_timeline *tl = calloc(1, sizeof(*tl));
+	int err = -ENOMEM;
 
 	if (!tl)
 		return NULL;
 	tl->max_events =
 		opts && opts->max_events ? opts->max_events : GP_TIMELINE_DEFAULT_MAX_EVENTS;
-	if ((size_t)snprintf(tl->path, sizeof(tl->path), "%s/%s", dir, GP_TIMELINE_FILE) >=
-		    sizeof(tl->path) ||
-	    (size_t)snprintf(tl->tmp, sizeof(tl->tmp), "%s.tmp", tl->path) >= sizeof(tl->tmp)) {
-		free(tl);
-		errno = ENAMETOOLONG;
-		return NULL;
-	}
-	tl->buf = malloc(TL_BUF_BYTES);
-	tl->out = tl->buf ? fopen(tl->tmp, "we") : NULL;
-	if (!tl->out) {
-		int e = tl->buf ? errno : ENOMEM;
-
+	tl->file_bytes_max = !opts || !opts->file_bytes_max ? GP_TIMELINE_DEFAULT_FILE_MB << 20
+			     : opts->file_bytes_max == GP_TIMELINE_ONE_FILE ? 0
+									    : opts->file_bytes_max;
+	tl->model = opts ? opts->model : NULL;
+	if (!tl->model)
+		tl->file_bytes_max = 0; /* no names to end a file with */
+	if ((size_t)snprintf(tl->dir, sizeof(tl->dir), "%s", dir) >= sizeof(tl->dir))
+		err = -ENAMETOOLONG;
+	else if ((tl->buf = malloc(TL_BUF_BYTES)))
+		err = open_file(tl);
+	if (err) {
 		free(tl->buf);
 		free(tl);
-		errno = e;
+		errno = -err;
 		return NULL;
 	}
-	setvbuf(tl->out, NULL, _IONBF, 0);
-	put(tl, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
 	return tl;
 }
 
@@ -59,22 +88,48 @@ static void release(struct gp_timeline *tl)
 	free(tl);
 }
 
+/* Removes files [from, to] of the timeline in dir: their temporary names, and the final ones too. */
+static void remove_files(const char *dir, __u32 from, __u32 to, bool final)
+{
+	char path[PATH_MAX];
+
+	for (__u32 k = from; k <= to; k++) {
+		if (!file_path(path, sizeof(path), dir, k, true))
+			unlink(path);
+		if (final && !file_path(path, sizeof(path), dir, k, false))
+			unlink(path);
+	}
+}
+
 void gp_timeline_abort(struct gp_timeline *tl)
 {
 	if (!tl)
 		return;
-	unlink(tl->tmp);
+	remove_files(tl->dir, 0, tl->part, false);
 	release(tl);
+}
+
+/* Removes an earlier run's files from k on: they are numbered without a gap, so up to the first missing. */
+static void remove_stale_from(const char *dir, __u32 k)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+
+	for (;; k++) {
+		if (file_path(path, sizeof(path), dir, k, false) ||
+		    file_path(tmp, sizeof(tmp), dir, k, true))
+			return;
+		bool had = !unlink(path);
+
+		if (!unlink(tmp))
+			had = true;
+		if (!had && k)
+			return;
+	}
 }
 
 void gp_timeline_remove_stale(const char *dir)
 {
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, GP_TIMELINE_FILE);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/%s.tmp", dir, GP_TIMELINE_FILE);
-	unlink(path);
+	remove_stale_from(dir, 0);
 }
 
 /* The newest model process of pid (NULL if the model never had it). */
@@ -151,8 +206,27 @@ static void process_label(const struct gp_process *p, const char *comm, char *bu
 	snprintf(buf, len, "%s (%s%s%s%s)", comm, *c ? "container " : "", c, pod, ns);
 }
 
-/* Closing events of one process: open windows, their flows, its last counter sample; then its names. */
-static void finish_proc(struct gp_timeline *tl, const struct gp_model *m, struct tl_proc *tp)
+/* Closing events of one process: open windows, their flows, its last counter sample. */
+static void close_proc(struct gp_timeline *tl, struct tl_proc *tp)
+{
+	for (size_t i = 0; i < tp->streams.cap; i++) {
+		struct tl_stream *s = tp->streams.slots[i].val;
+
+		/* work never seen synchronised (or whose synchronisation came after the cap): its
+		   items' flows have no finish, nothing waited for them (an end on this window would
+		   share the ts of its first item's start, and Chrome's engine keeps one end per ts of
+		   a flow) */
+		if (s && s->window_open)
+			gp_tl_close_window(tl, tp->pid, s, s->window_last + 1,
+					   "queued work, no synchronisation recorded", NULL);
+	}
+	if (tp->copy_dirty)
+		gp_tl_copy_counter(tl, tp, tp->copy_last_ts);
+	gp_tl_interval_close(tl, tp, 0);
+}
+
+/* The names and order of one process's tracks, as the model knows them now. */
+static void name_proc(struct gp_timeline *tl, const struct gp_model *m, struct tl_proc *tp)
 {
 	const struct gp_process *p = model_proc(m, tp->pid);
 	const char *comm = p && p->comm && *p->comm ? p->comm : "process";
@@ -163,21 +237,10 @@ static void finish_proc(struct gp_timeline *tl, const struct gp_model *m, struct
 
 		if (!s)
 			continue;
-		/* work never seen synchronised (or whose synchronisation came after the cap) */
-		if (s->window_open) {
-			/* its items' flows have no finish: nothing waited for them (an end on this
-			   window would share the ts of its first item's start, and Chrome's engine
-			   keeps one end per ts of a flow) */
-			gp_tl_close_window(tl, tp->pid, s, s->window_last + 1,
-					   "queued work, no synchronisation recorded", NULL);
-		}
 		stream_label(s->key, label, sizeof(label));
 		meta_name(tl, "thread_name", tp->pid, s->tid, label);
 		meta_sort(tl, tp->pid, s->tid, 1 + (__u64)s->index);
 	}
-	if (tp->copy_dirty)
-		gp_tl_copy_counter(tl, tp, tp->copy_last_ts);
-	gp_tl_interval_close(tl, tp, 0);
 	process_label(p, comm, label, sizeof(label));
 	meta_name(tl, "process_name", tp->pid, 0, label);
 	for (size_t i = 0; i < tp->sched.cap; i++) {
@@ -232,9 +295,32 @@ static void finish_gpus(struct gp_timeline *tl, const struct gp_model *m)
 	}
 }
 
-static void other_data(struct gp_timeline *tl, const struct gp_model *m)
+/* The name of file k, for the files' links to each other. */
+static void put_file_name(struct gp_timeline *tl, __u32 k)
 {
-	put(tl, "\n],\"otherData\":{\"tool\":\"gpuprobed\",\"version\":");
+	char name[32];
+
+	if (k)
+		snprintf(name, sizeof(name), "trace.%u.json", k);
+	else
+		snprintf(name, sizeof(name), "%s", GP_TIMELINE_FILE);
+	put_str(tl, name);
+}
+
+/* The file's metadata; the counts are the session's so far (the last file's: all of it). */
+static void other_data(struct gp_timeline *tl, const struct gp_model *m, bool last)
+{
+	put(tl, "\n],\"otherData\":{\"tool\":\"gpuprobed\",\"file\":");
+	put_u64(tl, tl->part);
+	if (tl->part) {
+		put(tl, ",\"continues\":");
+		put_file_name(tl, tl->part - 1);
+	}
+	if (!last) {
+		put(tl, ",\"continued_in\":");
+		put_file_name(tl, tl->part + 1);
+	}
+	put(tl, ",\"version\":");
 	put_str(tl, m->session.tool_version ? m->session.tool_version : "");
 	put(tl,
 	    ",\"clock\":\"CLOCK_MONOTONIC, microseconds\",\"gpu_timestamps\":false,"
@@ -302,6 +388,60 @@ static void stall_markers(struct gp_timeline *tl, const struct gp_model *m)
 	}
 }
 
+/* Every track's name and the devices' (a file's end: each file stands alone). */
+static void name_tracks(struct gp_timeline *tl, const struct gp_model *m)
+{
+	for (size_t i = 0; i < tl->procs.cap; i++)
+		if (tl->procs.slots[i].val)
+			name_proc(tl, m, tl->procs.slots[i].val);
+	finish_gpus(tl, m);
+}
+
+void gp_tl_next_file(struct gp_timeline *tl)
+{
+	int err;
+
+	name_tracks(tl, tl->model);
+	other_data(tl, tl->model, false);
+	flush_buf(tl);
+	tl->part++;
+	err = open_file(tl);
+	if (err) {
+		gp_err("timeline: %s/trace.%u.json: %s", tl->dir, tl->part, strerror(-err));
+		tl->failed = true; /* and on in this file: it is not kept */
+		tl->file_bytes_max = 0;
+		tl->part--;
+		return;
+	}
+	/* flows are bound within one file: those started before end in none */
+	for (size_t i = 0; i < tl->procs.cap; i++) {
+		struct tl_proc *tp = tl->procs.slots[i].val;
+
+		for (size_t j = 0; tp && j < tp->streams.cap; j++) {
+			struct tl_stream *st = tp->streams.slots[j].val;
+
+			if (st)
+				st->finished = st->written_end;
+		}
+	}
+}
+
+/* Renames every file from its temporary name, and removes an earlier run's files past them. */
+static int rename_files(struct gp_timeline *tl)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+
+	for (__u32 k = 0; k <= tl->part; k++) {
+		if (file_path(path, sizeof(path), tl->dir, k, false) ||
+		    file_path(tmp, sizeof(tmp), tl->dir, k, true))
+			return -ENAMETOOLONG;
+		if (rename(tmp, path))
+			return -errno;
+	}
+	remove_stale_from(tl->dir, tl->part + 1);
+	return 0;
+}
+
 int gp_timeline_close(struct gp_timeline *tl, const struct gp_model *m,
 		      struct gp_timeline_counts *counts)
 {
@@ -312,9 +452,9 @@ int gp_timeline_close(struct gp_timeline *tl, const struct gp_model *m,
 	stall_markers(tl, m);
 	for (size_t i = 0; i < tl->procs.cap; i++)
 		if (tl->procs.slots[i].val)
-			finish_proc(tl, m, tl->procs.slots[i].val);
-	finish_gpus(tl, m);
-	other_data(tl, m);
+			close_proc(tl, tl->procs.slots[i].val);
+	name_tracks(tl, m);
+	other_data(tl, m, true);
 	if (counts)
 		*counts = (struct gp_timeline_counts){ .calls = tl->calls,
 						       .kept = tl->kept,
@@ -322,7 +462,8 @@ int gp_timeline_close(struct gp_timeline *tl, const struct gp_model *m,
 						       .events = tl->events,
 						       .slices = tl->slices,
 						       .slices_left_out =
-							       tl->slices - tl->slices_kept };
+							       tl->slices - tl->slices_kept,
+						       .files = tl->part + 1 };
 	flush_buf(tl);
 	if (fflush(tl->out) || ferror(tl->out))
 		err = -(errno ? errno : EIO);
@@ -331,12 +472,15 @@ int gp_timeline_close(struct gp_timeline *tl, const struct gp_model *m,
 	if (fclose(tl->out) && !err)
 		err = -errno;
 	tl->out = NULL;
-	if (!err && rename(tl->tmp, tl->path))
-		err = -errno;
+	if (!err)
+		err = rename_files(tl);
 	if (err) {
-		gp_err("write %s: %s", tl->path, strerror(-err));
-		unlink(tl->tmp);
-		unlink(tl->path); /* an earlier run's would pass for this one's */
+		gp_err("write %s/%s: %s", tl->dir, GP_TIMELINE_FILE, strerror(-err));
+		/* an earlier run's would pass for this one's */
+		remove_files(tl->dir, 0, tl->part, true);
+		remove_stale_from(tl->dir, tl->part + 1);
+		if (counts)
+			counts->files = 0;
 	}
 	release(tl);
 	return err;

@@ -80,8 +80,13 @@ struct gp_timeline {
 	FILE *out; /* unbuffered: buf is the buffer */
 	char *buf;
 	size_t len; /* bytes in buf */
-	char path[PATH_MAX], tmp[PATH_MAX];
+	char dir[PATH_MAX];
 	__u64 max_events;
+	/* the file being written: trace.json, then trace.1.json ... once one holds file_bytes_max */
+	__u32 part;
+	__u64 part_bytes, part_events; /* written into it (part_bytes: past buf) */
+	__u64 file_bytes_max;	       /* 0: one file */
+	const struct gp_model *model;  /* the tracks' names at each file's end */
 	__u64 calls, kept, events;
 	__u64 slices, slices_kept; /* on-CPU slices seen, written (same cap as the calls) */
 	__u32 nstreams;		   /* all processes: flow id prefixes */
@@ -105,6 +110,7 @@ static inline void flush_buf(struct gp_timeline *tl)
 {
 	if (tl->len)
 		fwrite_unlocked(tl->buf, 1, tl->len, tl->out);
+	tl->part_bytes += tl->len;
 	tl->len = 0;
 }
 
@@ -123,6 +129,7 @@ static inline __attribute__((always_inline)) void put_n(struct gp_timeline *tl, 
 	if (n > TL_ROOM_MAX) {
 		flush_buf(tl);
 		fwrite_unlocked(s, 1, n, tl->out);
+		tl->part_bytes += n;
 		return;
 	}
 	memcpy(room(tl, n), s, n);
@@ -215,7 +222,8 @@ static inline void put_hex(struct gp_timeline *tl, __u64 v)
 static inline void ev_open(struct gp_timeline *tl, const char *ph, __u32 pid, __u32 tid,
 			   __u64 ts_ns)
 {
-	put(tl, tl->events++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"");
+	tl->events++;
+	put(tl, tl->part_events++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"");
 	put(tl, ph);
 	put(tl, "\",\"pid\":");
 	put_u64(tl, pid);
@@ -223,6 +231,18 @@ static inline void ev_open(struct gp_timeline *tl, const char *ph, __u32 pid, __
 	put_u64(tl, tid);
 	put(tl, ",\"ts\":");
 	put_us(tl, ts_ns);
+}
+
+/* ---- trace_json.c: the files ---------------------------------------------------- */
+
+/* Ends this file (its tracks' names, its metadata) and goes on in the next one. */
+void gp_tl_next_file(struct gp_timeline *tl);
+
+/* Before an event's records: the next file once this one holds its size (never inside a pair). */
+static inline void tl_file_room(struct gp_timeline *tl)
+{
+	if (tl->file_bytes_max && tl->part_bytes + tl->len >= tl->file_bytes_max)
+		gp_tl_next_file(tl);
 }
 
 /* ---- trace_events.c: the tracks' closers, for the end of the file ----------------- */

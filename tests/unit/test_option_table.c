@@ -316,6 +316,7 @@ static void daemon_refuses_session_options(void **state)
 		{ "--sqlite", "x" },
 		{ "--no-timeline" },
 		{ "--timeline-max-events", "5" },
+		{ "--timeline-file-mb", "5" },
 		{ "--timeline-sched" },
 		{ "--aggregate" },
 		{ "--nvml-interval", "50" },

@@ -58,7 +58,8 @@ static void start(struct fixture *f, __u64 max_events)
 	assert_int_equal(gp_model_process_add(f->m, T_PID, "train", "train --x", T0, true), 0);
 	assert_int_equal(gp_model_thread_name(f->m, T_PID, T_TID + 1, "loader"), 0);
 	f->max_events = max_events;
-	f->tl = gp_timeline_session_open(f->dir, max_events, f->m);
+	f->tl = gp_timeline_session_open(
+		f->dir, (struct gp_timeline_opts){ .max_events = max_events }, f->m);
 	assert_non_null(f->tl);
 	f->t = T0 + 1000;
 }
@@ -506,7 +507,7 @@ static void process_names_say_the_container(void **state)
 	f.m = gp_model_new(NULL);
 	assert_non_null(f.m);
 	pl_processes(f.m, true, T0);
-	f.tl = gp_timeline_session_open(f.dir, 0, f.m);
+	f.tl = gp_timeline_session_open(f.dir, (struct gp_timeline_opts){ 0 }, f.m);
 	assert_non_null(f.tl);
 	f.t = T0 + 1000;
 	pl_calls(f.m, true, &f.t);
