@@ -135,6 +135,15 @@ bad:
 			  v);
 }
 
+static int parse_process_labels(const char *v, struct gp_daemon_config *c, char *why)
+{
+	if (!strcmp(v, "group") || !strcmp(v, "pid")) {
+		c->process_labels = !strcmp(v, "pid") ? GP_LABELS_PID : GP_LABELS_GROUP;
+		return 0;
+	}
+	return why_printf(why, "'%s' is not group or pid", v);
+}
+
 static int parse_job_label(const char *v, struct gp_daemon_config *c, char *why)
 {
 	const char *name;
@@ -318,6 +327,7 @@ static const struct gp_field cfg_fields[GP_OPT_COUNT] = {
 static const parse_fn custom_parsers[GP_OPT_COUNT] = {
 	[GP_OPT_listen] = parse_listen,
 	[GP_OPT_job_label] = parse_job_label,
+	[GP_OPT_process_labels] = parse_process_labels,
 	[GP_OPT_state_dir] = parse_state_dir,
 	[GP_OPT_max_size] = parse_max_size,
 	[GP_OPT_overhead_budget] = parse_overhead_budget,

@@ -22,6 +22,13 @@ enum gp_job_source {
 	GP_JOB_ENV, /* an environment variable of the process (job_env), e.g. SLURM_JOB_ID */
 };
 
+/* What the per-process series are labelled by. */
+enum gp_process_labels {
+	GP_LABELS_GROUP =
+		0, /* comm, container, pod, namespace, job: one series per group (metrics_pool.c) */
+	GP_LABELS_PID, /* and pid: one series per process */
+};
+
 struct gp_daemon_config {
 	/* [metrics] */
 	bool listen_enabled;  /* listen = off disables the endpoint */
@@ -31,6 +38,7 @@ struct gp_daemon_config {
 	char job_env[128]; /* GP_JOB_ENV: the variable's name */
 	unsigned
 		exited_grace_s; /* an exited process's series stay this long (0: removed at once) */
+	enum gp_process_labels process_labels;
 
 	/* [reports] */
 	char state_dir[4096];	    /* periodic reports under state_dir/reports/ */

@@ -57,7 +57,10 @@ struct daemon {
 	char current_dir[PATH_MAX];
 	struct gp_metrics_server *http;
 	struct gp_metrics_self self;
-	bool notify; /* systemd waits for READY=1 */
+	struct gp_metrics_pool
+		*pool; /* process_labels = group: the series' memory (the session's thread's) */
+	size_t noted_nprocs; /* the model's processes when the pool last took their labels */
+	bool notify;	     /* systemd waits for READY=1 */
 
 	/* the /metrics hand-off between the HTTP thread and the session's thread */
 	pthread_mutex_t lock;
@@ -121,11 +124,21 @@ static int fill_metrics(void *ctx, char **body, size_t *len)
 	return err;
 }
 
-static void metrics_opts(const struct daemon *d, struct gp_metrics_opts *o)
+static void metrics_opts(struct daemon *d, struct gp_metrics_opts *o)
 {
+	/* a change of process_labels (a reload) starts the group series anew */
+	if (d->cfg.process_labels == GP_LABELS_GROUP && !d->pool) {
+		d->pool = gp_metrics_pool_new();
+		if (!d->pool)
+			gp_warn("metrics: out of memory for process_labels = group: a series per pid");
+	} else if (d->cfg.process_labels == GP_LABELS_PID && d->pool) {
+		gp_metrics_pool_free(d->pool);
+		d->pool = NULL;
+	}
 	*o = (struct gp_metrics_opts){ .job_source = d->cfg.job_source,
 				       .job_env = d->cfg.job_env,
-				       .proc_root = "/proc" };
+				       .proc_root = "/proc",
+				       .pool = d->pool };
 }
 
 /* The session's thread: render a page when a scrape waits for one. */
@@ -436,6 +449,15 @@ static bool on_tick(void *ctx, struct gp_model *m, __u64 now, bool counters_fres
 {
 	struct daemon *d = ctx;
 
+	if (counters_fresh || m->nprocs != d->noted_nprocs) {
+		/* a new process's group labels while it lives: its job is not readable once it exits */
+		struct gp_metrics_opts mo;
+
+		metrics_opts(d, &mo);
+		if (mo.pool && gp_metrics_pool_note(mo.pool, m, &mo))
+			gp_warn("metrics: out of memory: a process's group labels are taken later");
+		d->noted_nprocs = m->nprocs;
+	}
 	if (counters_fresh) {
 		size_t evicted = 0;
 		__u64 grace = (__u64)d->cfg.exited_grace_s * 1000000000ull;
@@ -536,6 +558,7 @@ int gp_daemon_run(const struct gp_options *cli)
 	rotate_reports(&d);
 	stop_http(&d);
 	free(d.page);
+	gp_metrics_pool_free(d.pool);
 	d.page = NULL;
 	return status;
 }

@@ -194,7 +194,12 @@ int gp_metrics_render(const struct gp_model *m, const struct gp_metrics_opts *o,
 		err = gp_metrics_collect(&r, i);
 	if (err)
 		goto out;
-	gp_metrics_process_families(&r);
+	if (r.o->pool)
+		err = gp_metrics_pooled_families(&r);
+	else
+		gp_metrics_process_families(&r);
+	if (err)
+		goto out;
 	gp_metrics_gpu_families(&r);
 	model_families(&r);
 	if (self)

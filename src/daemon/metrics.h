@@ -2,8 +2,9 @@
 /*
  * metrics.h — the daemon's /metrics page: the model (and the daemon's own
  * numbers) in the Prometheus text exposition format 0.0.4. A sink like the
- * reports: it reads the model only, on the model's own thread, and keeps no
- * state between scrapes. docs/metrics.md defines every metric.
+ * reports: it reads the model only, on the model's own thread; what it keeps
+ * between scrapes is the pool's (process_labels = group: metrics_pool.c).
+ * docs/metrics.md defines every metric.
  */
 #ifndef GP_DAEMON_METRICS_H
 #define GP_DAEMON_METRICS_H
@@ -27,7 +28,20 @@ struct gp_metrics_opts {
 	enum gp_job_source job_source; /* GP_JOB_NONE: no job_id label */
 	const char *job_env;	       /* GP_JOB_ENV: the variable's name */
 	const char *proc_root;	       /* "/proc" (NULL means the same; tests point elsewhere) */
+	/* process_labels = group: a series per group of processes, kept here; NULL: one per pid */
+	struct gp_metrics_pool *pool;
 };
+
+/* What group series keep between scrapes (see metrics_pool.c). NULL: out of memory. */
+struct gp_metrics_pool *gp_metrics_pool_new(void);
+void gp_metrics_pool_free(struct gp_metrics_pool *pool);
+/*
+ * Takes the labels of m's processes the pool has not seen, while they live (a job read from
+ * /proc is not there once a process has exited): called between scrapes, before the daemon
+ * forgets processes. 0 or -ENOMEM.
+ */
+int gp_metrics_pool_note(struct gp_metrics_pool *pool, const struct gp_model *m,
+			 const struct gp_metrics_opts *o);
 
 /*
  * Writes every metric family of m, o and self (NULL: the daemon families

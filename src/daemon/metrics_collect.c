@@ -26,8 +26,10 @@ static char *job_id(struct render *r, const struct gp_process *p)
 	size_t len = 0;
 	char *buf, *res = NULL;
 
-	if (p->exited)
-		return strdup("");
+	if (p->exited) /* a group's: the cgroup it was admitted from (a pid's series: unknown) */
+		return strdup(r->o->pool && r->o->job_source == GP_JOB_CGROUP && p->place.cgroup
+				      ? p->place.cgroup
+				      : "");
 	if (r->o->job_source == GP_JOB_CGROUP) {
 		snprintf(path, sizeof(path), "%s/%u/cgroup", r->proc_root, p->pid);
 		buf = gp_read_whole_file(path, &len);
@@ -134,24 +136,22 @@ void gp_metrics_place_labels(FILE *f, const struct gp_process *p)
 	opt_label(f, "namespace", p->place.pod_namespace);
 }
 
-int gp_metrics_collect(struct render *r, size_t i)
+char *gp_metrics_label_text(struct render *r, const struct gp_process *p)
 {
-	const struct gp_process *p = r->m->procs[i];
 	char *buf = NULL, *job = NULL;
 	size_t len = 0;
 	FILE *f;
 
-	/* a reused pid: only its newest entry, or two series would share one label set */
-	if (gp_u64map_get(&r->m->by_pid, p->pid) != p)
-		return 0;
 	if (r->o->job_source != GP_JOB_NONE && !(job = job_id(r, p)))
-		return -ENOMEM;
+		return NULL;
 	f = open_memstream(&buf, &len);
 	if (!f) {
 		free(job);
-		return -ENOMEM;
+		return NULL;
 	}
-	fprintf(f, "pid=\"%u\",comm=\"", p->pid);
+	if (!r->o->pool) /* a group's series have none: the pool adds its processes up */
+		fprintf(f, "pid=\"%u\",", p->pid);
+	fputs("comm=\"", f);
 	gp_metrics_put_value(f, p->comm ? p->comm : "");
 	fputc('"', f);
 	gp_metrics_place_labels(f, p);
@@ -163,9 +163,20 @@ int gp_metrics_collect(struct render *r, size_t i)
 	free(job);
 	if (fclose(f)) {
 		free(buf);
-		return -ENOMEM;
+		return NULL;
 	}
-	r->labels[i] = buf;
+	return buf;
+}
+
+int gp_metrics_collect(struct render *r, size_t i)
+{
+	const struct gp_process *p = r->m->procs[i];
+
+	/* a reused pid: only its newest entry, or two series would share one label set */
+	if (gp_u64map_get(&r->m->by_pid, p->pid) != p)
+		return 0;
+	if (!(r->labels[i] = gp_metrics_label_text(r, p)))
+		return -ENOMEM;
 	if (!p->exited) {
 		read_stat(r, p->pid, &r->pc[i]);
 		read_switches(r, p->pid, &r->pc[i]);

@@ -93,11 +93,15 @@ static inline void plain_double(struct render *r, const char *name, double v)
  * into r->pc[i]. 0 or -ENOMEM.
  */
 int gp_metrics_collect(struct render *r, size_t i);
+/* p's label set as gp_metrics_collect makes it, malloc'ed; NULL: out of memory. */
+char *gp_metrics_label_text(struct render *r, const struct gp_process *p);
 /* container, pod, namespace: where p runs, each absent on the host or unknown (p NULL: none). */
 void gp_metrics_place_labels(FILE *f, const struct gp_process *p);
 
 /* metrics_process.c: the per-process families (API calls, transfers, memory, NCCL, CPU). */
 void gp_metrics_process_families(struct render *r);
+/* metrics_pool.c: the same families, a series per group of processes (r->o->pool). 0 or -ENOMEM. */
+int gp_metrics_pooled_families(struct render *r);
 
 /* metrics_gpu.c: NVML's view of the devices and of the processes on them. */
 void gp_metrics_gpu_families(struct render *r);

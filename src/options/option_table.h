@@ -203,6 +203,8 @@ GP_OPTION(exited_grace, UINT, FILE, NO_FIELD, NO_FLAG,
 	  KEY(METRICS, 3, RELOAD, CFG(exited_grace_s),
 	      "is not a number of seconds (0 to 4294967295)"),
 	  RANGE(0, UINT_MAX), DEFAULTS(NULL, "300"), NULL)
+GP_OPTION(process_labels, CUSTOM, FILE, NO_FIELD, NO_FLAG, KEY(METRICS, 4, RELOAD, CFG_NONE, NULL),
+	  NO_RANGE, DEFAULTS(NULL, "group"), NULL)
 GP_OPTION(state_dir, CUSTOM, FILE, NO_FIELD, NO_FLAG,
 	  KEY(REPORTS, 1, RESTART, CFG(state_dir), NULL), NO_RANGE,
 	  DEFAULTS(NULL, "/var/lib/gpuprobed"), NULL)

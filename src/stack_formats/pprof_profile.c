@@ -317,7 +317,7 @@ static int process_samples(struct builder *b, const struct gp_model *m, size_t p
 		return 0;
 	if (!v)
 		return -ENOMEM;
-	snprintf(buf, sizeof(buf), "%s (pid %u)", p->comm && *p->comm ? p->comm : "?", p->pid);
+	gp_stack_root_label(p, buf, sizeof(buf));
 	root = named_location(b, buf);
 	pl->l[0] = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
 	pl->l[0].key = str_index(b, "pid");

@@ -79,6 +79,11 @@ const struct gp_stack **gp_sorted_stacks(const struct gp_process *p, size_t *n)
 	return v;
 }
 
+void gp_stack_root_label(const struct gp_process *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s (pid %u)", p->comm && *p->comm ? p->comm : "?", p->pid);
+}
+
 static char *keep_name(struct gp_paths *ps, const char *s)
 {
 	char **v, *copy;
@@ -163,7 +168,7 @@ static int process_paths(const struct gp_model *m, const struct gp_process *p, s
 		return 0;
 	if (!v)
 		return -ENOMEM;
-	snprintf(buf, sizeof(buf), "%s (pid %u)", p->comm && *p->comm ? p->comm : "?", p->pid);
+	gp_stack_root_label(p, buf, sizeof(buf));
 	for (char *c = buf; *c; c++)
 		if (*c == ';' || *c == '\n')
 			*c = ':';

@@ -66,6 +66,9 @@ void gp_paths_release(struct gp_paths *p);
  */
 const struct gp_stack **gp_sorted_stacks(const struct gp_process *p, size_t *n);
 
+/* The root frame of p's paths: "train (pid 1234)". */
+void gp_stack_root_label(const struct gp_process *p, char *buf, size_t len);
+
 /* A weight's unit, for titles and tables: "calls", "bytes", "ns". */
 const char *gp_weight_name(enum gp_weight w);
 

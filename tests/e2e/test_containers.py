@@ -174,6 +174,17 @@ def test_container_option_waits_for_the_container(image, tmp_path):
             tr.proc.kill()
 
 
+def run_three(image, tmp_path, cs):
+    """Three containers of one image running basic_ops, each to its end (appended to cs as they are
+    made, for the caller to kill)."""
+    cs += [ct.Container(image, tmp_path / "refs", "basic_ops") for _ in range(3)]
+    for c in cs:
+        c.release()
+    for c in cs:
+        c.wait_done()
+        c.finish()
+
+
 def test_daemon_names_every_container(image, tmp_path):
     """The daemon (always on, every CUDA process) with three containers of one image at once: each
     container's series carry its name, and equal its workload's own accounting."""
@@ -183,12 +194,7 @@ def test_daemon_names_every_container(image, tmp_path):
     d = Daemon(tmp_path)
     cs = []
     try:
-        cs = [ct.Container(image, tmp_path / "refs", "basic_ops") for _ in range(3)]
-        for c in cs:
-            c.release()
-        for c in cs:
-            c.wait_done()
-            c.finish()
+        run_three(image, tmp_path, cs)
 
         def all_exited():
             s = parse(d.scrape())
@@ -212,6 +218,33 @@ def test_daemon_names_every_container(image, tmp_path):
             gp.check_api(proc, dict(ref, pid=c.pid))
             check_named(proc, c, ref["pid"])
         assert not probes_once(report), probes_once(report)
+    finally:
+        for c in cs:
+            c.kill()
+        d.stop()
+
+
+def test_daemon_groups_by_container(image, tmp_path):
+    """process_labels = group (the shipped default) with three containers of one image and one program:
+    three series sets, one per container (its name the label, no pid), each equal to its workload's
+    own accounting."""
+    from test_daemon import CURL, PER_PROCESS, Daemon, parse, series, wait_until
+    if not CURL:
+        pytest.skip("curl is not installed (make deps installs it): the tests scrape with it")
+    d = Daemon(tmp_path, metrics__process_labels="group")
+    cs = []
+    try:
+        run_three(image, tmp_path, cs)
+        want = {c.name: {a: r["calls"] for a, r in c.ref()["cuda_api"].items()} for c in cs}
+
+        def calls(s):
+            return {c.name: {lab["api"]: v for lab, v in series(s, "gpuprobed_api_calls_total", container=c.name)}
+                    for c in cs}
+        assert wait_until(lambda: calls(parse(d.scrape())) == want), (calls(parse(d.scrape())), want)
+        s = parse(d.scrape())
+        assert all("pid" not in lab for n, lab, _ in s if n.startswith(PER_PROCESS)), "a series with a pid"
+        for c in cs:
+            assert len(series(s, "gpuprobed_api_calls_total", container=c.name, api="cudaMalloc")) == 1
     finally:
         for c in cs:
             c.kill()

@@ -54,7 +54,8 @@ class Daemon:
         self.state = tmp_path / "state"
         self.conf = tmp_path / "gpuprobed.conf"
         self.settings = {
-            "metrics": {"listen": f"127.0.0.1:{self.port}", "exited_grace": "300"},
+            # a series per pid unless a test asks for the groups (the default of the shipped file)
+            "metrics": {"listen": f"127.0.0.1:{self.port}", "exited_grace": "300", "process_labels": "pid"},
             "reports": {"state_dir": str(self.state), "interval": "0"},
             "trace": {},
         }
@@ -499,6 +500,59 @@ def test_periodic_reports_carry_a_pprof_profile(daemon_factory):
             by_api[op["api"]] = by_api.get(op["api"], 0) + op["calls"]
     # the APIs of GPU work have stacks (events, streams, attributes have none): each with all its calls
     assert "cudaLaunchKernel" in by_api and by_api == {a: ref["cuda_api"][a]["calls"] for a in by_api}, by_api
+
+
+COUNTER = re.compile(r"^# TYPE (\S+) (counter|histogram)$", re.M)
+PER_PROCESS = ("gpuprobed_api_", "gpuprobed_transfer", "gpuprobed_device_memory", "gpuprobed_nccl_",
+               "gpuprobed_process_")
+
+
+def counters_of(page):
+    """{(name, labels): value} of the page's counter and histogram samples."""
+    kinds = dict(COUNTER.findall(page))
+    return {(n, tuple(sorted(lab.items()))): v for n, lab, v in parse(page)
+            if n in kinds or re.sub(r"_(bucket|sum|count)$", "", n) in kinds}
+
+
+def test_group_series_add_up_and_never_go_down(daemon_factory, tmp_path):
+    """process_labels = group (the shipped default): one program run three times one after another is
+    one series per API, labelled without a pid, each the sum of the runs' own accounting after every
+    run; once the daemon has forgotten them (exited_grace 1 s) every count stays where it was, and no
+    counter of any scrape went down, its CPU time included."""
+    # job_label none: a job read from /proc depends on the daemon noting the process before it exits
+    d = daemon_factory(metrics__process_labels="group", metrics__exited_grace="1", metrics__job_label="none")
+    exe = gp.unique_name("basic_ops", tmp_path)  # a name of its own: no other basic_ops joins the group
+    comm = os.path.basename(exe)
+    pages, want = [], {}
+
+    def group_calls(s):
+        return {lab["api"]: v for lab, v in series(s, "gpuprobed_api_calls_total", comm=comm)}
+
+    def add_up(ref):
+        for api, r in ref["cuda_api"].items():
+            want[api] = want.get(api, 0) + r["calls"]
+        assert wait_until(lambda: group_calls(parse(d.scrape())) == want), (group_calls(parse(d.scrape())), want)
+        pages.append(d.scrape())
+    # the first run is scraped alive (its CPU time read from /proc), then again once it has exited
+    wl = gp.Workload(exe, tmp_path, hold=True)
+    wl.release()
+    wl.wait_done()
+    add_up(wl.ref())
+    assert one(parse(pages[-1]), "gpuprobed_process_cpu_seconds_total", comm=comm) > 0
+    wl.finish()
+    for _ in range(2):
+        add_up(run_basic_ops(d.tmp, exe))
+    s = parse(pages[-1])
+    assert all("pid" not in lab for n, lab, _ in s if n.startswith(PER_PROCESS)), "a per-process series with a pid"
+    assert len(series(s, "gpuprobed_api_calls_total", api="cudaMalloc", comm=comm)) == 1
+    # forgotten: the group has no process left, its counters stay
+    assert wait_until(lambda: not series(parse(d.scrape()), "gpuprobed_process_exited", comm=comm), timeout=30)
+    pages.append(d.scrape())
+    assert group_calls(parse(pages[-1])) == want
+    for before, after in zip(pages, pages[1:]):
+        old, new = counters_of(before), counters_of(after)
+        went = {k: (v, new.get(k)) for k, v in old.items() if new.get(k, -1) < v}
+        assert not went, f"counters went down or vanished: {sorted(went.items())[:3]}"
 
 
 def report_of(d):

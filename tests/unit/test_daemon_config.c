@@ -146,14 +146,14 @@ static void shipped_config_is_the_defaults(void **state)
 	gp_daemon_config_defaults(&d);
 	assert_config_equal(&c, &d);
 
-	/* and it sets every key explicitly (19), rather than leaving some to the defaults: all but
+	/* and it sets every key explicitly (20), rather than leaving some to the defaults: all but
 	 * nvml_lib, whose default (the loader's search) is no path */
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f))
 		keys += line[0] != '#' && line[0] != ';' && line[0] != '[' &&
 			strchr(line, '=') != NULL;
 	fclose(f);
-	assert_int_equal(keys, 19);
+	assert_int_equal(keys, 20);
 }
 
 /* ---- each key's values ---------------------------------------------------- */

@@ -176,20 +176,27 @@ static struct gp_model *metrics_model(void)
 	return m;
 }
 
+static char *render_opts(const struct gp_model *m, const struct gp_metrics_opts *o,
+			 const struct gp_metrics_self *self)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(gp_metrics_render(m, o, self, f), 0);
+	fclose(f);
+	return buf;
+}
+
 static char *render(const struct gp_model *m, enum gp_job_source src, const char *env,
 		    const struct gp_metrics_self *self)
 {
 	const struct gp_metrics_opts o = { .job_source = src,
 					   .job_env = env,
 					   .proc_root = proc_root };
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
 
-	assert_non_null(f);
-	assert_int_equal(gp_metrics_render(m, &o, self, f), 0);
-	fclose(f);
-	return buf;
+	return render_opts(m, &o, self);
 }
 
 /* Whether text holds line as a whole line. */
@@ -317,6 +324,75 @@ static void proc_counters(void **state)
 	assert_null(strstr(t, "gpuprobed_process_cpu_seconds_total{pid=\"5000\""));
 	assert_null(strstr(t, "gpuprobed_process_page_faults_total{pid=\"5000\""));
 	free(t);
+	gp_model_free(m);
+}
+
+/* A render of m through the pool (process_labels = group). */
+static char *render_pooled(const struct gp_model *m, struct gp_metrics_pool *pool)
+{
+	const struct gp_metrics_opts o = { .proc_root = proc_root, .pool = pool };
+
+	return render_opts(m, &o, NULL);
+}
+
+/*
+ * process_labels = group: two processes of one name are one series, their sum, without pid; the
+ * live one's CPU time (the fake /proc's 3 s) stays in its group once it has exited; every count
+ * stays once the model has forgotten both; gauges (memory, exited) are the members' now.
+ */
+static void pooled_groups(void **state)
+{
+	struct gp_model *m = gp_model_new(NULL);
+	struct gp_metrics_pool *pool = gp_metrics_pool_new();
+	struct gp_api_call c;
+	size_t evicted;
+	char *t;
+
+	assert_non_null(m);
+	assert_non_null(pool);
+	assert_int_equal(gp_model_process_add(m, T_PID, "twin", "twin", 1000, true), 0);
+	assert_int_equal(gp_model_process_add(m, OTHER_PID, "twin", "twin", 1000, true), 0);
+	c = rec_alloc(GP_API_CUDA_MALLOC, T_TID, DEV, 1 << 20, 0);
+	feed(m, &c);
+	c = rec_alloc(GP_API_CUDA_MALLOC, OTHER_PID, DEV + (2 << 20), 4096, 0);
+	c.hdr.tgid = OTHER_PID;
+	c.dur_ns = 300;
+	feed(m, &c);
+	t = render_pooled(m, pool);
+	ASSERT_LINE(
+		t,
+		"gpuprobed_api_calls_total{comm=\"twin\",api=\"cudaMalloc\",library=\"cudart\"} 2");
+	ASSERT_LINE(t, "gpuprobed_process_cpu_seconds_total{comm=\"twin\"} 3.000000000");
+	ASSERT_LINE(t, "gpuprobed_process_exited{comm=\"twin\"} 0");
+	ASSERT_LINE(t, "gpuprobed_traced_processes 2");
+	assert_null(strstr(t, "pid=\""));
+	free(t);
+	/* both exit: the CPU time read while one lived stays; the gauges say what is there now */
+	assert_int_equal(gp_model_process_exited(m, T_PID, 50000), 0);
+	assert_int_equal(gp_model_process_exited(m, OTHER_PID, 50000), 0);
+	t = render_pooled(m, pool);
+	ASSERT_LINE(
+		t,
+		"gpuprobed_api_calls_total{comm=\"twin\",api=\"cudaMalloc\",library=\"cudart\"} 2");
+	ASSERT_LINE(t, "gpuprobed_process_cpu_seconds_total{comm=\"twin\"} 3.000000000");
+	ASSERT_LINE(t, "gpuprobed_process_exited{comm=\"twin\"} 2");
+	ASSERT_LINE(t, "gpuprobed_traced_processes 0");
+	free(t);
+	/* forgotten: the counters stay, the gauges go */
+	gp_model_forget_exited(m, 60000, 100, &evicted);
+	assert_int_equal(m->nprocs, 0);
+	t = render_pooled(m, pool);
+	ASSERT_LINE(
+		t,
+		"gpuprobed_api_calls_total{comm=\"twin\",api=\"cudaMalloc\",library=\"cudart\"} 2");
+	ASSERT_LINE(
+		t,
+		"gpuprobed_api_seconds_total{comm=\"twin\",api=\"cudaMalloc\",library=\"cudart\"} 0.000000400");
+	ASSERT_LINE(t, "gpuprobed_process_cpu_seconds_total{comm=\"twin\"} 3.000000000");
+	assert_null(strstr(t, "gpuprobed_process_exited{"));
+	assert_null(strstr(t, "gpuprobed_device_memory_bytes{"));
+	free(t);
+	gp_metrics_pool_free(pool);
 	gp_model_free(m);
 }
 
@@ -625,6 +701,7 @@ int main(void)
 		cmocka_unit_test(per_process_samples),
 		cmocka_unit_test(proc_counters),
 		cmocka_unit_test(job_ids),
+		cmocka_unit_test(pooled_groups),
 		cmocka_unit_test(reused_pid_once),
 		cmocka_unit_test(daemon_samples),
 		cmocka_unit_test(gpu_gauges),
