@@ -112,7 +112,9 @@ def test_session_kernel_against_the_kernels_own_answers(tmp_path):
 def test_perf_event_links_stand_in_when_asked(tmp_path):
     """--no-uprobe-multi: the replacement a kernel before 6.6 gets, by request; the same answer. The
     session ends without waiting for the kernel to remove its links one at a time: they are still
-    there when it has exited, held by its remover, and gone when the remover ends."""
+    there when it has exited, held by its remover, and gone when the remover ends (or, where the
+    kernel removes them fast, as 5.10 does at ~3 ms a link under emulation against 6.1's ~0.1 s, the
+    remover is done and they are gone already)."""
     before = set(gp.session_tracers())
     t0 = time.monotonic()
     report, ref, tr = gp.trace(tmp_path, "basic_ops", tracer_args=("-v", "--no-uprobe-multi"))
@@ -121,9 +123,11 @@ def test_perf_event_links_stand_in_when_asked(tmp_path):
     gp.check_all(report, ref)
     check_kernel(report, tr, time.monotonic() - t0, tmp_path, by_request=True)
     removal = report["session"]["kernel"]["probe_removal"]
-    assert left_at_exit[0] or left_at_exit[1], ("the session waited for its links' removal", removal, removers)
-    # the first remover and its workers (each a share of the links)
-    assert removal["remover_pid"] in removers, (removers, removal)
+    if left_at_exit[0] or left_at_exit[1]:
+        # the first remover and its workers (each a share of the links)
+        assert removal["remover_pid"] in removers, (removers, removal)
+    else:
+        assert not removers and removal["remover_pid"] > 0, (removers, removal)
     assert f"by process {removal['remover_pid']} ({gp.REMOVER_COMM})" in tr.stderr, tr.stderr
     assert gp.wait_removers(before), f"the remover {removers} still runs after {gp.REMOVER_WAIT_S} s"
     assert tr.held.left() == ([], []), "the remover ended with links or programs of the session left"

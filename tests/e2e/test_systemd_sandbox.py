@@ -809,7 +809,9 @@ class Notify:
 
 class SandboxedDaemon(test_daemon.Daemon):
     """test_daemon's Daemon, started the way the unit starts it: the shipped configuration with
-    only the listen address and the state directory changed, systemd's environment, the sandbox."""
+    only the listen address and the state directory changed, and a series per pid (the checks
+    below are per process; test_daemon checks the shipped default's group series), systemd's
+    environment, the sandbox."""
 
     def __init__(self, tmp_path, sandbox, notify):
         self.tmp = tmp_path
@@ -821,6 +823,7 @@ class SandboxedDaemon(test_daemon.Daemon):
         self.settings = {s: dict(shipped[s]) for s in shipped.sections()}
         self.settings.setdefault("metrics", {})["listen"] = f"127.0.0.1:{self.port}"
         self.settings.setdefault("reports", {})["state_dir"] = str(self.state)
+        self.settings["metrics"]["process_labels"] = "pid"
         self.write_conf()
         self.state.mkdir(mode=sandbox.state_mode)  # StateDirectory=, StateDirectoryMode=
         os.chmod(self.state, sandbox.state_mode)

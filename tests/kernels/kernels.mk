@@ -31,7 +31,7 @@ kernel-fetch:
 	else tests/kernels/fetch_kernel.sh $(KERNEL) $(KERNEL_DIR); fi
 
 test-kernel: deps
-	$(MAKE) all
+	$(MAKE) all unit-build
 	$(MAKE) kernel-fetch
 	tests/kernels/vm.sh $(KERNEL_DIR) $(KERNEL_DIR)/results "$(KERNEL_PYTEST) $(KERNEL_TESTS)"
 
