@@ -14,7 +14,10 @@
  *    file admits the process. With GP_SCOPE_CODE_MAPS an admitted process
  *    mapping any file's code is reported (never held for it): its unwind
  *    tables are published again (a dlopen'ed library), and until they are
- *    its stacks are not walked by the old ones (uw_procs' gen zeroed).
+ *    its stacks are not walked by the old ones (uw_procs' gen zeroed). Its
+ *    return (syscalls/sys_exit_mmap) zeroes gen again and is reported too:
+ *    only then is the mapping in /proc/PID/maps for certain, so a publish
+ *    made in between (on a busy machine the mmap may take long) is undone.
  *
  * Holding is SIGSTOP sent to the current process (it stops when it returns
  * to user mode, after the syscall, before running another instruction) and
@@ -207,6 +210,14 @@ static __always_inline struct file *fd_file(int fd)
 	return f;
 }
 
+/* Threads of traced processes inside an mmap of code: the mmap's return is reported (by tid). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024); /* LRU: a thread killed inside its mmap never returns from it */
+	__type(key, __u32);
+	__type(value, __u32);
+} code_mmaps SEC(".maps");
+
 SEC("tracepoint/syscalls/sys_enter_mmap")
 int gp_proc_mmap(struct trace_event_raw_sys_enter *ctx)
 {
@@ -235,9 +246,12 @@ int gp_proc_mmap(struct trace_event_raw_sys_enter *ctx)
 	if (was && (sc->flags & GP_SCOPE_CODE_MAPS)) {
 		struct gp_uw_proc *up = bpf_map_lookup_elem(&uw_procs, &tgid);
 
+		__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
 		/* its published mappings may be wrong from now until they are published again */
 		if (up)
 			up->gen = 0;
+		bpf_map_update_elem(&code_mmaps, &tid, &tgid, BPF_ANY);
 		key = f ? file_key(f) : (struct gp_file_key){ 0 };
 		proc_event(current_task(), GP_PROC_MAP, GP_PF_CODE, 0, key.dev, key.ino, fd,
 			   bpf_ktime_get_ns());
@@ -260,5 +274,28 @@ int gp_proc_mmap(struct trace_event_raw_sys_enter *ctx)
 	if (!state)
 		flags |= GP_PF_HELD;
 	proc_event(current_task(), GP_PROC_MAP, flags, 0, key.dev, key.ino, fd, now);
+	return 0;
+}
+
+/*
+ * A traced thread's mmap of code returned: the mappings published since its
+ * entry may have been read before it was made; none is walked by until
+ * they are published anew.
+ */
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int gp_proc_mmap_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, tgid = id >> 32;
+	struct gp_uw_proc *up;
+
+	if (!bpf_map_lookup_elem(&code_mmaps, &tid))
+		return 0;
+	bpf_map_delete_elem(&code_mmaps, &tid);
+	up = bpf_map_lookup_elem(&uw_procs, &tgid);
+	if (up)
+		up->gen = 0;
+	proc_event(current_task(), GP_PROC_MAP, GP_PF_CODE | GP_PF_MAPPED, 0, 0, 0, -1,
+		   bpf_ktime_get_ns());
 	return 0;
 }

@@ -396,6 +396,8 @@ enum gp_proc_kind {
 #define GP_PF_ADMITTED (1u << 1) /* the kernel admitted it with this record */
 #define GP_PF_CODE \
 	(1u << 2) /* GP_PROC_MAP of a file not named like CUDA's: new code (unwind tables) */
+#define GP_PF_MAPPED \
+	(1u << 3) /* with GP_PF_CODE: that mmap has returned (the mapping is made, or failed) */
 
 struct gp_proc_event {
 	struct gp_event_hdr hdr; /* tgid, tid; flags: GP_PF_*; ts_ns */

@@ -375,7 +375,7 @@ void gp_procs_event(struct gp_procs *ps, const struct gp_proc_event *e)
 	}
 	if (e->hdr.flags & GP_PF_CODE) { /* new code in a traced process (never held) */
 		if (find_live(ps, pid))
-			gp_stack_sources_code_mapped(ps->sources, pid);
+			gp_stack_sources_code_mapped(ps->sources, pid, e->hdr.flags & GP_PF_MAPPED);
 		return;
 	}
 	if (e->kind == GP_PROC_FORK) {

@@ -7,9 +7,11 @@
  * requests from a queue — publish a process's mappings, forget a process —
  * in order, one pending publish per process. A publish for a held process
  * ends with its SIGCONT; one the caller waits for signals it. A publish
- * asked for because code was mapped waits until the mapping is surely made
- * (the kernel reports the mmap at its entry) and gathers the mappings of a
- * burst (an import loading many extension modules) into one.
+ * asked for because code was mapped waits a little after the mmap's entry
+ * (it is usually made by then) and is asked again at its return (then it
+ * surely is: the kernel stops walking by the mappings until that publish),
+ * and gathers the mappings of a burst (an import loading many extension
+ * modules) into one.
  *
  * Python is looked for on the caller's thread (the resolver names Python
  * frames there): at admission, then at each settle while the interpreter is
@@ -30,7 +32,7 @@
 #include "log.h"
 #include "stacks/python.h"
 
-/* A code mapping is made this long after the kernel reported it (the mmap's entry). */
+/* A code mapping is usually made this long after the kernel reported the mmap's entry (its return is reported too). */
 #define CODE_MAP_SETTLE_NS (2 * 1000000ull)
 /* A burst of code mappings is published at most this long after its first one. */
 #define CODE_MAP_BURST_NS  (50 * 1000000ull)
@@ -464,7 +466,7 @@ bool gp_stack_sources_add(struct gp_stack_sources *ss, pid_t pid, unsigned flags
 	return taken && when == GP_SS_THEN_CONTINUE;
 }
 
-void gp_stack_sources_code_mapped(struct gp_stack_sources *ss, pid_t pid)
+void gp_stack_sources_code_mapped(struct gp_stack_sources *ss, pid_t pid, bool returned)
 {
 	struct py_pending *p;
 
@@ -473,7 +475,7 @@ void gp_stack_sources_code_mapped(struct gp_stack_sources *ss, pid_t pid)
 	request(ss,
 		(struct request){ .pid = pid,
 				  .kind = REQ_PUBLISH,
-				  .not_before_ns = now_ns() + CODE_MAP_SETTLE_NS },
+				  .not_before_ns = now_ns() + (returned ? 0 : CODE_MAP_SETTLE_NS) },
 		false);
 	if ((p = find_pending(ss, pid)))
 		p->next_ns = 0; /* perhaps its interpreter's library: look at the next settle */

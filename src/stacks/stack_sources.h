@@ -65,8 +65,13 @@ void gp_stack_sources_stop(struct gp_stack_sources *ss);
  */
 typedef void (*gp_ss_continue_fn)(void *ctx, pid_t pid);
 void gp_stack_sources_continue_by(struct gp_stack_sources *ss, gp_ss_continue_fn fn, void *ctx);
-/* pid mapped new code (a dlopen): its tables are published again at the next settle. */
-void gp_stack_sources_code_mapped(struct gp_stack_sources *ss, pid_t pid);
+/*
+ * pid maps new code (a dlopen): its tables are published again, a little after
+ * the mmap's entry (returned false) and at once after its return (true: only
+ * then is the mapping surely in /proc/PID/maps; the kernel stopped walking by
+ * what was published in between).
+ */
+void gp_stack_sources_code_mapped(struct gp_stack_sources *ss, pid_t pid, bool returned);
 /* pid exited: its tables and interpreter entry go now, its Python names after the next settle. */
 void gp_stack_sources_exited(struct gp_stack_sources *ss, pid_t pid);
 /*

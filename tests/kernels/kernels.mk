@@ -19,6 +19,7 @@ KERNEL_SMOKE   := tests/e2e/test_exact.py::test_every_api_once_exact \
                   tests/e2e/test_stacks_real.py::test_nofp_stacks_equal_backtrace \
                   tests/e2e/test_stacks_real.py::test_python_counts_exact \
                   tests/e2e/test_stacks_real.py::test_python_frames_in_native_stacks \
+                  tests/e2e/test_stacks_real.py::test_code_replaced_at_one_address \
                   tests/e2e/test_lifecycle.py::test_duration_stops_by_itself \
                   tests/e2e/test_overlay_mounts.py \
                   tests/e2e/test_kernel.py
