@@ -59,3 +59,5 @@ echo
 echo "Reports: $out/report.md and $out/report.json"
 echo "Call stacks: $out/flamegraph.svg (open it in a browser), $out/speedscope.json (speedscope.app),"
 echo "             $out/stacks.folded, stacks.bytes.folded, stacks.host_ns.folded (flamegraph.pl / inferno)"
+echo "             $out/profile.pb.gz (go tool pprof -http=:8080 $out/profile.pb.gz; Parca, Pyroscope)"
+echo "Timeline:    $out/trace.json (ui.perfetto.dev, or Chrome DevTools' Performance panel)"
