@@ -239,7 +239,7 @@ tests:
               severity: "page"
 {exp}
             exp_annotations:
-              summary: "NCCL communicator {expected['comm_id']}: rank 2 (pid {expected['pid']}, {expected['instance']}) is 1 collective(s) behind while other ranks wait on it"
+              summary: "NCCL communicator {expected['comm_id']}: rank 2 ({expected['comm']}, pid {expected['pid']}, {expected['instance']}) is 1 collective(s) behind while other ranks wait on it"
 """)
         p = subprocess.run([PROMTOOL, "test", "rules", str(test)], capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, f"promtool test rules:\n{p.stdout}\n{p.stderr}\n{test.read_text()}"
