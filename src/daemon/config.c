@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,26 +304,44 @@ static int parse_log_level(const char *v, struct gp_daemon_config *c, char *why)
 
 /* ---- the keys ----------------------------------------------------------- */
 
-/* struct gp_daemon_config's field of each key (CFG_NONE: its parser of its own sets its fields) */
-#define CFG(f) GP_FIELD_OF(struct gp_daemon_config, f)
+/*
+ * struct gp_daemon_config's field of each key: a session's option is kept in c->options, in the
+ * row's own field (IN_OPTIONS); a key of the daemon's own has a field of its own (CFG); CFG_NONE:
+ * its parser of its own sets its fields.
+ */
+#define IN_OPTIONS                                     \
+	{                                              \
+		.ctype = GP_CT_OTHER, .size = SIZE_MAX \
+	}
+#define CFG(f)	 GP_FIELD_OF(struct gp_daemon_config, f)
+#define FIELD(f) GP_FIELD_OF(struct gp_daemon_config, options.f)
 #define CFG_NONE  \
 	{         \
 		0 \
 	}
-#define KEY(sec, place, change, cfg, why) cfg
-#define NO_KEY    \
-	{         \
-		0 \
-	}
-#define GP_OPTION(name, kind, scope, field, flag, key, ...) [GP_OPT_##name] = key,
-static const struct gp_field cfg_fields[GP_OPT_COUNT] = {
+#define NO_FIELD					    CFG_NONE
+#define KEY(sec, place, change, cfg, why)		    cfg
+#define NO_KEY						    CFG_NONE
+#define GP_OPTION(name, kind, scope, field, flag, key, ...) [GP_OPT_##name] = { key, field },
+static const struct {
+	struct gp_field key, in_options;
+} key_fields[GP_OPT_COUNT] = {
 #include "options/option_table.h"
 };
 #undef GP_OPTION
+#undef IN_OPTIONS
 #undef CFG
+#undef FIELD
 #undef CFG_NONE
+#undef NO_FIELD
 #undef KEY
 #undef NO_KEY
+
+/* Where row i's value is kept in struct gp_daemon_config (size 0: nowhere, its parser's own). */
+static const struct gp_field *cfg_field(size_t i)
+{
+	return key_fields[i].key.size == SIZE_MAX ? &key_fields[i].in_options : &key_fields[i].key;
+}
 
 static const parse_fn custom_parsers[GP_OPT_COUNT] = {
 	[GP_OPT_listen] = parse_listen,
@@ -342,7 +361,7 @@ static size_t id_of(const struct gp_option *opt)
 static int parse_key(const struct gp_option *opt, const char *v, struct gp_daemon_config *c,
 		     char *why)
 {
-	const struct gp_field *f = &cfg_fields[id_of(opt)];
+	const struct gp_field *f = cfg_field(id_of(opt));
 	char *field = (char *)c + f->off;
 
 	switch (opt->kind) {
@@ -388,7 +407,7 @@ int gp_daemon_config_check_table(void)
 
 	for (size_t i = 0; i < GP_OPT_COUNT; i++) {
 		const struct gp_option *opt = &gp_option_table[i];
-		const struct gp_field *f = &cfg_fields[i];
+		const struct gp_field *f = cfg_field(i);
 		enum gp_ctype want = gp_option_ctype(opt->kind);
 		const char *why = NULL;
 
@@ -402,8 +421,9 @@ int gp_daemon_config_check_table(void)
 			why = "its field's type is not its kind's";
 		else if (opt->change == GP_RESTART && !f->size)
 			why = "a restart key without a field to compare";
-		else if (opt->field.size && opt->kind != GP_KIND_PATH && opt->field.size != f->size)
-			why = "its fields differ in size";
+		else if (opt->field.size && opt->kind != GP_KIND_PATH &&
+			 f != &key_fields[i].in_options)
+			why = "a session's option with a field of its own here: IN_OPTIONS keeps it";
 		if (why) {
 			gp_err("option_table.h: %s: %s", opt->name, why);
 			problems++;
@@ -636,7 +656,7 @@ int gp_daemon_config_load(const char *path, bool missing_ok, struct gp_daemon_co
 /* A restart key's value in c. */
 static const char *restart_field(const struct gp_daemon_config *c, const struct gp_option *opt)
 {
-	return (const char *)c + cfg_fields[id_of(opt)].off;
+	return (const char *)c + cfg_field(id_of(opt))->off;
 }
 
 int gp_daemon_config_restart_keys(const struct gp_daemon_config *old,
@@ -649,7 +669,7 @@ int gp_daemon_config_restart_keys(const struct gp_daemon_config *old,
 	if (len)
 		buf[0] = '\0';
 	for (size_t i = 0; i < nkeys; i++) {
-		const struct gp_field *f = &cfg_fields[id_of(keys[i])];
+		const struct gp_field *f = cfg_field(id_of(keys[i]));
 		const char *a = restart_field(old, keys[i]), *b = restart_field(new_, keys[i]);
 		bool same = f->ctype == GP_CT_CHARS ? !strcmp(a, b) : !memcmp(a, b, f->size);
 
@@ -671,15 +691,15 @@ void gp_daemon_config_keep_running(struct gp_daemon_config *next,
 	for (size_t i = 0; i < GP_OPT_COUNT; i++)
 		if (gp_option_table[i].change == GP_RESTART &&
 		    gp_option_table[i].section != GP_SECTION_NONE)
-			memcpy((char *)next + cfg_fields[i].off,
-			       restart_field(running, &gp_option_table[i]), cfg_fields[i].size);
+			memcpy((char *)next + cfg_field(i)->off,
+			       restart_field(running, &gp_option_table[i]), cfg_field(i)->size);
 }
 
 void gp_daemon_config_to_options(const struct gp_daemon_config *c, struct gp_options *o)
 {
 	for (size_t i = 0; i < GP_OPT_COUNT; i++) {
 		const struct gp_option *opt = &gp_option_table[i];
-		const char *from = (const char *)c + cfg_fields[i].off;
+		const char *from = (const char *)c + cfg_field(i)->off;
 		void *to = gp_option_field(opt, o);
 
 		if (opt->section == GP_SECTION_NONE || !to)

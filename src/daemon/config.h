@@ -11,9 +11,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define GP_DAEMON_DEFAULT_CONFIG "/etc/gpuprobed/gpuprobed.conf"
+#include "options/options.h"
 
-struct gp_options;
+#define GP_DAEMON_DEFAULT_CONFIG "/etc/gpuprobed/gpuprobed.conf"
 
 /* Where a process's job_id label comes from. */
 enum gp_job_source {
@@ -46,22 +46,15 @@ struct gp_daemon_config {
 	unsigned long long
 		report_max_bytes; /* the reports directory's bound: oldest removed first */
 
-	/* [trace]: the session's options as struct gp_options holds them (nvml_lib: a buffer), and */
-	/* max_processes, overhead_budget: the daemon's own */
-	bool stacks;	/* call stacks (per-call records) */
-	bool timeline;	/* trace.json in each periodic report's directory */
-	bool aggregate; /* hot calls counted in kernel maps, not one record each */
+	/* [trace]: the session's options the file sets, in their own fields (IN_OPTIONS rows:
+	 * stacks, timeline, aggregate, max_stacks, ringbuf_mb, poll_ms, hold_max_ms, stall_timeout_s,
+	 * no_uprobe_multi, nvml_interval_ms); its pointers are unset (nvml_lib: the buffer below) */
+	struct gp_options options;
+	char nvml_lib[256]; /* "": libnvidia-ml.so.1 through the loader's search */
+	/* the daemon's own */
 	unsigned
 		max_processes; /* processes kept (live + exited in grace); over: oldest exited, then idlest evicted */
-	unsigned max_stacks;	/* distinct call stacks kept */
-	unsigned ringbuf_mb;	/* power of two */
-	unsigned poll_ms;	/* 1..1000 */
-	unsigned hold_max_ms;	/* 1..60000: a held process is continued after this long at most */
-	double stall_timeout_s; /* 0..86400: an NCCL stall is said after this long; 0: off */
-	bool no_uprobe_multi;	/* uprobe_multi = off */
 	double overhead_budget; /* fraction of the traced processes' CPU time (0.01 = "1%"); 0: off */
-	unsigned nvml_interval_ms; /* 10..60000; 0: NVML off */
-	char nvml_lib[256];	   /* "": libnvidia-ml.so.1 through the loader's search */
 
 	/* [log] */
 	int log_level; /* syslog level: LOG_ERR .. LOG_DEBUG */

@@ -369,7 +369,8 @@ static int config_usable(const struct daemon *d, const struct gp_daemon_config *
 {
 	const struct gp_daemon_config *r = running ? running : c;
 
-	if (c->overhead_budget > 0 && (!r->aggregate || r->stacks || r->timeline)) {
+	if (c->overhead_budget > 0 &&
+	    (!r->options.aggregate || r->options.stacks || r->options.timeline)) {
 		gp_err("%s: [trace] overhead_budget needs aggregate = on, stacks = off and timeline = off%s: "
 		       "the budget scales the kernel's counts of the hot calls, and these make every call a record",
 		       d->config_path, running ? " (running values: they need a restart)" : "");

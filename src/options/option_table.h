@@ -13,11 +13,13 @@
  *   field     FIELD(f): struct gp_options's field; NO_FIELD
  *   flag      ARG(long, short, META, why): takes a value; a bad one is "--long: 'VALUE' why"
  *             (a string's: "--long: why"); SWITCH(long, short, value): stores value; NO_FLAG
- *   key       KEY(SECTION, place, RESTART or RELOAD, CFG(f) or CFG_NONE, why): its place among
+ *   key       KEY(SECTION, place, RESTART or RELOAD, where, why): its place among
  *             its section's keys (the file's order); RESTART: what the BPF programs are loaded
- *             with, and the state directory, keep their running value on reload; the field of
- *             struct gp_daemon_config; and "[section] key: 'VALUE' why" (NULL: its parser's own);
- *             NO_KEY
+ *             with, and the state directory, keep their running value on reload; where the file's
+ *             value is kept in struct gp_daemon_config: IN_OPTIONS (the row's own FIELD, in its
+ *             options: a session's option needs nothing more), CFG(f) (a field of its own: the
+ *             daemon's keys, and a PATH's buffer) or CFG_NONE (its parser sets its fields); and
+ *             "[section] key: 'VALUE' why" (NULL: its parser's own); NO_KEY
  *   range     RANGE(lo, hi) of a number; NO_RANGE
  *   defaults  DEFAULTS(command line, daemon), written as the file writes values; NULL: zero,
  *             false or none. The daemon's is the file's default, or, without a key, what the
@@ -56,18 +58,16 @@ GP_OPTION(output, STRING, SESSION, FIELD(out_dir),
 	  "write reports into DIR (default ./profile_output)")
 GP_OPTION(ringbuf_mb, UINT_POW2, SESSION, FIELD(ringbuf_mb), /* the kernel wants 2^n pages */
 	  ARG("ringbuf-mb", 0, "N", "is not a power of two between 1 and 4096"),
-	  KEY(TRACE, 6, RESTART, CFG(ringbuf_mb), "is not a power of two between 1 and 4096"),
+	  KEY(TRACE, 6, RESTART, IN_OPTIONS, "is not a power of two between 1 and 4096"),
 	  RANGE(1, 4096), DEFAULTS("16", "16"),
 	  "ring buffer size in MiB, a power of two (default 16)")
 GP_OPTION(poll_ms, UINT, SESSION, FIELD(poll_ms),
 	  ARG("poll-ms", 0, "N", "is not between 1 and 1000"),
-	  KEY(TRACE, 7, RESTART, CFG(poll_ms),
-	      "is not a number of milliseconds between 1 and 1000"),
+	  KEY(TRACE, 7, RESTART, IN_OPTIONS, "is not a number of milliseconds between 1 and 1000"),
 	  RANGE(1, 1000), DEFAULTS("10", "10"), "drain the ring buffer every N ms (default 10)")
 GP_OPTION(hold_max_ms, UINT, SESSION, FIELD(hold_max_ms), /* = holds.h's default */
 	  ARG("hold-max-ms", 0, "N", "is not a number of milliseconds between 1 and 60000"),
-	  KEY(TRACE, 8, RESTART, CFG(hold_max_ms),
-	      "is not a number of milliseconds between 1 and 60000"),
+	  KEY(TRACE, 8, RESTART, IN_OPTIONS, "is not a number of milliseconds between 1 and 60000"),
 	  RANGE(1, 60000), DEFAULTS("2000", "2000"),
 	  "continue a process stopped until its new file is\n"
 	  "probed after N ms at most, 1 to 60000 (default 2000);\n"
@@ -79,13 +79,13 @@ GP_OPTION(release_holds, COMMAND, ANY, NO_FIELD, SWITCH("release-holds", 0, 0), 
 	  "registries pinned in /sys/fs/bpf/gpuprobed); one line\n"
 	  "per process on stderr")
 GP_OPTION(stacks, BOOL, SESSION, FIELD(stacks), SWITCH("no-stacks", 0, false),
-	  KEY(TRACE, 1, RESTART, CFG(stacks), GP_WHY_BOOL), NO_RANGE, DEFAULTS("on", "off"),
+	  KEY(TRACE, 1, RESTART, IN_OPTIONS, GP_WHY_BOOL), NO_RANGE, DEFAULTS("on", "off"),
 	  "do not capture call stacks (the cheapest mode: counts,\n"
 	  "times and sizes only; no stacks.folded, flamegraph.svg,\n"
 	  "speedscope.json)")
 GP_OPTION(max_stacks, UINT, SESSION, FIELD(max_stacks),
 	  ARG("max-stacks", 0, "N", "is not between 1 and 100000000"),
-	  KEY(TRACE, 5, RESTART, CFG(max_stacks), "is not a number between 1 and 100000000"),
+	  KEY(TRACE, 5, RESTART, IN_OPTIONS, "is not a number between 1 and 100000000"),
 	  RANGE(1, 100000000), DEFAULTS("1000000", "100000"),
 	  "keep at most N distinct call stacks (default 1000000);\n"
 	  "calls beyond are counted (drops.stacks_over_limit)")
@@ -112,11 +112,11 @@ GP_OPTION(sqlite, STRING, SESSION, FIELD(sqlite_path), ARG("sqlite", 0, "FILE", 
 	  "at the end, export the capture into the SQLite database\n"
 	  "FILE (replaced if it exists; docs/sql.md)")
 GP_OPTION(timeline, BOOL, SESSION, FIELD(timeline), SWITCH("no-timeline", 0, false),
-	  KEY(TRACE, 2, RESTART, CFG(timeline), GP_WHY_BOOL), NO_RANGE, DEFAULTS("on", "off"),
+	  KEY(TRACE, 2, RESTART, IN_OPTIONS, GP_WHY_BOOL), NO_RANGE, DEFAULTS("on", "off"),
 	  "do not write trace.json (the timeline for Perfetto UI:\n"
 	  "every call, stream work, flows, counters)")
 GP_OPTION(aggregate, BOOL, SESSION, FIELD(aggregate), SWITCH("aggregate", 0, true),
-	  KEY(TRACE, 3, RESTART, CFG(aggregate), GP_WHY_BOOL), NO_RANGE, DEFAULTS("off", "on"),
+	  KEY(TRACE, 3, RESTART, IN_OPTIONS, GP_WHY_BOOL), NO_RANGE, DEFAULTS("off", "on"),
 	  "count hot calls in the kernel (no stacks nor timeline)")
 GP_OPTION(timeline_max_events, U64, SESSION, FIELD(timeline_max_events), /* = trace_json.h's */
 	  ARG("timeline-max-events", 0, "N", "is not between 1 and 1000000000000"), NO_KEY,
@@ -138,7 +138,7 @@ GP_OPTION(timeline_sched, BOOL, SESSION, FIELD(timeline_sched), SWITCH("timeline
 	  "record per context switch: large)")
 GP_OPTION(nvml_interval, UINT_OFF, SESSION, FIELD(nvml_interval_ms), /* = nvml_sampler.h's */
 	  ARG("nvml-interval", 0, "MS", "is not a number of milliseconds between 10 and 60000"),
-	  KEY(TRACE, 9, RESTART, CFG(nvml_interval_ms),
+	  KEY(TRACE, 9, RESTART, IN_OPTIONS,
 	      "is not off or a number of milliseconds between 10 and 60000"),
 	  RANGE(10, 60000), DEFAULTS("100", "100"),
 	  "sample the GPUs through NVML every MS ms, 10 to 60000\n"
@@ -155,7 +155,7 @@ GP_OPTION(no_nvml, UINT, SESSION, FIELD(nvml_interval_ms), SWITCH("no-nvml", 0, 
 	  "do not load NVML")
 GP_OPTION(stall_timeout, SECONDS, SESSION, FIELD(stall_timeout_s),
 	  ARG("stall-timeout", 0, "SEC", "is not a number of seconds between 0 (off) and 86400"),
-	  KEY(TRACE, 11, RESTART, CFG(stall_timeout_s),
+	  KEY(TRACE, 11, RESTART, IN_OPTIONS,
 	      "is not a number of seconds between 0 (off) and 86400"),
 	  RANGE(0, 86400), DEFAULTS("60", "60"),
 	  "when ranks of an NCCL communicator have waited on a\n"
@@ -164,9 +164,8 @@ GP_OPTION(stall_timeout, SECONDS, SESSION, FIELD(stall_timeout_s),
 	  "it, say which rank and what it is doing (one line on\n"
 	  "stderr; report.json \"stalls\")")
 GP_OPTION(uprobe_multi, BOOL_NOT, SESSION, FIELD(no_uprobe_multi),
-	  SWITCH("no-uprobe-multi", 0, false),
-	  KEY(TRACE, 12, RESTART, CFG(no_uprobe_multi), GP_WHY_BOOL), NO_RANGE,
-	  DEFAULTS("on", "on"),
+	  SWITCH("no-uprobe-multi", 0, false), KEY(TRACE, 12, RESTART, IN_OPTIONS, GP_WHY_BOOL),
+	  NO_RANGE, DEFAULTS("on", "on"),
 	  "one perf-event link per probed function, as on kernels\n"
 	  "before 6.6 (slower to attach and to detach)")
 GP_OPTION(verbose, COUNT, ANY, FIELD(verbosity), SWITCH("verbose", 'v', 1), NO_KEY, NO_RANGE,

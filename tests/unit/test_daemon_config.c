@@ -94,16 +94,16 @@ static void assert_config_equal(const struct gp_daemon_config *a, const struct g
 	assert_string_equal(a->state_dir, b->state_dir);
 	assert_int_equal(a->report_interval_s, b->report_interval_s);
 	assert_int_equal(a->report_max_bytes, b->report_max_bytes);
-	assert_int_equal(a->stacks, b->stacks);
-	assert_int_equal(a->timeline, b->timeline);
-	assert_int_equal(a->aggregate, b->aggregate);
+	assert_int_equal(a->options.stacks, b->options.stacks);
+	assert_int_equal(a->options.timeline, b->options.timeline);
+	assert_int_equal(a->options.aggregate, b->options.aggregate);
 	assert_int_equal(a->max_processes, b->max_processes);
-	assert_int_equal(a->max_stacks, b->max_stacks);
-	assert_int_equal(a->ringbuf_mb, b->ringbuf_mb);
-	assert_int_equal(a->poll_ms, b->poll_ms);
-	assert_int_equal(a->hold_max_ms, b->hold_max_ms);
-	assert_true(a->stall_timeout_s == b->stall_timeout_s);
-	assert_int_equal(a->no_uprobe_multi, b->no_uprobe_multi);
+	assert_int_equal(a->options.max_stacks, b->options.max_stacks);
+	assert_int_equal(a->options.ringbuf_mb, b->options.ringbuf_mb);
+	assert_int_equal(a->options.poll_ms, b->options.poll_ms);
+	assert_int_equal(a->options.hold_max_ms, b->options.hold_max_ms);
+	assert_true(a->options.stall_timeout_s == b->options.stall_timeout_s);
+	assert_int_equal(a->options.no_uprobe_multi, b->options.no_uprobe_multi);
 	assert_true(a->overhead_budget == b->overhead_budget);
 	assert_int_equal(a->log_level, b->log_level);
 }
@@ -121,15 +121,15 @@ static void defaults(void **state)
 	assert_string_equal(c.state_dir, "/var/lib/gpuprobed");
 	assert_int_equal(c.report_interval_s, 3600);
 	assert_int_equal(c.report_max_bytes, 256ULL << 20);
-	assert_false(c.stacks);
-	assert_false(c.timeline);
-	assert_true(c.aggregate);
+	assert_false(c.options.stacks);
+	assert_false(c.options.timeline);
+	assert_true(c.options.aggregate);
 	assert_int_equal(c.max_processes, 4096);
-	assert_int_equal(c.max_stacks, 100000);
-	assert_int_equal(c.ringbuf_mb, 16);
-	assert_int_equal(c.poll_ms, 10);
-	assert_int_equal(c.hold_max_ms, 2000);
-	assert_false(c.no_uprobe_multi);
+	assert_int_equal(c.options.max_stacks, 100000);
+	assert_int_equal(c.options.ringbuf_mb, 16);
+	assert_int_equal(c.options.poll_ms, 10);
+	assert_int_equal(c.options.hold_max_ms, 2000);
+	assert_false(c.options.no_uprobe_multi);
 	assert_true(c.overhead_budget == 0);
 	assert_int_equal(c.log_level, LOG_NOTICE);
 }
@@ -242,19 +242,19 @@ static void size_g(struct gp_daemon_config *c)
 }
 static void stacks_on(struct gp_daemon_config *c)
 {
-	c->stacks = true;
+	c->options.stacks = true;
 }
 static void timeline_on(struct gp_daemon_config *c)
 {
-	c->timeline = true;
+	c->options.timeline = true;
 }
 static void aggregate_off(struct gp_daemon_config *c)
 {
-	c->aggregate = false;
+	c->options.aggregate = false;
 }
 static void multi_off(struct gp_daemon_config *c)
 {
-	c->no_uprobe_multi = true;
+	c->options.no_uprobe_multi = true;
 }
 static void procs_1(struct gp_daemon_config *c)
 {
@@ -266,43 +266,43 @@ static void procs_max(struct gp_daemon_config *c)
 }
 static void stacks_1(struct gp_daemon_config *c)
 {
-	c->max_stacks = 1;
+	c->options.max_stacks = 1;
 }
 static void stacks_max(struct gp_daemon_config *c)
 {
-	c->max_stacks = 100000000;
+	c->options.max_stacks = 100000000;
 }
 static void rb_1(struct gp_daemon_config *c)
 {
-	c->ringbuf_mb = 1;
+	c->options.ringbuf_mb = 1;
 }
 static void rb_4096(struct gp_daemon_config *c)
 {
-	c->ringbuf_mb = 4096;
+	c->options.ringbuf_mb = 4096;
 }
 static void poll_1(struct gp_daemon_config *c)
 {
-	c->poll_ms = 1;
+	c->options.poll_ms = 1;
 }
 static void poll_1000(struct gp_daemon_config *c)
 {
-	c->poll_ms = 1000;
+	c->options.poll_ms = 1000;
 }
 static void hold_1(struct gp_daemon_config *c)
 {
-	c->hold_max_ms = 1;
+	c->options.hold_max_ms = 1;
 }
 static void hold_60000(struct gp_daemon_config *c)
 {
-	c->hold_max_ms = 60000;
+	c->options.hold_max_ms = 60000;
 }
 static void stall_off(struct gp_daemon_config *c)
 {
-	c->stall_timeout_s = 0;
+	c->options.stall_timeout_s = 0;
 }
 static void stall_2_5(struct gp_daemon_config *c)
 {
-	c->stall_timeout_s = 2.5;
+	c->options.stall_timeout_s = 2.5;
 }
 static void budget_off(struct gp_daemon_config *c)
 {
@@ -667,7 +667,7 @@ static void comments_blank_lines_and_bom(void **state)
 			&c),
 		0);
 	assert_string_equal(err, "");
-	assert_true(c.stacks);
+	assert_true(c.options.stacks);
 	assert_string_equal(c.listen_addr, "::");
 	assert_int_equal(c.listen_port, 80);
 }
@@ -734,17 +734,17 @@ static void restart_keys(void **state)
 	assert_int_equal(gp_daemon_config_restart_keys(&a, &b, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "");
 
-	b.ringbuf_mb = 64;
+	b.options.ringbuf_mb = 64;
 	strcpy(b.state_dir, "/srv/x");
-	b.stacks = true;
+	b.options.stacks = true;
 	assert_int_equal(gp_daemon_config_restart_keys(&a, &b, buf, sizeof(buf)), 3);
 	assert_string_equal(buf, "reports.state_dir, trace.stacks, trace.ringbuf_mb");
 
-	b.timeline = true;
-	b.aggregate = false;
-	b.max_stacks = 5;
-	b.poll_ms = 5;
-	b.no_uprobe_multi = true;
+	b.options.timeline = true;
+	b.options.aggregate = false;
+	b.options.max_stacks = 5;
+	b.options.poll_ms = 5;
+	b.options.no_uprobe_multi = true;
 	assert_int_equal(gp_daemon_config_restart_keys(&a, &b, buf, sizeof(buf)), 8);
 	assert_string_equal(
 		buf,

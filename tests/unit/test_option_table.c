@@ -375,8 +375,8 @@ static void daemon_session_options(void **state)
 	assert_null(o.record_path);
 
 	strcpy(c.nvml_lib, "/lib/nvml.so");
-	c.no_uprobe_multi = true;
-	c.nvml_interval_ms = 0;
+	c.options.no_uprobe_multi = true;
+	c.options.nvml_interval_ms = 0;
 	gp_daemon_config_to_options(&c, &o);
 	assert_ptr_equal(o.nvml_lib, c.nvml_lib);
 	assert_true(o.no_uprobe_multi);
@@ -392,13 +392,14 @@ static void reload_keeps_restart_keys(void **state)
 	gp_daemon_config_defaults(&running);
 	gp_daemon_config_defaults(&next);
 	strcpy(next.state_dir, "/srv");
-	next.stacks = next.timeline = true;
-	next.aggregate = false;
-	next.max_stacks = next.ringbuf_mb = next.poll_ms = next.hold_max_ms = 2;
-	next.nvml_interval_ms = 20;
+	next.options.stacks = next.options.timeline = true;
+	next.options.aggregate = false;
+	next.options.max_stacks = next.options.ringbuf_mb = next.options.poll_ms =
+		next.options.hold_max_ms = 2;
+	next.options.nvml_interval_ms = 20;
 	strcpy(next.nvml_lib, "/x");
-	next.stall_timeout_s = 1;
-	next.no_uprobe_multi = true;
+	next.options.stall_timeout_s = 1;
+	next.options.no_uprobe_multi = true;
 	next.max_processes = 7;
 	next.report_interval_s = 8;
 	assert_int_equal(gp_daemon_config_restart_keys(&running, &next, buf, sizeof(buf)), 12);
