@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "analysis/advice.h"
 #include "daemon/metrics.h"
 #include "daemon/metrics_internal.h"
 #include "model/view.h"
@@ -181,6 +182,7 @@ int gp_metrics_render(const struct gp_model *m, const struct gp_metrics_opts *o,
 {
 	static const struct gp_metrics_opts no_opts = { .job_source = GP_JOB_NONE };
 	struct render r = { .out = out, .m = m, .o = o ? o : &no_opts };
+	struct gp_findings findings = { 0 };
 	int err = 0;
 
 	r.proc_root = r.o->proc_root ? r.o->proc_root : "/proc";
@@ -192,6 +194,8 @@ int gp_metrics_render(const struct gp_model *m, const struct gp_metrics_opts *o,
 	}
 	for (size_t i = 0; i < m->nprocs && !err; i++)
 		err = gp_metrics_collect(&r, i);
+	if (!err && !gp_advise(m, &findings)) /* as a report finds them; out of memory: none */
+		r.findings = &findings;
 	if (err)
 		goto out;
 	if (r.o->pool)
@@ -211,5 +215,6 @@ out:
 		free(r.labels[i]);
 	free(r.labels);
 	free(r.pc);
+	gp_findings_release(&findings);
 	return err;
 }

@@ -23,6 +23,8 @@ struct proc_counts {
 	__u64 vol, invol;
 };
 
+struct gp_findings;
+
 /* One rendering of the page (gp_metrics_render). */
 struct render {
 	FILE *out;
@@ -31,6 +33,8 @@ struct render {
 	const char *proc_root;
 	char **labels;		/* [proc index]: its escaped label text; NULL: not rendered */
 	struct proc_counts *pc; /* [proc index] */
+	/* the model's recommendations (analysis/advice.h), found once a scrape; NULL: none */
+	const struct gp_findings *findings;
 };
 
 /* ---- the text format's writers ------------------------------------------ */

@@ -9,9 +9,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/finding.h"
 #include "daemon/metrics_internal.h"
 #include "text/labels.h"
 
@@ -327,6 +329,41 @@ static void cpu_families(struct render *r)
 	}
 }
 
+/*
+ * Each process's ranked recommendations (report.json recommendations[]): what a fix would save, by
+ * rule. Two findings of one rule for one process (the NCCL straggler of two jobs) are one series:
+ * their sum.
+ */
+static void recommendation_family(struct render *r)
+{
+	const char *name = "gpuprobed_recommendation_saving_seconds";
+	const struct gp_findings *fs = r->findings;
+
+	family(r, name, "gauge",
+	       "Host time a fix would save, by the rule that found it (docs/recommendations.md): the "
+	       "process's ranked recommendations, as its report has them.");
+	FOR_PROCS(r, i, p, L)
+	for (size_t k = 0; fs && k < fs->n; k++) {
+		const struct gp_finding *f = fs->v[k];
+		__u64 ns = 0;
+		size_t j = 0;
+
+		if (f->pid != p->pid)
+			continue;
+		for (; j < fs->n; j++) /* an earlier one of the rule: said there */
+			if (fs->v[j]->pid == p->pid && !strcmp(fs->v[j]->id, f->id)) {
+				if (j < k)
+					break;
+				ns += fs->v[j]->impact_ns;
+			}
+		if (j < fs->n)
+			continue;
+		open_sample(r, name, L);
+		label(r, true, "rule", f->id);
+		close_ns(r, ns);
+	}
+}
+
 void gp_metrics_process_families(struct render *r)
 {
 	__u64 live = 0;
@@ -363,6 +400,7 @@ void gp_metrics_process_families(struct render *r)
 		"Host-observed time inside those calls (enqueueing, not the collective's GPU time).");
 	nccl_rank_families(r);
 	cpu_families(r);
+	recommendation_family(r);
 	family(r, "gpuprobed_process_exited", "gauge",
 	       "1 when the traced process has exited (its series stay for the grace period), else 0.");
 	FOR_PROCS(r, i, p, L)

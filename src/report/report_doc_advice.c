@@ -3,58 +3,12 @@
  * report_doc_advice.c — report.json "recommendations" and "verdicts": the
  * findings of analysis/ (plain C data, finding.h) as the document holds
  * them, each with its evidence, call paths, what host time it is about and
- * the ranks it meets. docs/report-format.md defines each field.
+ * the ranks it meets (evidence and about: analysis/finding_json.c, the SQL
+ * export's too). docs/report-format.md defines each field.
  */
 #include "analysis/advice.h"
+#include "analysis/finding_json.h"
 #include "report/report_builders.h"
-
-static json_t *rows_json(struct gp_doc *d, const struct gp_ev_rows *r);
-
-/* A finding's evidence (or one of its rows) as an object, its values in the rule's order. */
-static json_t *fields_json(struct gp_doc *d, const struct gp_fields *f)
-{
-	json_t *o = gp_doc_obj_new(d);
-
-	for (unsigned i = 0; i < f->n; i++) {
-		const struct gp_ev_field *e = &f->v[i];
-		json_t *v = NULL;
-
-		switch (e->kind) {
-		case GP_EV_U64:
-			v = gp_j_u64(e->u);
-			break;
-		case GP_EV_S64:
-			v = gp_j_s64(e->s);
-			break;
-		case GP_EV_REAL2:
-			v = gp_j_real2(e->r);
-			break;
-		case GP_EV_STR:
-			v = gp_j_str(e->str);
-			break;
-		case GP_EV_BOOL:
-			v = json_boolean(e->b);
-			break;
-		case GP_EV_NULL:
-			v = json_null();
-			break;
-		case GP_EV_ROWS:
-			v = rows_json(d, e->rows);
-			break;
-		}
-		gp_doc_put(d, o, e->key, v);
-	}
-	return o;
-}
-
-static json_t *rows_json(struct gp_doc *d, const struct gp_ev_rows *r)
-{
-	json_t *arr = gp_doc_arr_new(d);
-
-	for (size_t i = 0; i < r->n; i++)
-		gp_doc_push(d, arr, fields_json(d, &r->v[i]));
-	return arr;
-}
 
 static json_t *sites_json(struct gp_doc *d, const struct gp_finding *f)
 {
@@ -68,16 +22,6 @@ static json_t *sites_json(struct gp_doc *d, const struct gp_finding *f)
 		gp_doc_put(d, o, "host_ns", gp_j_u64(f->sites[i].host_ns));
 		gp_doc_push(d, arr, o);
 	}
-	return arr;
-}
-
-static json_t *about_json(struct gp_doc *d, unsigned about)
-{
-	json_t *arr = gp_doc_arr_new(d);
-
-	for (unsigned i = 0; i < GP_ABOUT_MAX; i++)
-		if (about & (1u << i))
-			gp_doc_push(d, arr, gp_j_str(gp_about_names[i]));
 	return arr;
 }
 
@@ -95,10 +39,10 @@ static json_t *finding_json(struct gp_doc *d, const struct gp_finding *f, const 
 		   f->wall_ns ? json_real((double)f->impact_ns / (double)f->wall_ns) : json_null());
 	gp_doc_put(d, o, "estimate", gp_j_str(f->estimate));
 	gp_doc_put(d, o, "method", gp_j_str(f->method));
-	gp_doc_put(d, o, "evidence", fields_json(d, &f->evidence));
+	gp_doc_put(d, o, "evidence", gp_fields_json(&f->evidence));
 	gp_doc_put(d, o, "call_sites", sites_json(d, f));
 	gp_doc_put(d, o, "action", gp_j_str(f->action));
-	gp_doc_put(d, o, "about", about_json(d, f->about));
+	gp_doc_put(d, o, "about", gp_about_json(f->about));
 	for (size_t i = 0; i < f->nranks; i++)
 		gp_doc_push(d, ranks, gp_j_u64(f->ranks[i]));
 	gp_doc_put(d, o, ranks_key, ranks);

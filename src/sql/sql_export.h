@@ -11,8 +11,9 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-/* meta's schema_version: 2 added processes' ns_pid, container and pod columns */
-#define GP_SQL_SCHEMA_VERSION 3
+/* meta's schema_version: 2 added processes' ns_pid, container and pod columns; 3 the nsys-style
+ * views; 4 recommendations and recommendation_sites */
+#define GP_SQL_SCHEMA_VERSION 4
 
 struct gp_sql_export_stats {
 	__u64 ops;	      /* operations read from the capture */

@@ -97,6 +97,9 @@ int gp_sql_nsys_views(sqlite3 *db);
 /* sql_model_rows.c: the tables written from the model at the capture's end */
 int gp_sql_model_rows(struct gp_sql_exp *x);
 
+/* sql_findings.c: the recommendations (analysis/'s findings), at the capture's end too */
+int gp_sql_findings_rows(struct gp_sql_exp *x);
+
 /* sqlite_export.c */
 __s64 gp_sql_intern(struct gp_sql_exp *x,
 		    const char *s); /* 0 for NULL (a NULL column), -1 on failure */

@@ -61,7 +61,12 @@ static const char tables[] =
 	"  symbol INTEGER, file INTEGER, build_id INTEGER, sym_offset INTEGER, file_offset INTEGER,\n"
 	"  line INTEGER);\n"
 	"CREATE TABLE stack_frames (stack_id INTEGER, depth INTEGER, frame_id INTEGER,\n"
-	"  PRIMARY KEY (stack_id, depth)) WITHOUT ROWID;\n";
+	"  PRIMARY KEY (stack_id, depth)) WITHOUT ROWID;\n"
+	"CREATE TABLE recommendations (id INTEGER PRIMARY KEY, rank INTEGER, verdict INTEGER, rule TEXT,\n"
+	"  pid INTEGER, comm TEXT, title TEXT, impact_ns INTEGER, impact_share REAL, estimate TEXT,\n"
+	"  method TEXT, action TEXT, about TEXT, evidence TEXT, overlaps TEXT, explained_by TEXT);\n"
+	"CREATE TABLE recommendation_sites (recommendation_id INTEGER, position INTEGER, path TEXT,\n"
+	"  calls INTEGER, host_ns INTEGER, PRIMARY KEY (recommendation_id, position)) WITHOUT ROWID;\n";
 
 /*
  * The indices of calls (--indices, and the cache of `gpuprobed query`; each

@@ -661,7 +661,8 @@ int gp_sql_export(const char *cap_path, const char *out_path, const struct gp_sq
 		return -EEXIST;
 	}
 	err = gp_capture_open_model(cap_path, &opts, &cm, errmsg, sizeof(errmsg));
-	if (err || (err = gp_sql_model_rows(x)) || (err = write_meta(x, cm.reader, cap_path, st)))
+	if (err || (err = gp_sql_model_rows(x)) || (err = gp_sql_findings_rows(x)) ||
+	    (err = write_meta(x, cm.reader, cap_path, st)))
 		goto out;
 	t_model = lap(&run.t0);
 	if ((err = gp_sql_schema_finish(x->db, o->indices)) || (err = gp_sql_exec(x->db, "COMMIT")))

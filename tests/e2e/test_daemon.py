@@ -8,6 +8,7 @@ period; the process bound evicts and counts; periodic reports are bounded by siz
 The daemon traces every CUDA process on the machine, a developer's or another test's too: the
 checks look at this test's own processes (by pid), and at session-wide counters only for what
 changed while its own workload ran."""
+import collections
 import json
 import os
 import re
@@ -234,6 +235,14 @@ def test_metrics_equal_the_workloads_own_accounting(daemon_factory):
     proc = gp.process(report, int(pid))
     gp.check_api(proc, ref)
     assert report["session"]["mode"] == "daemon"
+    # its recommendations: the report's, the same findings of the same model (the process had exited)
+    want = collections.Counter()
+    for f in report["recommendations"]:
+        if f["pid"] == int(pid):
+            want[f["id"]] += f["impact_ns"]
+    assert want, "basic_ops should make some rule fire (what makes this check able to fail)"
+    got = {lab["rule"]: round(v * 1e9) for lab, v in series(s, "gpuprobed_recommendation_saving_seconds", pid=pid)}
+    assert got == dict(want)
 
 
 def test_promtool_accepts_the_page(daemon_factory):

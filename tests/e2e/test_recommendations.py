@@ -49,11 +49,13 @@ machine, where the workload alone takes 10 ms). So gpuprobed runs at real-time p
 the workload at 2 (advice_cases.c, main): other load shares neither. The bounds above do not rely on
 that: both clocks are read around and inside each call as it ran. A case runs once: a check that misses
 is a failure to explain, never a run to repeat."""
+import collections
 import itertools
 import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 
 import pytest
@@ -901,6 +903,41 @@ def test_same_from_capture(runs, case, tmp_path):
     assert "recommendations" in rebuilt, "the report rebuilt from the capture has no recommendations[]"
     assert rebuilt["recommendations"] == live, \
         f"from the capture: {summary(rebuilt['recommendations'])}, live: {summary(live)}"
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_same_in_sql(runs, case, tmp_path):
+    """`gpuprobed export CAPTURE`'s recommendations and recommendation_sites (docs/sql.md) hold
+    report.json's recommendations[] and verdicts[], field for field (read with Python's sqlite3
+    module: exact doubles)."""
+    run = runs(case)
+    db = tmp_path / "c.sqlite"
+    rc, _, err = gp.run_gpuprobed(["export", run.capture, "-o", str(db)], timeout=120)
+    assert rc == 0, err
+    con = sqlite3.connect(db)
+    con.row_factory = sqlite3.Row
+    sites = collections.defaultdict(list)
+    for s in con.execute("SELECT * FROM recommendation_sites ORDER BY recommendation_id, position"):
+        sites[s["recommendation_id"]].append({k: s[k] for k in ("path", "calls", "host_ns")})
+    ranked, verdicts = [], []
+    for r in con.execute("SELECT * FROM recommendations ORDER BY id"):
+        f = {k: r[k] for k in ("pid", "comm", "title", "impact_ns", "impact_share", "estimate", "method", "action")}
+        if f["impact_share"] is not None:  # a double; report.json prints 15 significant digits
+            f["impact_share"] = float(f"{f['impact_share']:.15g}")
+        f.update(id=r["rule"], evidence=json.loads(r["evidence"]), about=json.loads(r["about"]),
+                 call_sites=sites.pop(r["id"], []))
+        if r["verdict"]:
+            assert (r["rank"], r["overlaps"]) == (None, None), dict(r)
+            verdicts.append(dict(f, explained_by=json.loads(r["explained_by"])))
+        else:
+            assert r["rank"] == r["id"] == len(ranked) + 1 and r["explained_by"] is None, dict(r)
+            ranked.append(dict(f, overlaps=json.loads(r["overlaps"])))
+    con.close()
+    assert not sites, f"call sites of no recommendation: {dict(sites)}"
+    for got, want in ((ranked, run.all_findings()), (verdicts, run.report["verdicts"])):
+        assert [f["id"] for f in got] == [f["id"] for f in want]
+        for g, w in zip(got, want):
+            assert g == w, {k: (g.get(k), w.get(k)) for k in set(g) | set(w) if g.get(k) != w.get(k)}
 
 
 @pytest.mark.parametrize("case", list(CASES))
