@@ -193,6 +193,10 @@ enum gp_shape {
 	(1u << 11) /* frees a registered host range (cudaHostUnregister, cuMemHostUnregister) */
 #define GP_A_VOID (1u << 12) /* returns nothing: the return register is not a result (ret is 0) */
 
+/*
+ * A new row goes at the end: a row's position is its id, which captures store (a row put in
+ * between renumbers every later API, and old captures would read as other APIs).
+ */
 /*            id                           family        symbol                           shape                     attributes */
 #define GP_API_TABLE(X)                                                                                         \
 	X(CUDA_MALLOC, GP_FAM_CUDART, "cudaMalloc", GP_SHAPE_ALLOC, GP_A_MEM_DEVICE)                            \

@@ -21,7 +21,10 @@ struct gp_capture_load_stats {
 	__u64 ignored;	 /* operations for readers only (maps snapshots) */
 };
 
-/* Applies one operation to m (answers to as). 0, or -EINVAL when malformed. */
+/*
+ * Applies one operation to m (answers to as). 0, 1 when it is read and left alone, -EINVAL when
+ * malformed, -ENOSYS when no step knows it (an operation of a newer gpuprobed).
+ */
 int gp_capture_apply(struct gp_model *m, struct gp_answers *as, unsigned op, const void *data,
 		     size_t len);
 /* One operation applied with err (gp_capture_apply's) counted in st. */
