@@ -13,14 +13,17 @@
  * usage: stack_storm [--levels L] [--reps R] (L 1..20, default 15; R >= 1,
  * default 7) plus wl.h's --ref/--wait/--hold. Only launches are made while traced
  * (no synchronisation: it would be one more stack). The reference adds
- * "storm": {levels, reps, paths, launches, kernel, step bits, the frames above the
- * steps}. Frames are kept by SP_FRAME/SP_KEEP (stacks/frames.h).
+ * "storm": {levels, reps, paths, launches, run_ns (the launches' own wall time), kernel,
+ * step bits, the frames above the steps}. Frames are kept by SP_FRAME/SP_KEEP (stacks/frames.h).
  */
+#include <time.h>
+
 #include "wl.h"
 #include "stacks/frames.h"
 
 static int levels = 15, reps = 7;
 static unsigned long launches, launch_errors;
+static unsigned long long run_ns; /* the launches' wall time, CLOCK_MONOTONIC around storm_run */
 static float *dev;
 
 SP_FRAME void storm_kernel(float *x)
@@ -84,11 +87,11 @@ SP_FRAME void storm_run(void)
 static void write_storm(FILE *f)
 {
 	fprintf(f,
-		",\n  \"storm\": {\"levels\": %d, \"reps\": %d, \"paths\": %lu, \"launches\": %lu, \"errors\": %lu, "
+		",\n  \"storm\": {\"levels\": %d, \"reps\": %d, \"paths\": %lu, \"launches\": %lu, \"errors\": %lu, \"run_ns\": %llu, "
 		"\"kernel\": \"storm_kernel\", \"op\": \"[kernel] storm_kernel\", \"api\": \"cudaLaunchKernel\",\n"
 		"    \"step_bits\": {\"step_a\": 0, \"step_b\": 1}, \"bit_order\": \"outermost step frame is bit 0\",\n"
 		"    \"above_steps\": [\"storm_run\", \"main\"]}",
-		levels, reps, 1ul << levels, launches, launch_errors);
+		levels, reps, 1ul << levels, launches, launch_errors, run_ns);
 }
 
 int main(int argc, char **argv)
@@ -108,7 +111,12 @@ int main(int argc, char **argv)
 	if (cudaMalloc((void **)&dev, 4096) != cudaSuccess) /* before the handshake: untraced */
 		wl_die("cudaMalloc failed");
 	wl_begin();
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	storm_run();
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	run_ns = (unsigned long long)(t1.tv_sec - t0.tv_sec) * 1000000000ull + t1.tv_nsec - t0.tv_nsec;
 	SP_KEEP();
 	wl_end();
 	return 0;
