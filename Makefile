@@ -134,6 +134,7 @@ test: deps
 	$(MAKE) fuzz-smoke
 	$(MAKE) e2e
 	$(MAKE) kernel-smoke
+	$(MAKE) systemd-smoke
 
 # The C of the tree as .clang-format writes it (Debian's clang-format 14): make format rewrites it, make
 # format-check (the first step of make test) names every file that differs.

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # The guest's /init (busybox): loads the modules that mounting this machine's root needs, mounts
 # it read-only over virtio-9p (cache=loose: stable inodes, which uprobes need), the results share
-# read-write at its own path (gp.results=), and hands over to gp.guest= on the real root.
+# read-write at its own path (gp.results=), and hands over to gp.guest= on the real root, or, with
+# gp.init=systemd, to systemd as PID 1, which boots into a unit of gp.guest= (vm.sh VM_INIT=systemd).
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
@@ -13,6 +14,7 @@ for a in $(cat /proc/cmdline); do
 	gp.results=*) results=${a#gp.results=} ;;
 	gp.guest=*) guest=${a#gp.guest=} ;;
 	gp.modules=*) modules=${a#gp.modules=} ;;
+	gp.init=*) init=${a#gp.init=} ;;
 	esac
 done
 fail() {
@@ -28,4 +30,18 @@ for d in tmp run var/tmp; do mount -t tmpfs -o mode=1777 tmpfs "/newroot/$d"; do
 mount --move /dev /newroot/dev
 mount --move /proc /newroot/proc
 mount --move /sys /newroot/sys
+if [ "$init" = systemd ]; then
+	# what a booted system writes beside /run and /tmp: units' state and logs directories
+	for d in var/lib var/log var/cache; do mount -t tmpfs -o mode=755 tmpfs "/newroot/$d"; done
+	# the command as the unit booted into (systemd.unit=gp-guest.service: vm.sh), in /run's units
+	mkdir -p /newroot/run/systemd/system
+	printf '%s\n' "[Unit]" "Description=gpuprobed's guest command (tests/kernels/guest.sh)" \
+		"Wants=dbus.service" "After=dbus.service" \
+		"[Service]" "Type=oneshot" "ExecStart=/bin/sh $guest $results" \
+		"StandardOutput=journal+console" "StandardError=journal+console" \
+		>/newroot/run/systemd/system/gp-guest.service
+	# an empty $container says "no container": else the root's /.dockerenv (this kind of machine
+	# has one) makes systemd take its options from its arguments, never the kernel command line
+	container= exec switch_root /newroot /lib/systemd/systemd
+fi
 exec switch_root /newroot /bin/sh "$guest" "$results"

@@ -6,7 +6,8 @@
 # RESULTS/output, and vm.sh exits with its status.
 # KVM where the CPU offers it (vmx/svm); software emulation (TCG) otherwise: a paravirtual KVM such
 # as this kind of machine's cannot run a stock kernel. VM_CPUS (2), VM_MEMORY (4G), VM_TIMEOUT
-# (seconds, 7200).
+# (seconds, 7200). VM_INIT=systemd boots systemd as the guest's PID 1 (this machine's, on its read-only
+# root), which boots into a service of COMMAND (init.sh) that powers off after it.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 kdir=$(cd "$1" && pwd)
@@ -31,6 +32,10 @@ fi
 rm -f "$results/rc" "$results/rc.cmd" "$results/output"
 printf '(\n%s\n)\necho $? >"%s/rc.cmd"\n' "$command" "$results" >"$results/cmd"
 pwd >"$results/cwd"
+boot="console=ttyS0 quiet panic=-1 mitigations=off tsc=reliable gp.results=$results gp.guest=$here/guest.sh gp.modules=$moddir"
+if [ "${VM_INIT:-}" = systemd ]; then
+	boot="$boot gp.init=systemd systemd.unit=gp-guest.service fstab=no"
+fi
 if grep -qwE 'vmx|svm' /proc/cpuinfo && [ -w /dev/kvm ]; then
 	accel="-accel kvm -cpu host"
 else
@@ -41,7 +46,7 @@ echo "vm.sh: Linux $rel (${accel%% -cpu*}), results in $results"
 timeout "${VM_TIMEOUT:-7200}" qemu-system-x86_64 $accel -smp "${VM_CPUS:-2}" -m "${VM_MEMORY:-4G}" \
 	-display none -monitor none -serial stdio -no-reboot -bios /usr/share/qemu/qboot.rom \
 	-kernel "$kdir/vmlinux" -initrd "$initrd" \
-	-append "console=ttyS0 quiet panic=-1 mitigations=off tsc=reliable gp.results=$results gp.guest=$here/guest.sh gp.modules=$moddir" \
+	-append "$boot" \
 	-fsdev local,id=root,path=/,security_model=passthrough,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=root,mount_tag=hostroot \
 	-fsdev local,id=res,path="$results",security_model=passthrough \
