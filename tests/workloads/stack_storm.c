@@ -116,7 +116,8 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	storm_run();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	run_ns = (unsigned long long)(t1.tv_sec - t0.tv_sec) * 1000000000ull + t1.tv_nsec - t0.tv_nsec;
+	run_ns = (unsigned long long)(t1.tv_sec - t0.tv_sec) * 1000000000ull + t1.tv_nsec -
+		 t0.tv_nsec;
 	SP_KEEP();
 	wl_end();
 	return 0;
